@@ -1,0 +1,11 @@
+"""Sub-commands of the ``companion`` CLI. Each module has ``register(subparsers)``.
+
+Modules import their heavy dependencies (OpenCV, onnxruntime, Qt) inside the command
+function, so ``companion --help`` and the pure-Python commands start fast.
+"""
+
+#: Modules whose ``register`` adds a sub-command, in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "companion.commands.play",
+    "vision.synth.command",
+)

@@ -1,0 +1,357 @@
+"""What a camera can see of a Zarcana game, and which move explains a change of it.
+
+The camera sees the top card of every lattice cell (a face-down card as ``back``), the
+pyramids on each cell and the top card of the discard pile; it never sees hands or the
+draw pile. :func:`game_from_table` starts a game from a table seen at setup with every
+hidden card unknown; :func:`explain` answers "which legal move turns this state into what
+the camera sees now?" and, when none does, which rules the nearest explanation breaks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from companion.core.cards import BACK, card_info
+from companion.core.errors import CompanionError
+from companion.core.pieces import Cell, Color, Minion, Pose, Pyramid, format_cell
+from companion.core.verdict import Verdict
+from companion.games.zarcana.engine import ZarcanaState, position
+from companion.games.zarcana.moves import (
+    UNKNOWN,
+    Action,
+    Build,
+    Move,
+    Reorient,
+    Source,
+    Start,
+    Turn,
+)
+from companion.games.zarcana.rules import Edition, Settings
+from companion.games.zarcana.state import ExtraOption, FoolDraw, FoolPlay
+
+
+@dataclass(frozen=True)
+class TableView:
+    """The visible table: top card per cell, pyramids per cell, top of the discard pile."""
+
+    cards: Mapping[Cell, str]
+    pyramids: Mapping[Cell, tuple[Pyramid, ...]]
+    discard_top: str | None = None
+
+    @classmethod
+    def of(cls, state: ZarcanaState) -> "TableView":
+        cards = {c: (s[-1][0] if s[-1][1] else BACK) for c, s in state.board.items()}
+        pyr = {c: tuple(sorted(ps)) for c, ps in state.pieces.items() if ps}
+        return cls(cards, pyr, state.discard_top())
+
+    def normalised(self) -> tuple[tuple[tuple[Cell, str], ...], tuple[tuple[Cell, tuple[Pyramid, ...]], ...], str | None]:
+        cards = tuple(sorted(self.cards.items()))
+        pyr = tuple(sorted((c, tuple(sorted(ps))) for c, ps in self.pyramids.items() if ps))
+        return cards, pyr, self.discard_top
+
+    def same_as(self, other: "TableView", *, with_discard: bool = True) -> bool:
+        a, b = self.normalised(), other.normalised()
+        if with_discard:
+            return a == b
+        return a[:2] == b[:2]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two views, in plain words."""
+
+    cell: Cell | None
+    what: str
+
+    def __str__(self) -> str:
+        return self.what if self.cell is None else f"{format_cell(self.cell)}: {self.what}"
+
+
+def diff(before: TableView, after: TableView) -> list[Change]:
+    out: list[Change] = []
+    for cell in sorted(set(before.cards) | set(after.cards)):
+        a, b = before.cards.get(cell), after.cards.get(cell)
+        if a != b:
+            if a is None:
+                out.append(Change(cell, f"new card {b}"))
+            elif b is None:
+                out.append(Change(cell, f"card {a} removed"))
+            else:
+                out.append(Change(cell, f"card {a} became {b}"))
+    for cell in sorted(set(before.pyramids) | set(after.pyramids)):
+        a_ps = Counter(before.pyramids.get(cell, ()))
+        b_ps = Counter(after.pyramids.get(cell, ()))
+        gone, came = a_ps - b_ps, b_ps - a_ps
+        for p in sorted(gone.elements()):
+            out.append(Change(cell, f"{p.describe()} left"))
+        for p in sorted(came.elements()):
+            out.append(Change(cell, f"{p.describe()} arrived"))
+    if before.discard_top != after.discard_top:
+        out.append(Change(None, f"discard pile now shows {after.discard_top or 'nothing'}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Legal moves that explain a change, or the nearest illegal ones with their verdicts."""
+
+    changes: tuple[Change, ...]
+    moves: tuple[Move, ...] = ()
+    illegal: tuple[Verdict, ...] = ()
+    states: tuple[ZarcanaState, ...] = field(default=(), repr=False)
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.moves)
+
+    @property
+    def unchanged(self) -> bool:
+        return not self.changes
+
+    def describe(self) -> str:
+        if self.unchanged:
+            return "nothing changed"
+        if self.moves:
+            return "explained by: " + " | ".join(str(m) for m in self.moves)
+        if self.illegal:
+            return "illegal:\n" + "\n".join(v.explain() for v in self.illegal)
+        return "no move explains: " + "; ".join(str(c) for c in self.changes)
+
+
+class TableError(CompanionError, ValueError):
+    """A table observation that cannot start or continue a game."""
+
+
+def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *,
+                    edition: Edition | str = Edition.LOONEY, settings: Settings | None = None,
+                    hand_size: int = 3, current: int = 0, **overrides: Any) -> ZarcanaState:
+    """A game as the camera first sees it: the dealt board, every hidden card unknown."""
+    for cell, card in cards.items():
+        if card == BACK:
+            raise TableError(f"the starting board has a face-down card at {format_cell(cell)}")
+        try:
+            card_info(card)
+        except ValueError as exc:
+            raise TableError(f"starting board at {format_cell(cell)}: {exc}") from None
+    if len(set(cards.values())) != len(cards):
+        dup = [c for c, n in Counter(cards.values()).items() if n > 1]
+        raise TableError(f"the same card lies twice on the starting board: {', '.join(dup)}")
+    st = position(players, edition=edition, settings=settings,
+                  board={format_cell(c): card for c, card in cards.items()},
+                  hands={}, deck=[], current=current, **overrides)
+    hidden = len(st.full_deck()) - len(cards)
+    box = st.settings.box_amount
+    for c in st.all_colors:
+        st.hands[c] = (UNKNOWN,) * hand_size
+    dealt = hand_size * len(st.all_colors)
+    st.box = (UNKNOWN,) * box
+    st.deck = (UNKNOWN,) * (hidden - dealt - box)
+    if len(st.deck) < 0:
+        raise TableError("not enough cards for the hands and the box")
+    return st
+
+
+# ------------------------------------------------------------------ explanations ---
+
+def _fill_builds(move: Move, seen: TableView) -> Move:
+    """Name the card each build put down, read from the table (the deck is unseen)."""
+    if not isinstance(move, Action):
+        return move
+    steps = []
+    changed = False
+    for s in move.steps:
+        if isinstance(s, Build) and not s.from_hand and s.card is None:
+            card = seen.cards.get(s.cell)
+            s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
+            changed = True
+        steps.append(s)
+    return replace(move, steps=tuple(steps)) if changed else move
+
+
+def _reorients_from_diff(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
+    """A REORIENT is read straight off the table: same cells and sizes, new poses."""
+    who = state.to_move
+    if who is None:
+        return
+    turns: list[Turn] = []
+    for cell in set(state.pieces) | set(seen.pyramids):
+        before = Counter(state.pieces.get(cell, ()))
+        after = Counter(seen.pyramids.get(cell, ()))
+        gone, came = sorted((before - after).elements()), sorted((after - before).elements())
+        if len(gone) != len(came):
+            return
+        for g, c in zip(sorted(gone, key=lambda p: (p.color.value, p.size)),
+                        sorted(came, key=lambda p: (p.color.value, p.size))):
+            if (g.color, g.size) != (c.color, c.size):
+                return
+            turns.append(Turn(Minion(cell, g), c.pose))
+    if turns:
+        yield Reorient(who, tuple(sorted(turns)))
+
+
+def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
+    """Moves worth testing against what the camera sees (a superset of the answers)."""
+    who = state.to_move
+    if who is None:
+        return
+    top = state.pending[-1] if state.pending else None
+    if isinstance(top, (FoolPlay, FoolDraw)) or (top is not None and not isinstance(top, ExtraOption)):
+        yield from state.legal_moves()
+        return
+    yield from _reorients_from_diff(state, seen)
+    if not state.has_pieces(who):
+        for cell in state.board:
+            yield Start(who, cell)
+    for m in state.minions_of(who):
+        t = state.top(m.cell)
+        if t is not None and t[1]:
+            yield from state._card_actions(who, Source.TERRITORY, (t[0],), only=m)
+    played: list[str] = []
+    if seen.discard_top not in (None, state.discard_top()):
+        assert seen.discard_top is not None
+        played.append(seen.discard_top)
+    played += [c for c in state.hand(who) if c != UNKNOWN and c not in played]
+    for card in played:
+        if state.could_hold(who, (card,)):
+            yield from state._card_actions(who, Source.HAND, (card,))
+    if seen.discard_top is not None and state.settings.doubles != "off":
+        last = seen.discard_top
+        for other in sorted(state.unseen_cards() | set(state.hand(who)) - {UNKNOWN}):
+            if state._pair_ok(other, last) and state.could_hold(who, (other, last)):
+                yield from state._card_actions(who, Source.WILD, (other, last))
+
+
+def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True) -> Explanation:
+    """Which legal move turns ``state`` into the table the camera sees now.
+
+    ``seen.discard_top`` is the card now showing on the discard pile (None when the camera
+    cannot see the pile: it is then not compared). When no legal move explains the change
+    and ``diagnose`` is set, the moves that would explain it but break rules are returned
+    with their verdicts, so a ruling can say what was done wrong.
+    """
+    before = TableView.of(state)
+    changes = tuple(diff(before, seen))
+    if not changes:
+        return Explanation(changes)
+    compare_discard = seen.discard_top is not None
+    found: list[Move] = []
+    states: list[ZarcanaState] = []
+    keys: set[str] = set()
+    for mv in candidate_moves(state, seen):
+        mv = _fill_builds(mv, seen)
+        key = str(mv)
+        if key in keys:
+            continue
+        keys.add(key)
+        if not state.check(mv).legal:
+            continue
+        try:
+            after = state.apply(mv)
+        except CompanionError:
+            continue
+        if TableView.of(after).same_as(seen, with_discard=compare_discard):
+            found.append(mv)
+            states.append(after)
+    if found or not diagnose:
+        # Simplest first: a single card played is likelier than a discarded pair whose
+        # lower card the camera cannot see.
+        order = sorted(range(len(found)), key=lambda i: _complexity(found[i]))
+        return Explanation(changes, tuple(found[i] for i in order), (),
+                           tuple(states[i] for i in order))
+    return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
+
+
+def _complexity(move: Move) -> tuple[int, int, str]:
+    if isinstance(move, Action):
+        return (2 if move.source is Source.WILD else 1, len(move.steps), str(move))
+    return (0, 0, str(move))
+
+
+def _diagnose(state: ZarcanaState, seen: TableView, compare_discard: bool) -> Iterator[Verdict]:
+    """Rule-breaking moves that would explain the change: carried out with the checks off."""
+    who = state.to_move
+    if who is None:
+        return
+    out: dict[str, Verdict] = {}
+    for mv in _relaxed_candidates(state, seen, who):
+        mv = _fill_builds(mv, seen)
+        if str(mv) in out:
+            continue
+        verdict = state.check(mv)
+        if verdict.legal:
+            continue
+        try:
+            scratch = state.copy()
+            scratch._perform(mv)
+            scratch._cull_void()
+        except (AssertionError, KeyError, ValueError, IndexError, CompanionError):
+            continue
+        if TableView.of(scratch).same_as(seen, with_discard=compare_discard):
+            out[str(mv)] = verdict
+    # Prefer the explanations that break the fewest rules.
+    ranked = sorted(out.values(), key=lambda v: len(v.violations))
+    yield from ranked[:5]
+
+
+def _relaxed_candidates(state: ZarcanaState, seen: TableView, who: Color) -> Iterator[Move]:
+    """Moves shaped like the change, generated without the legality filter."""
+    yield from _reorients_from_diff(state, seen)
+    own = state.minions_of(who)
+    cards: list[tuple[Source, str]] = []
+    if seen.discard_top not in (None, state.discard_top()):
+        assert seen.discard_top is not None
+        cards.append((Source.HAND, seen.discard_top))
+    for m in own:
+        t = state.top(m.cell)
+        if t is not None:
+            cards.append((Source.TERRITORY, t[0]))
+    if not state.has_pieces(who):
+        for cell in state.board:
+            yield Start(who, cell)
+    for cell in seen.cards:
+        if cell not in state.board and any(p.color is who for p in seen.pyramids.get(cell, ())):
+            yield Start(who, cell)
+    for source, card in cards:
+        options = state.power_options(card, source) or state.power_options(card, Source.HAND)
+        actors: list[Minion | None] = list(own) if source is Source.HAND else [
+            m for m in own if (state.top(m.cell) or ("", True))[0] == card]
+        for power, mimic in options:
+            for actor in (actors or [None]):
+                base = Action(who, source, (card,), power, actor, (), mimic)
+                yield from _relaxed_steps(state, base, actor)
+
+
+def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Iterator[Action]:
+    scratch = state.copy()
+    try:
+        scratch._lift_card(base)
+    except AssertionError:
+        pass
+    ctx = scratch._ctx(base)
+    try:
+        firsts = list(scratch._first_steps(ctx))
+    except AssertionError:
+        return
+    if m is not None:
+        # also the steps a differently oriented or upright pyramid could have taken
+        for pose in Pose:
+            if pose is m.pose:
+                continue
+            ctx2 = replace(ctx, minion=Minion(m.cell, m.pyramid.with_pose(pose)))
+            try:
+                firsts += list(scratch._first_steps(ctx2))
+            except AssertionError:
+                continue
+    seen_steps: set[str] = set()
+    for s in firsts:
+        if str(s) in seen_steps:
+            continue
+        seen_steps.add(str(s))
+        yield replace(base, steps=(s,))
+
+
+__all__ = ["Change", "Explanation", "TableError", "TableView", "candidate_moves", "diff",
+           "explain", "game_from_table"]
