@@ -12,6 +12,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from companion.core.cards import MINOR_SUITS, Suit, card_info, tarot_deck
 from companion.core.errors import CompanionError, IllegalMoveError, NotationError
@@ -73,6 +74,9 @@ from companion.games.zarcana.rules import (
     Settings,
     violation,
 )
+if TYPE_CHECKING:
+    from companion.games.zarcana.table import TableView
+
 from companion.games.zarcana.state import (
     Bidding,
     ExtraOption,
@@ -442,7 +446,8 @@ class ZarcanaState(StateData):
         st = self.copy()
         recorded = st._perform(move)
         st.history = st.history + (str(recorded),)
-        st._settle()
+        if not isinstance(move, Bid):  # the bid that ends the bidding starts, not ends, a turn
+            st._settle()
         return st
 
     def push(self, text: str) -> "ZarcanaState":
@@ -699,7 +704,7 @@ class ZarcanaState(StateData):
                                            own_only=False, around=ctx.minion.cell)
         if power is Power.DEATH and len(steps) == 2 and steps[0] == steps[1]:
             s0 = steps[0]
-            if isinstance(s0, Attack) and s0.target is not None and st._invincible(s0.target):
+            if isinstance(s0, Attack) and st._death_combo(ctx.minion, s0):
                 return st._check_step(ctx, replace(s0), allow_invincible=True)
         for i, s in enumerate(steps):
             bad = st._check_step(ctx, s, index=i, steps=steps)
@@ -715,6 +720,12 @@ class ZarcanaState(StateData):
             self._hand_remove(mv.player, mv.cards)
         elif mv.source is Source.FOOL:
             self.in_flight = ()
+
+    def _death_combo(self, attacker: Minion | None, hit: Attack) -> bool:
+        """Death's two attacks spent together on one invincible (larger) pyramid."""
+        t = hit.target
+        return (attacker is not None and t is not None and t.size > attacker.size
+                and self._invincible(t))
 
     def _invincible(self, target: Minion) -> bool:
         return target.size > 1 and self.stashes[target.color][target.size - 2] <= 0
@@ -992,7 +1003,7 @@ class ZarcanaState(StateData):
         steps = mv.steps
         if mv.power is Power.DEATH and len(steps) == 2 and steps[0] == steps[1]:
             s0 = steps[0]
-            if isinstance(s0, Attack) and s0.target is not None and self._invincible(s0.target):
+            if isinstance(s0, Attack) and s0.target is not None and self._death_combo(mv.minion, s0):
                 self._kill(s0.target.cell, s0.target.pyramid, "is destroyed by Death")
                 recorded_steps = list(steps)
                 steps = ()
@@ -1179,8 +1190,11 @@ class ZarcanaState(StateData):
                 if top.remaining > 0:
                     self.pending = self.pending + (FoolDraw(top.remaining),)
             elif isinstance(top, TaxDue):
-                if top.count <= 0 or not self.hand(top.payer):
+                owed = min(top.count, len(self.hand(top.payer)))
+                if owed <= 0:
                     self.pending = self.pending[:-1]
+                elif owed < top.count:  # nobody pays more cards than they hold
+                    self.pending = self.pending[:-1] + (replace(top, count=owed),)
                 else:
                     return
             elif isinstance(top, PlagueCull):
@@ -1326,7 +1340,7 @@ class ZarcanaState(StateData):
             if p is Power.EMPEROR and isinstance(s, Attack) and s.target is not None:
                 for n in range(1, 4):
                     yield (s, Tax(n))
-            if p is Power.DEATH and isinstance(s, Attack) and s.target is not None and scratch._invincible(s.target):
+            if p is Power.DEATH and isinstance(s, Attack) and scratch._death_combo(ctx.minion, s):
                 yield (s, s)
         if p in _TWICE:
             for s in firsts:
@@ -1411,6 +1425,12 @@ class ZarcanaState(StateData):
                     if combo not in seen:
                         seen.add(combo)
                         yield DiscardCards(combo)
+
+    def table(self) -> "TableView":
+        """What an overhead camera sees of this position (top cards, pyramids, discard top)."""
+        from companion.games.zarcana.table import TableView
+
+        return TableView.of(self)
 
     # ================================================================= scoring ===
     def score_details(self) -> dict[Color, list[tuple[Cell, str, int]]]:
@@ -1501,14 +1521,30 @@ def _colors(players: Sequence[Color | str] | int) -> tuple[Color, ...]:
     return cols
 
 
-def new_game(players: Sequence[Color | str] | int = 3, *, edition: Edition | str = Edition.LOONEY,
+def _settings(edition: Edition | str | None, settings: Settings | None,
+              overrides: dict[str, object]) -> Settings:
+    """Settings from an explicit edition (which wins), a Settings object and overrides."""
+    base = settings if settings is not None else Settings()
+    if edition is not None:
+        ed = edition if isinstance(edition, Edition) else Edition.parse(str(edition))
+        base = replace(base, edition=ed)
+    if overrides:
+        try:
+            base = replace(base, **overrides)  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise ValueError(f"unknown Zarcana setting: {exc}") from None
+    return base
+
+
+def new_game(players: Sequence[Color | str] | int = 3, *, edition: Edition | str | None = None,
              seed: int = 0, settings: Settings | None = None, **overrides: object) -> ZarcanaState:
-    """Shuffle (seeded), box, lay out the board, deal hands and stashes."""
+    """Shuffle (seeded), box, lay out the board, deal hands and stashes.
+
+    The edition is ``edition`` if given, else that of ``settings``, else the Looney one.
+    """
     cols = _colors(players)
-    ed = edition if isinstance(edition, Edition) else Edition.parse(str(edition))
-    base = settings if settings is not None else Settings(edition=ed)
-    if settings is None or overrides:
-        base = replace(base, edition=ed, **overrides)  # type: ignore[arg-type]
+    base = _settings(edition, settings, overrides)
+    ed = base.edition
     base.validate(len(cols))
     ghost: Color | None = None
     if any(name == "ghost" for _, name in base.optional_trumps):
@@ -1549,7 +1585,8 @@ def new_game(players: Sequence[Color | str] | int = 3, *, edition: Edition | str
         deal_board()
     if base.first_player == "bid":
         st.phase = "bid"
-        st.bidding = Bidding(cols)
+        # 1996: every player chooses a card (no withdrawing); Looney: a bid may be withdrawn
+        st.bidding = Bidding(cols, mandatory=ed is Edition.E1996)
     else:
         first = int(base.first_player)
         if not 0 <= first < len(cols):
@@ -1569,7 +1606,7 @@ def _parse_pieces(text: str, cell: Cell) -> tuple[Pyramid, ...]:
     return tuple(sorted(parse_pyramid(t) for t in text.split()))
 
 
-def position(players: Sequence[Color | str] | int = 3, *, edition: Edition | str = Edition.LOONEY,
+def position(players: Sequence[Color | str] | int = 3, *, edition: Edition | str | None = None,
              board: dict[str, str | Sequence[str]] | None = None,
              pieces: dict[str, str] | None = None,
              hands: dict[str, Sequence[str]] | None = None,
@@ -1587,10 +1624,7 @@ def position(players: Sequence[Color | str] | int = 3, *, edition: Edition | str
     from companion.core.pieces import parse_cell
 
     cols = _colors(players)
-    ed = edition if isinstance(edition, Edition) else Edition.parse(str(edition))
-    base = settings if settings is not None else Settings(edition=ed)
-    if settings is None or overrides:
-        base = replace(base, edition=ed, **overrides)  # type: ignore[arg-type]
+    base = _settings(edition, settings, overrides)
     base.validate(len(cols))
     ghost = None
     if any(name == "ghost" for _, name in base.optional_trumps):

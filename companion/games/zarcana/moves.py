@@ -440,6 +440,8 @@ def parse_move(text: str) -> Move:
     rest = rest.strip()
     head, _, tail = rest.partition(":")
     words = head.split()
+    if not words:
+        raise NotationError(f"bad move {whole!r}: nothing to do after the colour", whole)
     verb = words[0]
     args = words[1:]
     try:

@@ -126,7 +126,7 @@ class TableError(CompanionError, ValueError):
 
 
 def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *,
-                    edition: Edition | str = Edition.LOONEY, settings: Settings | None = None,
+                    edition: Edition | str | None = None, settings: Settings | None = None,
                     hand_size: int = 3, current: int = 0, **overrides: Any) -> ZarcanaState:
     """A game as the camera first sees it: the dealt board, every hidden card unknown."""
     for cell, card in cards.items():
@@ -224,19 +224,21 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
-def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True) -> Explanation:
+def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
+            compare_discard: bool = True) -> Explanation:
     """Which legal move turns ``state`` into the table the camera sees now.
 
-    ``seen.discard_top`` is the card now showing on the discard pile (None when the camera
-    cannot see the pile: it is then not compared). When no legal move explains the change
-    and ``diagnose`` is set, the moves that would explain it but break rules are returned
-    with their verdicts, so a ruling can say what was done wrong.
+    ``seen.discard_top`` is the card now showing on the discard pile (None: the pile is
+    empty); with ``compare_discard`` off (the camera cannot see the pile) it is ignored.
+    When no legal move explains the change and ``diagnose`` is set, the moves that would
+    explain it but break rules are returned with their verdicts, so a ruling can say what
+    was done wrong.
     """
     before = TableView.of(state)
-    changes = tuple(diff(before, seen))
+    changes = tuple(diff(before, seen) if compare_discard else
+                    [c for c in diff(before, seen) if c.cell is not None])
     if not changes:
         return Explanation(changes)
-    compare_discard = seen.discard_top is not None
     found: list[Move] = []
     states: list[ZarcanaState] = []
     keys: set[str] = set()

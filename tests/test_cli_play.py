@@ -1,0 +1,181 @@
+"""``companion play``: whole bot games, a scripted person at the prompt, saves and records.
+
+The CLI runs in a subprocess (``python -m companion.cli``) so a traceback, an exit code or
+a prompt that never returns shows up exactly as a user would see it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # a checkout without `pip install -e .` still imports
+
+from companion.commands.play import card_short, render_grid
+from companion.games.zarcana.engine import loads, position
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "play", "zarcana", *args],
+        input=stdin, capture_output=True, check=False, text=True, timeout=timeout, cwd=ROOT, env=env,
+    )
+
+
+def assert_no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout[-3000:] + proc.stderr
+
+
+@pytest.mark.parametrize(("edition", "players", "quiet"), [
+    ("1996", "2", False),
+    ("looney", "5", True),
+    ("1996", "red,blue,green,yellow,purple", True),
+    ("looney", "2", True),
+])
+def test_bots_finish_a_whole_game(edition: str, players: str, quiet: bool) -> None:
+    args = ["--edition", edition, "--players", players, "--seed", "3", "--bots"]
+    proc = run_cli(*args, *(["--quiet"] if quiet else []))
+    assert_no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "final scores:" in out
+    assert "winner:" in out or "tie between" in out
+    n = int(players) if players.isdigit() else len(players.split(","))
+    score_lines = out.split("final scores:")[1].strip().splitlines()[:n]
+    assert len(score_lines) == n and all(line.split()[1].lstrip("-").isdigit()
+                                         for line in score_lines)
+    if not quiet:
+        assert "turn 1: red: " in out          # moves are printed as they are made
+        assert "j\\i" in out and "stash" in out  # and the table each turn
+
+
+def test_max_turns_stops_early(tmp_path: Path) -> None:
+    save = tmp_path / "g.json"
+    proc = run_cli("--bots", "--seed", "5", "--max-turns", "10", "--quiet", "--save", str(save))
+    assert_no_traceback(proc)
+    assert proc.returncode == 1
+    assert "--max-turns" in proc.stdout and "scores so far" in proc.stdout
+    state = loads(save.read_text())
+    assert state.turn_number == 11 and not state.is_over
+
+
+def test_scripted_person_at_the_prompt(tmp_path: Path) -> None:
+    save = tmp_path / "person.json"
+    script = "\n".join([
+        "help",
+        "moves",
+        "draw 9",                 # parses, but breaks two rules
+        "red: flurb 1,1",         # does not parse
+        "play cups-99 by red1U@0,0: grow",  # no such card
+        "red: :oops",             # malformed in a way the parser once crashed on
+        "check red: draw 9",
+        "check pass",
+        "moves red1U@5,5",        # filters to nothing; the numbered list stays
+        "1",                      # the first listed move: red starts on 0,0
+        "board",
+        "hand",
+        "scores",
+        "quit",
+    ]) + "\n"
+    proc = run_cli("--players", "red,blue", "--bot-seats", "blue", "--seed", "7",
+                   "--save", str(save), stdin=script)
+    assert_no_traceback(proc)
+    assert proc.returncode == 1  # stopped before the end
+    out = proc.stdout
+    assert "   1. red: start 0,0" in out
+    # the illegal move's reasons, with the rules they come from
+    assert "red: draw 9: illegal" in out
+    assert "more cards than this option draws" in out
+    assert "drawing may not take the hand past six cards" in out
+    assert "unknown form 'flurb'" in out
+    assert "unknown card id 'cups-99'" in out
+    assert "red: pass: legal" in out
+    assert "no legal move for red1U@5,5" in out
+    assert "red's hand:" in out
+    state = loads(save.read_text())
+    # only the picked move and the bot's reply were played: check never applies a move
+    assert state.history[0] == "red: start 0,0"
+    assert len(state.history) == 2 and state.history[1].startswith("blue: ")
+
+
+def test_end_of_input_stops_cleanly_and_saves(tmp_path: Path) -> None:
+    save = tmp_path / "eof.json"
+    proc = run_cli("--players", "2", "--seed", "1", "--save", str(save), stdin="pass\n")
+    assert_no_traceback(proc)
+    assert proc.returncode == 1
+    assert "end of input" in proc.stdout
+    state = loads(save.read_text())
+    assert state.history == ("red: pass",) and state.to_move is not None
+    assert state.to_move.value == "blue"
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    first = tmp_path / "first.json"
+    proc = run_cli("--edition", "1996", "--players", "3", "--seed", "11", "--bots", "--quiet",
+                   "--max-turns", "30", "--save", str(first))
+    assert proc.returncode == 1
+    saved = loads(first.read_text())
+    assert saved.turn_number == 31 and saved.settings.edition.value == "1996"
+
+    # a person loads it, saves it again from the prompt without moving: nothing changes
+    second = tmp_path / "second.json"
+    proc = run_cli("--load", str(first), stdin=f"save {second}\nquit\n")
+    assert_no_traceback(proc)
+    assert f"saved to {second}" in proc.stdout
+    assert json.loads(second.read_text()) == json.loads(first.read_text())
+
+    # and bots play the loaded game to its end
+    proc = run_cli("--load", str(second), "--bots", "--quiet", "--save", str(second))
+    assert_no_traceback(proc)
+    assert proc.returncode == 0 and "final scores:" in proc.stdout
+    done = loads(second.read_text())
+    assert done.is_over and done.history[:len(saved.history)] == saved.history
+
+
+def test_record_replays_to_the_same_scores(tmp_path: Path) -> None:
+    from companion.games.zarcana import Settings, new_game
+
+    rec = tmp_path / "game.jsonl"
+    proc = run_cli("--players", "4", "--seed", "9", "--bots", "--quiet", "--record", str(rec))
+    assert proc.returncode == 0
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    header, moves, final = lines[0], lines[1:-1], lines[-1]
+    assert header["type"] == "header" and header["seed"] == 9
+    assert final["type"] == "final" and moves and all(m["type"] == "move" for m in moves)
+    state = new_game(header["players"], seed=header["seed"],
+                     settings=Settings.from_dict(header["settings"]))
+    for m in moves:
+        assert m["player"] == state.to_move.value if state.to_move else False
+        assert m["turn"] == state.turn_number
+        state = state.apply(m["move"])
+    assert state.is_over
+    assert {c.value: v for c, v in state.scores().items()} == final["scores"]
+
+
+def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
+    for args in (["--players", "7"], ["--players", "red,pink"], ["--players", "red,blue",
+                 "--bot-seats", "green"], ["--load", str(tmp_path / "missing.json")]):
+        proc = run_cli(*args)
+        assert_no_traceback(proc)
+        assert proc.returncode == 2, args
+        assert "error" in proc.stderr
+
+
+def test_grid_shows_cards_pyramids_wasteland_and_face_down() -> None:
+    st = position(2, board={"0,0": "cups-03", "1,0": ["swords-14", "~major-13"],
+                            "0,1": "major-13"},
+                  pieces={"0,0": "red2U blue1E"})
+    grid = render_grid(st)
+    assert "C3" in grid and "##[2]" in grid and "M13" in grid and "..." in grid
+    assert "red2U" in grid and "blue1E" in grid
+    assert [card_short(c) for c in ("cups-03", "wands-12", "swords-14", "pentacles-01",
+                                    "major-13")] == ["C3", "W12", "S14", "P1", "M13"]

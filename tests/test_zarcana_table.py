@@ -1,0 +1,118 @@
+"""The camera's view of a Zarcana table, and explaining a change of it by a move."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from companion.core.pieces import Cell, parse_pyramid
+from companion.games.zarcana import new_game
+from companion.games.zarcana.moves import Action, Reorient, Source
+from companion.games.zarcana.table import TableError, TableView, diff, explain, game_from_table
+
+LAYOUT = ["cups-03", "wands-05", "swords-10", "pentacles-02", "major-13", "cups-12",
+          "wands-01", "swords-02", "major-17"]
+CELLS: list[Cell] = [(i, j) for j in range(3) for i in range(3)]
+
+
+def _start_table() -> dict[Cell, str]:
+    return dict(zip(CELLS, LAYOUT))
+
+
+def _with(view: TableView, *, cards: dict[Cell, str] | None = None,
+          pyramids: dict[Cell, str] | None = None, discard: str | None = None) -> TableView:
+    c = dict(view.cards)
+    c.update(cards or {})
+    p = dict(view.pyramids)
+    for cell, text in (pyramids or {}).items():
+        if text:
+            p[cell] = tuple(sorted(parse_pyramid(t) for t in text.split()))
+        else:
+            p.pop(cell, None)
+    return TableView(c, p, discard if discard is not None else view.discard_top)
+
+
+@pytest.mark.parametrize("edition", ["looney", "1996"])
+def test_explain_finds_every_visible_move_of_random_games(edition: str) -> None:
+    """Each table-changing one-decision move is explained by a move with the same result."""
+    rng = random.Random(11)
+    checked = 0
+    for seed in range(3):
+        st = new_game(3, edition=edition, seed=seed)
+        for _ in range(120):
+            if st.is_over:
+                break
+            mv = rng.choice(st.legal_moves())
+            nxt = st.apply(mv)
+            seen = nxt.table()
+            if not st.pending and not nxt.pending and not st.table().same_as(seen):
+                e = explain(st, seen, diagnose=False)
+                assert e.explained, f"{nxt.history[-1]} not explained"
+                assert all(s.table().same_as(seen) for s in e.states)
+                assert any(str(m) == nxt.history[-1] for m in e.moves) or isinstance(mv, Reorient) \
+                    or (isinstance(mv, Action) and mv.source is Source.WILD) or len(e.moves) > 1
+                checked += 1
+            st = nxt
+    assert checked > 30
+
+
+def test_hidden_game_follows_the_table_and_flags_an_illegal_move() -> None:
+    st = game_from_table(["red", "blue", "green"], _start_table(), edition="looney")
+    assert st.hidden and st.to_move is not None and st.to_move.value == "red"
+    view = st.table()
+    for who, cell in (("red", (1, 1)), ("blue", (0, 0)), ("green", (2, 2))):
+        view = _with(view, pyramids={cell: f"{who}1U"})
+        e = explain(st, view)
+        assert [str(m) for m in e.moves] == [f"{who}: start {cell[0]},{cell[1]}"]
+        st = st.apply(e.moves[0])
+    # red grows with a cups card from the hand: the discard pile shows it
+    view = _with(view, pyramids={(1, 1): "red2U"}, discard="cups-07")
+    e = explain(st, view)
+    assert str(e.moves[0]) == "red: play cups-07 by red1U@1,1: grow"
+    st = st.apply(e.moves[0])
+    assert st.hand(st.players[0]).count("?") == 2
+    # blue builds on its own cell: the new card is read off the table
+    view = _with(view, cards={(0, 0): "swords-05"}, discard="pentacles-09")
+    e = explain(st, view)
+    assert str(e.moves[0]) == "blue: play pentacles-09 by blue1U@0,0: build 0,0 =swords-05"
+    st = st.apply(e.moves[0])
+    assert st.board[(0, 0)] == (("wands-01", True), ("swords-05", True)) or \
+        st.board[(0, 0)][-1] == ("swords-05", True)
+    # green moves an upright pyramid with a wands card: illegal, and the verdict says why
+    view = _with(view, pyramids={(2, 2): "", (2, 1): "green1U"}, discard="wands-04")
+    e = explain(st, view)
+    assert not e.explained
+    assert e.illegal and "wands.upright" in e.illegal[0].rules
+
+
+def test_a_card_changing_by_itself_is_not_explained() -> None:
+    st = game_from_table(["red", "blue"], _start_table(), edition="1996")
+    view = _with(st.table(), cards={(1, 1): "major-21"})
+    e = explain(st, view)
+    assert not e.explained and not e.illegal
+    assert "card major-13 became major-21" in " ".join(str(c) for c in e.changes)
+
+
+def test_unchanged_table_needs_no_move() -> None:
+    st = game_from_table(["red", "blue"], _start_table())
+    e = explain(st, st.table())
+    assert e.unchanged and e.describe() == "nothing changed"
+
+
+def test_diff_speaks_in_players_words() -> None:
+    st = game_from_table(["red", "blue"], _start_table())
+    before = st.table()
+    after = _with(before, pyramids={(1, 1): "red1E"}, discard="cups-02")
+    words = [str(c) for c in diff(before, after)]
+    assert words == ["1,1: red small (lying, pointing E) arrived", "discard pile now shows cups-02"]
+
+
+@pytest.mark.parametrize("cards, message", [
+    ({(0, 0): "back"}, "face-down card at 0,0"),
+    ({(0, 0): "cups-03", (1, 0): "cups-03"}, "lies twice"),
+    ({(0, 0): "cups-15"}, "unknown card id 'cups-15'"),
+])
+def test_bad_starting_table_is_a_clear_error(cards: dict[Cell, str], message: str) -> None:
+    with pytest.raises(TableError, match=message):
+        game_from_table(["red", "blue"], cards)
