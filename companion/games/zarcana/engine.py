@@ -211,7 +211,7 @@ class ZarcanaState(StateData):
             return [(p, None) for p in SUIT_POWERS]
         if role == WORLD:
             out: list[tuple[Power, str | None]] = []
-            for stack in self.board.values():
+            for _, stack in sorted(self.board.items()):
                 top, face_up = stack[-1]
                 if not face_up or top == card or not card_info(top).is_major:
                     continue
@@ -1213,6 +1213,12 @@ class ZarcanaState(StateData):
     def _end_turn(self) -> None:
         self.used = frozenset()
         self.acting_as = None
+        if not self.board and self.settings.end_when_board_empty:
+            # Neither text covers a world with no territory left: nothing can be started,
+            # built or scored any more, so the game ends (docs/zarcana-rulings.md).
+            self.phase = "over"
+            self._note("the last territory is gone: the game is over")
+            return
         if self.final_turns_left is not None:
             self.final_turns_left -= 1
             if self.final_turns_left <= 0:
@@ -1442,8 +1448,11 @@ class ZarcanaState(StateData):
             if len(owners) != 1:
                 continue
             owner = next(iter(owners))
-            card = self.board[cell][-1][0]
-            value = -2 if card in self.marks else self.card_value(card)
+            card, face_up = self.board[cell][-1]
+            if not face_up and not self.is_over:
+                value = 0  # a hidden Wheel of Fortune territory is turned up only at the end
+            else:
+                value = -2 if card in self.marks else self.card_value(card)
             out.setdefault(owner, []).append((cell, card, value))
         return out
 

@@ -281,6 +281,8 @@ def _native_power(card: str) -> Power | None:
     if info.is_major:
         role = MAJOR_ROLES[info.number]
         return role if isinstance(role, Power) else None
+    if card == "extra-gateway":
+        return Power.GATEWAY  # the Looney card; in 1996 games it is written "as gate"
     return None
 
 

@@ -134,6 +134,8 @@ class Settings:
     first_player: int | str = 0
     #: colour of the invisible player when the Ghost is in play
     ghost_color: str = "clear"
+    #: the game ends when the last territory is destroyed (the texts are silent)
+    end_when_board_empty: bool = True
 
     # --- derived defaults -------------------------------------------------------------
     def layout_for(self, players: int) -> int:

@@ -1,0 +1,210 @@
+"""Map camera pixels to the table frame from the mat's ArUco markers.
+
+Each of the four markers gives four corners whose table positions the mat file fixes, so a
+homography from (undistorted) pixels to table millimetres follows from any marker seen.
+Hands and cards hide markers during play: :class:`TableCalibrator` keeps the last good
+calibration and, when only some markers are seen, fits the homography to the markers it
+sees plus where the last calibration puts the hidden ones, as long as the seen markers
+still agree with it (the camera has not moved). With no marker and no usable previous
+calibration it says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.mat import Mat
+
+log = logging.getLogger(__name__)
+
+#: A marker that has moved by more than this (mm, through the old homography) means the
+#: camera or the mat moved: the old calibration is not trusted any more.
+MOVED_MM = 8.0
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole camera matrix and OpenCV distortion coefficients."""
+
+    K: np.ndarray
+    dist: np.ndarray
+
+    def undistort_points(self, px: np.ndarray) -> np.ndarray:
+        pts = np.asarray(px, np.float64).reshape(-1, 1, 2)
+        return cv2.undistortPoints(pts, self.K, self.dist, P=self.K).reshape(-1, 2)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Pixels to table millimetres for one image, or why there is none."""
+
+    calibrated: bool
+    H: np.ndarray | None = None          # undistorted pixels -> table mm
+    markers_seen: tuple[int, ...] = ()
+    markers_assumed: tuple[int, ...] = ()  # hidden markers taken from the last calibration
+    reprojection_mm: float | None = None   # RMS of the marker corners through H
+    reason: str = ""
+    intrinsics: Intrinsics | None = field(default=None, repr=False)
+
+    def to_table(self, px: np.ndarray) -> np.ndarray:
+        """Image pixels (N, 2) to table mm (N, 2)."""
+        if self.H is None:
+            raise ValueError("not calibrated: " + self.reason)
+        pts = np.asarray(px, np.float64).reshape(-1, 2)
+        if self.intrinsics is not None:
+            pts = self.intrinsics.undistort_points(pts)
+        return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), self.H).reshape(-1, 2)
+
+    def to_image(self, mm: np.ndarray) -> np.ndarray:
+        """Table mm (N, 2) to (undistorted) image pixels (N, 2)."""
+        if self.H is None:
+            raise ValueError("not calibrated: " + self.reason)
+        Hi = np.linalg.inv(self.H)
+        pts = np.asarray(mm, np.float64).reshape(-1, 1, 2)
+        return cv2.perspectiveTransform(pts, Hi).reshape(-1, 2)
+
+    def record(self) -> dict[str, object]:
+        """The calibration fields of an observation record."""
+        out: dict[str, object] = {"calibrated": self.calibrated}
+        if self.calibrated:
+            out["markers_seen"] = list(self.markers_seen)
+            if self.markers_assumed:
+                out["markers_assumed"] = list(self.markers_assumed)
+            if self.reprojection_mm is not None:
+                out["reprojection_mm"] = round(float(self.reprojection_mm), 3)
+        if self.reason:
+            out["calibration_note" if self.calibrated else "calibration_error"] = self.reason
+        return out
+
+
+def detect_markers(image: np.ndarray, mat: Mat) -> dict[int, np.ndarray]:
+    """Marker id -> its 4 corner pixels (OpenCV order), for the mat's ids 0..3 only."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    corners, ids, _ = cv2.aruco.ArucoDetector(dictionary, params).detectMarkers(gray)
+    found: dict[int, np.ndarray] = {}
+    if ids is None:
+        return found
+    for mid, c in zip(ids.ravel(), corners):
+        mid = int(mid)
+        if mid in (0, 1, 2, 3) and mid not in found:
+            found[mid] = c.reshape(4, 2).astype(np.float64)
+    return found
+
+
+def _fit(img_pts: np.ndarray, tab_pts: np.ndarray) -> tuple[np.ndarray | None, float]:
+    H, _ = cv2.findHomography(img_pts.reshape(-1, 1, 2), tab_pts.reshape(-1, 1, 2), 0)
+    if H is None:
+        return None, float("inf")
+    mapped = cv2.perspectiveTransform(img_pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+    rms = float(np.sqrt(np.mean(np.sum((mapped - tab_pts) ** 2, axis=1))))
+    return H, rms
+
+
+class TableCalibrator:
+    """Calibrates frame after frame, remembering the last good calibration."""
+
+    def __init__(self, mat: Mat, intrinsics: Intrinsics | None = None) -> None:
+        self.mat = mat
+        self.intrinsics = intrinsics
+        self.last_good: Calibration | None = None
+        self._corners_mm = {k: np.array(v, np.float64) for k, v in mat.marker_corners().items()}
+
+    def calibrate(self, image: np.ndarray) -> Calibration:
+        found = detect_markers(image, self.mat)
+        if self.intrinsics is not None:
+            found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
+        result = self._from_markers(found)
+        if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
+            self.last_good = result
+        return result
+
+    def _fit_pose(self, img: np.ndarray, tab: np.ndarray) -> tuple[np.ndarray | None, float]:
+        """Few markers: with known intrinsics a camera pose (PnP) extrapolates far better
+        than a free homography fitted to one small square."""
+        if self.intrinsics is None:
+            return _fit(img, tab)
+        obj = np.column_stack([tab, np.zeros(len(tab))]).astype(np.float64)
+        # img is already undistorted with K as its camera matrix
+        ok, rvec, tvec = cv2.solvePnP(obj, img.reshape(-1, 1, 2), self.intrinsics.K, None,
+                                      flags=cv2.SOLVEPNP_IPPE)
+        if not ok:
+            return _fit(img, tab)
+        R, _ = cv2.Rodrigues(rvec)
+        H_tab_to_img = self.intrinsics.K @ np.column_stack([R[:, 0], R[:, 1], tvec.ravel()])
+        H = np.linalg.inv(H_tab_to_img)
+        H /= H[2, 2]
+        return H, _rms(H, img, tab)
+
+    def _from_markers(self, found: dict[int, np.ndarray]) -> Calibration:
+        seen = tuple(sorted(found))
+        prev = self.last_good
+        if not found:
+            if prev is not None:
+                return Calibration(False, reason="no mat marker is visible (hand or cards over "
+                                   "all four?); the last calibration is not reused blindly")
+            return Calibration(False, reason="no mat marker found in the image")
+        img = np.vstack([found[k] for k in seen])
+        tab = np.vstack([self._corners_mm[k] for k in seen])
+        if len(seen) >= 3 or prev is None or prev.H is None:
+            H, rms = self._fit_pose(img, tab) if len(seen) < 3 else _fit(img, tab)
+            if H is None:
+                return Calibration(False, markers_seen=seen, reason="the markers give no homography")
+            note = "" if len(seen) >= 3 else (
+                f"only marker(s) {', '.join(map(str, seen))} seen and no earlier calibration: "
+                "positions far from them are less accurate")
+            return Calibration(True, H, seen, (), rms, note, self.intrinsics)
+        # One or two markers: do they still sit where the last calibration put them?
+        moved = cv2.perspectiveTransform(img.reshape(-1, 1, 2), prev.H).reshape(-1, 2) - tab
+        drift = float(np.max(np.linalg.norm(moved, axis=1)))
+        if drift > MOVED_MM:
+            H, rms = self._fit_pose(img, tab)
+            if H is None:
+                return Calibration(False, markers_seen=seen, reason="the markers give no homography")
+            return Calibration(True, H, seen, (), rms,
+                               f"the camera or mat moved ({drift:.0f} mm) and only marker(s) "
+                               f"{', '.join(map(str, seen))} are visible", self.intrinsics)
+        hidden = tuple(k for k in (0, 1, 2, 3) if k not in found)
+        Hi = np.linalg.inv(prev.H)
+        assumed_img = [cv2.perspectiveTransform(self._corners_mm[k].reshape(-1, 1, 2), Hi).reshape(-1, 2)
+                       for k in hidden]
+        img_all = np.vstack([img, *assumed_img])
+        tab_all = np.vstack([tab, *[self._corners_mm[k] for k in hidden]])
+        H, _ = _fit(img_all, tab_all)
+        if H is None:
+            return Calibration(False, markers_seen=seen, reason="the markers give no homography")
+        rms_seen = float(np.sqrt(np.mean(np.sum(
+            (cv2.perspectiveTransform(img.reshape(-1, 1, 2), H).reshape(-1, 2) - tab) ** 2, axis=1))))
+        return Calibration(True, H, seen, hidden, rms_seen,
+                           f"marker(s) {', '.join(map(str, hidden))} hidden: taken from the last "
+                           "calibration", self.intrinsics)
+
+
+def _rms(H: np.ndarray, img_pts: np.ndarray, tab_pts: np.ndarray) -> float:
+    mapped = cv2.perspectiveTransform(img_pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((mapped - tab_pts) ** 2, axis=1))))
+
+
+def rectify(image: np.ndarray, calib: Calibration, px_per_mm: float = 1.0,
+            margin_mm: float = 0.0, mat: Mat | None = None) -> np.ndarray:
+    """A top-down view of the table plane: pixel (u, v) shows table point
+    ((u + 0.5) / px_per_mm - margin, (v + 0.5) / px_per_mm - margin)."""
+    if calib.H is None:
+        raise ValueError("not calibrated: " + calib.reason)
+    if mat is None:
+        raise ValueError("rectify needs the mat for the table's size")
+    src = image
+    if calib.intrinsics is not None:
+        src = cv2.undistort(image, calib.intrinsics.K, calib.intrinsics.dist)
+    S = np.array([[px_per_mm, 0, margin_mm * px_per_mm - 0.5],
+                  [0, px_per_mm, margin_mm * px_per_mm - 0.5],
+                  [0, 0, 1]], np.float64)
+    w = int(round((mat.width_mm + 2 * margin_mm) * px_per_mm))
+    h = int(round((mat.height_mm + 2 * margin_mm) * px_per_mm))
+    return cv2.warpPerspective(src, S @ calib.H, (w, h), flags=cv2.INTER_AREA)

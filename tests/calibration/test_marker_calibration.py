@@ -1,0 +1,110 @@
+"""Calibration from the mat's ArUco markers, checked against rendered scenes' truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.table import Intrinsics, TableCalibrator, rectify  # noqa: E402
+from vision.synth.deck import load_deck, shared_dir  # noqa: E402
+from vision.synth.render import Style, render  # noqa: E402
+from vision.synth.scene import scene_from_lattice  # noqa: E402
+
+
+def _camera(size, tilt, yaw, tilt_dir, dist):
+    import math
+
+    from vision.synth.camera import fit_distance, look_camera, mat_outline
+
+    w, h = size
+    f = w / 2 / math.tan(math.radians(32.5))
+    target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
+    D = fit_distance(target, tilt, yaw, tilt_dir, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
+    return look_camera(target, D, tilt, yaw, tilt_dir, f, w, h, np.asarray(dist, float))
+
+
+@pytest.fixture(scope="module")
+def scene_and_truth():
+    sd = shared_dir()
+    if sd is None:
+        pytest.skip("shared/decks not found")
+    deck = load_deck(sd / "decks" / "rws-tarot")
+    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"],
+                                (0, 1): [("wands-10", False)]},
+                               {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
+                               card_size_mm=deck.card_size_mm, center_on=(450, 320))
+    cam = _camera((1600, 900), 18, 27, 200, [-0.12, 0.03, 0.0005, -0.0004, 0.0])
+    image, truth = render(scene, deck, DEFAULT_MAT, cam,
+                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90))
+    intr = Intrinsics(np.array(truth["camera"]["K"]), np.array(truth["camera"]["dist"]))
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    return image, truth, intr, px, mm
+
+
+def _hide(image, truth, ids):
+    out = image.copy()
+    for mid in ids:
+        pts = np.array(truth["markers"][str(mid)]["corners_px"], np.float64)
+        c = pts.mean(axis=0)
+        big = (c + (pts - c) * 1.4).astype(np.int32)  # a hand covers the marker and its margin
+        cv2.fillConvexPoly(out, big, (120, 150, 200))
+    return out
+
+
+def test_four_markers_map_card_centres_within_1mm(scene_and_truth) -> None:
+    image, truth, intr, px, mm = scene_and_truth
+    cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(image)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3)
+    assert cal.reprojection_mm is not None and cal.reprojection_mm < 1.0
+    assert np.abs(cal.to_table(px) - mm).max() < 1.0
+    # and back again
+    back = cal.to_image(cal.to_table(px))
+    assert np.abs(back - intr.undistort_points(px)).max() < 0.01
+
+
+def test_two_hidden_markers_reuse_the_last_calibration(scene_and_truth) -> None:
+    image, truth, intr, px, mm = scene_and_truth
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    assert calibrator.calibrate(image).calibrated
+    cal = calibrator.calibrate(_hide(image, truth, (0, 1)))
+    assert cal.calibrated and cal.markers_seen == (2, 3) and cal.markers_assumed == (0, 1)
+    assert "hidden" in cal.reason
+    assert np.abs(cal.to_table(px) - mm).max() < 1.0
+    assert cal.record()["markers_assumed"] == [0, 1]
+
+
+def test_one_marker_without_history_still_calibrates_but_says_so(scene_and_truth) -> None:
+    image, truth, intr, px, mm = scene_and_truth
+    cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(_hide(image, truth, (0, 1, 2)))
+    assert cal.calibrated and cal.markers_seen == (3,)
+    assert "less accurate" in cal.reason
+    assert np.abs(cal.to_table(px) - mm).max() < 8.0  # IPPE pose from one marker: about 5 mm here
+
+
+def test_no_marker_is_not_calibrated_and_says_why(scene_and_truth) -> None:
+    image, truth, intr, px, mm = scene_and_truth
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    calibrator.calibrate(image)
+    cal = calibrator.calibrate(_hide(image, truth, (0, 1, 2, 3)))
+    assert not cal.calibrated and cal.H is None
+    assert cal.record() == {"calibrated": False, "calibration_error": cal.reason}
+    assert "no mat marker" in cal.reason
+    with pytest.raises(ValueError, match="not calibrated"):
+        cal.to_table(px)
+
+
+def test_rectified_view_puts_cards_where_the_truth_says(scene_and_truth) -> None:
+    image, truth, intr, px, mm = scene_and_truth
+    cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(image)
+    top = rectify(image, cal, px_per_mm=1.0, mat=DEFAULT_MAT)
+    assert top.shape[:2] == (650, 900)
+    # the face-down card's back is a uniform printed pattern: its centre is not table colour
+    table = np.median(top[20:60, 300:600].reshape(-1, 3), axis=0)
+    for c in truth["cards"]:
+        x, y = (int(round(v)) for v in c["center_mm"])
+        patch = top[y - 20:y + 20, x - 15:x + 15].reshape(-1, 3).astype(float)
+        assert np.abs(patch.mean(axis=0) - table).sum() > 20, c["id"]

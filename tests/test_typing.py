@@ -1,0 +1,20 @@
+"""The game engines and the core model pass ``mypy --strict`` (DEVELOPERS.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_engines_and_core_are_strictly_typed() -> None:
+    pytest.importorskip("mypy")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "companion/games", "companion/core"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
