@@ -1047,17 +1047,20 @@ class ZarcanaState(StateData):
             grown = m.pyramid.with_size(m.size + 1)
             self._add_piece(m.cell, grown)
             ctx.minion = Minion(m.cell, grown)
+            self._note(f"{m.pyramid.describe()} at {format_cell(m.cell)} grows")
         elif isinstance(s, Clone):
             assert m is not None
             self._take(who, s.size)
             pose = m.pose if ctx.power is Power.HOLY_GRAIL else Pose.UP
             self._add_piece(m.cell, Pyramid(who, s.size, pose))
+            self._note(f"{Pyramid(who, s.size, pose).describe()} cloned at {format_cell(m.cell)}")
         elif isinstance(s, MoveTo):
             assert m is not None
             self._remove_piece(m.cell, m.pyramid)
             moved = m.pyramid.with_pose(Pose.UP)
             self._add_piece(s.cell, moved)
             ctx.minion = Minion(s.cell, moved)
+            self._note(f"{m.pyramid.describe()} moves from {format_cell(m.cell)} to {format_cell(s.cell)}")
         elif isinstance(s, Attack):
             assert m is not None
             if s.target is None:

@@ -1,0 +1,153 @@
+"""Load, validate and write mat files (shared/spec/table.md, "The table frame").
+
+A mat file is JSON::
+
+    {"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, "height_mm": 650,
+     "zones": {"draw": [20, 560, 110, 640], "discard": [130, 560, 220, 640]}}
+
+Marker ids 0..3 sit with their centres on the corners (0, 0), (W, 0), (W, H), (0, H) of the
+table frame (x east, y south, millimetres), axis-aligned, top edge facing north.
+This module is pure Python: OpenCV is only needed by whoever draws or detects the markers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from companion.core.errors import CompanionError
+
+#: Dictionaries a mat may name (OpenCV aruco predefined dictionary names).
+KNOWN_DICTIONARIES = (
+    "DICT_4X4_50", "DICT_4X4_100", "DICT_4X4_250", "DICT_4X4_1000",
+    "DICT_5X5_50", "DICT_5X5_100", "DICT_5X5_250", "DICT_5X5_1000",
+    "DICT_6X6_50", "DICT_6X6_100", "DICT_6X6_250", "DICT_6X6_1000",
+    "DICT_ARUCO_ORIGINAL",
+)
+
+REQUIRED_FIELDS = ("dictionary", "marker_size_mm", "width_mm", "height_mm")
+
+
+class MatError(CompanionError, ValueError):
+    """A mat file that is missing, unreadable or has a missing or bad field."""
+
+
+@dataclass(frozen=True)
+class Mat:
+    """The calibration mat: marker dictionary and size, play-area size, named zones."""
+
+    dictionary: str = "DICT_4X4_50"
+    marker_size_mm: float = 60.0
+    width_mm: float = 900.0
+    height_mm: float = 650.0
+    zones: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+
+    def marker_centers(self) -> dict[int, tuple[float, float]]:
+        """Marker id -> centre in the table frame (mm)."""
+        w, h = self.width_mm, self.height_mm
+        return {0: (0.0, 0.0), 1: (w, 0.0), 2: (w, h), 3: (0.0, h)}
+
+    def marker_corners(self) -> dict[int, list[tuple[float, float]]]:
+        """Marker id -> its four corners in OpenCV's order (top-left, top-right,
+        bottom-right, bottom-left as printed; top faces north), table mm."""
+        s = self.marker_size_mm / 2.0
+        out = {}
+        for mid, (cx, cy) in self.marker_centers().items():
+            out[mid] = [(cx - s, cy - s), (cx + s, cy - s), (cx + s, cy + s), (cx - s, cy + s)]
+        return out
+
+    def zone_center(self, name: str) -> tuple[float, float]:
+        x0, y0, x1, y1 = self.zones[name]
+        return ((x0 + x1) / 2.0, (y0 + y1) / 2.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dictionary": self.dictionary,
+            "marker_size_mm": _num(self.marker_size_mm),
+            "width_mm": _num(self.width_mm),
+            "height_mm": _num(self.height_mm),
+            "zones": {k: [_num(v) for v in r] for k, r in sorted(self.zones.items())},
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict()) + "\n"
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "mat") -> "Mat":
+        """Validate a parsed mat file; errors name ``source`` and the bad field."""
+        if not isinstance(data, dict):
+            raise MatError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        for name in REQUIRED_FIELDS:
+            if name not in data:
+                raise MatError(f"{source}: missing field {name!r} (a mat file needs "
+                               f"{', '.join(REQUIRED_FIELDS)})")
+        dictionary = data["dictionary"]
+        if not isinstance(dictionary, str) or dictionary not in KNOWN_DICTIONARIES:
+            raise MatError(f"{source}: field 'dictionary' is {dictionary!r}; expected an OpenCV "
+                           f"ArUco dictionary name such as 'DICT_4X4_50'")
+        nums = {}
+        for name in ("marker_size_mm", "width_mm", "height_mm"):
+            nums[name] = _positive(data[name], name, source)
+        if nums["marker_size_mm"] >= min(nums["width_mm"], nums["height_mm"]):
+            raise MatError(f"{source}: field 'marker_size_mm' ({nums['marker_size_mm']}) must be "
+                           "smaller than the mat")
+        zones_raw = data.get("zones", {})
+        if zones_raw is None:
+            zones_raw = {}
+        if not isinstance(zones_raw, dict):
+            raise MatError(f"{source}: field 'zones' must be an object of name -> [x0, y0, x1, y1]")
+        zones: dict[str, tuple[float, float, float, float]] = {}
+        for zname, rect in zones_raw.items():
+            where = f"zones.{zname}"
+            if (not isinstance(rect, (list, tuple)) or len(rect) != 4
+                    or not all(_is_number(v) for v in rect)):
+                raise MatError(f"{source}: field {where!r} must be [x0, y0, x1, y1] in mm, "
+                               f"got {rect!r}")
+            x0, y0, x1, y1 = (float(v) for v in rect)
+            if not (x1 > x0 and y1 > y0):
+                raise MatError(f"{source}: field {where!r} must have x0 < x1 and y0 < y1, "
+                               f"got {rect!r}")
+            zones[str(zname)] = (x0, y0, x1, y1)
+        return cls(dictionary, nums["marker_size_mm"], nums["width_mm"], nums["height_mm"], zones)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _positive(v: Any, name: str, source: str) -> float:
+    if not _is_number(v) or v <= 0:
+        raise MatError(f"{source}: field {name!r} must be a positive number of mm, got {v!r}")
+    return float(v)
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else float(v)
+
+
+DEFAULT_MAT = Mat(zones={"draw": (20.0, 560.0, 110.0, 640.0),
+                         "discard": (130.0, 560.0, 220.0, 640.0)})
+
+
+def load_mat(path: str | Path | None) -> Mat:
+    """Read a mat file; ``None`` gives :data:`DEFAULT_MAT`."""
+    if path is None:
+        return DEFAULT_MAT
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MatError(f"mat file {str(p)!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MatError(f"mat file {str(p)!r} cannot be read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MatError(f"mat file {str(p)!r} is not valid JSON: {exc}") from None
+    return Mat.from_dict(data, source=f"mat file {str(p)!r}")

@@ -1,0 +1,238 @@
+"""Decks of card art: where the images are, what size the cards are, which ids exist.
+
+A deck is a folder of images named by card id (shared/spec/table.md), e.g. ``cups-07.jpg``
+or ``decktet-ace-moons.png``, optionally with ``back.png`` (the back art) and ``deck.json``::
+
+    {"name": "my-deck", "card_size_mm": [70, 120], "cards": ["cups-01", ...], "back": "back.png"}
+
+Without ``deck.json`` the kind is recognised from the file names: the 78 tarot ids (card
+size 70 x 120 mm) or the 45 Decktet ids (63.5 x 89 mm). The card size is a deck setting;
+nothing in the geometry code assumes one. Deck art is never copied into the repository:
+the default folder is ``shared/decks`` next to the repository (or ``$ARCANA_SHARED/decks``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from companion.core.cards import tarot_deck
+from vision.synth.errors import DeckError, SceneError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
+BACK_ID = "back"
+
+TAROT_SIZE_MM = (70.0, 120.0)
+DECKTET_SIZE_MM = (63.5, 89.0)
+
+_DECKTET_NAMES = (
+    "ace-knots", "ace-leaves", "ace-moons", "ace-suns", "ace-waves", "ace-wyrms",
+    "2-author", "2-desert", "2-origin", "3-journey", "3-painter", "3-savage",
+    "4-battle", "4-mountain", "4-sailor", "5-discovery", "5-forest", "5-soldier",
+    "6-lunatic", "6-market", "6-penitent", "7-castle", "7-cave", "7-chance-meeting",
+    "8-betrayal", "8-diplomat", "8-mill", "9-darkness", "9-merchant", "9-pact",
+    "crown-knots", "crown-leaves", "crown-moons", "crown-suns", "crown-waves", "crown-wyrms",
+    "court-consul", "court-island", "court-rite", "court-window",
+    "pawn-borderland", "pawn-harvest", "pawn-light-keeper", "pawn-watchman", "excuse",
+)
+DECKTET_IDS: tuple[str, ...] = tuple(f"decktet-{n}" for n in _DECKTET_NAMES)
+TAROT_IDS: tuple[str, ...] = tarot_deck()
+
+
+def shared_dir(repo_root: Path | None = None) -> Path | None:
+    """The shared folder: ``$ARCANA_SHARED`` if set, else ``shared/`` beside or above the repo."""
+    env = os.environ.get("ARCANA_SHARED")
+    if env:
+        return Path(env)
+    root = repo_root or Path(__file__).resolve().parents[2]
+    for cand in (root / "shared", root.parent / "shared", root.parent.parent / "shared"):
+        if (cand / "decks").is_dir():
+            return cand
+    return None
+
+
+def default_deck_dir(name: str = "rws-tarot") -> Path:
+    """``<shared>/decks/<name>``; raises :class:`DeckError` when no shared folder is found."""
+    sd = shared_dir()
+    if sd is None:
+        raise DeckError("cannot find the shared decks folder: pass --deck DIR or set "
+                        "ARCANA_SHARED to the folder that holds decks/")
+    return sd / "decks" / name
+
+
+@dataclass
+class Deck:
+    """A validated deck folder. Images are decoded lazily and cached (BGR uint8)."""
+
+    name: str
+    folder: Path
+    card_size_mm: tuple[float, float]  # (width, height) of a card, portrait
+    files: dict[str, Path]             # card id -> image file
+    back_file: Path | None = None
+    kind: str = "custom"               # "tarot", "decktet" or "custom"
+    _cache: dict[str, object] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.files)
+
+    @property
+    def lattice_pitch_mm(self) -> float:
+        """Zarcana lattice pitch: (w + h) / 2."""
+        return (self.card_size_mm[0] + self.card_size_mm[1]) / 2.0
+
+    def check_id(self, card_id: str) -> None:
+        """Raise :class:`SceneError` naming an id this deck has no art for."""
+        if card_id == BACK_ID or card_id in self.files:
+            return
+        hint = ""
+        if self.kind == "tarot":
+            from companion.core.cards import card_info
+            try:
+                card_info(card_id)
+            except Exception as exc:  # NotationError: say why the id is bad
+                hint = f" ({exc})"
+        raise SceneError(f"unknown card id {card_id!r}: deck {self.name!r} in {self.folder} "
+                         f"has no such card{hint}")
+
+    def image(self, card_id: str):  # -> np.ndarray
+        """The art of ``card_id`` (BGR uint8, portrait, art top at row 0)."""
+        import cv2
+
+        with self._lock:
+            img = self._cache.get(card_id)
+        if img is not None:
+            return img
+        if card_id == BACK_ID:
+            if self.back_file is None:
+                raise DeckError(f"deck {self.name!r} has no back art")
+            path = self.back_file
+        else:
+            self.check_id(card_id)
+            path = self.files[card_id]
+        img = _read(path)
+        h, w = img.shape[:2]
+        if w > h:  # landscape scan: turn to portrait, top to the left
+            img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+        with self._lock:
+            self._cache[card_id] = img
+        return img
+
+    def image_at_least(self, card_id: str, height: int):  # -> np.ndarray
+        """The art at the smallest cached size (halvings of the scan) at least ``height`` px
+        tall, so that resampling it to ``height`` is cheap and does not alias."""
+        import cv2
+
+        key = f"{card_id}@{height}"
+        levels = self._cache.get("#levels:" + card_id)
+        if levels is None:
+            img = self.image(card_id)
+            levels = [img]
+            while levels[-1].shape[0] >= 80:
+                prev = levels[-1]
+                levels.append(cv2.resize(prev, (max(2, prev.shape[1] // 2),
+                                                max(2, prev.shape[0] // 2)),
+                                         interpolation=cv2.INTER_AREA))
+            with self._lock:
+                self._cache["#levels:" + card_id] = levels
+        del key
+        for lvl in reversed(levels):
+            if lvl.shape[0] >= height:
+                return lvl
+        return levels[0]
+
+    def validate_images(self) -> None:
+        """Decode every image; :class:`DeckError` lists all the unreadable ones."""
+        bad = []
+        for cid in list(self.files) + ([BACK_ID] if self.back_file else []):
+            try:
+                self.image(cid)
+            except DeckError as exc:
+                bad.append(str(exc))
+        if bad:
+            raise DeckError(f"deck {self.name!r} has {len(bad)} unreadable image(s): "
+                            + "; ".join(bad[:8]) + (" ..." if len(bad) > 8 else ""))
+
+
+def _read(path: Path):
+    import cv2
+    import numpy as np
+
+    try:
+        data = np.fromfile(str(path), dtype=np.uint8)
+    except OSError as exc:
+        raise DeckError(f"cannot read card image {path}: {exc}") from None
+    img = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if img is None or img.shape[0] < 8 or img.shape[1] < 8:
+        raise DeckError(f"card image {path} is not a readable image")
+    return img
+
+
+def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, float] | None = None,
+              validate: bool = True) -> Deck:
+    """Open and check a deck folder (default: the shared RWS tarot).
+
+    Errors (:class:`DeckError`) name the folder and the missing or unreadable cards.
+    """
+    path = Path(folder) if folder is not None else default_deck_dir()
+    if not path.is_dir():
+        raise DeckError(f"deck folder {str(path)!r} does not exist or is not a folder")
+    meta: dict = {}
+    meta_file = path / "deck.json"
+    if meta_file.exists():
+        try:
+            meta = json.loads(meta_file.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("expected a JSON object")
+        except (OSError, ValueError) as exc:
+            raise DeckError(f"deck file {meta_file} is not valid: {exc}") from None
+    found: dict[str, Path] = {}
+    for f in sorted(path.iterdir()):
+        if f.suffix.lower() in IMAGE_SUFFIXES and f.is_file():
+            found.setdefault(f.stem, f)
+    back = found.pop(BACK_ID, None)
+    if isinstance(meta.get("back"), str):
+        back = path / meta["back"]
+        if not back.is_file():
+            raise DeckError(f"deck {path}: back image {back.name!r} named in deck.json is missing")
+    if "cards" in meta:
+        expected = tuple(str(c) for c in meta["cards"])
+        kind = str(meta.get("kind", "custom"))
+    elif any(s.startswith("decktet-") for s in found):
+        expected, kind = DECKTET_IDS, "decktet"
+    elif any(s in TAROT_IDS for s in found):
+        expected, kind = TAROT_IDS, "tarot"
+    elif not found:
+        raise DeckError(f"deck folder {str(path)!r} holds no card images "
+                        f"({', '.join(IMAGE_SUFFIXES)} named by card id)")
+    else:
+        expected, kind = tuple(found), "custom"
+    missing = [c for c in expected if c not in found]
+    if missing:
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise DeckError(f"deck folder {str(path)!r} is missing {len(missing)} card image(s): "
+                        f"{', '.join(missing[:10])}{more}")
+    files = {c: found[c] for c in expected}
+    if card_size_mm is None:
+        if "card_size_mm" in meta:
+            try:
+                w, h = (float(v) for v in meta["card_size_mm"])
+            except (TypeError, ValueError):
+                raise DeckError(f"deck file {meta_file}: card_size_mm must be [width, height] "
+                                "in mm") from None
+            card_size_mm = (w, h)
+        else:
+            card_size_mm = DECKTET_SIZE_MM if kind == "decktet" else TAROT_SIZE_MM
+    w, h = card_size_mm
+    if not (0 < w <= h):
+        raise DeckError(f"deck {path}: card size must be width <= height, both positive; "
+                        f"got {card_size_mm}")
+    deck = Deck(name=str(meta.get("name", path.name)), folder=path, card_size_mm=(w, h),
+                files=files, back_file=back, kind=kind)
+    if validate:
+        deck.validate_images()
+    return deck
