@@ -234,17 +234,21 @@ class ZarcanaState(StateData):
         return []
 
     # ============================================================ knowledge helpers ===
+    def card_count(self) -> Counter[str]:
+        """Every card id where it lies (board stacks, hands, piles, box, in flight);
+        unknown cards count under UNKNOWN."""
+        where: Counter[str] = Counter()
+        for stack in self.board.values():
+            where.update(c for c, _ in stack)
+        for hand in self.hands.values():
+            where.update(hand)
+        for zone in (self.deck, self.discard, self.box, self.in_flight):
+            where.update(zone)
+        return where
+
     def unseen_cards(self) -> set[str]:
         """Cards whose whereabouts nobody knows (in unknown hands, the deck or the box)."""
-        seen: Counter[str] = Counter()
-        for stack in self.board.values():
-            seen.update(c for c, _ in stack)
-        seen.update(self.discard)
-        seen.update(self.in_flight)
-        seen.update(self.deck)
-        seen.update(self.box)
-        for hand in self.hands.values():
-            seen.update(hand)
+        seen = self.card_count()
         return {c for c in self.full_deck() if c not in seen}
 
     def hand_candidates(self, color: Color) -> list[str]:
@@ -1670,13 +1674,7 @@ def position(players: Sequence[Color | str] | int = 3, *, edition: Edition | str
     st.discard = tuple(discard)
     st.box = tuple(box)
     if deck is None:
-        placed: Counter[str] = Counter()
-        for layers_ in st.board.values():
-            placed.update(c for c, _ in layers_)
-        for h in st.hands.values():
-            placed.update(h)
-        placed.update(st.discard)
-        placed.update(st.box)
+        placed = st.card_count()  # the deck is still empty here
         rest = [c for c in st.full_deck() if not placed[c]]
         unknown = placed[UNKNOWN]
         random.Random(seed).shuffle(rest)
@@ -1871,15 +1869,7 @@ def loads(text: str, *, name: str = "saved game") -> ZarcanaState:
 def invariant_errors(st: ZarcanaState) -> list[str]:
     """What is wrong with a position: lost or duplicated cards, pyramids, pieces in the void."""
     out: list[str] = []
-    zones: Counter[str] = Counter()
-    for stack in st.board.values():
-        zones.update(c for c, _ in stack)
-    for h in st.hands.values():
-        zones.update(h)
-    zones.update(st.deck)
-    zones.update(st.discard)
-    zones.update(st.box)
-    zones.update(st.in_flight)
+    zones = st.card_count()
     full = Counter(st.full_deck())
     unknown = zones.pop(UNKNOWN, 0)
     extra = zones - full
