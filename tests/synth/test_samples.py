@@ -35,7 +35,7 @@ def test_sample_images_are_small_and_complete(zarcana):
     assert sum(t["hands"] for t in zarcana) >= 3
     illegal = [t for t in frames if t.get("legal") is False]
     assert len(illegal) == 1 and illegal[0]["broken_rules"]
-    for sub in ("zarcana", "arcanoid", "decktet"):
+    for sub in ("zarcana", "arcanoid", "decktet-table"):
         assert (ROOT / sub / "mat.json").exists()
         assert _records(sub)
 

@@ -9,7 +9,7 @@
   with a hand over the table (``hand-NN.jpg``). Beside each image its truth record
   (``.json``: the observation record plus the move, the game state and image geometry).
 * ``arcanoid/``: a free layout (rows per player and a battlefield) with the tarot deck.
-* ``decktet/``: a Decktet table.
+* ``decktet-table/``: a Decktet table (not named ``decktet/``, the card-art folder's name).
 
 One fixed camera and look per folder, as a real camera on a stand would give.
 """
@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat
+from companion.core.errors import CompanionError
 from vision.synth.camera import Camera, fit_distance, look_camera, mat_outline
 from vision.synth.deck import Deck, load_deck
+from vision.synth.errors import SynthError
 from vision.synth.generate import add_pile, encode_jpeg, random_free_scene, truth_json
 from vision.synth.render import Hand, Light, Style, render
 from vision.synth.scene import TableScene, scene_from_lattice
@@ -154,7 +156,11 @@ def _write(out: Path, name: str, image: np.ndarray, truth: dict[str, Any], quali
 def zarcana_game(out: Path, deck: Deck, mat: Mat) -> int:
     from companion.games.zarcana import new_game
 
-    script = json.loads((out / "game.json").read_text(encoding="utf-8"))
+    path = out / "game.json"
+    try:
+        script = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SynthError(f"scripted game {str(path)!r} cannot be read: {exc}") from None
     st = new_game(script["players"], edition=script["edition"], seed=script["seed"],
                   **script["settings"])
     frames: list[tuple[str, Any, dict[str, Any]]] = [("0000", st, {"move": None})]
@@ -232,6 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "sample_images")
     ap.add_argument("--decks", type=Path, default=None, help="folder holding rws-tarot/, decktet/")
     args = ap.parse_args(argv)
+    try:
+        return _render_all(args)
+    except CompanionError as exc:
+        print(f"samples: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _render_all(args: argparse.Namespace) -> int:
     from vision.synth.deck import default_deck_dir
 
     tarot = load_deck(args.decks / "rws-tarot" if args.decks else default_deck_dir("rws-tarot"))
@@ -241,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     total = zarcana_game(out / "zarcana", tarot, mat)
     for sub, deck, seed, surface, game, tilt, yaw in (
             ("arcanoid", tarot, 41, "felt", "arcanoid", 10.0, 92.0),
-            ("decktet", decktet, 43, "cloth", "decktet", 8.0, -4.0)):
+            ("decktet-table", decktet, 43, "cloth", "decktet", 8.0, -4.0)):
         d = out / sub
         d.mkdir(parents=True, exist_ok=True)
         total += free_table(d, deck, mat, seed, surface, game, tilt, yaw)
