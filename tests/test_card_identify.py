@@ -1,0 +1,131 @@
+"""The classical card identifier (vision/cards): enroll the tarot scans, identify rendered
+cards and their 180-degree orientation, reject table texture, persist the gallery.
+Seeded; card art from shared/decks (skipped without it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.table import Calibration  # noqa: E402
+from vision.cards import (CROP_SIZE, Gallery, GalleryError, art_angle_deg, enroll,  # noqa: E402
+                          order_card_corners, warp_card, warp_card_mm)
+from vision.synth.deck import shared_dir  # noqa: E402
+from vision.synth.errors import DeckError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tarot_dir() -> Path:
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
+        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
+    return sd / "decks" / "rws-tarot"
+
+
+@pytest.fixture(scope="module")
+def gallery(tarot_dir: Path) -> Gallery:
+    # few augmentations: enough for clean renders, and the test stays fast
+    return enroll(tarot_dir, per_card=12, seed=3)
+
+
+def _render(tarot_dir: Path, cards: list[tuple[str, tuple[float, float], float, bool]],
+            seed: int, tilt: float = 0.0):
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.deck import load_deck
+    from vision.synth.render import Light, plain_style, render
+    from vision.synth.scene import CardPlacement, TableScene
+
+    deck = load_deck(tarot_dir, validate=False)
+    scene = TableScene(cards=[CardPlacement(cid, c, a, face_up=up) for cid, c, a, up in cards],
+                       card_size_mm=deck.card_size_mm)
+    cam = camera_over_mat(DEFAULT_MAT, (960, 720), tilt=tilt, yaw=17.0, tilt_dir=60.0,
+                          card_px=130, target=(450.0, 325.0))
+    style = plain_style((60, 95, 70), seed=seed)
+    style.lights = [Light(40, 65, 0.6, 0.3, 3.0)]
+    style.printing_strength = 0.6
+    style.noise_sigma = 2.0
+    image, truth = render(scene, deck, DEFAULT_MAT, cam, style)
+    return image, truth, cam
+
+
+CARDS = [("cups-07", (330.0, 250.0), 270.0, True), ("major-13", (450.0, 250.0), 90.0, True),
+         ("swords-12", (570.0, 250.0), 0.0, True), ("pentacles-01", (330.0, 400.0), 200.0, True),
+         ("wands-10", (450.0, 400.0), 33.0, True), ("major-00", (570.0, 400.0), 135.0, False)]
+
+
+def test_identity_and_orientation(tarot_dir: Path, gallery: Gallery) -> None:
+    image, truth, _ = _render(tarot_dir, CARDS, seed=11, tilt=8.0)
+    rng = np.random.default_rng(5)
+    for c in truth["cards"]:
+        corners = np.asarray(c["corners_px"])
+        flip = bool(rng.random() < 0.5)
+        if flip:  # the detector's quad starts at the art's bottom edge
+            corners = np.roll(corners, 2, axis=0)
+        m = gallery.identify(warp_card(image, corners))
+        assert m.card_id == c["id"], (c["id"], m)
+        assert m.confidence > 0.5
+        if c["id"] != "back":
+            assert m.rotated == flip, (c["id"], m)
+            # the record's angle: the crop's top edge direction, turned when rotated
+            top = (corners[0] + corners[1]) / 2 - corners.mean(axis=0)
+            quad_deg = float(np.degrees(np.arctan2(top[1], top[0])))
+            img_art = art_angle_deg(quad_deg, m.rotated)
+            true_top = (np.asarray(c["corners_px"])[:2].mean(axis=0)
+                        - np.asarray(c["corners_px"]).mean(axis=0))
+            want = float(np.degrees(np.arctan2(true_top[1], true_top[0])))
+            assert abs((img_art - want + 180) % 360 - 180) < 1.0
+
+
+def test_warp_from_table_mm_and_shuffled_corners(tarot_dir: Path, gallery: Gallery) -> None:
+    image, truth, cam = _render(tarot_dir, CARDS[:3], seed=12)
+    calib = Calibration(True, H=np.linalg.inv(cam.table_homography()))
+    for c in truth["cards"]:
+        # a card given in table mm at the art angle: upright crop
+        crop = warp_card_mm(image, calib, c["center_mm"], c["angle_deg"], (70.0, 120.0))
+        assert crop.shape[:2] == (CROP_SIZE[1], CROP_SIZE[0])
+        m = gallery.identify(crop)
+        assert (m.card_id, m.rotated) == (c["id"], False)
+        # corners in a scrambled order come back as a portrait quad
+        scrambled = np.asarray(c["corners_px"])[[2, 0, 3, 1]]
+        q = order_card_corners(scrambled)
+        assert np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1])
+        assert gallery.identify(warp_card(image, q)).card_id == c["id"]
+
+
+def test_table_texture_is_rejected(gallery: Gallery) -> None:
+    from vision.synth import textures
+
+    rng = np.random.default_rng(99)
+    for kind in ("cloth", "wood", "felt"):
+        tex = textures.table_surface(rng, kind, CROP_SIZE[1], CROP_SIZE[0], 0.9)
+        m = gallery.identify(tex)
+        assert m.card_id is None and m.confidence < 0.5, (kind, m)
+
+
+def test_bad_deck_folder(tmp_path: Path) -> None:
+    with pytest.raises(DeckError, match="does not exist"):
+        enroll(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DeckError, match="no card images"):
+        enroll(tmp_path / "empty")
+
+
+def test_save_load_round_trip(tmp_path: Path, tarot_dir: Path, gallery: Gallery) -> None:
+    path = gallery.save(tmp_path / "tarot.npz")
+    assert path.stat().st_size < 4_000_000
+    again = Gallery.load(path)
+    image, truth, _ = _render(tarot_dir, CARDS[:3], seed=13)
+    crops = [warp_card(image, c["corners_px"]) for c in truth["cards"]]
+    a, b = gallery.identify_batch(crops), again.identify_batch(crops)
+    assert [m.card_id for m in a] == [m.card_id for m in b] == [c["id"] for c in truth["cards"]]
+    assert np.allclose([m.margin for m in a], [m.margin for m in b], atol=0.05)
+    with pytest.raises(GalleryError, match="does not exist"):
+        Gallery.load(tmp_path / "missing.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a gallery")
+    with pytest.raises(GalleryError, match="not readable"):
+        Gallery.load(tmp_path / "junk.npz")
