@@ -8,4 +8,6 @@ function, so ``companion --help`` and the pure-Python commands start fast.
 COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.play",
     "vision.synth.command",
+    "companion.commands.calibrate_camera",
+    "companion.commands.enroll_deck",
 )

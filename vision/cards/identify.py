@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import cv2
 import numpy as np
@@ -639,13 +639,15 @@ def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: int = 0,
            protos_per_class: int = 4, back_protos: int = 24, strength: float = 1.0,
-           n_pca: int = 320, card_size_mm: tuple[float, float] | None = None) -> Gallery:
+           n_pca: int = 320, card_size_mm: tuple[float, float] | None = None,
+           progress: Callable[[str, int, int], None] | None = None) -> Gallery:
     """Build a gallery from a deck folder (one image per card, named by id; see
     :func:`vision.synth.deck.load_deck`, whose :class:`DeckError` names a bad folder).
 
     ``per_card`` augmentations per card (each also turned 180 degrees), all drawn from
     ``seed``; the face-down class uses the deck's back image or, without one, procedural
-    backs; procedural table textures form a rejection class.
+    backs; procedural table textures form a rejection class. ``progress(stage, done, total)``
+    hears of each card augmented (stage ``"cards"``) and of the fit starting (``"fit"``, 0, 1).
     """
     from vision.synth.deck import load_deck
 
@@ -660,12 +662,14 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
 
     crops: list[np.ndarray] = []
     labels: list[tuple[str, bool]] = []
-    for cid in deck.ids:
+    for i, cid in enumerate(deck.ids):
         art = texture(deck.image(cid))
         for _ in range(per_card):
             c = _augment(art, rng, pool, strength)
             crops += [c, c[::-1, ::-1]]
             labels += [(cid, False), (cid, True)]
+        if progress is not None:
+            progress("cards", i + 1, len(deck.ids))
     n_back = max(per_card * 3, 120)
     if deck.back_file is not None:
         backs = [texture(deck.image(BACK_ID))]
@@ -684,6 +688,8 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
         crops.append(_augment(patch, rng, [], strength, card=False))
         labels.append((NONE_ID, False))
     t1 = time.perf_counter()
+    if progress is not None:
+        progress("fit", 0, 1)
     F = features(crops)
     class_keys = sorted(set(labels))
     key_index = {k: i for i, k in enumerate(class_keys)}

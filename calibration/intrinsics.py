@@ -1,0 +1,415 @@
+"""Camera intrinsics from photos of a ChArUco board, and the camera file that keeps them.
+
+``companion calibrate-camera`` detects the board in several photos, runs
+``cv2.calibrateCamera`` on the interpolated chessboard corners and writes a camera file::
+
+    {"version": 1, "image_size": [1280, 720],
+     "K": [[fx, 0, cx], [0, fy, cy], [0, 0, 1]], "dist": [k1, k2, p1, p2, k3],
+     "rms_px": 0.21, "views": 12,
+     "board": {"squares": [7, 5], "square_mm": 30, "marker_mm": 22,
+               "dictionary": "DICT_5X5_100"}}
+
+:func:`load_intrinsics` turns it back into the :class:`calibration.table.Intrinsics` that
+:class:`~calibration.table.TableCalibrator` takes; given the size of the images it will be used
+on, it rescales K for the same camera at another resolution of the same aspect ratio.
+The default file lives in the user's config dir (:func:`default_camera_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibration.mat import KNOWN_DICTIONARIES
+from calibration.table import Intrinsics
+from companion.core.errors import CompanionError
+
+CAMERA_FILE_VERSION = 1
+APP_DIR = "arcana-companion"
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+#: A view needs at least this many board corners: fewer (a board seen at its very edge)
+#: constrain the pose badly and mostly add noise to the calibration.
+MIN_CORNERS = 6
+#: Fewer usable views than this cannot separate focal length, principal point and
+#: distortion (OpenCV would still return numbers, but meaningless ones).
+MIN_VIEWS = 3
+
+
+class IntrinsicsError(CompanionError, ValueError):
+    """A camera file or calibration input that is missing, unreadable or bad."""
+
+
+def default_camera_path() -> Path:
+    """``$XDG_CONFIG_HOME/arcana-companion/camera.json`` (default ``~/.config/...``)."""
+    base = os.environ.get("XDG_CONFIG_HOME")
+    # the XDG spec says a relative value is invalid and must be ignored
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / APP_DIR / "camera.json"
+
+
+# ---------------------------------------------------------------------------------------------
+# the board
+
+
+@dataclass(frozen=True)
+class BoardSpec:
+    """A ChArUco board: squares across x down, square and marker side in mm, dictionary."""
+
+    squares_x: int = 7
+    squares_y: int = 5
+    square_mm: float = 30.0
+    marker_mm: float = 22.0
+    #: not the mat's DICT_4X4_50, whose ids 0-3 would be read as mat corners
+    dictionary: str = "DICT_5X5_100"
+
+    def __post_init__(self) -> None:
+        if self.squares_x < 3 or self.squares_y < 3:
+            raise IntrinsicsError(f"board {self.squares_x}x{self.squares_y}: need at least 3x3 "
+                                  "squares")
+        if not (self.square_mm > 0 and self.marker_mm > 0 and self.marker_mm < self.square_mm):
+            raise IntrinsicsError(f"board: marker side ({self.marker_mm} mm) must be positive and "
+                                  f"smaller than the square side ({self.square_mm} mm)")
+        if self.dictionary not in KNOWN_DICTIONARIES:
+            raise IntrinsicsError(f"board: unknown dictionary {self.dictionary!r}; expected one "
+                                  f"of {', '.join(KNOWN_DICTIONARIES)}")
+        size = _dictionary_size(self.dictionary)
+        if self.n_markers > size:
+            raise IntrinsicsError(f"board {self.squares_x}x{self.squares_y} needs {self.n_markers} "
+                                  f"markers but {self.dictionary} has only {size}")
+
+    @property
+    def n_markers(self) -> int:
+        return (self.squares_x * self.squares_y) // 2
+
+    @property
+    def size_mm(self) -> tuple[float, float]:
+        return (self.squares_x * self.square_mm, self.squares_y * self.square_mm)
+
+    def make(self) -> Any:
+        """The ``cv2.aruco.CharucoBoard`` (object points in mm, origin at the board's corner)."""
+        import cv2
+
+        dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, self.dictionary))
+        return cv2.aruco.CharucoBoard((self.squares_x, self.squares_y), float(self.square_mm),
+                                      float(self.marker_mm), dictionary)
+
+    def image(self, px_per_mm: float, margin_mm: float = 0.0) -> np.ndarray:
+        """The board drawn at ``px_per_mm`` with a white margin (grey uint8)."""
+        bw, bh = self.size_mm
+        m = round(margin_mm * px_per_mm)
+        w = round(bw * px_per_mm) + 2 * m
+        h = round(bh * px_per_mm) + 2 * m
+        return np.asarray(self.make().generateImage((w, h), marginSize=m, borderBits=1))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"squares": [self.squares_x, self.squares_y], "square_mm": _num(self.square_mm),
+                "marker_mm": _num(self.marker_mm), "dictionary": self.dictionary}
+
+
+def parse_board(text: str) -> tuple[int, int]:
+    """``"7x5"`` -> (7, 5); :class:`IntrinsicsError` otherwise."""
+    parts = text.lower().replace("×", "x").split("x")
+    try:
+        sx, sy = (int(p) for p in parts)
+    except ValueError:
+        raise IntrinsicsError(f"board {text!r}: expected SQUARESxSQUARES such as 7x5") from None
+    return sx, sy
+
+
+def _dictionary_size(name: str) -> int:
+    if name == "DICT_ARUCO_ORIGINAL":
+        return 1024
+    return int(name.rsplit("_", 1)[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# detection and calibration
+
+
+@dataclass
+class View:
+    """One photo's board corners: image points (N, 2) and board points (N, 3), mm."""
+
+    name: str
+    image_points: np.ndarray
+    object_points: np.ndarray
+
+
+@dataclass
+class CameraCalibration:
+    """What :func:`calibrate_views` found."""
+
+    K: np.ndarray
+    dist: np.ndarray
+    image_size: tuple[int, int]     # (width, height)
+    rms_px: float
+    board: BoardSpec
+    views: list[str]
+    view_errors_px: list[float] = field(default_factory=list)
+    rvecs: list[np.ndarray] = field(default_factory=list, repr=False)
+    tvecs: list[np.ndarray] = field(default_factory=list, repr=False)
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return Intrinsics(self.K.copy(), self.dist.copy())
+
+
+def detect_board(image: np.ndarray, board: BoardSpec, name: str = "image",
+                 detector: Any = None) -> View | None:
+    """The board's chessboard corners in one image, or None when there are too few
+    (fewer than :data:`MIN_CORNERS`, or all on one line: no pose from those)."""
+    import cv2
+
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    if detector is None:
+        detector = make_detector(board)
+    corners, ids, _, _ = detector.detectBoard(gray)
+    if corners is None or ids is None or len(ids) < MIN_CORNERS:
+        return None
+    cboard = detector.getBoard()
+    if cboard.checkCharucoCornersCollinear(ids):
+        return None
+    obj, img = cboard.matchImagePoints(corners, ids)
+    return View(name, np.asarray(img, np.float32).reshape(-1, 2),
+                np.asarray(obj, np.float32).reshape(-1, 3))
+
+
+def make_detector(board: BoardSpec) -> Any:
+    import cv2
+
+    params = cv2.aruco.DetectorParameters()
+    # sub-pixel marker corners: the chessboard corners are refined anyway, but better
+    # marker corners give a better initial guess for that refinement
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    cparams = cv2.aruco.CharucoParameters()
+    # recover markers missed at first (glare, steep angles) from the board layout
+    cparams.tryRefineMarkers = True
+    return cv2.aruco.CharucoDetector(board.make(), cparams, params)
+
+
+def calibrate_views(views: Sequence[View], image_size: tuple[int, int],
+                    board: BoardSpec) -> CameraCalibration:
+    """``cv2.calibrateCamera`` (5-coefficient model) on the views' corners."""
+    import cv2
+
+    if len(views) < MIN_VIEWS:
+        raise IntrinsicsError(f"only {len(views)} usable view(s) of the board; calibration "
+                              f"needs at least {MIN_VIEWS} (better 10 or more, tilted and "
+                              "spread over the whole image)")
+    obj = [v.object_points.reshape(-1, 1, 3) for v in views]
+    img = [v.image_points.reshape(-1, 1, 2) for v in views]
+    crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-9)
+    try:
+        rms, K, dist, rvecs, tvecs, _, _, per_view = cv2.calibrateCameraExtended(
+            obj, img, image_size, np.eye(3), np.zeros(5), criteria=crit)
+    except cv2.error as exc:
+        raise IntrinsicsError(f"calibration failed: {exc.err or exc}") from None
+    K = np.asarray(K, np.float64)
+    dist = np.asarray(dist, np.float64).reshape(-1)
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(dist)) and math.isfinite(rms)):
+        raise IntrinsicsError("calibration did not converge: take more photos with the board "
+                              "tilted and covering the image corners")
+    return CameraCalibration(K=K, dist=dist, image_size=(int(image_size[0]), int(image_size[1])),
+                             rms_px=float(rms), board=board, views=[v.name for v in views],
+                             view_errors_px=[float(e) for e in np.asarray(per_view).ravel()],
+                             rvecs=list(rvecs), tvecs=list(tvecs))
+
+
+def expand_images(inputs: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a folder stands for its image files (sorted, not recursive)."""
+    out: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir()
+                           if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise IntrinsicsError(f"folder {str(p)!r} holds no images "
+                                      f"({', '.join(IMAGE_SUFFIXES)})")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def calibrate_images(paths: Sequence[Path], board: BoardSpec,
+                     report: Callable[[Path, str | None, int], None] | None = None
+                     ) -> CameraCalibration:
+    """Detect the board in every image and calibrate. ``report(path, why_skipped, corners)``
+    is told about each image (``why_skipped`` None when it is used). K holds for one
+    resolution only: the size most views have wins, views of other sizes are skipped."""
+    detector = make_detector(board)
+    found: list[tuple[Path, View, tuple[int, int]]] = []
+    for path in paths:
+        why, view, wh = _one_image(path, board, detector)
+        if view is None:
+            if report is not None:
+                report(path, why, 0)
+        else:
+            found.append((path, view, wh))
+    sizes = Counter(wh for _, _, wh in found)
+    # most views first, then the larger image (more pixels, a finer calibration)
+    size = max(sizes, key=lambda s: (sizes[s], s[0] * s[1]), default=(0, 0))
+    views: list[View] = []
+    for path, view, wh in found:
+        if wh == size:
+            views.append(view)
+            why = None
+        else:
+            why = (f"its size {wh[0]}x{wh[1]} differs from the {size[0]}x{size[1]} of most "
+                   "photos (calibrate one resolution at a time)")
+        if report is not None:
+            report(path, why, len(view.image_points))
+    return calibrate_views(views, size, board)
+
+
+def _one_image(path: Path, board: BoardSpec, detector: Any
+               ) -> tuple[str | None, View | None, tuple[int, int]]:
+    """(why ``path`` gives no view or None, its view, its size)."""
+    import cv2
+
+    if not path.is_file():
+        return "no such file", None, (0, 0)
+    try:
+        data = np.fromfile(str(path), dtype=np.uint8)
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})", None, (0, 0)
+    img = cv2.imdecode(data, cv2.IMREAD_GRAYSCALE) if data.size else None
+    if img is None:
+        return "not a readable image", None, (0, 0)
+    h, w = img.shape[:2]
+    view = detect_board(img, board, path.name, detector)
+    if view is None:
+        return (f"no ChArUco board found (need {MIN_CORNERS}+ corners, not all on one line)",
+                None, (w, h))
+    return None, view, (w, h)
+
+
+# ---------------------------------------------------------------------------------------------
+# the camera file
+
+
+def save_intrinsics(path: str | Path, K: np.ndarray, dist: np.ndarray,
+                    image_size: tuple[int, int], rms_px: float | None = None,
+                    board: BoardSpec | None = None, views: int | None = None) -> Path:
+    """Write a camera file (atomically: an interrupted save leaves the old one intact)."""
+    path = Path(path).expanduser()
+    K = np.asarray(K, np.float64).reshape(3, 3)
+    dist = np.asarray(dist, np.float64).ravel()
+    data: dict[str, Any] = {
+        "version": CAMERA_FILE_VERSION,
+        "image_size": [int(image_size[0]), int(image_size[1])],
+        "K": [[float(v) for v in row] for row in K],
+        "dist": [float(v) for v in dist],
+    }
+    if rms_px is not None:
+        data["rms_px"] = round(float(rms_px), 4)
+    if views is not None:
+        data["views"] = int(views)
+    if board is not None:
+        data["board"] = board.to_dict()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                # one field per line: readable in a diff, K's rows stay on one line
+                fh.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                                             for k, v in data.items()) + "\n}\n")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise IntrinsicsError(f"cannot write camera file {str(path)!r}: "
+                              f"{exc.strerror or exc}") from None
+    return path
+
+
+def read_camera_file(path: str | Path) -> dict[str, Any]:
+    """The validated camera file as a dict (K and dist as arrays, image_size a tuple)."""
+    p = Path(path).expanduser()
+    src = f"camera file {str(p)!r}"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise IntrinsicsError(f"{src} does not exist (run 'companion calibrate-camera' "
+                              "first)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IntrinsicsError(f"{src} cannot be read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IntrinsicsError(f"{src} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise IntrinsicsError(f"{src}: expected a JSON object, got {type(data).__name__}")
+    if data.get("version", CAMERA_FILE_VERSION) != CAMERA_FILE_VERSION:
+        raise IntrinsicsError(f"{src}: version {data.get('version')!r}; this program reads "
+                              f"version {CAMERA_FILE_VERSION}")
+    for name in ("K", "dist", "image_size"):
+        if name not in data:
+            raise IntrinsicsError(f"{src}: missing field {name!r}")
+    K = _matrix(data["K"], src)
+    dist = data["dist"]
+    if (not isinstance(dist, list) or len(dist) not in (4, 5, 8, 12, 14)
+            or not all(_is_number(v) for v in dist)):
+        raise IntrinsicsError(f"{src}: field 'dist' must be a list of 4, 5, 8, 12 or 14 "
+                              f"numbers (OpenCV distortion coefficients), got {dist!r}")
+    size = data["image_size"]
+    if (not isinstance(size, list) or len(size) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
+        raise IntrinsicsError(f"{src}: field 'image_size' must be [width, height] in pixels, "
+                              f"got {size!r}")
+    out = dict(data)
+    out.update(K=K, dist=np.array(dist, np.float64), image_size=(size[0], size[1]))
+    return out
+
+
+def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None) -> Intrinsics:
+    """The camera file's K and distortion. With ``image_size`` (width, height) of the images
+    they will be used on, K is rescaled when those are the calibration images scaled (the
+    same camera at another resolution); another aspect ratio means another sensor crop,
+    which no rescaling fixes, so that is an error."""
+    data = read_camera_file(path)
+    K: np.ndarray = data["K"]
+    if image_size is not None and tuple(image_size) != data["image_size"]:
+        cw, ch = data["image_size"]
+        w, h = int(image_size[0]), int(image_size[1])
+        sx, sy = w / cw, h / ch
+        if abs(sx - sy) > 0.01 * max(sx, sy):
+            raise IntrinsicsError(
+                f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch}; images of "
+                f"{w}x{h} have another aspect ratio: calibrate at this resolution")
+        S = np.array([[sx, 0, 0.5 * sx - 0.5], [0, sy, 0.5 * sy - 0.5], [0, 0, 1.0]])
+        K = S @ K  # pixel centres at (i + 0.5) / size scale about the image's edge
+    return Intrinsics(K, data["dist"])
+
+
+def _matrix(v: Any, src: str) -> np.ndarray:
+    ok = (isinstance(v, list) and len(v) == 3
+          and all(isinstance(r, list) and len(r) == 3 and all(_is_number(x) for x in r)
+                  for r in v))
+    if not ok:
+        raise IntrinsicsError(f"{src}: field 'K' must be a 3x3 list of numbers, got {v!r}")
+    K = np.array(v, np.float64)
+    if not (K[0, 0] > 0 and K[1, 1] > 0 and np.allclose(K[2], [0, 0, 1])):
+        raise IntrinsicsError(f"{src}: field 'K' is not a camera matrix (need fx, fy > 0 and "
+                              f"last row [0, 0, 1]), got {v!r}")
+    return K
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else float(v)

@@ -1,0 +1,163 @@
+"""``companion calibrate-camera``: the camera's focal length, principal point and lens
+distortion from photos of a printed ChArUco board.
+
+    companion calibrate-camera PHOTOS_OR_FOLDER... [--board 7x5] [--square-mm 30]
+                               [--marker-mm 22] [--dictionary DICT_5X5_100] [--out camera.json]
+    companion calibrate-camera --print-board board.png
+
+The camera file goes to ``$XDG_CONFIG_HOME/arcana-companion/camera.json`` unless ``--out``
+says otherwise; the table pipeline reads it from there (:mod:`calibration.intrinsics`).
+Unreadable photos and photos without the board are skipped with a line naming them; fewer
+than three usable views is an error (exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from calibration.intrinsics import BoardSpec
+
+log = logging.getLogger(__name__)
+
+# The defaults fit an A4 or Letter sheet with margins (7 x 5 squares of 30 mm = 210 x 150 mm).
+DEFAULT_BOARD = "7x5"
+PRINT_MARGIN_MM = 10.0
+
+
+def _board_arg(text: str) -> tuple[int, int]:
+    from calibration.intrinsics import IntrinsicsError, parse_board
+
+    try:
+        return parse_board(text)
+    except IntrinsicsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_mm(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a length in mm, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive length in mm, got {text!r}")
+    return v
+
+
+def _dpi_arg(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected dots per inch, got {text!r}") from None
+    if not 50 <= v <= 2400:
+        raise argparse.ArgumentTypeError(f"expected 50 to 2400 dots per inch, got {v}")
+    return v
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from calibration.mat import KNOWN_DICTIONARIES
+
+    p = subparsers.add_parser(
+        "calibrate-camera", help="measure the camera's lens from photos of a ChArUco board",
+        description="Detect a printed ChArUco board in several photos taken with the table "
+                    "camera (the board tilted and moved over the whole picture, 10 to 20 "
+                    "photos) and save the camera matrix and lens distortion. Take the photos "
+                    "away from the calibration mat: its corner markers come from the same "
+                    "dictionary and would be mistaken for board markers.")
+    p.add_argument("images", nargs="*", type=Path, metavar="IMAGES",
+                   help="photos of the board, or folders of them")
+    p.add_argument("--board", type=_board_arg, default=DEFAULT_BOARD,
+                   metavar="SQUARESxSQUARES",
+                   help=f"squares across and down (default {DEFAULT_BOARD})")
+    p.add_argument("--square-mm", type=_positive_mm, default=30.0,
+                   help="side of a chessboard square as printed, mm (default 30)")
+    p.add_argument("--marker-mm", type=_positive_mm, default=22.0,
+                   help="side of a marker as printed, mm (default 22)")
+    p.add_argument("--dictionary", choices=KNOWN_DICTIONARIES, default="DICT_5X5_100",
+                   metavar="DICT", help="ArUco dictionary of the board (default DICT_5X5_100, unlike the mat's)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="camera file to write (default $XDG_CONFIG_HOME/arcana-companion/"
+                        "camera.json, i.e. ~/.config/arcana-companion/camera.json)")
+    p.add_argument("--print-board", type=Path, default=None, metavar="FILE.png",
+                   help="write the board as an image to print at 100%% scale (and calibrate "
+                        "too when photos are given)")
+    p.add_argument("--dpi", type=_dpi_arg, default=300,
+                   help="resolution of --print-board (default 300)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.intrinsics import (
+        BoardSpec,
+        IntrinsicsError,
+        calibrate_images,
+        default_camera_path,
+        expand_images,
+        save_intrinsics,
+    )
+
+    sx, sy = args.board
+    board = BoardSpec(sx, sy, args.square_mm, args.marker_mm, args.dictionary)
+    if args.print_board is not None:
+        _write_board(board, args.print_board, args.dpi)
+    if not args.images:
+        if args.print_board is not None:
+            return 0
+        raise IntrinsicsError("no photos given: pass photos of the board (files or a folder), "
+                              "or --print-board FILE.png to make a board")
+    paths = expand_images(args.images)
+    skipped: list[Path] = []
+
+    def report(path: Path, why: str | None, corners: int) -> None:
+        if why is None:
+            log.info("%s: %d board corners", path, corners)
+        else:
+            skipped.append(path)
+            print(f"skipped {path}: {why}", file=sys.stderr)
+
+    cal = calibrate_images(paths, board, report)
+    out = args.out if args.out is not None else default_camera_path()
+    save_intrinsics(out, cal.K, cal.dist, cal.image_size, rms_px=cal.rms_px, board=board,
+                    views=len(cal.views))
+    K, d = cal.K, cal.dist
+    print(f"calibrated from {len(cal.views)} of {len(paths)} image(s) "
+          f"({cal.image_size[0]}x{cal.image_size[1]}): "
+          f"RMS reprojection error {cal.rms_px:.3f} px")
+    print(f"fx {K[0, 0]:.1f}  fy {K[1, 1]:.1f}  cx {K[0, 2]:.1f}  cy {K[1, 2]:.1f} px;  "
+          f"distortion {' '.join(f'{v:+.4f}' for v in d)}")
+    worst = max(range(len(cal.views)), key=lambda i: cal.view_errors_px[i], default=None)
+    if worst is not None and cal.view_errors_px[worst] > max(1.0, 2.5 * cal.rms_px):
+        # one bad photo (motion blur, a curled print) drags the whole fit: name it
+        print(f"note: {cal.views[worst]} fits worst ({cal.view_errors_px[worst]:.2f} px); "
+              "consider leaving it out", file=sys.stderr)
+    if cal.rms_px > 1.0:
+        print("note: an RMS above 1 px usually means blurred photos, a board that is not flat, "
+              "or --square-mm/--marker-mm not matching the print", file=sys.stderr)
+    if len(cal.views) < 8:
+        print(f"note: {len(cal.views)} views is few; 10 to 20 photos covering the image corners "
+              "give a steadier lens model", file=sys.stderr)
+    print(f"wrote {out}")
+    return 0
+
+
+def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
+    import cv2
+
+    from calibration.intrinsics import IntrinsicsError
+
+    img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ok = cv2.imwrite(str(path), img)
+    except (OSError, cv2.error) as exc:
+        raise IntrinsicsError(f"cannot write board image {str(path)!r}: {exc}") from None
+    if not ok:
+        raise IntrinsicsError(f"cannot write board image {str(path)!r} (use a .png file name)")
+    bw, bh = board.size_mm
+    print(f"wrote {path} ({img.shape[1]}x{img.shape[0]} px at {dpi} dpi): print it at 100% "
+          f"scale; the board is {bw:g} x {bh:g} mm, squares {board.square_mm:g} mm - measure "
+          "them and pass --square-mm/--marker-mm if the printer scaled it")

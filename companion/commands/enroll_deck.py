@@ -1,0 +1,117 @@
+"""``companion enroll-deck``: build the card identifier's gallery from one scan per card.
+
+    companion enroll-deck FOLDER [--name NAME] [--out FILE.npz] [--per-card N] [--seed S]
+
+FOLDER holds one image per card named by card id (``cups-07.png``), optionally ``back.png``
+and ``deck.json`` (see :mod:`vision.synth.deck`). The gallery goes to
+``$XDG_DATA_HOME/arcana-companion/decks/NAME.npz`` (NAME defaults to the deck's name) unless
+``--out`` says otherwise; :func:`vision.cards.galleries.load_gallery` finds it by that name.
+The same folder, ``--per-card`` and ``--seed`` give the same gallery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}"
+                                         ) from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return v
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "enroll-deck", help="teach the card identifier a deck from one scan per card",
+        description="Enroll a deck for card identification: every scan is rendered many times "
+                    "as a camera might see it (printing, light, blur, tilt, occluders) and the "
+                    "gallery is saved for the table pipeline.")
+    p.add_argument("folder", type=Path, metavar="FOLDER",
+                   help="deck folder: one image per card named by card id (cups-07.png), "
+                        "optional back.png and deck.json")
+    p.add_argument("--name", default=None,
+                   help="name to save the gallery under (default: the deck's name)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
+                   help="gallery file to write (default $XDG_DATA_HOME/arcana-companion/decks/"
+                        "NAME.npz, i.e. ~/.local/share/arcana-companion/decks/NAME.npz)")
+    p.add_argument("--per-card", type=_positive, default=40, metavar="N",
+                   help="simulated views per card (default 40; fewer is faster and less robust)")
+    p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision.cards.galleries import check_name, gallery_path
+    from vision.cards.identify import GalleryError, enroll
+    from vision.synth.deck import load_deck
+    from vision.synth.generate import Progress
+
+    # Check the name and the folder before the long part, so a typo fails at once; the
+    # folder is validated (every image decoded) again inside enroll, which is cheap.
+    if args.name is not None:
+        check_name(args.name)
+    deck = load_deck(args.folder)
+    name = args.name if args.name is not None else deck.name
+    if args.out is not None:
+        out = args.out.expanduser()
+        if out.is_dir():
+            raise GalleryError(f"--out {str(out)!r} is a folder; give a file name such as "
+                               f"{name}.npz")
+    else:
+        try:
+            out = gallery_path(name)
+        except GalleryError:
+            raise GalleryError(f"the deck's name {name!r} cannot be a file name; pass --name "
+                               "or --out") from None
+    n_cards = len(deck.ids)
+    back = "its back image" if deck.back_file is not None else "procedural backs"
+    print(f"enrolling {n_cards} cards of deck {deck.name!r} ({deck.card_size_mm[0]:g} x "
+          f"{deck.card_size_mm[1]:g} mm, {back}), {args.per_card} views per card, "
+          f"seed {args.seed}", file=sys.stderr)
+
+    bar = Progress(n_cards, "enroll", force=not args.no_progress)
+    if args.no_progress:
+        bar.enabled = False
+    t0 = time.perf_counter()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "cards":
+            bar.update(done - bar.done)
+            # without a terminal the bar is silent: leave a trace in the log instead
+            if not bar.enabled and (done == total or done % 10 == 0):
+                log.info("augmented %d/%d cards (%.1f s)", done, total,
+                         time.perf_counter() - t0)
+        elif stage == "fit":
+            bar.close()
+            print(f"fitting the projection ({time.perf_counter() - t0:.1f} s so far) ...",
+                  file=sys.stderr)
+
+    gallery = enroll(deck.folder, per_card=args.per_card, seed=args.seed, progress=progress)
+    if args.name is not None:
+        gallery.deck_name = args.name
+    elapsed = time.perf_counter() - t0
+    try:
+        gallery.save(out)
+    except OSError as exc:
+        raise GalleryError(f"cannot write gallery {str(out)!r}: {exc.strerror or exc}"
+                           ) from None
+    size = out.stat().st_size
+    print(f"enrolled {n_cards} cards (+ back) as {name!r} in {elapsed:.1f} s; "
+          f"wrote {out} ({_size(size)})")
+    return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"

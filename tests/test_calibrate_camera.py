@@ -1,0 +1,262 @@
+"""``companion calibrate-camera``: synthetic photos of a ChArUco board taken through the
+renderer's camera model (known K and lens distortion, nine poses) must give back K within 2%
+and a distortion model that makes the board's corners an ideal pinhole image again; bad
+photos are skipped by name and too few views is a clean error. The camera file round-trips
+through :func:`calibration.intrinsics.load_intrinsics`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.intrinsics import (
+    BoardSpec,
+    IntrinsicsError,
+    default_camera_path,
+    detect_board,
+    load_intrinsics,
+    read_camera_file,
+    save_intrinsics,
+)
+from companion.cli import main
+from vision.synth.camera import Camera, distortion_maps, look_camera
+
+W, H = 1280, 720
+F_X, F_Y = 1000.0, 1008.0
+PRINCIPAL_OFFSET = (6.0, -4.0)       # px off the image centre: cx, cy must be found, not assumed
+DIST = np.array([-0.25, 0.09, 0.0008, -0.0006, -0.01])  # a wide webcam's barrel distortion
+BOARD = BoardSpec()                  # the command's defaults: 7x5, 30/22 mm, DICT_5X5_100
+ORIGIN_MM = (400.0, 300.0)           # where the board's corner lies on the table
+TEX_PX_PER_MM = 4.0                  # board texture resolution (~ the image's, no aliasing)
+# (tilt deg, yaw deg, tilt direction deg, distance mm, aim offset from the board centre mm):
+# tilted views from all sides, the board pushed toward different parts of the image
+POSES = [(0, 0, 0, 420, (0, 0)), (25, 10, 0, 450, (60, 30)), (30, -20, 90, 430, (-70, 20)),
+         (35, 30, 180, 460, (50, -40)), (30, 80, 270, 440, (-60, -30)),
+         (20, -45, 45, 400, (90, 50)), (40, 15, 135, 480, (-80, 40)),
+         (15, 60, 225, 380, (70, -50)), (28, -70, 315, 420, (-40, -55))]
+
+
+def _camera(tilt: float, yaw: float, tdir: float, dist_mm: float,
+            aim: tuple[float, float]) -> Camera:
+    bw, bh = BOARD.size_mm
+    target = (ORIGIN_MM[0] + bw / 2 + aim[0], ORIGIN_MM[1] + bh / 2 + aim[1])
+    cam = look_camera(target, dist_mm, tilt, yaw, tdir, F_X, W, H, DIST,
+                      principal_offset=PRINCIPAL_OFFSET)
+    cam.K[1, 1] = F_Y  # non-square pixels: fx and fy are estimated separately
+    return cam
+
+
+def render_board(cam: Camera) -> np.ndarray:
+    """The board lying flat on the table as ``cam`` sees it: drawn on the ideal (pinhole)
+    canvas through the table homography, then bent by the lens with the renderer's maps so
+    that a board point lands exactly where ``cam.project`` puts it."""
+    tex = BOARD.image(TEX_PX_PER_MM)
+    mx, my, K_ideal, (cw, ch) = distortion_maps(cam)
+    # texture pixel centres (u + 0.5) / ppm mm from the board's corner
+    S = np.array([[1 / TEX_PX_PER_MM, 0, ORIGIN_MM[0] + 0.5 / TEX_PX_PER_MM],
+                  [0, 1 / TEX_PX_PER_MM, ORIGIN_MM[1] + 0.5 / TEX_PX_PER_MM],
+                  [0, 0, 1]])
+    ideal = cv2.warpPerspective(tex, cam.table_homography(K_ideal) @ S, (cw, ch),
+                                flags=cv2.INTER_LINEAR, borderValue=235)
+    return np.asarray(cv2.remap(ideal, mx, my, cv2.INTER_LINEAR, borderValue=235))
+
+
+def _world(obj: np.ndarray) -> np.ndarray:
+    """Board points (N, 3) mm -> table world points (N, 3)."""
+    return np.column_stack([obj[:, :2] + ORIGIN_MM, np.zeros(len(obj))])
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Camera]]:
+    folder = tmp_path_factory.mktemp("board-photos")
+    cams = [_camera(*p) for p in POSES]
+    for i, cam in enumerate(cams):
+        cv2.imwrite(str(folder / f"view{i:02d}.png"), render_board(cam))
+    return folder, cams
+
+
+@pytest.fixture(scope="module")
+def calibrated(views: tuple[Path, list[Camera]], tmp_path_factory: pytest.TempPathFactory
+               ) -> tuple[Path, str]:
+    folder, _ = views
+    out = tmp_path_factory.mktemp("cam") / "camera.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["calibrate-camera", str(folder), "--out", str(out)])
+    assert rc == 0, buf.getvalue()
+    return out, buf.getvalue()
+
+
+def test_recovers_the_camera_matrix(calibrated: tuple[Path, str]) -> None:
+    out, text = calibrated
+    assert f"calibrated from {len(POSES)} of {len(POSES)} image(s)" in text
+    assert "RMS reprojection error" in text
+    rms = float(text.split("RMS reprojection error ")[1].split(" px")[0])
+    assert rms < 0.5  # the renderer's only error is resampling
+    intr = load_intrinsics(out)
+    cx, cy = W / 2 - 0.5 + PRINCIPAL_OFFSET[0], H / 2 - 0.5 + PRINCIPAL_OFFSET[1]
+    K = intr.K
+    for got, want in ((K[0, 0], F_X), (K[1, 1], F_Y), (K[0, 2], cx), (K[1, 2], cy)):
+        assert abs(got - want) / want < 0.02, (got, want)
+    # the synthetic photos are clean: in fact much closer than 2%
+    assert abs(K[0, 0] - F_X) / F_X < 0.005 and abs(K[1, 1] - F_Y) / F_Y < 0.005
+    data = read_camera_file(out)
+    assert data["image_size"] == (W, H)
+    assert data["views"] == len(POSES)
+    assert data["board"] == {"squares": [7, 5], "square_mm": 30, "marker_mm": 22,
+                             "dictionary": "DICT_5X5_100"}
+
+
+def test_undistorted_corners_are_a_pinhole_image(views: tuple[Path, list[Camera]],
+                                                 calibrated: tuple[Path, str]) -> None:
+    folder, cams = views
+    intr = load_intrinsics(calibrated[0])
+    K, dist = intr.K, intr.dist
+    covered = []
+    for i, cam in enumerate(cams):
+        view = detect_board(cv2.imread(str(folder / f"view{i:02d}.png")), BOARD)
+        assert view is not None
+        obj = view.object_points.astype(np.float64)
+        # where the lens really puts the corners, undistorted with the recovered model...
+        seen = cam.project(_world(obj))
+        und = intr.undistort_points(seen)
+        # ...is an ideal pinhole image of the board: the recovered K at the pose PnP finds
+        ok, rvec, tvec = cv2.solvePnP(obj, und, K, None)
+        assert ok
+        pin, _ = cv2.projectPoints(obj, rvec, tvec, K, None)
+        err = np.linalg.norm(pin.reshape(-1, 2) - und, axis=1)
+        assert err.max() < 0.5, (i, err.max())
+        covered.append(seen)
+    # Over the whole part of the image the photos cover, the recovered undistortion equals
+    # the true one up to a homography (K and pose trade a little; straight lines are
+    # straight in both), while the raw distorted image is pixels away from it.
+    hull = cv2.convexHull(np.concatenate(covered).astype(np.float32))
+    gx, gy = np.meshgrid(np.arange(0, W, 20.0), np.arange(0, H, 20.0))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    grid = grid[[cv2.pointPolygonTest(hull, (float(x), float(y)), False) >= 0 for x, y in grid]]
+    assert len(grid) > 500
+    crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-9)
+    true_und = cv2.undistortPoints(grid.reshape(-1, 1, 2), cams[0].K, DIST, P=cams[0].K,
+                                   criteria=crit).reshape(-1, 2)
+    est_und = cv2.undistortPoints(grid.reshape(-1, 1, 2), K, dist, P=K,
+                                  criteria=crit).reshape(-1, 2)
+
+    def residual(src: np.ndarray) -> float:
+        Hm, _ = cv2.findHomography(src, true_und, 0)
+        mapped = cv2.perspectiveTransform(src.reshape(-1, 1, 2), Hm).reshape(-1, 2)
+        return float(np.linalg.norm(mapped - true_und, axis=1).max())
+
+    assert residual(est_und) < 0.5
+    assert residual(grid) > 2.0  # the test has teeth: the lens distortion is real
+
+
+def test_default_camera_file_in_config_dir(views: tuple[Path, list[Camera]], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _ = views
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    expected = tmp_path / "cfg" / "arcana-companion" / "camera.json"
+    assert default_camera_path() == expected
+    files = sorted(folder.glob("*.png"))[:4]
+    assert main(["calibrate-camera", *map(str, files)]) == 0
+    assert f"wrote {expected}" in capsys.readouterr().out
+    assert load_intrinsics(expected).K[0, 0] == pytest.approx(F_X, rel=0.02)
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    assert default_camera_path() == Path.home() / ".config" / "arcana-companion" / "camera.json"
+
+
+def test_bad_photos_are_skipped_by_name_and_too_few_views_fail(
+        views: tuple[Path, list[Camera]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _ = views
+    junk = tmp_path / "junk.png"
+    junk.write_text("not an image")
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((H, W), 200, np.uint8))
+    missing = tmp_path / "missing.jpg"
+    good = [str(folder / "view00.png"), str(folder / "view01.png")]
+    out = tmp_path / "camera.json"
+    rc = main(["calibrate-camera", *good, str(junk), str(blank), str(missing), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert f"skipped {junk}: not a readable image" in err
+    assert f"skipped {blank}: no ChArUco board found" in err
+    assert f"skipped {missing}: no such file" in err
+    assert "error: only 2 usable view(s) of the board; calibration needs at least 3" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+    # with a third good view the skipped files no longer matter
+    rc = main(["calibrate-camera", *good, str(folder / "view02.png"), str(junk), str(blank),
+               "--out", str(out)])
+    io = capsys.readouterr()
+    assert rc == 0, io.err
+    assert "calibrated from 3 of 5 image(s)" in io.out
+
+
+def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["calibrate-camera", str(empty)]) == 2
+    assert "holds no images" in capsys.readouterr().err
+    assert main(["calibrate-camera"]) == 2
+    assert "no photos given" in capsys.readouterr().err
+    assert main(["calibrate-camera", str(tmp_path / "x.png"), "--marker-mm", "40"]) == 2
+    assert "must be positive and smaller than the square side" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: bad --board text
+        main(["calibrate-camera", "--board", "seven"])
+    assert "expected SQUARESxSQUARES" in capsys.readouterr().err
+
+
+def test_print_board_is_detectable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    png = tmp_path / "board.png"
+    assert main(["calibrate-camera", "--print-board", str(png), "--dpi", "100"]) == 0
+    assert "print it at 100% scale" in capsys.readouterr().out
+    img = cv2.imread(str(png), cv2.IMREAD_GRAYSCALE)
+    mm_w = (7 * 30 + 2 * 10) / 25.4 * 100
+    assert abs(img.shape[1] - mm_w) <= 2
+    view = detect_board(img, BOARD)
+    assert view is not None and len(view.image_points) == 6 * 4  # every inner corner
+
+
+def test_camera_file_errors_name_the_file_and_field(tmp_path: Path) -> None:
+    p = tmp_path / "camera.json"
+    with pytest.raises(IntrinsicsError, match="does not exist"):
+        load_intrinsics(p)
+    p.write_text("{nope")
+    with pytest.raises(IntrinsicsError, match=r"camera\.json.*not valid JSON"):
+        load_intrinsics(p)
+    p.write_text(json.dumps({"dist": [0, 0, 0, 0, 0], "image_size": [640, 480]}))
+    with pytest.raises(IntrinsicsError, match=r"camera\.json.*missing field 'K'"):
+        load_intrinsics(p)
+    p.write_text(json.dumps({"K": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "dist": [0, "x"],
+                             "image_size": [640, 480]}))
+    with pytest.raises(IntrinsicsError, match="field 'dist'"):
+        load_intrinsics(p)
+    p.write_text(json.dumps({"K": [[-5, 0, 0], [0, 1, 0], [0, 0, 1]], "dist": [0] * 5,
+                             "image_size": [640, 480]}))
+    with pytest.raises(IntrinsicsError, match="field 'K' is not a camera matrix"):
+        load_intrinsics(p)
+
+
+def test_save_load_and_rescale(tmp_path: Path) -> None:
+    K = np.array([[800.0, 0, 319.5], [0, 805.0, 239.5], [0, 0, 1]])
+    dist = np.array([-0.1, 0.02, 0.0, 0.0, 0.0])
+    p = save_intrinsics(tmp_path / "sub" / "camera.json", K, dist, (640, 480), rms_px=0.2,
+                        board=BOARD, views=12)
+    intr = load_intrinsics(p)
+    np.testing.assert_allclose(intr.K, K)
+    np.testing.assert_allclose(intr.dist, dist)
+    # the same camera at twice the resolution: focal lengths double, the centre moves with
+    # the pixel grid (pixel centres at i + 0.5)
+    big = load_intrinsics(p, image_size=(1280, 960))
+    np.testing.assert_allclose(big.K, np.array([[1600, 0, 639.5], [0, 1610, 479.5], [0, 0, 1]]))
+    with pytest.raises(IntrinsicsError, match="another aspect ratio"):
+        load_intrinsics(p, image_size=(1280, 720))

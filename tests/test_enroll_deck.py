@@ -1,0 +1,192 @@
+"""``companion enroll-deck``: enroll a small custom deck made here (six procedural cards and a
+deck.json), then identify perspective-warped crops of its cards through the saved gallery;
+a bad deck folder or name is a clean one-line error with exit code 2. Seeded throughout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from companion.cli import main
+from vision.cards.galleries import gallery_path, list_galleries, load_gallery
+from vision.cards.identify import Gallery, GalleryError, warp_card
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = [f"glyph-{k:02d}" for k in range(6)]
+CARD_MM = (63.5, 89.0)
+
+
+def make_deck(folder: Path) -> Path:
+    """Six poker-size cards: coloured field, random discs and bars, a big digit (so that
+    each card is distinct and none looks the same turned 180 degrees)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(1)
+    for k, cid in enumerate(IDS):
+        img = np.full((240, 170, 3), 245, np.uint8)
+        field = tuple(int(v) for v in rng.integers(40, 220, 3))
+        cv2.rectangle(img, (8, 8), (161, 231), field, -1)
+        for _ in range(5):
+            c = tuple(int(v) for v in rng.integers(0, 255, 3))
+            x, y = int(rng.integers(20, 140)), int(rng.integers(20, 200))
+            if rng.random() < 0.5:
+                cv2.circle(img, (x, y), int(rng.integers(8, 30)), c, -1)
+            else:
+                cv2.rectangle(img, (x, y), (x + int(rng.integers(10, 40)),
+                                            y + int(rng.integers(10, 50))), c, -1)
+        cv2.putText(img, str(k), (20, 70), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (0, 0, 0), 5)
+        cv2.imwrite(str(folder / f"{cid}.png"), img)
+    (folder / "deck.json").write_text(json.dumps(
+        {"name": "glyphs", "card_size_mm": list(CARD_MM), "cards": IDS}))
+    return folder
+
+
+def run_cli(*args: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # one BLAS thread: the fit's eigendecompositions run several times slower when OpenBLAS
+    # threads fight other jobs for the two cores of a shared test machine
+    env.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, **env_extra)
+    return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True,
+                          text=True, check=False, timeout=300, cwd=ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def enrolled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """(deck folder, XDG data home, CLI stdout) after enrolling the deck once."""
+    base = tmp_path_factory.mktemp("enroll")
+    deck = make_deck(base / "glyph-deck")
+    data = base / "data"
+    proc = run_cli("enroll-deck", str(deck), "--per-card", "8", "--seed", "3",
+                   env_extra={"XDG_DATA_HOME": str(data)})
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return deck, data, proc.stdout
+
+
+def test_enroll_writes_the_gallery_to_the_data_dir(enrolled: tuple[Path, Path, str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _, data, out = enrolled
+    path = data / "arcana-companion" / "decks" / "glyphs.npz"
+    assert path.is_file()
+    assert "enrolled 6 cards" in out and f"wrote {path}" in out
+    assert " s; " in out and "kB" in out  # time taken and file size
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    assert gallery_path("glyphs") == path
+    assert list_galleries() == ["glyphs"]
+    gal = load_gallery("glyphs")
+    assert gal.deck_name == "glyphs"
+    assert gal.card_size_mm == CARD_MM
+    assert set(gal.card_ids) >= set(IDS)
+    # by path too, and the same gallery
+    assert load_gallery(str(path)).class_ids == gal.class_ids
+
+
+def _scene(art: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The card art warped onto a green felt image as a tilted, turned quad; returns the
+    image and the card's corners (TL, TR, BR, BL of the art)."""
+    img = np.empty((360, 480, 3), np.uint8)
+    img[:] = (70, 110, 60)
+    img = cv2.add(img, rng.normal(0, 6, img.shape).clip(-20, 20).astype(np.int8),
+                  dtype=cv2.CV_8U)
+    h_px = float(rng.uniform(110, 170))
+    w_px = h_px * CARD_MM[0] / CARD_MM[1]
+    a = np.radians(rng.uniform(0, 360))
+    u = np.array([np.cos(a), np.sin(a)])
+    r = np.array([-u[1], u[0]])
+    c = np.array([240.0, 180.0]) + rng.uniform(-40, 40, 2)
+    quad = np.array([c - u * h_px / 2 - r * w_px / 2, c - u * h_px / 2 + r * w_px / 2,
+                     c + u * h_px / 2 + r * w_px / 2, c + u * h_px / 2 - r * w_px / 2])
+    quad += rng.normal(0, 4, quad.shape)  # perspective: the quad is no rectangle
+    ah, aw = art.shape[:2]
+    M = cv2.getPerspectiveTransform(
+        np.array([[-0.5, -0.5], [aw - 0.5, -0.5], [aw - 0.5, ah - 0.5], [-0.5, ah - 0.5]],
+                 np.float32),
+        quad.astype(np.float32))
+    warped = cv2.warpPerspective(art, M, (480, 360), flags=cv2.INTER_AREA)
+    mask = cv2.warpPerspective(np.full((ah, aw), 255, np.uint8), M, (480, 360))
+    img[mask > 127] = warped[mask > 127]
+    img = cv2.GaussianBlur(img, (3, 3), 0.7)
+    return img, quad
+
+
+def test_identifies_warped_crops(enrolled: tuple[Path, Path, str]) -> None:
+    deck, data, _ = enrolled
+    gal = Gallery.load(data / "arcana-companion" / "decks" / "glyphs.npz")
+    rng = np.random.default_rng(17)
+    for trial in range(2):
+        for cid in IDS:
+            img, quad = _scene(cv2.imread(str(deck / f"{cid}.png")), rng)
+            flip = (trial + IDS.index(cid)) % 2 == 1
+            corners = np.roll(quad, 2, axis=0) if flip else quad  # detector's quad upside down
+            m = gal.identify(warp_card(img, corners))
+            assert m.card_id == cid, (cid, m)
+            assert m.rotated == flip, (cid, m)
+    # plain felt is not a card
+    felt = np.empty((112, 64, 3), np.uint8)
+    felt[:] = (70, 110, 60)
+    assert gal.identify(felt).card_id is None
+
+
+def test_out_and_name(tmp_path: Path) -> None:
+    deck = make_deck(tmp_path / "d")
+    out = tmp_path / "g" / "mine.npz"
+    proc = run_cli("enroll-deck", str(deck), "--per-card", "2", "--name", "my-glyphs",
+                   "--out", str(out), "--no-progress",
+                   env_extra={"XDG_DATA_HOME": str(tmp_path / "unused")})
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file() and not (tmp_path / "unused").exists()
+    assert Gallery.load(out).deck_name == "my-glyphs"
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "incomplete", "bad-image", "bad-name"])
+def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    folder = tmp_path / "deck"
+    extra: list[str] = []
+    if case == "empty":
+        folder.mkdir()
+        want = "holds no card images"
+    elif case == "missing":
+        want = "does not exist or is not a folder"
+    elif case == "incomplete":
+        make_deck(folder)
+        (folder / "glyph-03.png").unlink()
+        want = "is missing 1 card image(s): glyph-03"
+    elif case == "bad-image":
+        make_deck(folder)
+        (folder / "glyph-02.png").write_bytes(b"not a png")
+        want = "unreadable image"
+    else:
+        make_deck(folder)
+        extra = ["--name", "../escape"]
+        want = "cannot be a file name"
+    rc = main(["enroll-deck", str(folder), "--per-card", "2", *extra])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("companion enroll-deck: error: ") and want in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "data").exists()
+
+
+def test_load_gallery_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    with pytest.raises(GalleryError, match="no enrolled deck 'rws'.*no deck is enrolled"):
+        load_gallery("rws")
+    with pytest.raises(GalleryError, match="does not exist"):
+        load_gallery(tmp_path / "nowhere.npz")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(GalleryError, match="bad.npz"):
+        load_gallery(bad)
+    with pytest.raises(GalleryError, match="cannot be a file name"):
+        gallery_path("a/b")
