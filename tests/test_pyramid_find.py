@@ -1,0 +1,94 @@
+"""The classical pyramid finder on single rendered pyramids on a plain table (seeded)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT
+from calibration.table import Intrinsics, TableCalibrator
+from vision.synth.camera import camera_over_mat
+from vision.synth.render import Light, plain_style, render
+from vision.synth.scene import PyramidPlacement, TableScene
+
+TABLE = (60, 85, 110)  # a brownish wood tone (BGR)
+
+
+@pytest.fixture(scope="module")
+def deck():
+    from vision.synth.deck import load_deck, shared_dir
+
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
+        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
+    return load_deck(sd / "decks" / "rws-tarot")
+
+
+@pytest.fixture(scope="module")
+def finder():
+    from vision.pyramids import PyramidFinder
+
+    return PyramidFinder(DEFAULT_MAT)
+
+
+def _shoot(deck, pyramids, tilt=12.0, seed=3):
+    # tilted and off-centre so that the upright apex leans (parallax) and the calibration
+    # has to undo perspective
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=tilt, yaw=8.0, tilt_dir=200.0)
+    st = plain_style(TABLE, seed=seed)
+    st.lights = [Light(40, 60, 0.6, 0.3, 3.0)]
+    image, truth = render(TableScene(pyramids=pyramids), deck, DEFAULT_MAT, cam, st)
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    assert calib.calibrated
+    return image, calib, truth
+
+
+def _angle_diff(a, b):
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+@pytest.mark.parametrize("color,pips,upright,pointing", [
+    ("red", 3, True, None),
+    ("blue", 2, True, None),
+    ("yellow", 2, False, 120.0),
+    ("green", 3, False, 300.0),
+    ("orange", 1, False, 0.0),
+])
+def test_single_pyramid(deck, finder, color, pips, upright, pointing):
+    p = PyramidPlacement(color, pips, upright, (620.0, 210.0), pointing, yaw_deg=25.0)
+    image, calib, _ = _shoot(deck, [p])
+    found = finder.find(image, calib)
+    assert len(found) == 1, [f.to_dict() for f in found]
+    (f,) = found
+    assert f.color == color
+    assert f.pips == pips
+    assert f.upright == upright
+    assert math.dist(f.base_center_mm, p.base_center_mm) < 4.0, f.to_dict()
+    if not upright:
+        assert _angle_diff(f.pointing_deg, pointing) < 20.0, f.to_dict()
+    else:
+        assert f.pointing_deg is None
+
+
+def test_two_pyramids_apart(deck, finder):
+    ps = [PyramidPlacement("purple", 3, True, (300.0, 400.0), None, yaw_deg=10.0),
+          PyramidPlacement("cyan", 2, False, (360.0, 400.0), 200.0)]
+    image, calib, _ = _shoot(deck, ps, tilt=5.0, seed=4)
+    found = sorted(finder.find(image, calib), key=lambda f: f.base_center_mm[0])
+    assert [(f.color, f.pips, f.upright) for f in found] == [("purple", 3, True),
+                                                             ("cyan", 2, False)]
+
+
+def test_empty_table_gives_none(deck, finder):
+    image, calib, _ = _shoot(deck, [])
+    assert finder.find(image, calib) == []
+
+
+def test_uncalibrated_gives_none(finder):
+    from calibration.table import Calibration
+
+    assert finder.find(np.zeros((720, 1280, 3), np.uint8), Calibration(False)) == []

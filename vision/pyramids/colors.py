@@ -1,0 +1,116 @@
+"""Pixel colour model: a Lab look-up table of P(pyramid colour | pixel), learned from renders.
+
+Every pixel of the rectified view is quantised to 32 levels per Lab channel; the table holds,
+per bin, the share of training pixels that belonged to each pyramid colour or to the
+background (table textures, card art, markers, shadows). It is a histogram Bayes classifier:
+nothing is hand-tuned per colour, translucent plastic over varied backgrounds is covered by
+what the renders showed, and looking a pixel up is one indexing operation.
+
+Fitted by ``python -m vision.pyramids.train_colors`` on seeded renders that the benchmark
+never uses (seed :data:`TRAIN_SEED`); stored in ``color_lut.npz`` next to this file.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+COLORS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "cyan",
+                           "black", "white", "clear")
+BACKGROUND = len(COLORS)          # class index of "not a pyramid"
+BINS = 32                          # per Lab channel
+SHIFT = 3                          # 256 / 32
+LUT_PATH = Path(__file__).with_name("color_lut.npz")
+TRAIN_SEED = 90_001                # renders for fitting; the benchmark uses other seeds
+
+
+@dataclass
+class ColorModel:
+    """Per-class Lab histograms (``counts``: (BINS**3, classes)) and how to turn them into
+    per-bin decisions for one image.
+
+    A global table alone cannot work: red plastic and a red cloth or red card art share Lab
+    bins, and with the true prior the background wins those bins everywhere. So each image's
+    own Lab histogram joins the background likelihood: pyramids cover well under 1% of the
+    table, so a colour that is common in *this* image (the cloth, a card's sky) is
+    background here, while the same colour as a few small blobs on a green felt is not.
+    ``bg_weight`` scales the background likelihood against the colours' (a recall /
+    precision knob; the shape fit rejects blobs that are not pyramid-shaped).
+    """
+
+    counts: np.ndarray
+    bg_weight: float = 15.0
+    image_share: float = 0.7   # part of the background likelihood taken from the image
+
+    @property
+    def likelihood(self) -> np.ndarray:
+        """(BINS**3, classes) float32: smoothed per-class histograms, each summing to 1."""
+        if not hasattr(self, "_lik"):
+            c = self.counts.reshape(BINS, BINS, BINS, -1).astype(np.float32)
+            # smooth each class's histogram over neighbouring bins: renders never cover every
+            # bin a real pixel can fall in, and noise moves a pixel a bin or two
+            sm = _smooth(c)
+            sm /= np.maximum(sm.sum(axis=(0, 1, 2), keepdims=True), 1e-9)
+            self._lik = sm.reshape(BINS ** 3, -1)
+        return self._lik
+
+    def tables(self, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(label per bin uint8, normalised class scores per bin float32) for an image whose
+        Lab bin indices are ``idx`` (None: the global background only)."""
+        lik = self.likelihood
+        bg = lik[:, BACKGROUND]
+        if idx is not None and self.image_share > 0:
+            h = np.bincount(idx.ravel(), minlength=BINS ** 3).astype(np.float32)
+            h = _smooth(h.reshape(BINS, BINS, BINS, 1)).reshape(-1)
+            h /= max(float(h.sum()), 1.0)
+            bg = (1 - self.image_share) * bg + self.image_share * h
+        sc = lik.copy()
+        sc[:, BACKGROUND] = self.bg_weight * bg + 1e-7  # empty bins are background
+        sc /= sc.sum(axis=1, keepdims=True)
+        return np.argmax(sc, axis=1).astype(np.uint8), sc
+
+    def save(self, path: Path = LUT_PATH) -> None:
+        np.savez_compressed(path, counts=self.counts.astype(np.float32), colors=np.array(COLORS))
+
+    @classmethod
+    def load(cls, path: Path = LUT_PATH, **kw: float) -> ColorModel:
+        with np.load(path) as z:
+            if tuple(str(c) for c in z["colors"]) != COLORS:
+                raise ValueError(f"{path}: colour list differs from {COLORS}")
+            return cls(z["counts"].astype(np.float64), **kw)
+
+
+def bin_index(bgr: np.ndarray) -> np.ndarray:
+    lab = np.right_shift(cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), SHIFT).astype(np.int32)
+    out: np.ndarray = (lab[..., 0] * BINS + lab[..., 1]) * BINS + lab[..., 2]
+    return out
+
+
+def _smooth(v: np.ndarray) -> np.ndarray:
+    """[1, 2, 1] / 4 along each of the three Lab axes of (B, B, B, classes) histograms."""
+    out = v.astype(np.float32)
+    for ax in range(3):
+        p = np.pad(out, [(1, 1) if a == ax else (0, 0) for a in range(out.ndim)], mode="edge")
+        n = out.shape[ax]
+        out = (np.take(p, range(n), axis=ax) + 2 * np.take(p, range(1, n + 1), axis=ax)
+               + np.take(p, range(2, n + 2), axis=ax)) / 4.0
+    return out
+
+
+_MODEL: ColorModel | None = None
+
+
+def default_model() -> ColorModel:
+    global _MODEL
+    if _MODEL is None:
+        if not LUT_PATH.exists():
+            raise FileNotFoundError(f"{LUT_PATH} missing: run python -m vision.pyramids."
+                                    "train_colors")
+        _MODEL = ColorModel.load()
+    return _MODEL
