@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import math
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Card identity (classical gallery)"
 GROUPS = ("ordinary", "hard", "unseen printing")
@@ -165,17 +166,6 @@ def table(rows: list[tuple[str, str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def write_results(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pat = re.compile(r"^" + re.escape(SECTION) + r"\n.*?(?=^## |\Z)", re.S | re.M)
-    if pat.search(old):
-        new = pat.sub(lambda _: text.rstrip() + "\n\n", old)
-    else:
-        new = old.rstrip() + "\n\n" + text.rstrip() + "\n"
-    path.write_text(new.rstrip() + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", type=int, default=120, help="tarot scenes per group")
@@ -243,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(text)
     if not args.no_write:
-        write_results(text)
+        write_section(SECTION, text)
     return 0
 
 

@@ -33,13 +33,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # runnable from a checkout without `pip install -e .`
 
+from bench.results import RESULTS, write_section
 from companion.commands.play import choose_bot_move
 from companion.core.errors import NotationError
 from companion.games.zarcana import Edition, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState
 from companion.games.zarcana.moves import Move
 
-RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## Zarcana engine"
 PLAYERS = 3
 TURNS = range(40, 81)
@@ -189,26 +189,6 @@ def report(figs: list[EditionFigures], command: str) -> tuple[str, bool]:
     return "\n".join(lines), ok
 
 
-def write_section(section: str, path: Path = RESULTS) -> None:
-    """Replace only this benchmark's section; keep the header and everyone else's."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if not text.strip():
-        text = "# Benchmark results\n"
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        new = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
-                   len(lines))
-        before = "\n".join(lines[:start]).rstrip("\n")
-        after = "\n".join(lines[end:])
-        new = before + "\n\n" + section.rstrip("\n") + "\n" + ("\n" + after + "\n" if after else "")
-    if not new.lstrip().startswith("# Benchmark results"):
-        new = "# Benchmark results\n\n" + new.lstrip("\n")
-    path.write_text(new, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=20, help="random games per edition")
@@ -230,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     section, ok = report(figs, command)
     print(section)
     if not args.no_write:
-        write_section(section)
+        write_section(SECTION, section)
         print(f"(written to {RESULTS.relative_to(ROOT)})")
     return 0 if ok else 1
 

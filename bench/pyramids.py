@@ -22,7 +22,6 @@ import logging
 import math
 import os
 import platform
-import re
 import sys
 import time
 from collections import defaultdict
@@ -33,6 +32,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Pyramids (classical prototype)"
 MATCH_MM = 12.0
@@ -204,17 +205,6 @@ def report(res: dict[str, Any], cmd: str) -> str:
     return "\n".join(lines)
 
 
-def write_results(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pat = re.compile(r"^" + re.escape(SECTION) + r"\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    if pat.search(old):
-        new = pat.sub(lambda _: text.rstrip() + "\n\n", old)
-    else:
-        new = old.rstrip() + "\n\n" + text.rstrip() + "\n"
-    path.write_text(new.rstrip() + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenes", type=int, default=100)
@@ -228,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(res, cmd)
     print(text)
     if not args.no_write:
-        write_results(text)
+        write_section(SECTION, text)
     return 0
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import shutil
 import sys
 import tempfile
@@ -22,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Synthetic scenes"
 
@@ -59,16 +60,6 @@ def run(count: int, jobs: int, seed: int, size: tuple[int, int], game: str) -> d
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_results(text: str, path: Path) -> None:
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(old):
-        new = pattern.sub(lambda _: text, old)
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=60)
@@ -101,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_results(text, ROOT / "bench" / "RESULTS.md")
+        write_section(SECTION, text)
     return 0
 
 
