@@ -17,18 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from companion.commands.argtypes import positive_int
+
 log = logging.getLogger(__name__)
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}"
-                                         ) from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return v
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
                    help="gallery file to write (default $XDG_DATA_HOME/arcana-companion/decks/"
                         "NAME.npz, i.e. ~/.local/share/arcana-companion/decks/NAME.npz)")
-    p.add_argument("--per-card", type=_positive, default=40, metavar="N",
+    p.add_argument("--per-card", type=positive_int, default=40, metavar="N",
                    help="simulated views per card (default 40; fewer is faster and less robust)")
     p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

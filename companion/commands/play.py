@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TextIO
 
+from companion.commands.argtypes import positive_int
 from companion.core.cards import card_info
 from companion.core.errors import CompanionError, NotationError
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
@@ -106,16 +107,6 @@ def _colours_arg(text: str) -> tuple[str, ...]:
     return names
 
 
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {n}")
-    return n
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "play", help="play a game in the terminal (people or random bots)",
@@ -136,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--load", type=Path, metavar="FILE", help="continue a saved game")
     p.add_argument("--record", type=Path, metavar="FILE.jsonl",
                    help="write the moves as JSON lines (header, one line per move, scores)")
-    p.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--max-turns", type=positive_int, default=None, metavar="N",
                    help="stop after N turns")
     p.add_argument("--quiet", action="store_true",
                    help="print only the final scores (and prompts for people)")

@@ -10,6 +10,8 @@ import argparse
 import logging
 from pathlib import Path
 
+from companion.commands.argtypes import positive_int
+
 log = logging.getLogger(__name__)
 
 
@@ -21,17 +23,6 @@ def _fraction(text: str) -> float:
             f"expected a number between 0 and 1, got {text!r}") from None
     if not 0.0 <= v <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return v
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive whole number, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return v
 
 
@@ -51,7 +42,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                     "truth record (NNNNN.jpg + NNNNN.json), mat.json and a dataset card. "
                     "The same seed gives the same bytes.")
     p.add_argument("--out", required=True, type=Path, help="output folder")
-    p.add_argument("--count", type=_positive, default=10, help="number of images (default 10)")
+    p.add_argument("--count", type=positive_int, default=10, help="number of images (default 10)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--deck", type=Path, default=None,
                    help="deck folder (default: shared/decks/rws-tarot beside the repository, "
@@ -63,8 +54,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="layouts: Zarcana lattice, free rows (Arcanoid/Arcanum) or a mix")
     p.add_argument("--hands", type=_fraction, default=0.2,
                    help="share of images with hands over the table (default 0.2)")
-    p.add_argument("--width", type=_positive, default=None, help="image width (default random)")
-    p.add_argument("--height", type=_positive, default=None, help="image height")
+    p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
+    p.add_argument("--height", type=positive_int, default=None, help="image height")
     p.add_argument("--no-distortion", action="store_true", help="ideal pinhole lens")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--val", type=_fraction, default=0.1, help="validation share (default 0.1)")
