@@ -12,9 +12,11 @@ calibration it says so instead of guessing.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
+import math
+
 import numpy as np
 
 from calibration.mat import Mat
@@ -49,6 +51,15 @@ class Calibration:
     reprojection_mm: float | None = None   # RMS of the marker corners through H
     reason: str = ""
     intrinsics: Intrinsics | None = field(default=None, repr=False)
+    image_size: tuple[int, int] | None = None  # (width, height) of the calibrated image
+
+    def camera_matrix(self) -> np.ndarray | None:
+        """K: the known intrinsics, else one estimated from H (see :func:`estimate_camera_matrix`)."""
+        if self.intrinsics is not None:
+            return self.intrinsics.K
+        if self.H is None or self.image_size is None:
+            return None
+        return estimate_camera_matrix(self.H, self.image_size)
 
     def to_table(self, px: np.ndarray) -> np.ndarray:
         """Image pixels (N, 2) to table mm (N, 2)."""
@@ -121,6 +132,8 @@ class TableCalibrator:
         if self.intrinsics is not None:
             found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
         result = self._from_markers(found)
+        h, w = image.shape[:2]
+        result = replace(result, image_size=(int(w), int(h)))
         if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
             self.last_good = result
         return result
@@ -184,6 +197,38 @@ class TableCalibrator:
         return Calibration(True, H, seen, hidden, rms_seen,
                            f"marker(s) {', '.join(map(str, hidden))} hidden: taken from the last "
                            "calibration", self.intrinsics)
+
+
+#: Focal length, as a share of the image width, assumed when H cannot tell it (a camera
+#: looking straight down): about a 65 degree horizontal field of view, a common webcam.
+PRIOR_FOCAL_SHARE = 0.8
+
+
+def estimate_camera_matrix(H: np.ndarray, image_size: tuple[int, int]) -> np.ndarray:
+    """A pinhole K for an uncalibrated camera from the table homography alone.
+
+    With the principal point at the image centre and square pixels, inv(H) = s K [r1 r2 t]
+    and r1, r2 orthonormal give two linear equations in 1/f^2 (Zhang's constraints). A
+    camera looking nearly straight down leaves f unobservable; then, or when the estimate is
+    implausible, the prior :data:`PRIOR_FOCAL_SHARE` of the width is used."""
+    w, h = image_size
+    cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+    T = np.array([[1.0, 0.0, -cx], [0.0, 1.0, -cy], [0.0, 0.0, 1.0]])
+    G = T @ np.linalg.inv(np.asarray(H, np.float64))
+    g1, g2 = G[:, 0], G[:, 1]
+    a = np.array([g1[0] * g2[0] + g1[1] * g2[1], g1[0] ** 2 + g1[1] ** 2 - g2[0] ** 2 - g2[1] ** 2])
+    b = np.array([g1[2] * g2[2], g1[2] ** 2 - g2[2] ** 2])
+    f = PRIOR_FOCAL_SHARE * w
+    denom = float(a @ a)
+    if denom > 0:
+        inv_f2 = -float(a @ b) / denom
+        # trust it only when the tilt makes the constraints informative
+        strength = float(np.linalg.norm(b)) / (float(np.linalg.norm(a)) / f ** 2 + 1e-12)
+        if inv_f2 > 0 and strength > 0.05:
+            est = 1.0 / math.sqrt(inv_f2)
+            if 0.3 * w < est < 4.0 * w:
+                f = est
+    return np.array([[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]])
 
 
 def _rms(H: np.ndarray, img_pts: np.ndarray, tab_pts: np.ndarray) -> float:

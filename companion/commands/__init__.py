@@ -10,4 +10,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vision.synth.command",
     "companion.commands.calibrate_camera",
     "companion.commands.enroll_deck",
+    "companion.commands.train",
+    "companion.commands.games",
+    "companion.commands.export",
+    "companion.commands.observe",
 )

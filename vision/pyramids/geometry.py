@@ -30,9 +30,9 @@ def camera_center(calib: Calibration) -> np.ndarray:
     length, which fixes s, and the camera must be in front of the plane (t_z > 0).
     Without intrinsics a focal length of ~ the image is not known: None is not an option
     here, so callers must calibrate with intrinsics (the synth truth gives them)."""
-    if calib.H is None or calib.intrinsics is None:
-        raise ValueError("camera_center needs a calibration with intrinsics")
-    K = calib.intrinsics.K
+    K = calib.camera_matrix()
+    if calib.H is None or K is None:
+        raise ValueError("camera_center needs a calibration with a homography and image size")
     M = np.linalg.inv(K) @ np.linalg.inv(calib.H)
     lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
     M = M * lam

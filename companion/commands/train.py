@@ -1,0 +1,105 @@
+"""``companion train cards``: render scenes, train the card detector, export ONNX.
+
+Needs the ``train`` extra (ultralytics); never run in CI. Everything is offline: the model
+starts from its YAML and nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from companion.commands.argtypes import positive_int
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+
+class TrainError(CompanionError, RuntimeError):
+    """Training cannot start (missing extra, bad folder)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("train", help="train a model on rendered scenes (needs the train extra)",
+                       description="Render training scenes, train a model with ultralytics "
+                       "and export it to ONNX for the runtime. Needs "
+                       "'pip install -e .[train]'; nothing is downloaded.")
+    p.add_argument("model", choices=["cards"], help="which model: cards = the card detector")
+    p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
+    p.add_argument("--train-count", type=positive_int, default=1300,
+                   help="rendered training scenes (default 1300)")
+    p.add_argument("--val-count", type=positive_int, default=120,
+                   help="rendered validation scenes (default 120)")
+    p.add_argument("--seed", type=int, default=1000,
+                   help="first render seed; validation uses seed + 2 (default 1000)")
+    p.add_argument("--decktet-share", type=float, default=0.15,
+                   help="share of training scenes dealt with the Decktet (default 0.15)")
+    p.add_argument("--render", type=Path, action="append", default=None,
+                   help="use this already rendered synth folder for training instead of "
+                        "rendering (repeatable)")
+    p.add_argument("--val-render", type=Path, action="append", default=None,
+                   help="already rendered validation folder (repeatable)")
+    p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
+    p.add_argument("--epochs", type=positive_int, default=30)
+    p.add_argument("--hours", type=float, default=None,
+                   help="wall-clock budget in hours (overrides --epochs)")
+    p.add_argument("--batch", type=positive_int, default=16)
+    p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
+    p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
+    p.set_defaults(func=run)
+
+
+def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> Path:
+    from vision.synth.deck import load_deck
+    from vision.synth.generate import Progress, SynthConfig, synthesize
+
+    if (out / "mat.json").is_file() and len(list(out.glob("*.jpg"))) >= count:
+        log.info("reusing %s", out)
+        return out
+    bar = Progress(count, f"render {out.name}")
+    synthesize(SynthConfig(out=out, count=count, seed=seed, game="mixed", jobs=jobs,
+                           deck=load_deck(deck) if deck else None), bar.update)
+    bar.close()
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import ultralytics  # noqa: F401
+    except ModuleNotFoundError:
+        raise TrainError("training needs the train extra: pip install -e '.[train]'") from None
+    from vision.detection.train import CardTrainConfig, build_dataset, train_card_detector
+    from vision.synth.deck import default_deck_dir
+    from vision.synth.generate import Progress
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    train_sets = list(args.render or [])
+    val_sets = list(args.val_render or [])
+    if not train_sets:
+        n_dt = int(round(args.train_count * args.decktet_share))
+        decktet = default_deck_dir("decktet")
+        train_sets.append(_render(out / "render-train", args.train_count - n_dt, args.seed,
+                                  None, args.jobs))
+        if n_dt and decktet.is_dir():
+            train_sets.append(_render(out / "render-train-decktet", n_dt, args.seed + 1,
+                                      decktet, args.jobs))
+    if not val_sets:
+        val_sets.append(_render(out / "render-val", args.val_count, args.seed + 2, None,
+                                args.jobs))
+    for folder in train_sets + val_sets:
+        if not (folder / "mat.json").is_file():
+            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    cfg = CardTrainConfig(out=out, imgsz=args.imgsz, epochs=args.epochs, hours=args.hours,
+                          batch=args.batch, train_sets=train_sets, val_sets=val_sets,
+                          device=str(args.device), seed=args.seed)
+    total = sum(len(list(f.glob("*.jpg"))) for f in train_sets + val_sets)
+    bar = Progress(total, "rectify")
+    data_yaml = build_dataset(cfg, bar.update)
+    bar.close()
+    figures = train_card_detector(cfg, data_yaml)
+    print(f"card detector: {out / 'cards-obb.onnx'}  mAP50 {figures['mAP50']:.3f}  "
+          f"precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  "
+          f"({figures['train_seconds']} s)")
+    return 0

@@ -1,0 +1,1 @@
+"""Detectors: the learned card finder and its table view."""

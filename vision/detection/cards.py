@@ -1,0 +1,157 @@
+"""Finding cards: a small YOLO11n-OBB (ONNX, onnxruntime) on the detector's table view.
+
+The model sees the mat rectified into a square canvas (:mod:`vision.detection.view`), so its
+oriented boxes are card rectangles in table millimetres. It says where cards are and which
+way their long side runs; which card it is, and which end is the top of the art, is the
+gallery's job (:mod:`vision.cards.identify`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibration.mat import Mat
+from calibration.table import Calibration
+from models import ModelError, model_path
+from vision.detection.view import DetectorView
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "cards-obb.onnx"
+
+
+@dataclass(frozen=True)
+class CardBoxes:
+    """N cards found in one image, as parallel arrays in the table frame.
+
+    ``angles_deg`` is the direction of each card's long side, in [0, 180): a box cannot say
+    which end is the top of the art."""
+
+    centers_mm: np.ndarray   # (N, 2)
+    angles_deg: np.ndarray   # (N,)
+    sizes_mm: np.ndarray     # (N, 2) short side, long side
+    scores: np.ndarray       # (N,)
+
+    def __post_init__(self) -> None:
+        n = len(self.scores)
+        want = {"centers_mm": (n, 2), "angles_deg": (n,), "sizes_mm": (n, 2), "scores": (n,)}
+        for name, shape in want.items():
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.shape != shape:
+                got = getattr(arr, "shape", type(arr).__name__)
+                raise ValueError(f"CardBoxes.{name}: expected shape {shape}, got {got}")
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @classmethod
+    def empty(cls) -> "CardBoxes":
+        return cls(np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)), np.zeros(0))
+
+    @classmethod
+    def from_yolo_obb(cls, raw: np.ndarray, view: DetectorView, conf: float = 0.35,
+                      iou: float = 0.5) -> "CardBoxes":
+        """From the raw output of an ultralytics OBB export, shape (1, 4 + classes + 1, A):
+        per anchor cx, cy, w, h (canvas px), class scores, angle (radians)."""
+        out = np.asarray(raw, np.float32)
+        if out.ndim != 3 or out.shape[0] != 1 or out.shape[1] < 6:
+            raise ModelError(f"card detector output has shape {out.shape}, expected "
+                             "(1, 4 + classes + 1, anchors) from a YOLO OBB export")
+        p = out[0].T
+        scores = p[:, 4:-1].max(axis=1)
+        keep = scores >= conf
+        p, scores = p[keep], scores[keep]
+        if len(p) == 0:
+            return cls.empty()
+        cx, cy, w, h, ang = p[:, 0], p[:, 1], p[:, 2], p[:, 3], p[:, -1]
+        order = _rotated_nms(cx, cy, w, h, ang, scores, iou)
+        cx, cy, w, h, ang, scores = (a[order] for a in (cx, cy, w, h, ang, scores))
+        # the long side's direction: the box's w axis at ``ang`` (y down = table south)
+        long_dir = np.where(w >= h, np.degrees(ang), np.degrees(ang) + 90.0) % 180.0
+        centers = view.to_mm(np.column_stack([cx, cy]))
+        sizes = np.column_stack([np.minimum(w, h), np.maximum(w, h)]) / view.px_per_mm
+        return cls(centers, long_dir.astype(np.float64), sizes.astype(np.float64),
+                   scores.astype(np.float64))
+
+
+def _rotated_nms(cx: np.ndarray, cy: np.ndarray, w: np.ndarray, h: np.ndarray,
+                 ang: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
+    """Greedy NMS with exact rotated-rectangle IoU (OpenCV); few boxes survive the score
+    threshold, so the quadratic loop is cheap."""
+    import cv2
+
+    order = np.argsort(-scores)
+    kept: list[int] = []
+    rects = [((float(cx[i]), float(cy[i])), (float(w[i]), float(h[i])),
+              math.degrees(float(ang[i]))) for i in range(len(cx))]
+    areas = w * h
+    for i in order:
+        ok = True
+        for k in kept:
+            # cheap reject: centres farther apart than the two half-diagonals
+            if math.hypot(cx[i] - cx[k], cy[i] - cy[k]) > 0.5 * (
+                    math.hypot(w[i], h[i]) + math.hypot(w[k], h[k])):
+                continue
+            r, pts = cv2.rotatedRectangleIntersection(rects[i], rects[k])
+            inter = cv2.contourArea(pts) if r != cv2.INTERSECT_NONE and pts is not None else 0.0
+            if inter / max(1e-6, areas[i] + areas[k] - inter) > iou:
+                ok = False
+                break
+        if ok:
+            kept.append(int(i))
+    return np.array(kept, dtype=np.int64)
+
+
+class CardDetector:
+    """Loads the ONNX model once; :meth:`detect` runs one image."""
+
+    def __init__(self, model: str | Path | None = None, threads: int = 2,
+                 conf: float = 0.35, iou: float = 0.5) -> None:
+        import onnxruntime as ort
+
+        path = Path(model) if model is not None else model_path(DEFAULT_MODEL)
+        if not path.is_file():
+            raise ModelError(f"card detector model {str(path)!r} does not exist")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, int(threads))
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        try:
+            self.session = ort.InferenceSession(str(path), opts,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ModelError(f"card detector model {str(path)!r} cannot be loaded: "
+                             f"{str(exc).splitlines()[0][:200]}") from None
+        inp = self.session.get_inputs()[0]
+        shape = inp.shape
+        if len(shape) != 4 or not isinstance(shape[2], int) or shape[2] != shape[3]:
+            raise ModelError(f"card detector model {str(path)!r} has input shape {shape}; "
+                             "expected a fixed square (1, 3, S, S)")
+        self.path = path
+        self.input_name = inp.name
+        self.size = int(shape[2])
+        self.conf = float(conf)
+        self.iou = float(iou)
+        self.last_view: np.ndarray | None = None
+
+    def view(self, mat: Mat) -> DetectorView:
+        return DetectorView.for_mat(mat, self.size)
+
+    def detect(self, image_bgr: np.ndarray, calib: Calibration, mat: Mat) -> CardBoxes:
+        if not calib.calibrated or calib.H is None:
+            return CardBoxes.empty()
+        view = self.view(mat)
+        canvas = view.render(image_bgr, calib, mat)
+        self.last_view = canvas
+        return self.detect_canvas(canvas, view)
+
+    def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
+        x = canvas[:, :, ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255.0
+        raw: Any = self.session.run(None, {self.input_name: np.ascontiguousarray(x)})[0]
+        return CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)

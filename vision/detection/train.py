@@ -1,0 +1,96 @@
+"""Training the card detector with ultralytics (the ``train`` extra), then exporting ONNX.
+
+Never imported at run time: ``companion train`` imports this module, and this module imports
+ultralytics only inside :func:`train_card_detector`. Nothing is downloaded: the model is
+built from its YAML (``pretrained=False``), ``YOLO_OFFLINE=1`` is set, plots are off.
+
+Steps: render scenes (``vision.synth``) with separate seeds for training and validation,
+rectify them into the detector's canvas with labels (:mod:`vision.detection.dataset`),
+train YOLO11n-OBB, export ONNX with a fixed square input, and write the model card's
+figures from the validation run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from calibration.mat import DEFAULT_MAT, Mat
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CardTrainConfig:
+    out: Path
+    imgsz: int = 384
+    epochs: int = 30
+    hours: float | None = None        # wall-clock budget; overrides epochs when given
+    batch: int = 16
+    workers: int = 2
+    train_sets: list[Path] = field(default_factory=list)   # synth folders for training
+    val_sets: list[Path] = field(default_factory=list)     # synth folders for validation
+    model_yaml: str = "yolo11n-obb.yaml"
+    device: str = "cpu"
+    seed: int = 0
+    mat: Mat = DEFAULT_MAT
+
+
+def build_dataset(cfg: CardTrainConfig, progress: Any = None) -> Path:
+    """Rectified images and labels under ``cfg.out/data``; returns the data.yaml path."""
+    from vision.detection.dataset import export_folder, write_yaml
+
+    data = Path(cfg.out) / "data"
+    for split, sets in (("train", cfg.train_sets), ("val", cfg.val_sets)):
+        for folder in sets:
+            s = export_folder(folder, data, split, cfg.imgsz, cfg.mat, progress=progress)
+            log.info("%s: %d images (%d skipped), %d cards from %s", split, s.images,
+                     s.skipped, s.cards, folder)
+    return write_yaml(data)
+
+
+def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]:
+    """Train, validate and export; returns the figures for the model card."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    from ultralytics import YOLO  # the train extra
+
+    out = Path(cfg.out).resolve()
+    model = YOLO(cfg.model_yaml, task="obb")
+    t0 = time.monotonic()
+    kwargs: dict[str, Any] = dict(
+        data=str(data_yaml), imgsz=cfg.imgsz, epochs=cfg.epochs, batch=cfg.batch,
+        workers=cfg.workers, device=cfg.device, pretrained=False, plots=False,
+        project=str(out), name="run", exist_ok=True, seed=cfg.seed, deterministic=False,
+        # the canvas has a fixed scale and the table's orientation is arbitrary: rotate and
+        # flip freely, hardly rescale, no colour-space surprises beyond the renderer's own
+        degrees=180.0, flipud=0.5, fliplr=0.5, scale=0.1, translate=0.1, mosaic=0.5,
+        close_mosaic=3, hsv_h=0.02, amp=False, val=True, patience=100, verbose=False)
+    if cfg.hours:
+        kwargs["time"] = float(cfg.hours)
+    model.train(**kwargs)
+    train_s = time.monotonic() - t0
+    best = out / "run" / "weights" / "best.pt"
+    trained = YOLO(str(best), task="obb")
+    metrics = trained.val(data=str(data_yaml), imgsz=cfg.imgsz, batch=cfg.batch,
+                          device=cfg.device, plots=False, verbose=False)
+    onnx_path = Path(trained.export(format="onnx", imgsz=cfg.imgsz, dynamic=False,
+                                    simplify=False, opset=17))
+    final = out / "cards-obb.onnx"
+    shutil.copyfile(onnx_path, final)
+    box = metrics.box
+    figures = {"mAP50": float(box.map50), "mAP50-95": float(box.map),
+               "precision": float(box.mp), "recall": float(box.mr),
+               "train_seconds": round(train_s), "imgsz": cfg.imgsz,
+               "epochs_run": int(getattr(trained, "ckpt", {}).get("epoch", -1)) + 1
+               if isinstance(getattr(trained, "ckpt", None), dict) else None,
+               "onnx_bytes": final.stat().st_size,
+               "config": {k: str(v) for k, v in asdict(cfg).items() if k != "mat"}}
+    (out / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    log.info("card detector: %s", figures)
+    return figures

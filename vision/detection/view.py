@@ -1,0 +1,77 @@
+"""The detector's view of the table: the mat rectified top-down onto a square canvas.
+
+Detecting in the table frame instead of the camera image means a card always has the same
+size in pixels whatever the camera's height, tilt or resolution, so a small model at a small
+input size suffices, and its boxes are already in millimetres. Training images are made with
+the very same function, so training and inference see identical pixels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.mat import Mat
+from calibration.table import Calibration
+
+#: Table seen beyond the markers' centres on every side (cards of the draw and discard
+#: piles sit near the edge; a card half off the mat is still a card).
+MARGIN_MM = 40.0
+#: Grey of the letterbox padding, as ultralytics pads.
+PAD_VALUE = 114
+
+
+@dataclass(frozen=True)
+class DetectorView:
+    """Square ``size`` px canvas showing the mat plus :data:`MARGIN_MM`, top-left aligned."""
+
+    size: int
+    px_per_mm: float
+    margin_mm: float
+
+    @classmethod
+    def for_mat(cls, mat: Mat, size: int, margin_mm: float = MARGIN_MM) -> "DetectorView":
+        span = max(mat.width_mm, mat.height_mm) + 2 * margin_mm
+        return cls(int(size), float(size) / span, float(margin_mm))
+
+    def to_mm(self, px: np.ndarray) -> np.ndarray:
+        """Canvas pixel coordinates (continuous, pixel centres at +0.5) to table mm."""
+        return np.asarray(px, np.float64) / self.px_per_mm - self.margin_mm
+
+    def to_px(self, mm: np.ndarray) -> np.ndarray:
+        return (np.asarray(mm, np.float64) + self.margin_mm) * self.px_per_mm
+
+    def render(self, image: np.ndarray, calib: Calibration, mat: Mat) -> np.ndarray:
+        """The canvas for ``image`` (BGR). Raises ValueError when ``calib`` has no H."""
+        if calib.H is None:
+            raise ValueError("not calibrated: " + calib.reason)
+        src = image
+        if calib.intrinsics is not None:
+            src = cv2.undistort(image, calib.intrinsics.K, calib.intrinsics.dist)
+        S = np.array([[self.px_per_mm, 0, self.margin_mm * self.px_per_mm - 0.5],
+                      [0, self.px_per_mm, self.margin_mm * self.px_per_mm - 0.5],
+                      [0, 0, 1]], np.float64)
+        M = S @ np.asarray(calib.H, np.float64)   # source px -> canvas px
+        # A warp samples; shrinking by 3-4x that way aliases the card art into noise. Shrink
+        # the source first (area average) to about twice the canvas scale, then warp.
+        scale = _local_scale(M, src.shape[1], src.shape[0])
+        if scale < 0.5:
+            f = min(1.0, 2.0 * scale)
+            src = cv2.resize(src, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+            M = M @ np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
+        w = min(self.size, int(round((mat.width_mm + 2 * self.margin_mm) * self.px_per_mm)))
+        h = min(self.size, int(round((mat.height_mm + 2 * self.margin_mm) * self.px_per_mm)))
+        canvas = np.full((self.size, self.size, 3), PAD_VALUE, np.uint8)
+        canvas[:h, :w] = cv2.warpPerspective(src, M, (w, h), flags=cv2.INTER_LINEAR,
+                                             borderMode=cv2.BORDER_CONSTANT,
+                                             borderValue=(PAD_VALUE,) * 3)
+        return canvas
+
+
+def _local_scale(M: np.ndarray, w: int, h: int) -> float:
+    """How many canvas px one source px becomes around the image centre."""
+    c = np.array([[w / 2, h / 2], [w / 2 + 1, h / 2], [w / 2, h / 2 + 1]], np.float64)
+    p = cv2.perspectiveTransform(c.reshape(-1, 1, 2), M).reshape(-1, 2)
+    return float(np.sqrt(abs(np.cross(p[1] - p[0], p[2] - p[0]))))
