@@ -161,6 +161,22 @@ def test_record_replays_to_the_same_scores(tmp_path: Path) -> None:
     assert {c.value: v for c, v in state.scores().items()} == final["scores"]
 
 
+def test_record_into_the_game_store(tmp_path: Path) -> None:
+    from companion.recording.store import open_game, rebuild_state
+
+    db = tmp_path / "game.db"
+    proc = run_cli("--players", "3", "--seed", "5", "--bots", "--quiet", "--record", str(db))
+    assert proc.returncode == 0, proc.stderr
+    game = open_game(db)
+    assert game.finished and game.players == ("red", "blue", "green") and game.seed == 5
+    state = rebuild_state(game)
+    assert state.is_over and len(game.moves()) == len(state.history)
+    assert {c.value: v for c, v in state.scores().items()} == dict(game.scores or {})
+    again = run_cli("--players", "3", "--seed", "5", "--bots", "--quiet", "--record", str(db))
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert_no_traceback(again)
+
+
 def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
     for args in (["--players", "7"], ["--players", "red,pink"], ["--players", "red,blue",
                  "--bot-seats", "green"], ["--load", str(tmp_path / "missing.json")]):

@@ -15,6 +15,6 @@ def test_engines_and_core_are_strictly_typed() -> None:
     pytest.importorskip("mypy")
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-         "companion/games", "companion/core"],
+         "companion/games", "companion/core", "companion/recording"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr

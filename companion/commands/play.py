@@ -29,6 +29,7 @@ from companion.core.errors import CompanionError, NotationError
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads
+from companion.recording.store import GameRecorder
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
 from companion.games.zarcana.state import (
     ExtraOption,
@@ -125,8 +126,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--save", type=Path, metavar="FILE",
                    help="save the game here when it ends or stops")
     p.add_argument("--load", type=Path, metavar="FILE", help="continue a saved game")
-    p.add_argument("--record", type=Path, metavar="FILE.jsonl",
-                   help="write the moves as JSON lines (header, one line per move, scores)")
+    p.add_argument("--record", type=Path, metavar="GAME.db|FILE.jsonl",
+                   help="record the game: a .db file is the game store that 'companion "
+                        "games', 'export' and 'replay' read (one committed transaction per "
+                        "move); a .jsonl file gets JSON lines (header, moves, scores)")
     p.add_argument("--max-turns", type=positive_int, default=None, metavar="N",
                    help="stop after N turns")
     p.add_argument("--quiet", action="store_true",
@@ -361,7 +364,8 @@ class PlaySession:
     def __init__(self, state: ZarcanaState, *, bots: frozenset[Color], rng: random.Random,
                  out: TextIO, quiet: bool = False, save_path: Path | None = None,
                  record: IO[str] | None = None, max_turns: int | None = None,
-                 read: Callable[[str], str] = input, echo: bool = False) -> None:
+                 read: Callable[[str], str] = input, echo: bool = False,
+                 recorder: GameRecorder | None = None) -> None:
         self.state = state
         self.bots = bots
         self.rng = rng
@@ -369,6 +373,7 @@ class PlaySession:
         self.quiet = quiet
         self.save_path = save_path
         self.record = record
+        self.recorder = recorder
         self.max_turns = max_turns
         self.read = read
         self.echo = echo  # repeat typed lines so a piped-in script reads as a transcript
@@ -428,6 +433,9 @@ class PlaySession:
         self.state = before.apply(move)
         self._record({"type": "move", "turn": before.turn_number, "player": move.player.value,
                       "move": str(move), "recorded": self.state.history[-1]})
+        if self.recorder is not None:
+            self.recorder.record("move", str(move), player=move.player.value,
+                                 state=dumps(self.state))
         if not self.quiet:
             self.say(f"turn {before.turn_number}: {move}")
             for event in self.state.events:
@@ -450,6 +458,9 @@ class PlaySession:
         self._record({"type": "final", "turn": st.turn_number,
                       "scores": {c.value: v for c, v in st.scores().items()},
                       "winners": [c.value for c in st.winners()]})
+        if self.recorder is not None:
+            self.recorder.finish({c.value: v for c, v in st.scores().items()},
+                                 [c.value for c in st.winners()])
         if self.save_path is not None:
             save_game(st, self.save_path)
         self.say()
@@ -604,7 +615,13 @@ def run(args: argparse.Namespace) -> int:
     # Bots draw from their own stream so their choices do not depend on the shuffle's.
     rng = random.Random(f"zarcana-bots:{seed}")
     record: IO[str] | None = None
-    if args.record is not None:
+    recorder: GameRecorder | None = None
+    if args.record is not None and args.record.suffix != ".jsonl":
+        recorder = GameRecorder.create(
+            args.record, game="zarcana", edition=state.settings.edition.value,
+            players=[c.value for c in state.players], settings=state.settings.to_dict(),
+            seed=seed, initial_state=dumps(state))
+    elif args.record is not None:
         try:
             record = open(args.record, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
         except OSError as exc:
@@ -620,8 +637,10 @@ def run(args: argparse.Namespace) -> int:
             }, sort_keys=True) + "\n")
         session = PlaySession(state, bots=bots, rng=rng, out=out, quiet=args.quiet,
                               save_path=args.save, record=record, max_turns=args.max_turns,
-                              echo=not sys.stdin.isatty())
+                              echo=not sys.stdin.isatty(), recorder=recorder)
         return session.run()
     finally:
         if record is not None:
             record.close()
+        if recorder is not None:
+            recorder.close()

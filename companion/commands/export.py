@@ -1,0 +1,74 @@
+"""``companion export GAME.db --format jsonl|text [--out FILE]``: a recorded game as text.
+
+``jsonl`` is one JSON object per line (a header with the game's metadata, then one object
+per event; keyframes are flagged, not included); ``text`` is a readable game record.
+A missing or damaged game file is an error (exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+FORMATS: tuple[str, ...] = ("text", "jsonl")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "export", help="write a recorded game as a readable record or JSON lines",
+        description="Write a recorded game (a .db file from the games folder) as a readable "
+                    "game record (text) or as JSON lines (a header, then one object per "
+                    "event).")
+    p.add_argument("game", type=Path, metavar="GAME.db", help="the recorded game file")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (a readable record, the default) or jsonl")
+    p.add_argument("--out", type=Path, metavar="FILE",
+                   help="write here instead of to standard output")
+    p.set_defaults(func=run)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Via a temporary file, so an interrupted export never leaves half a record behind."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.recording.export import write_jsonl, write_text
+    from companion.recording.store import open_game
+
+    game = open_game(args.game)
+    buf = io.StringIO()
+    if args.format == "jsonl":
+        write_jsonl(game, buf)
+    else:
+        write_text(game, buf)
+    if args.out is None:
+        sys.stdout.write(buf.getvalue())
+        return 0
+    out = args.out.expanduser()
+    if out.resolve() == game.path.resolve():
+        raise CompanionError(f"--out {args.out}: that is the game file itself")
+    try:
+        _write_atomic(out, buf.getvalue())
+    except OSError as exc:
+        raise CompanionError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    log.info("wrote %s (%s, %d events)", out, args.format, len(game.events))
+    print(f"wrote {out} ({args.format}, {len(game.moves())} moves)", file=sys.stderr)
+    return 0

@@ -1,0 +1,60 @@
+"""``companion games [--dir DIR]``: the recorded games, one line each.
+
+A file that cannot be read is listed as broken with the reason and the others still list;
+the exit code is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+#: Exit code when some file in the folder could not be read.
+EXIT_BROKEN = 1
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "games", help="list the recorded games",
+        description="List the recorded games: file, start time, game and edition, players, "
+                    "moves, finished or not, final scores. Damaged files are listed as "
+                    "broken (exit code 1).")
+    p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+                   help="the games folder (default: $XDG_DATA_HOME/arcana-companion/games)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.recording.export import format_scores
+    from companion.recording.store import BrokenGame, default_games_dir, list_games
+
+    folder = (args.dir if args.dir is not None else default_games_dir()).expanduser()
+    if args.dir is not None and not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        print(f"companion games: {folder} {what}", file=sys.stderr)
+        return 2
+    entries = list_games(folder)
+    if not entries:
+        print(f"no recorded games in {folder}")
+        return 0
+    broken = [e for e in entries if isinstance(e, BrokenGame)]
+    good = len(entries) - len(broken)
+    print(f"{good} recorded game(s) in {folder}" + (f", {len(broken)} broken file(s)"
+                                                    if broken else "") + ":")
+    width = max(len(e.path.name) for e in entries)
+    for e in entries:
+        name = e.path.name.ljust(width)
+        if isinstance(e, BrokenGame):
+            print(f"  {name}  BROKEN: {e.reason}")
+            continue
+        status = "finished" if e.finished else "not finished"
+        line = (f"  {name}  {e.created.strftime('%Y-%m-%d %H:%M')}  {e.game} {e.edition}  "
+                f"{', '.join(e.players)}  {e.moves} move(s)  {status}")
+        if e.scores is not None:
+            line += f"  {format_scores(e.scores, e.players)}"
+        print(line)
+    if broken:
+        print(f"companion games: {len(broken)} file(s) could not be read", file=sys.stderr)
+        return EXIT_BROKEN
+    return 0

@@ -1,0 +1,154 @@
+"""A recorded game as text: JSON lines for programs, a readable game record for people."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any, TextIO
+
+from companion.recording.store import RecordedEvent, RecordedGame
+
+#: ``format`` of the JSON lines header, and its version.
+JSONL_FORMAT = "arcana-companion-game"
+JSONL_VERSION = 1
+
+
+def game_title(game: RecordedGame) -> str:
+    """``Zarcana (Looney Pyramids)`` for a known game and edition, else ``game (edition)``."""
+    if game.game == "zarcana":
+        from companion.games.zarcana.rules import Edition
+
+        try:
+            return Edition.parse(game.edition).label
+        except ValueError:
+            pass
+    return f"{game.game} ({game.edition})" if game.edition else game.game
+
+
+def changed_settings(game: RecordedGame) -> dict[str, Any]:
+    """The settings that differ from the edition's defaults (all of them for an unknown game)."""
+    if game.game != "zarcana":
+        return dict(game.settings)
+    from companion.games.zarcana.rules import Edition, Settings
+
+    try:
+        defaults = Settings(edition=Edition.parse(game.edition)).to_dict()
+    except ValueError:
+        return dict(game.settings)
+    return {k: v for k, v in sorted(game.settings.items())
+            if k != "edition" and defaults.get(k, object()) != v}
+
+
+def format_scores(scores: Mapping[str, int], players: tuple[str, ...]) -> str:
+    """``red 11, blue 0`` in turn order (then anyone else the scores name)."""
+    order = [p for p in players if p in scores] + sorted(p for p in scores if p not in players)
+    return ", ".join(f"{p} {scores[p]}" for p in order)
+
+
+def _time(t: datetime | None) -> str:
+    return "-" if t is None else t.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+
+
+# ---------------------------------------------------------------------- JSON lines ---
+
+def jsonl_records(game: RecordedGame) -> Iterator[dict[str, Any]]:
+    """The header, then one object per event (keyframes as a flag; states as objects)."""
+    yield {
+        "type": "header", "format": JSONL_FORMAT, "version": JSONL_VERSION,
+        "file": str(game.path), "game": game.game, "edition": game.edition,
+        "players": list(game.players), "settings": game.settings, "seed": game.seed,
+        "created": game.created.isoformat(),
+        "ended": None if game.ended is None else game.ended.isoformat(),
+        "app_version": game.app_version,
+        "scores": game.scores, "winners": None if game.winners is None else list(game.winners),
+        "events": len(game.events), "moves": len(game.moves()),
+    }
+    for ev in game.events:
+        yield {
+            "type": "event", "number": ev.number, "time": ev.time.isoformat(), "kind": ev.kind,
+            "turn": ev.turn, "player": ev.player, "move": ev.move, "undone": ev.undone,
+            "note": ev.note,
+            "observation": ev.observation, "keyframe": ev.has_keyframe,
+            "state": None if ev.state is None else json.loads(ev.state),
+        }
+
+
+def write_jsonl(game: RecordedGame, out: TextIO) -> None:
+    for record in jsonl_records(game):
+        out.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------------- text ---
+
+def _event_line(ev: RecordedEvent, previous: RecordedEvent | None) -> str:
+    day_changed = previous is None or previous.time.date() != ev.time.date()
+    when = ev.time.strftime("%Y-%m-%d %H:%M:%S" if day_changed else "%H:%M:%S")
+    turn = "" if ev.turn is None else str(ev.turn)
+    player = ev.player or ""
+    if ev.kind == "start":
+        what = "start position"
+    elif ev.kind == "move":
+        what = ev.move or ""
+    elif ev.kind == "override":
+        what = f"{ev.move}   [override: accepted against the rules]"
+    elif ev.kind == "correction":
+        what = f"correction: {ev.move}" if ev.move else "correction"
+    elif ev.kind == "undo":
+        what = f"took back: {ev.move}" if ev.move else "took back the last move"
+    elif ev.kind == "illegal":
+        what = f"refused: {ev.move}" if ev.move else "refused table change"
+    else:
+        what = "note"
+    flags = (" [taken back]" if ev.undone else "") + (" [keyframe]" if ev.has_keyframe else "")
+    return f"{ev.number:>5}  {when:>19}  {turn:>4}  {player:<7} {what}{flags}".rstrip()
+
+
+def text_lines(game: RecordedGame) -> Iterator[str]:
+    """A readable game record: header, numbered events with time, turn and player, notes,
+    final scores."""
+    yield f"{game_title(game)}: recorded game"
+    yield f"file:      {game.path}"
+    yield f"players:   {', '.join(game.players)} (in turn order)"
+    yield f"edition:   {game.edition}"
+    if game.seed is not None:
+        yield f"seed:      {game.seed}"
+    changed = changed_settings(game)
+    shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in changed.items())
+    yield f"settings:  {shown or 'the edition defaults'}"
+    yield f"started:   {_time(game.created)}"
+    moves = len(game.moves())
+    if game.ended is not None:
+        yield f"ended:     {_time(game.ended)} after {moves} move(s)"
+    else:
+        yield f"ended:     not finished ({moves} move(s) recorded)"
+    if game.app_version:
+        yield f"recorded by companion {game.app_version}"
+    yield ""
+    yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
+    previous: RecordedEvent | None = None
+    for ev in game.events:
+        yield _event_line(ev, previous)
+        if ev.note:
+            for line in ev.note.splitlines() or [""]:
+                yield f"{'':>40}note: {line}"
+        previous = ev
+    yield ""
+    if game.scores is not None:
+        yield f"final scores: {format_scores(game.scores, game.players)}"
+        winners = list(game.winners or ())
+        if len(winners) == 1:
+            yield f"winner: {winners[0]}"
+        elif winners:
+            yield f"tie between {', '.join(winners)}"
+    else:
+        yield "the game was not finished"
+
+
+def write_text(game: RecordedGame, out: TextIO) -> None:
+    for line in text_lines(game):
+        out.write(line + "\n")
+
+
+__all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "format_scores",
+           "game_title", "jsonl_records", "text_lines", "write_jsonl", "write_text"]

@@ -1,0 +1,927 @@
+"""Recorded games: one embedded SQLite file per game, written move by move.
+
+A game file holds the game's metadata (one row) and an append-only list of events: the
+start position, each accepted move, overrides, corrections and notes, each with its wall
+time, the observation record that confirmed it, a keyframe JPEG and the engine state after
+it. The file is written in WAL mode with ``synchronous=FULL`` and one transaction per event,
+so a crash or a power cut loses at most the event being written: every event that
+:meth:`GameRecorder.record` returned for is on disk.
+
+Reading never needs the engine (``open_game``, ``list_games``); :func:`rebuild_state` replays
+the moves through the Zarcana engine and checks them against the stored states.
+
+Event numbers: events are numbered in the order they were recorded, from 1; a start
+position recorded first (as :meth:`GameRecorder.create` does with ``initial_state``) is
+event 0. Numbers never change: the event table is append-only (triggers refuse updates and
+deletes), and a taken-back move stays in the file, followed by its "undo" event.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from companion import __version__
+from companion.core.errors import CompanionError
+
+if TYPE_CHECKING:
+    from companion.games.zarcana.engine import ZarcanaState
+
+log = logging.getLogger(__name__)
+
+#: ``PRAGMA application_id`` of a game file ("ATC0"): tells our files from other SQLite files.
+APPLICATION_ID = 0x41544330
+#: ``PRAGMA user_version``: the schema this module writes and reads.
+SCHEMA_VERSION = 1
+#: Event kinds. "start" is the position before the first move (event 0); "move" an accepted
+#: legal move (seen by the camera, or clicked: then it has no observation); "override" a move
+#: the players accepted although the engine refused it; "correction" a fixed reading (a
+#: misread card or pyramid; with the state when it changed the position); "undo" takes back
+#: the last accepted move; "illegal" a refused table change, kept for the record (it changes
+#: nothing); "note" free text.
+KINDS: tuple[str, ...] = ("start", "move", "override", "correction", "undo", "illegal", "note")
+#: Kinds whose ``move`` is a move the game went through (see :meth:`RecordedGame.moves`).
+MOVE_KINDS: tuple[str, ...] = ("move", "override")
+#: Other names callers use for a kind: stored under the kind they stand for.
+KIND_ALIASES: dict[str, str] = {"setup": "start", "manual": "move", "clicked": "move"}
+#: File name ending of game files; ``list_games`` looks at these.
+SUFFIX = ".db"
+
+_SCHEMA = f"""
+CREATE TABLE game (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    game        TEXT NOT NULL,
+    edition     TEXT NOT NULL,
+    players     TEXT NOT NULL,      -- JSON list, in turn order
+    settings    TEXT NOT NULL,      -- JSON object
+    seed        INTEGER,
+    created     TEXT NOT NULL,      -- ISO 8601 with the UTC offset
+    ended       TEXT,
+    app_version TEXT NOT NULL,
+    scores      TEXT,               -- JSON object player -> score, once ended
+    winners     TEXT                -- JSON list, once ended
+);
+CREATE TABLE event (
+    number      INTEGER PRIMARY KEY,
+    time        TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ({", ".join(repr(k) for k in KINDS)})),
+    turn        INTEGER,
+    player      TEXT,
+    move        TEXT,               -- engine notation
+    observation TEXT,               -- JSON observation record, NULL for clicked moves
+    state       TEXT,               -- engine dumps() after the event
+    note        TEXT NOT NULL DEFAULT ''
+);
+-- Keyframes live apart so that reading the event list never pages through JPEG data.
+CREATE TABLE keyframe (
+    number      INTEGER PRIMARY KEY REFERENCES event(number),
+    jpeg        BLOB NOT NULL
+);
+CREATE TRIGGER event_no_update BEFORE UPDATE ON event
+    BEGIN SELECT RAISE(ABORT, 'recorded events are append-only'); END;
+CREATE TRIGGER event_no_delete BEFORE DELETE ON event
+    BEGIN SELECT RAISE(ABORT, 'recorded events are append-only'); END;
+CREATE TRIGGER keyframe_no_update BEFORE UPDATE ON keyframe
+    BEGIN SELECT RAISE(ABORT, 'recorded keyframes are append-only'); END;
+CREATE TRIGGER keyframe_no_delete BEFORE DELETE ON keyframe
+    BEGIN SELECT RAISE(ABORT, 'recorded keyframes are append-only'); END;
+"""
+
+_TABLES = frozenset({"game", "event", "keyframe"})
+
+
+class RecordingError(CompanionError, ValueError):
+    """A game file that cannot be created, written or read; the message names the file."""
+
+
+# ------------------------------------------------------------------------ records ---
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    """One event of a recorded game, as stored."""
+
+    number: int
+    time: datetime
+    kind: str
+    move: str | None
+    player: str | None
+    observation: dict[str, Any] | None
+    has_keyframe: bool
+    state: str | None
+    note: str
+    #: the turn the event happened in (None when it was not known)
+    turn: int | None = None
+    #: a move or override that a later "undo" took back
+    undone: bool = False
+
+
+@dataclass(frozen=True)
+class RecordedGame:
+    """A whole recorded game, read from its file (keyframes are read on demand)."""
+
+    path: Path
+    game: str
+    edition: str
+    players: tuple[str, ...]
+    settings: dict[str, Any]
+    seed: int | None
+    created: datetime
+    ended: datetime | None
+    scores: dict[str, int] | None
+    winners: tuple[str, ...] | None
+    events: tuple[RecordedEvent, ...]
+    app_version: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.ended is not None
+
+    def moves(self) -> list[str]:
+        """The move texts the game went through, in order (kinds move and override; moves
+        taken back by an undo are left out)."""
+        return [e.move for e in self.events
+                if e.kind in MOVE_KINDS and e.move is not None and not e.undone]
+
+    def event(self, number: int) -> RecordedEvent:
+        for e in self.events:
+            if e.number == number:
+                return e
+        raise RecordingError(f"{self.path}: no event {number}")
+
+    def keyframe(self, number: int) -> bytes | None:
+        """The keyframe JPEG of event ``number``, or None if it has none."""
+        # The whole file was checked when it was opened; stepping through keyframes of a
+        # replay should not re-read every page each time.
+        with _reading(self.path, integrity=False) as con:
+            row = _query_one(self.path, con, "SELECT jpeg FROM keyframe WHERE number = ?",
+                             (number,))
+        return None if row is None else bytes(row[0])
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """One line of :func:`list_games`: what a game file holds, without its events."""
+
+    path: Path
+    game: str
+    edition: str
+    players: tuple[str, ...]
+    created: datetime
+    ended: datetime | None
+    moves: int
+    scores: dict[str, int] | None
+    winners: tuple[str, ...] | None
+
+    @property
+    def finished(self) -> bool:
+        return self.ended is not None
+
+
+@dataclass(frozen=True)
+class BrokenGame:
+    """A file in the games folder that could not be read, and why."""
+
+    path: Path
+    reason: str
+
+
+# ------------------------------------------------------------------------ helpers ---
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def _time_text(t: datetime) -> str:
+    return t.isoformat(timespec="milliseconds")
+
+
+def _name(x: object) -> str:
+    """A player as text; an enum member (a Color) gives its value."""
+    value = getattr(x, "value", x)
+    return str(value)
+
+
+def default_games_dir() -> Path:
+    """Where recorded games go: ``$XDG_DATA_HOME/arcana-companion/games``.
+
+    ``$XDG_DATA_HOME`` defaults to ``~/.local/share`` as the XDG spec says. The folder is not
+    created here; :meth:`GameRecorder.create` creates missing folders.
+    """
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return root / "arcana-companion" / "games"
+
+
+def new_game_path(game: str = "zarcana", folder: Path | str | None = None,
+                  when: datetime | None = None) -> Path:
+    """A fresh file name for a new game, e.g. ``zarcana-2024-05-01-153012.db``.
+
+    Names sort by start time; a second game started in the same second gets ``-2``, ``-3``...
+    """
+    where = Path(folder).expanduser() if folder is not None else default_games_dir()
+    stamp = (when or _now()).strftime("%Y-%m-%d-%H%M%S")
+    path = where / f"{game}-{stamp}{SUFFIX}"
+    n = 2
+    while path.exists():
+        path = where / f"{game}-{stamp}-{n}{SUFFIX}"
+        n += 1
+    return path
+
+
+def _describe_sqlite_error(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "file is not a database" in text:
+        return "not a game file (not an SQLite database)"
+    if "malformed" in text or "disk image" in text:
+        return f"the file is damaged ({text}); it may have been truncated or overwritten"
+    if "unable to open" in text:
+        return f"cannot be opened ({text})"
+    return text
+
+
+def _query(path: Path, con: sqlite3.Connection, sql: str,
+           params: Sequence[Any] = ()) -> list[Any]:
+    """All rows of a query; damage found while reading them is a RecordingError too."""
+    try:
+        return con.execute(sql, params).fetchall()
+    except sqlite3.Error as exc:
+        raise RecordingError(f"{path}: {_describe_sqlite_error(exc)}") from None
+
+
+def _query_one(path: Path, con: sqlite3.Connection, sql: str,
+               params: Sequence[Any] = ()) -> Any:
+    rows = _query(path, con, sql, params)
+    return rows[0] if rows else None
+
+
+def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
+    """Open an existing file. ``mode=rw`` never creates a file for a mistyped name; a file
+    that the OS write-protects is opened read-only by SQLite itself."""
+    if not path.exists():
+        raise RecordingError(f"{path}: no such game file")
+    if path.is_dir():
+        raise RecordingError(f"{path}: is a folder, not a game file")
+    if path.stat().st_size == 0:
+        raise RecordingError(f"{path}: not a game file (the file is empty)")
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=10.0,
+                              check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise RecordingError(f"{path}: {_describe_sqlite_error(exc)}") from None
+    if not write:
+        con.execute("PRAGMA query_only = ON")
+    return con
+
+
+def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) -> None:
+    """Is this one of our game files, of a schema we read, and (``integrity``) undamaged?"""
+    app_id = _query_one(path, con, "PRAGMA application_id")[0]
+    version = _query_one(path, con, "PRAGMA user_version")[0]
+    tables = {r[0] for r in _query(path, con,
+                                   "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if app_id != APPLICATION_ID:
+        if not tables:
+            raise RecordingError(f"{path}: not a game file (an empty SQLite database)")
+        shown = ", ".join(sorted(tables)[:6])
+        raise RecordingError(f"{path}: not a game file (an SQLite database of another kind, "
+                             f"with tables {shown})")
+    if version > SCHEMA_VERSION:
+        raise RecordingError(f"{path}: written by a newer version of the companion (game file "
+                             f"schema {version}; this version reads up to {SCHEMA_VERSION})")
+    if version < 1 or not _TABLES <= tables:
+        missing = ", ".join(sorted(_TABLES - tables)) or "none"
+        raise RecordingError(f"{path}: incomplete game file (schema {version}, "
+                             f"missing tables: {missing})")
+    if not integrity:
+        return
+    problems = [r[0] for r in _query(path, con, "PRAGMA quick_check")]
+    if problems != ["ok"]:
+        raise RecordingError(f"{path}: the file is damaged ({'; '.join(problems[:3])})")
+
+
+class _reading:
+    """``with _reading(path) as con``: a checked read-only connection, always closed."""
+
+    def __init__(self, path: Path, *, integrity: bool = True) -> None:
+        self.path = path
+        self.integrity = integrity
+        self.con: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.con = _connect(self.path, write=False)
+        try:
+            _check_file(self.path, self.con, integrity=self.integrity)
+        except BaseException:
+            self.con.close()
+            raise
+        return self.con
+
+    def __exit__(self, *exc: object) -> None:
+        if self.con is not None:
+            self.con.close()
+
+
+def _json_field(path: Path, where: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise RecordingError(f"{path}: {where} is not valid JSON ({exc})") from None
+
+
+def _time_field(path: Path, where: str, text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except (ValueError, TypeError):
+        raise RecordingError(f"{path}: {where} is not a time: {text!r}") from None
+
+
+@dataclass(frozen=True)
+class _Meta:
+    game: str
+    edition: str
+    players: tuple[str, ...]
+    settings: dict[str, Any]
+    seed: int | None
+    created: datetime
+    ended: datetime | None
+    app_version: str
+    scores: dict[str, int] | None
+    winners: tuple[str, ...] | None
+
+
+def _read_meta(path: Path, con: sqlite3.Connection) -> _Meta:
+    row = _query_one(path, con, "SELECT game, edition, players, settings, seed, created, ended, "
+                            "app_version, scores, winners FROM game WHERE id = 1")
+    if row is None:
+        raise RecordingError(f"{path}: incomplete game file (no game metadata)")
+    game, edition, players, settings, seed, created, ended, app_version, scores, winners = row
+    players_v = _json_field(path, "the player list", players)
+    if not isinstance(players_v, list) or not all(isinstance(p, str) for p in players_v):
+        raise RecordingError(f"{path}: the player list is not a list of names: {players!r}")
+    settings_v = _json_field(path, "the settings", settings)
+    if not isinstance(settings_v, dict):
+        raise RecordingError(f"{path}: the settings are not a JSON object: {settings!r}")
+    scores_v = _json_field(path, "the final scores", scores)
+    if scores_v is not None and not (isinstance(scores_v, dict) and all(
+            isinstance(v, int) for v in scores_v.values())):
+        raise RecordingError(f"{path}: the final scores are not player -> score: {scores!r}")
+    winners_v = _json_field(path, "the winners", winners)
+    if winners_v is not None and not isinstance(winners_v, list):
+        raise RecordingError(f"{path}: the winners are not a list: {winners!r}")
+    created_t = _time_field(path, "the start time", created)
+    assert created_t is not None  # NOT NULL in the schema
+    if seed is not None and not isinstance(seed, int):
+        raise RecordingError(f"{path}: the seed is not a whole number: {seed!r}")
+    return _Meta(
+        game=str(game), edition=str(edition), players=tuple(players_v), settings=settings_v,
+        seed=seed, created=created_t, ended=_time_field(path, "the end time", ended),
+        app_version=str(app_version), scores=scores_v,
+        winners=None if winners_v is None else tuple(str(w) for w in winners_v))
+
+
+def _read_events(path: Path, con: sqlite3.Connection) -> tuple[RecordedEvent, ...]:
+    rows = _query(path, con, """
+        SELECT e.number, e.time, e.kind, e.turn, e.player, e.move, e.observation, e.state,
+               e.note, k.number IS NOT NULL
+        FROM event e LEFT JOIN keyframe k ON k.number = e.number
+        ORDER BY e.number""")
+    undone = _undone_numbers([(int(r[0]), str(r[2])) for r in rows])
+    events = []
+    for number, time, kind, turn, player, move, obs, state, note, has_kf in rows:
+        where = f"event {number}"
+        when = _time_field(path, f"the time of {where}", time)
+        assert when is not None  # NOT NULL in the schema
+        observation = _json_field(path, f"the observation of {where}", obs)
+        if observation is not None and not isinstance(observation, dict):
+            raise RecordingError(f"{path}: the observation of {where} is not a JSON object")
+        events.append(RecordedEvent(
+            number=int(number), time=when, kind=str(kind), move=move, player=player,
+            observation=observation, has_keyframe=bool(has_kf), state=state,
+            note=str(note or ""), turn=None if turn is None else int(turn),
+            undone=int(number) in undone))
+    return tuple(events)
+
+
+def _undone_numbers(kinds: Sequence[tuple[int, str]]) -> set[int]:
+    """The numbers of the moves that an "undo" took back (each undo the latest one left)."""
+    accepted: list[int] = []
+    undone: set[int] = set()
+    for number, kind in kinds:
+        if kind in MOVE_KINDS:
+            accepted.append(number)
+        elif kind == "undo" and accepted:
+            undone.add(accepted.pop())
+    return undone
+
+
+# ------------------------------------------------------------------------ reading ---
+
+def open_game(path: Path | str) -> RecordedGame:
+    """Read a whole game file. RecordingError (naming the file) when it is missing, damaged
+    or not a game file. The file is not changed."""
+    p = Path(path).expanduser()
+    with _reading(p) as con:
+        meta = _read_meta(p, con)
+        events = _read_events(p, con)
+    return RecordedGame(
+        path=p, game=meta.game, edition=meta.edition, players=meta.players,
+        settings=meta.settings, seed=meta.seed, created=meta.created, ended=meta.ended,
+        scores=meta.scores, winners=meta.winners, events=events, app_version=meta.app_version)
+
+
+def summarize(path: Path | str) -> GameSummary:
+    """The metadata of one game file and its number of moves (RecordingError if unreadable)."""
+    p = Path(path).expanduser()
+    with _reading(p) as con:
+        meta = _read_meta(p, con)
+        kinds = _query(p, con, "SELECT number, kind FROM event WHERE kind IN "
+                               "('move', 'override', 'undo') ORDER BY number")
+        moves = sum(1 for _, k in kinds if k in MOVE_KINDS) - len(_undone_numbers(kinds))
+    return GameSummary(path=p, game=meta.game, edition=meta.edition, players=meta.players,
+                       created=meta.created, ended=meta.ended, moves=int(moves),
+                       scores=meta.scores, winners=meta.winners)
+
+
+def list_games(folder: Path | str) -> list[GameSummary | BrokenGame]:
+    """Every ``*.db`` file in ``folder`` (not its subfolders), by file name.
+
+    A file that cannot be read is a :class:`BrokenGame` with the reason; it never stops the
+    others from listing. A folder that does not exist holds no games.
+    """
+    where = Path(folder).expanduser()
+    if not where.is_dir():
+        return []
+    out: list[GameSummary | BrokenGame] = []
+    for path in sorted(where.glob(f"*{SUFFIX}")):
+        try:
+            out.append(summarize(path))
+        except RecordingError as exc:
+            prefix = f"{path}: "
+            reason = str(exc)
+            out.append(BrokenGame(path, reason[len(prefix):] if reason.startswith(prefix)
+                                  else reason))
+        except OSError as exc:
+            out.append(BrokenGame(path, f"cannot be read ({exc.strerror or exc})"))
+    return out
+
+
+# ------------------------------------------------------------------------ writing ---
+
+class GameRecorder:
+    """Writes one game file. Every :meth:`record` is committed (and synced) on return.
+
+    Safe to share between threads (a lock serialises the writes), so a capture thread can
+    record while the UI thread finishes the game.
+    """
+
+    def __init__(self, path: Path, con: sqlite3.Connection, *, players: tuple[str, ...],
+                 next_number: int, last_turn: int | None, ended: bool,
+                 started: bool = False, moved: bool = False) -> None:
+        self.path = path
+        self.players = players
+        self._con: sqlite3.Connection | None = con
+        self._lock = threading.Lock()
+        self._next = next_number
+        self._last_turn = last_turn   # turn number of the last stored state
+        self._ended = ended
+        self._started = started       # a start event is recorded
+        self._moved = moved           # a move, override or undo is recorded
+
+    # ------------------------------------------------------------------ opening
+    @staticmethod
+    def _configure(path: Path, con: sqlite3.Connection) -> None:
+        mode = _query_one(path, con, "PRAGMA journal_mode = WAL")[0]
+        if str(mode).lower() != "wal":
+            log.warning("%s: WAL journal not available (journal mode %s)", path, mode)
+        # FULL also syncs the WAL on every commit: a committed move survives a power cut.
+        _query(path, con, "PRAGMA synchronous = FULL")
+        _query(path, con, "PRAGMA foreign_keys = ON")
+
+    @classmethod
+    def create(cls, path: Path | str, *, game: str, edition: str, players: Sequence[str],
+               settings: Mapping[str, Any] | None = None, seed: int | None = None,
+               initial_state: str | None = None) -> "GameRecorder":
+        """Start a new game file (never overwrites one). ``initial_state``, if given, is
+        recorded as event 0 ("start") in the same transaction as the metadata."""
+        p = Path(path).expanduser()
+        if not isinstance(game, str) or not game.strip():
+            raise RecordingError(f"{p}: the game name is empty")
+        if not isinstance(edition, str):
+            raise RecordingError(f"{p}: the edition must be text, got {edition!r}")
+        if isinstance(players, str):
+            raise RecordingError(f"{p}: players must be a list of names, got the text {players!r}")
+        names = tuple(_name(x) for x in players)
+        if not names or not all(n.strip() for n in names):
+            raise RecordingError(f"{p}: a game needs named players, got {list(names)!r}")
+        if len(set(names)) != len(names):
+            raise RecordingError(f"{p}: a player is listed twice: {list(names)!r}")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise RecordingError(f"{p}: the seed must be a whole number, got {seed!r}")
+        try:
+            settings_text = json.dumps(dict(settings or {}), sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
+        if p.exists():
+            raise RecordingError(f"{p}: a file of that name already exists (game files are "
+                                 "never overwritten; use resume to continue one)")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RecordingError(f"{p}: cannot create its folder ({exc.strerror or exc})") from None
+        try:
+            con = sqlite3.connect(str(p), timeout=10.0, check_same_thread=False,
+                                  isolation_level=None)
+        except sqlite3.Error as exc:
+            raise RecordingError(f"{p}: cannot create the file ({exc})") from None
+        rec: GameRecorder | None = None
+        try:
+            cls._configure(p, con)
+            con.execute("BEGIN IMMEDIATE")
+            con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            for statement in _split_sql(_SCHEMA):
+                con.execute(statement)
+            con.execute(
+                "INSERT INTO game (id, game, edition, players, settings, seed, created, "
+                "app_version) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                (game, edition, json.dumps(list(names)), settings_text, seed,
+                 _time_text(_now()), __version__))
+            con.execute("COMMIT")
+            rec = cls(p, con, players=names, next_number=0, last_turn=None, ended=False)
+            if initial_state is not None:
+                rec.record("start", None, state=initial_state)
+        except sqlite3.Error as exc:
+            con.close()
+            _remove_quietly(p)
+            raise RecordingError(f"{p}: cannot create the game file ({exc})") from None
+        except BaseException:
+            con.close()
+            _remove_quietly(p)
+            raise
+        return rec
+
+    @classmethod
+    def resume(cls, path: Path | str) -> "GameRecorder":
+        """Continue an unfinished game file (after a crash, or a game saved and closed)."""
+        p = Path(path).expanduser()
+        con = _connect(p, write=True)
+        try:
+            con.isolation_level = None
+            _check_file(p, con)
+            meta = _read_meta(p, con)
+            if meta.ended is not None:
+                raise RecordingError(f"{p}: the game is finished (ended "
+                                     f"{_time_text(meta.ended)}); there is nothing to resume")
+            cls._configure(p, con)
+            last = _query_one(p, con, "SELECT max(number) FROM event")[0]
+            kinds = {r[0] for r in _query(p, con, "SELECT DISTINCT kind FROM event")}
+            row = _query_one(p, con, "SELECT state FROM event WHERE state IS NOT NULL "
+                                     "ORDER BY number DESC LIMIT 1")
+        except BaseException:
+            con.close()
+            raise
+        return cls(p, con, players=meta.players, next_number=0 if last is None else last + 1,
+                   last_turn=_turn_of(row[0]) if row else None, ended=False,
+                   started="start" in kinds, moved=bool(kinds & {"move", "override", "undo"}))
+
+    # ------------------------------------------------------------------ writing
+    @property
+    def closed(self) -> bool:
+        return self._con is None
+
+    @property
+    def finished(self) -> bool:
+        return self._ended
+
+    @property
+    def events_recorded(self) -> int:
+        """How many events the file holds (the start position counts)."""
+        return self._next
+
+    def record(self, kind: str, move: str | None, *, player: str | None = None,
+               observation: Mapping[str, Any] | None = None, keyframe_jpeg: bytes | None = None,
+               state: str | None = None, note: str | None = "",
+               turn: int | None = None) -> int:
+        """Append one event; it is committed and synced when this returns its number.
+
+        ``kind`` is one of :data:`KINDS` (or an alias of :data:`KIND_ALIASES`). ``state`` is
+        the engine's ``dumps()`` after the event: give it for every move, override and
+        correction that changes the position, so a replay needs no re-simulation.
+        ``player`` defaults to the colour before ``:`` in the move text (``red: draw 3``).
+        ``turn`` defaults to the turn number of the last stored state (the turn this event
+        happened in). ``note`` None is the same as no note.
+        """
+        kind = KIND_ALIASES.get(kind, kind)
+        if note is None:
+            note = ""
+        if kind not in KINDS:
+            raise RecordingError(f"{self.path}: unknown event kind {kind!r} "
+                                 f"(expected one of {', '.join(KINDS)})")
+        if kind in MOVE_KINDS and (not isinstance(move, str) or not move.strip()):
+            raise RecordingError(f"{self.path}: a {kind} event needs the move text, got {move!r}")
+        if move is not None and not isinstance(move, str):
+            raise RecordingError(f"{self.path}: the move must be text, got {move!r}")
+        if kind == "start" and state is None:
+            raise RecordingError(f"{self.path}: the start event needs the start state")
+        if not isinstance(note, str):
+            raise RecordingError(f"{self.path}: the note must be text, got {note!r}")
+        obs_text: str | None = None
+        if observation is not None:
+            try:
+                obs_text = json.dumps(dict(observation), sort_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise RecordingError(f"{self.path}: the observation cannot be stored as JSON "
+                                     f"({exc})") from None
+        state_turn: int | None = None
+        if state is not None:
+            if not isinstance(state, str):
+                raise RecordingError(f"{self.path}: the state must be the engine's dumps() "
+                                     f"text, got {type(state).__name__}")
+            try:
+                state_turn = _turn_of(state)
+            except ValueError as exc:
+                raise RecordingError(f"{self.path}: the state is not a JSON object "
+                                     f"({exc})") from None
+        jpeg: bytes | None = None
+        if keyframe_jpeg is not None:
+            if not isinstance(keyframe_jpeg, (bytes, bytearray, memoryview)):
+                raise RecordingError(f"{self.path}: the keyframe must be JPEG bytes, got "
+                                     f"{type(keyframe_jpeg).__name__}")
+            jpeg = bytes(keyframe_jpeg)
+            if not jpeg.startswith(b"\xff\xd8"):
+                raise RecordingError(f"{self.path}: the keyframe is not a JPEG image "
+                                     "(it does not start with the JPEG marker)")
+        if player is None and move:
+            head, sep, _ = move.partition(":")
+            if sep and head.strip().lower() in self.players:
+                player = head.strip().lower()
+        elif player is not None:
+            player = _name(player)
+        with self._lock:
+            con = self._writable(kind)
+            if kind == "start" and (self._started or self._moved):
+                raise RecordingError(f"{self.path}: the start position must come before "
+                                     "every move, and only once")
+            number = self._next if self._next > 0 or kind == "start" else 1
+            when = turn if turn is not None else (
+                state_turn if kind == "start" else self._last_turn)
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                con.execute(
+                    "INSERT INTO event (number, time, kind, turn, player, move, observation, "
+                    "state, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (number, _time_text(_now()), kind, when, player, move, obs_text, state,
+                     note))
+                if jpeg is not None:
+                    con.execute("INSERT INTO keyframe (number, jpeg) VALUES (?, ?)",
+                                (number, jpeg))
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(con)
+                raise RecordingError(f"{self.path}: event {number} ({kind}) could not be "
+                                     f"written: {_describe_sqlite_error(exc)}") from None
+            self._next = number + 1
+            self._started = self._started or kind == "start"
+            self._moved = self._moved or kind in ("move", "override", "undo")
+            if state_turn is not None:
+                self._last_turn = state_turn
+        log.debug("%s: event %d %s %s", self.path, number, kind, move or "")
+        return number
+
+    def finish(self, scores: Mapping[str, int], winners: Sequence[str]) -> None:
+        """Mark the game ended with its final scores and winners (committed on return)."""
+        score_map = {_name(k): v for k, v in scores.items()}
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in score_map.values()):
+            raise RecordingError(f"{self.path}: scores must be whole numbers, got {score_map!r}")
+        if isinstance(winners, str):
+            raise RecordingError(f"{self.path}: winners must be a list of names, got the "
+                                 f"text {winners!r}")
+        winner_list = [_name(w) for w in winners]
+        with self._lock:
+            con = self._writable("finish")
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                con.execute("UPDATE game SET ended = ?, scores = ?, winners = ? WHERE id = 1",
+                            (_time_text(_now()), json.dumps(score_map, sort_keys=True),
+                             json.dumps(winner_list)))
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(con)
+                raise RecordingError(f"{self.path}: the end of the game could not be "
+                                     f"written: {_describe_sqlite_error(exc)}") from None
+            self._ended = True
+
+    def _writable(self, what: str) -> sqlite3.Connection:
+        if self._con is None:
+            raise RecordingError(f"{self.path}: the recorder is closed")
+        # A note may still be added to a finished game; nothing else may.
+        if self._ended and what != "note":
+            raise RecordingError(f"{self.path}: the game is finished; a {what} cannot be "
+                                 "recorded after its end")
+        return self._con
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def __enter__(self) -> "GameRecorder":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._con is None else "finished" if self._ended else "open"
+        return f"GameRecorder({str(self.path)!r}, {self._next} events, {state})"
+
+
+def _turn_of(state_text: str) -> int | None:
+    """The ``turn_number`` of a stored state (None if it has none); ValueError if not JSON."""
+    data = json.loads(state_text)
+    if not isinstance(data, dict):
+        raise ValueError(f"expected an object, got {type(data).__name__}")
+    turn = data.get("turn_number")
+    return turn if isinstance(turn, int) and not isinstance(turn, bool) else None
+
+
+def _split_sql(script: str) -> list[str]:
+    """The schema's statements (``executescript`` would commit the open transaction)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement in the schema: {buf!r}")
+    return out
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    try:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+    except sqlite3.Error:
+        log.debug("rollback failed", exc_info=True)
+
+
+def _remove_quietly(path: Path) -> None:
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------- replaying ---
+
+def replay_states(game: RecordedGame, *, verify: bool = True
+                  ) -> Iterator[tuple[RecordedEvent | None, "ZarcanaState"]]:
+    """Walk a recorded Zarcana game: the start position, then the state after each event.
+
+    Yields ``(start event, start)`` (``(None, dealt)`` when the file has no start event and
+    the game is dealt again from its seed), then ``(event, state after it)`` for every later
+    event. Notes recorded before the start position are not yielded.
+
+    With ``verify`` (the default) every move is replayed through the engine and each stored
+    state must agree with the replay; RecordingError names the first event that disagrees.
+    An override the engine refuses, and a correction, take the stored state: the players
+    decided, not the rules. An undo goes back to the state before the move it takes back.
+    Without ``verify`` the stored states are trusted and the engine only fills the gaps (a
+    game recorded by an older or newer engine still opens).
+    """
+    from companion.core.errors import IllegalMoveError, NotationError, SavedGameError
+    from companion.games.zarcana.engine import dumps, loads, new_game, to_dict
+    from companion.games.zarcana.rules import Settings
+
+    path = game.path
+    if game.game != "zarcana":
+        raise RecordingError(f"{path}: cannot replay a game of {game.game!r} (this version "
+                             "replays zarcana)")
+
+    def where(ev: RecordedEvent) -> str:
+        what = f" {ev.move!r}" if ev.move else ""
+        return f"{path}: event {ev.number} ({ev.kind}{what})"
+
+    def stored(ev: RecordedEvent) -> "ZarcanaState":
+        assert ev.state is not None
+        try:
+            return loads(ev.state, name=f"the stored state of event {ev.number}")
+        except SavedGameError as exc:
+            raise RecordingError(f"{where(ev)}: {exc}") from None
+
+    def agree(ev: RecordedEvent, replayed: "ZarcanaState") -> None:
+        if ev.state is None or not verify:
+            return
+        try:
+            want = json.loads(ev.state)
+        except json.JSONDecodeError as exc:
+            raise RecordingError(f"{where(ev)}: the stored state is not JSON ({exc})") from None
+        got = json.loads(json.dumps(to_dict(replayed)))
+        if got != want:
+            if not isinstance(want, dict):
+                raise RecordingError(f"{where(ev)}: the stored state is not a JSON object")
+            keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+            raise RecordingError(f"{where(ev)}: the replayed state disagrees with the stored "
+                                 f"one (differs in: {', '.join(keys)})")
+
+    def dealt() -> "ZarcanaState":
+        try:
+            settings = Settings.from_dict(dict(game.settings))
+            return new_game(list(game.players), edition=game.edition or None,
+                            seed=game.seed if game.seed is not None else 0, settings=settings)
+        except (SavedGameError, ValueError, TypeError) as exc:
+            raise RecordingError(f"{path}: cannot deal the recorded game again "
+                                 f"(players {', '.join(game.players)}, edition "
+                                 f"{game.edition}): {exc}") from None
+
+    events = game.events
+    first = next((k for k, e in enumerate(events) if e.kind == "start"), None)
+    state: ZarcanaState
+    if first is not None:
+        start = events[first]
+        early = [e for e in events[:first] if e.kind in MOVE_KINDS or e.kind == "undo"]
+        if early:
+            raise RecordingError(f"{where(early[0])}: a move before the start position")
+        state = stored(start)
+        # A seeded game with every card known was dealt by new_game: the engine must deal
+        # it the same again. A camera game's start (hidden hands) is what the camera saw.
+        if verify and game.seed is not None and not state.hidden \
+                and dumps(dealt()) != dumps(state):
+            raise RecordingError(f"{where(start)}: the stored start position differs from "
+                                 f"the one seed {game.seed} deals")
+        yield start, state
+        events = events[first + 1:]
+    else:
+        if game.seed is None:
+            raise RecordingError(f"{path}: no start position and no seed; the game cannot be "
+                                 "set up again")
+        state = dealt()
+        yield None, state
+    base = state
+    accepted: list[ZarcanaState] = []   # the state after each move not taken back
+    for ev in events:
+        if ev.kind == "start":
+            raise RecordingError(f"{where(ev)}: a second start position")
+        if ev.kind in MOVE_KINDS:
+            if ev.move is None:
+                raise RecordingError(f"{where(ev)}: the move text is missing")
+            if not verify and ev.state is not None:
+                state = stored(ev)
+            else:
+                try:
+                    after = state.apply(ev.move)
+                except IllegalMoveError as exc:
+                    if ev.kind != "override" or ev.state is None:
+                        raise RecordingError(f"{where(ev)}: the engine refuses the move: "
+                                             f"{exc}") from None
+                    after = stored(ev)
+                except NotationError as exc:
+                    raise RecordingError(f"{where(ev)}: the move does not parse: "
+                                         f"{exc}") from None
+                else:
+                    agree(ev, after)
+                state = after
+            accepted.append(state)
+        elif ev.kind == "undo":
+            if not accepted:
+                raise RecordingError(f"{where(ev)}: there is no move to take back")
+            accepted.pop()
+            state = accepted[-1] if accepted else base
+            if ev.state is not None:
+                if verify:
+                    agree(ev, state)
+                else:
+                    state = stored(ev)
+        elif ev.kind == "correction" and ev.state is not None:
+            state = stored(ev)
+        yield ev, state
+
+
+def rebuild_state(game: RecordedGame, *, verify: bool = True) -> "ZarcanaState":
+    """The position after the whole recorded game, replayed through the Zarcana engine and
+    checked against every stored state (see :func:`replay_states`)."""
+    state: ZarcanaState | None = None
+    for _, state in replay_states(game, verify=verify):
+        pass
+    assert state is not None  # replay_states always yields the start
+    return state

@@ -1,0 +1,173 @@
+"""``companion games`` and ``companion export`` through ``companion.cli.main``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from companion.cli import main
+from companion.games.zarcana.engine import dumps
+from companion.recording import GameRecorder, open_game
+from recording_support import bot_game, record_bot_game
+
+
+@pytest.fixture()
+def games_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "games"
+    record_bot_game(folder / "zarcana-2024-05-01-153000.db", bot_game())
+    record_bot_game(folder / "zarcana-2024-05-02-090000.db", bot_game(), moves=12)
+    return folder
+
+
+def test_games_lists_each_game(games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["games", "--dir", str(games_dir)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == f"2 recorded game(s) in {games_dir}:"
+    final = bot_game().final
+    done, partial = lines[1], lines[2]
+    assert done.split()[0] == "zarcana-2024-05-01-153000.db"
+    assert "zarcana looney" in done and "red, blue, green" in done
+    assert f"{len(bot_game().moves)} move(s)  finished" in done
+    scores = ", ".join(f"{c.value} {v}" for c, v in final.scores().items())
+    assert done.endswith(scores)
+    assert "12 move(s)  not finished" in partial and partial.endswith("not finished")
+
+
+def test_games_lists_a_broken_file_and_exits_1(games_dir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (games_dir / "crashed-disk.db").write_bytes(b"SQLite format 3\x00" + bytes(200))
+    (games_dir / "random.db").write_bytes(bytes(range(256)) * 20)
+    assert main(["games", "--dir", str(games_dir)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == f"2 recorded game(s) in {games_dir}, 2 broken file(s):"
+    broken = [line for line in lines if "BROKEN:" in line]
+    assert [line.split()[0] for line in broken] == ["crashed-disk.db", "random.db"]
+    assert "not a game file" in broken[1]
+    assert sum("move(s)" in line for line in lines) == 2   # the good ones still list
+    assert "2 file(s) could not be read" in captured.err
+    assert "Traceback" not in captured.out + captured.err
+
+
+def test_games_in_an_empty_or_missing_folder(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["games", "--dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip() == f"no recorded games in {tmp_path}"
+    assert main(["games", "--dir", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    # Without --dir: the XDG folder, which need not exist yet.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert main(["games"]) == 0
+    assert "no recorded games in" in capsys.readouterr().out
+
+
+def test_export_text(games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    game = bot_game()
+    assert main(["export", str(path), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Zarcana (Looney Pyramids): recorded game\n")
+    assert "players:   red, blue, green (in turn order)" in out
+    assert "settings:  the edition defaults" in out
+    move_lines = [line for line in out.splitlines() if re.match(r"\s+\d+\s+[\d:-]+", line)]
+    assert len(move_lines) == len(game.moves) + 1   # the start position, then every move
+    first = move_lines[1].split()
+    assert first[0] == "1" and first[3] == game.moves[0].split(":")[0]
+    assert move_lines[1].endswith(game.moves[0])
+    assert move_lines[-1].endswith(game.moves[-1])
+    final = game.final
+    scores = ", ".join(f"{c.value} {v}" for c, v in final.scores().items())
+    assert f"final scores: {scores}" in out
+    winners = [c.value for c in final.winners()]
+    assert (f"winner: {winners[0]}" if len(winners) == 1
+            else f"tie between {', '.join(winners)}") in out
+
+
+def test_export_text_shows_overrides_notes_and_unfinished(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="1996", players=["red", "blue"],
+                             settings={"edition": "1996", "hand_size": 4}, seed=9) as rec:
+        rec.record("override", "red: draw 3", note="we allowed it\nbecause of the house rule")
+        rec.record("note", None, note="coffee break")
+        rec.record("correction", "2,1 is cups-08, not cups-03")
+        rec.record("move", "blue: pass")
+        rec.record("undo", "blue: pass")
+        rec.record("illegal", "blue: start 9,9", note="not a territory")
+    assert main(["export", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Zarcana 1996: recorded game" in out
+    assert "settings:  hand_size=4" in out
+    assert "red: draw 3   [override: accepted against the rules]" in out
+    assert "note: we allowed it" in out and "note: because of the house rule" in out
+    assert "note: coffee break" in out
+    assert "correction: 2,1 is cups-08, not cups-03" in out
+    assert "blue: pass [taken back]" in out and "took back: blue: pass" in out
+    assert "refused: blue: start 9,9" in out and "note: not a territory" in out
+    assert "not finished (1 move(s) recorded)" in out
+    assert out.rstrip().endswith("the game was not finished")
+
+
+def test_export_jsonl_to_a_file(games_dir: Path, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    out_file = tmp_path / "out" / "game.jsonl"
+    out_file.parent.mkdir()
+    assert main(["export", str(path), "--format", "jsonl", "--out", str(out_file)]) == 0
+    assert capsys.readouterr().out == ""
+    records = [json.loads(line) for line in out_file.read_text().splitlines()]
+    header, events = records[0], records[1:]
+    game = bot_game()
+    assert header["type"] == "header" and header["format"] == "arcana-companion-game"
+    assert header["players"] == list(game.players) and header["seed"] == game.seed
+    assert header["moves"] == len(game.moves) and header["ended"] is not None
+    assert header["scores"] == {c.value: v for c, v in game.final.scores().items()}
+    assert [e["number"] for e in events] == list(range(len(game.moves) + 1))
+    assert [e["move"] for e in events[1:]] == list(game.moves)
+    assert all(e["type"] == "event" and e["keyframe"] is False for e in events)
+    assert events[-1]["state"] == json.loads(dumps(game.final))
+    assert sorted(p.name for p in out_file.parent.iterdir()) == ["game.jsonl"]
+
+
+def test_export_jsonl_flags_keyframes_and_keeps_observations(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]
+                                                             ) -> None:
+    path = tmp_path / "g.db"
+    obs = {"image": "0001.jpg", "calibrated": True, "cards": [], "pyramids": []}
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             seed=2) as rec:
+        rec.record("move", "red: draw 3", observation=obs, keyframe_jpeg=b"\xff\xd8jpeg")
+    assert main(["export", str(path), "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    event = json.loads(lines[1])
+    assert event["keyframe"] is True and event["observation"] == obs
+    assert "jpeg" not in lines[1].replace('"keyframe"', "")
+    assert open_game(path).keyframe(1) == b"\xff\xd8jpeg"
+
+
+@pytest.mark.parametrize("content", [None, b"", b"garbage" * 100])
+def test_export_of_a_missing_or_bad_file_exits_2(tmp_path: Path, content: bytes | None,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.db"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["export", str(path), "--format", "jsonl"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"companion export: error: {path}: ")
+    assert "Traceback" not in captured.err
+
+
+def test_export_refuses_to_overwrite_the_game(games_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    before = path.read_bytes()
+    assert main(["export", str(path), "--out", str(path)]) == 2
+    assert "the game file itself" in capsys.readouterr().err
+    assert path.read_bytes() == before

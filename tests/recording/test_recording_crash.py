@@ -1,0 +1,100 @@
+"""Crash safety: a recording process killed with SIGKILL mid-game loses no accepted move."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.games.zarcana.engine import dumps
+from companion.recording import GameRecorder, list_games, open_game, rebuild_state
+from companion.recording.store import GameSummary
+from recording_support import bot_game
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The child records the seeded bot game and says so after each committed move. After
+# KILL_AFTER moves it slows down, so that the kill lands mid-game whatever the machine's load.
+CHILD = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, sys.argv[3])
+    from recording_support import play_bot_game
+    from companion.games.zarcana.engine import dumps
+    from companion.recording import GameRecorder
+
+    game = play_bot_game(5)
+    kill_after = int(sys.argv[2])
+    rec = GameRecorder.create(sys.argv[1], game="zarcana", edition="looney",
+                              players=game.players, settings=game.start.settings.to_dict(),
+                              seed=game.seed, initial_state=dumps(game.start))
+    for k, (move, state) in enumerate(zip(game.moves, game.states), 1):
+        rec.record("move", move, state=dumps(state),
+                   keyframe_jpeg=b"\\xff\\xd8" + bytes(50_000) + b"\\xff\\xd9")
+        print("committed", k, flush=True)
+        if k >= kill_after:
+            time.sleep(0.05)
+    rec.finish({}, [])
+    print("finished", flush=True)
+""")
+
+KILL_AFTER = 25
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_sigkill_mid_game_keeps_every_committed_move(tmp_path: Path) -> None:
+    game = bot_game()
+    assert len(game.moves) > KILL_AFTER + 40  # the game cannot end before the kill
+    path = tmp_path / "games" / "killed.db"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")])), OMP_NUM_THREADS="1")
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), str(KILL_AFTER), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    committed = 0
+    deadline = time.monotonic() + 60
+    try:
+        assert child.stdout is not None
+        while committed < KILL_AFTER and time.monotonic() < deadline:
+            line = child.stdout.readline()
+            if not line:
+                break
+            committed = int(line.split()[1])
+        assert committed == KILL_AFTER, child.stderr.read() if child.stderr else ""
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=30)
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+    assert child.returncode == -signal.SIGKILL
+
+    # Every move reported committed is in the file; a move being written may or may not be.
+    recorded = open_game(path)
+    n = len(recorded.moves())
+    assert KILL_AFTER <= n < len(game.moves)
+    assert recorded.moves() == list(game.moves[:n])
+    assert not recorded.finished
+    assert all(e.has_keyframe for e in recorded.events[1:])
+    assert dumps(rebuild_state(recorded)) == dumps(game.states[n - 1])
+    (summary,) = list_games(path.parent)
+    assert isinstance(summary, GameSummary) and summary.moves == n and not summary.finished
+
+    # The game goes on in the same file and ends as the uninterrupted game did.
+    with GameRecorder.resume(path) as rec:
+        for move, state in zip(game.moves[n:], game.states[n:]):
+            rec.record("move", move, state=dumps(state))
+        final = game.final
+        rec.finish({c.value: v for c, v in final.scores().items()},
+                   [c.value for c in final.winners()])
+    done = open_game(path)
+    assert done.moves() == list(game.moves) and done.finished
+    assert [e.number for e in done.events] == list(range(len(game.moves) + 1))
+    assert dumps(rebuild_state(done)) == dumps(game.final)

@@ -1,0 +1,359 @@
+"""The game file: round trips, event kinds, replays that check themselves, misuse."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from companion.games.zarcana.engine import dumps, loads, new_game
+from companion.games.zarcana.table import game_from_table
+from companion.recording import (
+    GameRecorder,
+    GameSummary,
+    RecordingError,
+    default_games_dir,
+    list_games,
+    new_game_path,
+    open_game,
+    rebuild_state,
+    replay_states,
+)
+from recording_support import bot_game, record_bot_game
+
+# The smallest JPEG-looking bytes: the store checks the start-of-image marker only.
+JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) + b"\xff\xd9"
+
+
+def test_whole_bot_game_round_trip(tmp_path: Path) -> None:
+    game = bot_game()
+    path = tmp_path / "g.db"
+    record_bot_game(path, game)
+    rec = open_game(path)
+    assert (rec.game, rec.edition, rec.players, rec.seed) == ("zarcana", "looney",
+                                                             game.players, game.seed)
+    assert rec.settings == game.start.settings.to_dict()
+    assert rec.moves() == list(game.moves)
+    assert [e.number for e in rec.events] == list(range(len(game.moves) + 1))
+    assert rec.events[0].kind == "start" and rec.events[0].state == dumps(game.start)
+    final = game.final
+    assert rec.finished and rec.ended is not None and rec.ended >= rec.created
+    assert rec.scores == {c.value: v for c, v in final.scores().items()}
+    assert rec.winners == tuple(c.value for c in final.winners())
+    # Player and turn come from the move text and the states without being passed.
+    first = rec.events[1]
+    assert first.player == game.moves[0].split(":")[0]
+    assert first.turn == game.start.turn_number
+    turns = [e.turn for e in rec.events[1:]]
+    assert turns == [s.turn_number for s in (game.start, *game.states[:-1])]
+    assert dumps(rebuild_state(rec)) == dumps(final)
+    # Reading leaves no journal files behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.db"]
+
+
+def test_seeded_game_without_a_start_event_is_dealt_again(tmp_path: Path) -> None:
+    game = bot_game()
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                             settings=game.start.settings.to_dict(), seed=game.seed) as rec:
+        for move in game.moves[:30]:
+            assert rec.record("move", move) >= 1
+    rec_game = open_game(path)
+    assert rec_game.events[0].number == 1 and not rec_game.finished
+    assert dumps(rebuild_state(rec_game)) == dumps(game.states[29])
+    steps = list(replay_states(rec_game))
+    assert steps[0][0] is None and dumps(steps[0][1]) == dumps(game.start)
+    assert [dumps(s) for _, s in steps[1:]] == [dumps(s) for s in game.states[:30]]
+
+
+def test_camera_game_replays_from_its_start_state(tmp_path: Path) -> None:
+    cards = {(0, 0): "pentacles-02", (1, 0): "pentacles-03", (0, 1): "pentacles-05",
+             (1, 1): "pentacles-06"}
+    start = game_from_table(["red", "blue"], cards)
+    moves = ["red: start 0,0", "blue: draw 2", "red: reorient red1U@0,0>E"]
+    path = tmp_path / "cam.db"
+    obs = {"image": "frame-0001.jpg", "calibrated": True,
+           "cards": [{"id": "pentacles-02", "center_mm": [100.0, 80.5], "angle_deg": 90.0,
+                      "confidence": 0.97}], "pyramids": []}
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             settings=start.settings.to_dict()) as rec:
+        assert rec.record("start", None, state=dumps(start), keyframe_jpeg=JPEG) == 0
+        st = start
+        for k, move in enumerate(moves):
+            st = st.apply(move)
+            rec.record("move", move, observation=obs if k != 1 else None,
+                       keyframe_jpeg=JPEG if k != 1 else None, state=dumps(st))
+        rec.record("note", None, note="blue drew with the lights off\nsecond line")
+    game = open_game(path)
+    assert game.seed is None and game.moves() == moves
+    assert game.events[1].observation == obs and game.events[2].observation is None
+    assert [e.has_keyframe for e in game.events] == [True, True, False, True, False]
+    assert game.keyframe(1) == JPEG and game.keyframe(2) is None
+    assert game.events[-1].kind == "note" and game.events[-1].note.startswith("blue drew")
+    assert dumps(rebuild_state(game)) == dumps(st)
+
+
+def test_override_and_correction_take_the_stored_state(tmp_path: Path) -> None:
+    game = bot_game()
+    start = game.start
+    after_draw = start.apply("red: draw 3")
+    # The players let blue draw out of turn: the engine refuses it, the table is what it is.
+    accepted = loads(dumps(after_draw))
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                             seed=game.seed, settings=start.settings.to_dict(),
+                             initial_state=dumps(start)) as rec:
+        rec.record("override", "blue: draw 3", state=dumps(accepted), note="agreed by all")
+        corrected = accepted.apply("blue: draw 2")
+        rec.record("move", "blue: draw 2", state=dumps(corrected))
+        rec.record("correction", "cups-03 at 1,1 was cups-08", state=dumps(corrected))
+    rec_game = open_game(path)
+    assert rec_game.moves() == ["blue: draw 3", "blue: draw 2"]
+    assert [e.kind for e in rec_game.events] == ["start", "override", "move", "correction"]
+    assert rec_game.events[1].player == "blue" and rec_game.events[1].note == "agreed by all"
+    assert dumps(rebuild_state(rec_game)) == dumps(corrected)
+
+
+def test_override_refused_without_a_stored_state_names_the_event(tmp_path: Path) -> None:
+    game = bot_game()
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                             seed=game.seed, initial_state=dumps(game.start)) as rec:
+        rec.record("move", game.moves[0])
+        rec.record("override", "red: draw 3")   # red again: not red's turn
+    with pytest.raises(RecordingError, match=r"g\.db: event 2 \(override 'red: draw 3'\): "
+                                             r"the engine refuses"):
+        rebuild_state(open_game(path))
+
+
+def test_a_stored_state_that_disagrees_is_named(tmp_path: Path) -> None:
+    game = bot_game()
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                             seed=game.seed, initial_state=dumps(game.start)) as rec:
+        for k in range(4):
+            # Event 3 stores the state after the wrong move.
+            state = game.states[k] if k != 2 else game.states[3]
+            rec.record("move", game.moves[k], state=dumps(state))
+    with pytest.raises(RecordingError, match=r"event 3 \(move .*disagrees.*differs in: .*"
+                                             r"history"):
+        rebuild_state(open_game(path))
+
+
+def test_a_start_the_seed_does_not_deal_is_named(tmp_path: Path) -> None:
+    other = new_game(3, seed=6)
+    path = tmp_path / "g.db"
+    GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue", "green"],
+                        seed=5, initial_state=dumps(other)).close()
+    with pytest.raises(RecordingError, match=r"event 0 \(start\).*seed 5"):
+        rebuild_state(open_game(path))
+
+
+def test_no_start_and_no_seed_cannot_be_replayed(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney",
+                             players=["red", "blue"]) as rec:
+        rec.record("move", "red: draw 3")
+    with pytest.raises(RecordingError, match="no start position and no seed"):
+        rebuild_state(open_game(path))
+
+
+def test_other_games_are_stored_but_not_replayed(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    with GameRecorder.create(path, game="homeworlds", edition="", players=["ann", "bob"],
+                             settings={"stash": 3}) as rec:
+        rec.record("move", "ann: build g1")
+        rec.finish({"ann": 1, "bob": 0}, ["ann"])
+    game = open_game(path)
+    assert game.moves() == ["ann: build g1"] and game.events[0].player == "ann"
+    with pytest.raises(RecordingError, match="cannot replay a game of 'homeworlds'"):
+        rebuild_state(game)
+
+
+def test_resume_continues_numbering_and_turns(tmp_path: Path) -> None:
+    game = bot_game()
+    path = tmp_path / "g.db"
+    record_bot_game(path, game, moves=10)
+    with GameRecorder.resume(path) as rec:
+        assert rec.events_recorded == 11
+        n = rec.record("move", game.moves[10], state=dumps(game.states[10]))
+        assert n == 11
+    rec_game = open_game(path)
+    assert rec_game.events[-1].turn == game.states[9].turn_number
+    assert dumps(rebuild_state(rec_game)) == dumps(game.states[10])
+
+
+def test_misuse_is_refused_with_the_file_named(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                              seed=1)
+    name = r"g\.db: "
+    with pytest.raises(RecordingError, match=name + "unknown event kind 'jump'"):
+        rec.record("jump", "red: draw 3")
+    with pytest.raises(RecordingError, match=name + "a move event needs the move text"):
+        rec.record("move", None)
+    with pytest.raises(RecordingError, match=name + "the keyframe is not a JPEG"):
+        rec.record("move", "red: draw 3", keyframe_jpeg=b"\x89PNG\r\n")
+    with pytest.raises(RecordingError, match=name + "the observation cannot be stored"):
+        rec.record("move", "red: draw 3", observation={"cards": {1, 2}})
+    with pytest.raises(RecordingError, match=name + "the state is not a JSON object"):
+        rec.record("move", "red: draw 3", state="not json")
+    with pytest.raises(RecordingError, match=name + "the start event needs the start state"):
+        rec.record("start", None)
+    assert rec.record("move", "red: draw 3") == 1   # refusals wrote nothing
+    with pytest.raises(RecordingError, match=name + "the start position must come before every move"):
+        rec.record("start", None, state=dumps(new_game(2, seed=1)))
+    rec.finish({"red": 0, "blue": 0}, ["red", "blue"])
+    with pytest.raises(RecordingError, match=name + "the game is finished"):
+        rec.record("move", "blue: draw 3")
+    assert rec.record("note", None, note="a note after the end is fine") == 2
+    with pytest.raises(RecordingError, match=name + "the game is finished"):
+        rec.finish({"red": 1}, ["red"])
+    rec.close()
+    rec.close()   # twice is fine
+    with pytest.raises(RecordingError, match=name + "the recorder is closed"):
+        rec.record("note", None, note="late")
+    with pytest.raises(RecordingError, match=name + "a file of that name already exists"):
+        GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    with pytest.raises(RecordingError, match=name + "the game is finished"):
+        GameRecorder.resume(path)
+    with pytest.raises(RecordingError, match="a player is listed twice"):
+        GameRecorder.create(tmp_path / "x.db", game="zarcana", edition="looney",
+                            players=["red", "red"])
+    assert not (tmp_path / "x.db").exists()
+    game = open_game(path)
+    assert [e.kind for e in game.events] == ["move", "note"] and game.winners == ("red", "blue")
+
+
+def test_events_are_append_only(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             seed=1) as rec:
+        rec.record("move", "red: draw 3", keyframe_jpeg=JPEG)
+    con = sqlite3.connect(path)
+    try:
+        for sql in ("UPDATE event SET move = 'red: pass'", "DELETE FROM event",
+                    "DELETE FROM keyframe"):
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                con.execute(sql)
+    finally:
+        con.close()
+
+
+def test_threads_share_a_recorder(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    numbers: list[int] = []
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             seed=1) as rec:
+        def write(k: int) -> None:
+            for i in range(10):
+                numbers.append(rec.record("note", None, note=f"thread {k} note {i}"))
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(numbers) == list(range(1, 41))
+    assert len(open_game(path).events) == 40
+
+
+def test_colours_and_scores_from_the_engine_are_accepted(tmp_path: Path) -> None:
+    game = bot_game()
+    final = game.final
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney",
+                             players=list(game.start.players), seed=game.seed) as rec:  # type: ignore[arg-type]
+        rec.finish(final.scores(), final.winners())  # type: ignore[arg-type]
+    got = open_game(path)
+    assert got.players == game.players
+    assert got.scores == {c.value: v for c, v in final.scores().items()}
+
+
+def test_games_folder_and_new_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_games_dir() == tmp_path / "data" / "arcana-companion" / "games"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_games_dir() == tmp_path / "home" / ".local/share/arcana-companion/games"
+    assert new_game_path().parent == default_games_dir()
+    when = datetime(2024, 5, 1, 15, 30, 12)
+    first = new_game_path("zarcana", tmp_path / "games", when=when)
+    assert first.name == "zarcana-2024-05-01-153012.db"
+    GameRecorder.create(first, game="zarcana", edition="looney", players=["red", "blue"],
+                        seed=1).close()   # creates the folder
+    second = new_game_path("zarcana", tmp_path / "games", when=when)
+    assert second.name == "zarcana-2024-05-01-153012-2.db"
+
+
+def test_settings_json_is_kept_exactly(tmp_path: Path) -> None:
+    start = new_game(["red", "blue"], edition="1996", seed=3, layout_cards=4,
+                     optional_trumps=(("major-13", "ghost"),), ghost_color="clear")
+    path = tmp_path / "g.db"
+    GameRecorder.create(path, game="zarcana", edition="1996", players=["red", "blue"],
+                        settings=start.settings.to_dict(), seed=3).close()
+    game = open_game(path)
+    assert game.settings == json.loads(json.dumps(start.settings.to_dict()))
+    assert dumps(rebuild_state(game)) == dumps(start)
+
+
+def test_live_session_kinds_undo_and_illegal(tmp_path: Path) -> None:
+    """The kinds the live session records: setup/manual are stored as start/move, an undo
+    takes the last move back, an illegal change is kept but changes nothing."""
+    cards = {(0, 0): "pentacles-02", (1, 0): "pentacles-03", (0, 1): "pentacles-05",
+             (1, 1): "pentacles-06"}
+    start = game_from_table(["red", "blue"], cards)
+    s1 = start.apply("red: start 0,0")
+    s2 = s1.apply("blue: draw 2")
+    s2b = s1.apply("blue: draw 1")
+    path = tmp_path / "live.db"
+    # A seed recorded for a camera game is not used to check its (hidden) start.
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             settings=start.settings.to_dict(), seed=11) as rec:
+        assert rec.record("note", None, note="camera on") == 1   # before the table is dealt
+        assert rec.record("setup", None, state=dumps(start), note=None) == 2
+        rec.record("move", "red: start 0,0", state=dumps(s1), keyframe_jpeg=JPEG)
+        rec.record("manual", "blue: draw 2", state=dumps(s2), note=None)
+        rec.record("illegal", "red: start 1,1", player="red", note="illegal: red has pieces")
+        rec.record("undo", "blue: draw 2", player="blue", note="took back blue: draw 2")
+        rec.record("manual", "blue: draw 1", state=dumps(s2b))
+        with pytest.raises(RecordingError, match="start position must come before"):
+            rec.record("start", None, state=dumps(start))
+    game = open_game(path)
+    assert [e.kind for e in game.events] == ["note", "start", "move", "move", "illegal",
+                                            "undo", "move"]
+    assert [e.undone for e in game.events] == [False] * 3 + [True] + [False] * 3
+    assert game.moves() == ["red: start 0,0", "blue: draw 1"]
+    assert game.events[3].observation is None and game.events[3].note == ""
+    states = list(replay_states(game))
+    assert [e.number for e, _ in states if e is not None] == [2, 3, 4, 5, 6, 7]
+    assert dumps(states[-2][1]) == dumps(s1)    # after the undo: back to red's move
+    assert dumps(rebuild_state(game)) == dumps(s2b)
+    (summary,) = list_games(tmp_path)
+    assert isinstance(summary, GameSummary) and summary.moves == 2
+
+
+def test_verify_off_trusts_stored_states(tmp_path: Path) -> None:
+    """A correction that changed the position but was recorded without its state breaks the
+    check of the next move; without verify the stored states still rebuild the game."""
+    game = bot_game()
+    moved = game.states[1]
+    fixed = loads(dumps(moved))
+    fixed.hands = dict(fixed.hands)
+    red = fixed.players[0]
+    fixed.hands[red] = tuple(reversed(fixed.hands[red]))   # "a misread hand, put right"
+    after = fixed.apply(game.moves[2])
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                             seed=game.seed, initial_state=dumps(game.start)) as rec:
+        rec.record("move", game.moves[0], state=dumps(game.states[0]))
+        rec.record("move", game.moves[1], state=dumps(moved))
+        rec.record("correction", None, note="red's hand was read in the wrong order")
+        rec.record("move", game.moves[2], state=dumps(after))
+    recorded = open_game(path)
+    with pytest.raises(RecordingError, match=r"event 4 \(move .*differs in: hands"):
+        rebuild_state(recorded)
+    assert dumps(rebuild_state(recorded, verify=False)) == dumps(after)
