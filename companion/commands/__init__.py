@@ -14,4 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.games",
     "companion.commands.export",
     "companion.commands.observe",
+    "companion.commands.demo",
+    "companion.commands.run",
+    "companion.commands.replay",
 )

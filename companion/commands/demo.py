@@ -1,0 +1,369 @@
+"""``companion demo``: the bundled sample game, from frames to moves, scores and a record.
+
+Runs ``sample_images/zarcana/`` (a scripted three-player Zarcana game, one image per settled
+table, with three frames where a hand is over the table) through the live loop: capture ->
+settle -> pipeline -> :class:`~companion.live.session.LiveSession`. It prints each accepted
+move, the flagged illegal move with its rule and the final scores, and writes to ``--out``:
+annotated frames (``frames/``), the event log (``record.txt``), the move list (``moves.txt``)
+and, when the recording store is available, the recorded game (``game.db``).
+
+Observations come from the vision pipeline (``vision.pipeline.TablePipeline``) when it is
+installed, or with ``--observations truth`` from the truth record beside each frame, reduced
+to the fields of the observation record (no lattice cells, no game state).
+
+The camera cannot see draws, passes or the declared end; at a real table a player clicks
+them. The demo plays that user: its clicks are the moves ``game.json`` marks
+``"visible": false``, each made when the frame of that move comes up, and labelled as the
+user's clicks in the output. Every other move is read off the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+#: Fields of the observation record (shared/spec/table.md) plus the trust flags a pipeline
+#: sets; everything else in a truth record is the renderer's knowledge and is dropped.
+RECORD_KEYS = ("image", "calibrated", "cards", "pyramids", "hands", "trustworthy")
+CARD_KEYS = ("id", "center_mm", "angle_deg", "confidence")
+PYRAMID_KEYS = ("color", "pips", "upright", "pointing_deg", "base_center_mm", "confidence")
+
+ENV_SAMPLES = "COMPANION_SAMPLES"
+
+
+class DemoError(CompanionError):
+    """The demo cannot run (the message says what is missing)."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="run the bundled sample game through the live companion",
+        description="Run the sample Zarcana game (sample_images/zarcana) through capture, "
+                    "settle detection, the pipeline and the referee; print the moves, the "
+                    "illegal move and the final scores; write annotated frames and the record.",
+    )
+    p.add_argument("--headless", action="store_true",
+                   help="no window: write annotated frames and the record to --out")
+    p.add_argument("--out", type=Path, default=Path("companion-demo"),
+                   help="folder for annotated frames, record.txt, moves.txt and game.db "
+                        "(default: ./companion-demo)")
+    p.add_argument("--frames", type=Path, default=None,
+                   help="the sample game folder (default: sample_images/zarcana of this "
+                        f"checkout, or ${ENV_SAMPLES}/zarcana)")
+    p.add_argument("--observations", choices=("truth", "vision"), default=None,
+                   help="where observations come from: the vision pipeline (default when "
+                        "installed) or the truth record beside each frame")
+    p.add_argument("--deck", default=None, help="deck for the vision pipeline (its default if "
+                                                "not given)")
+    p.set_defaults(func=run)
+
+
+# ------------------------------------------------------------------------ finding things ---
+
+def find_sample_game(frames: Path | None) -> Path:
+    """The sample game folder: --frames, $COMPANION_SAMPLES/zarcana, ./sample_images/zarcana,
+    or sample_images/zarcana beside the ``companion`` package of a source checkout."""
+    if frames is not None:
+        if not (frames / "game.json").is_file():
+            raise DemoError(f"--frames {frames}: no game.json there (expected a sample game "
+                            "folder like sample_images/zarcana)")
+        return frames
+    candidates: list[Path] = []
+    env = os.environ.get(ENV_SAMPLES)
+    if env:
+        candidates.append(Path(env) / "zarcana")
+    candidates.append(Path.cwd() / "sample_images" / "zarcana")
+    import companion
+
+    # A source checkout (or an editable install) keeps sample_images/ next to the package.
+    candidates.append(Path(companion.__file__).resolve().parent.parent / "sample_images"
+                      / "zarcana")
+    for c in candidates:
+        if (c / "game.json").is_file():
+            return c
+    raise DemoError("the sample game is not here: run from the repository, set "
+                    f"{ENV_SAMPLES}, or pass --frames sample_images/zarcana")
+
+
+def play_order(folder: Path) -> list[Path]:
+    """Frames in the order they were taken: NNNN.jpg by number, each hand-NN.jpg right after
+    the frame its record says it followed (``after_frame``)."""
+    numbered = sorted(p for p in folder.glob("*.jpg") if p.stem.isdigit())
+    after: dict[str, list[Path]] = {}
+    for p in sorted(folder.glob("*.jpg")):
+        if p.stem.isdigit():
+            continue
+        meta = p.with_suffix(".json")
+        prev = None
+        if meta.is_file():
+            try:
+                prev = json.loads(meta.read_text(encoding="utf-8")).get("after_frame")
+            except (OSError, ValueError):
+                prev = None
+        after.setdefault(str(prev) if prev is not None else "", []).append(p)
+    order: list[Path] = []
+    for p in numbered:
+        order.append(p)
+        order += after.pop(p.stem, [])
+    for rest in after.values():
+        order += rest
+    return order
+
+
+def truth_record(path: Path) -> dict[str, Any]:
+    """The truth beside a frame, reduced to what a pipeline reports."""
+    meta = Path(path).with_suffix(".json")
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DemoError(f"{meta}: the truth record cannot be read: {exc}") from None
+    except ValueError as exc:
+        raise DemoError(f"{meta}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise DemoError(f"{meta}: expected a JSON object")
+    rec = {k: data[k] for k in RECORD_KEYS if k in data}
+    rec["image"] = str(path)
+    rec["cards"] = [{k: c[k] for k in CARD_KEYS if k in c} for c in data.get("cards", [])]
+    rec["pyramids"] = [{k: p[k] for k in PYRAMID_KEYS if k in p}
+                       for p in data.get("pyramids", [])]
+    return rec
+
+
+def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, Any]:
+    """(what runs, observer(image, name) -> record)."""
+    if mode in (None, "vision"):
+        try:
+            from vision.pipeline import TablePipeline
+        except ImportError as exc:
+            if mode == "vision":
+                raise DemoError(f"the vision pipeline is not available ({exc}); "
+                                "use --observations truth") from None
+            print("the vision pipeline (vision.pipeline) is not available yet: using the "
+                  "truth records beside the frames")
+        else:
+            kwargs: dict[str, Any] = {"mat": mat}
+            if deck:
+                kwargs["deck"] = deck
+            try:
+                pipeline = TablePipeline(**kwargs)
+            except CompanionError as exc:
+                if mode == "vision":
+                    raise
+                print(f"the vision pipeline cannot start ({exc}): using the truth records "
+                      "beside the frames")
+            else:
+                return "vision (vision.pipeline.TablePipeline)", pipeline.observe
+    return ("truth (the truth record beside each frame, reduced to the observation record)",
+            lambda image, name: truth_record(Path(name)))
+
+
+def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
+    try:
+        from companion.recording.store import GameRecorder
+    except ImportError:
+        print("the recording store (companion.recording) is not available yet: game.db is "
+              "not written; record.txt and moves.txt are")
+        return None
+    db = out / "game.db"
+    for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if old.exists():
+            old.unlink()  # the demo's own output of an earlier run
+    # No seed: the live game is dealt from what the camera sees (hands unknown), not by the
+    # seeded shuffle, so its start position is the recorded "start" event.
+    return GameRecorder.create(db, game=script["game"], edition=script["edition"],
+                               players=list(script["players"]),
+                               settings=dict(script.get("settings", {})))
+
+
+def has_display() -> bool:
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+# ------------------------------------------------------------------------ drawing ---
+
+def annotate(image: Any, record: Mapping[str, Any] | None, banner: str, calib: Any) -> Any:
+    """The frame with card ids, pyramid marks and the verdict drawn on it."""
+    import cv2
+    import numpy as np
+
+    out = image.copy()
+    h, w = out.shape[:2]
+    scale = max(0.5, w / 1600.0)
+    if record is not None and calib is not None and getattr(calib, "calibrated", False):
+        def px(pt: Any) -> tuple[int, int]:
+            p = calib.to_image(np.asarray([pt], dtype=np.float64))[0]
+            return int(round(p[0])), int(round(p[1]))
+        for c in record.get("cards", []):
+            x, y = px(c["center_mm"])
+            cv2.putText(out, c["id"], (x - int(40 * scale), y), cv2.FONT_HERSHEY_SIMPLEX,
+                        0.9 * scale, (0, 0, 0), int(5 * scale) + 1, cv2.LINE_AA)
+            cv2.putText(out, c["id"], (x - int(40 * scale), y), cv2.FONT_HERSHEY_SIMPLEX,
+                        0.9 * scale, (255, 255, 255), int(2 * scale) + 1, cv2.LINE_AA)
+        for p in record.get("pyramids", []):
+            x, y = px(p["base_center_mm"])
+            cv2.circle(out, (x, y), int(14 * scale), (0, 255, 255), int(3 * scale) + 1)
+            if not p.get("upright") and p.get("pointing_deg") is not None:
+                import math
+                a = math.radians(float(p["pointing_deg"]))
+                bx, by = p["base_center_mm"]
+                tip = px((bx + 35 * math.cos(a), by + 35 * math.sin(a)))
+                cv2.arrowedLine(out, (x, y), tip, (0, 255, 255), int(3 * scale) + 1,
+                                tipLength=0.3)
+            label = f"{p['color']}{p['pips']}{'U' if p.get('upright') else ''}"
+            cv2.putText(out, label, (x + int(16 * scale), y - int(10 * scale)),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.8 * scale, (0, 255, 255),
+                        int(2 * scale) + 1, cv2.LINE_AA)
+    bar = int(60 * scale) + 10
+    cv2.rectangle(out, (0, 0), (w, bar), (30, 30, 30), -1)
+    colour = (80, 80, 255) if ("ILLEGAL" in banner or "QUESTION" in banner) else (120, 255, 120)
+    text = banner if len(banner) < 150 else banner[:147] + "..."
+    cv2.putText(out, text, (10, bar - 15), cv2.FONT_HERSHEY_SIMPLEX, 0.9 * scale, colour,
+                int(2 * scale) + 1, cv2.LINE_AA)
+    return out
+
+
+# ------------------------------------------------------------------------ the demo ---
+
+def run(args: argparse.Namespace) -> int:
+    import cv2
+
+    from calibration.mat import load_mat
+    from calibration.table import TableCalibrator
+    from companion.live.capture import FolderSource, Frame
+    from companion.live.runner import FrameReport, LiveRunner
+    from companion.live.session import EventKind, LiveEvent, LiveSession
+
+    folder = find_sample_game(args.frames)
+    try:
+        script = json.loads((folder / "game.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DemoError(f"{folder / 'game.json'}: cannot be read: {exc}") from None
+    mat_file = folder / "mat.json"
+    mat = load_mat(mat_file if mat_file.is_file() else None)
+    out: Path = args.out
+    try:
+        (out / "frames").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"--out {out}: cannot be created: {exc}") from None
+
+    window = False
+    if not args.headless:
+        if not has_display():
+            print("no display: running headless")
+        else:
+            try:
+                import companion.ui as ui
+                window = hasattr(ui, "run_live")
+                if not window:
+                    print("companion.ui has no run_live() yet: running headless")
+            except ImportError:
+                print("the window (companion.ui) is not available yet: running headless")
+
+    which, observer = make_observer(args.observations, mat, args.deck)
+    print(f"sample game: {folder} ({script.get('title', '')})")
+    print(f"observations: {which}")
+    recorder = make_recorder(out, script)
+    session = LiveSession(script["game"], edition=script["edition"], players=script["players"],
+                          settings=script.get("settings") or None, seed=script.get("seed"),
+                          recorder=recorder, mat=mat)
+    clicks = {f"{k:04d}": entry["move"] for k, entry in enumerate(script["moves"], start=1)
+              if entry.get("visible") is False}
+    lines: list[str] = []
+
+    def say(text: str) -> None:
+        print(text)
+        lines.append(text)
+
+    def click(frame: Frame) -> None:
+        move = clicks.pop(Path(frame.name).stem, None)
+        if move is None:
+            return
+        say(f"  user's click (scripted from game.json, move {int(Path(frame.name).stem)}): "
+            f"{move}")
+        for e in session.manual(move):
+            show(e, Path(frame.name).stem)
+
+    def show(e: LiveEvent, stem: str) -> None:
+        if e.kind is EventKind.ACCEPTED:
+            say(f"{stem}  accepted: {e.text}")
+        elif e.kind is EventKind.ILLEGAL:
+            rules = f" [rule {', '.join(e.rules)}]" if e.rules else ""
+            say(f"{stem}  ILLEGAL: {e.text}{rules}")
+            for c in e.changes:
+                say(f"        changed: {c}")
+        elif e.kind is EventKind.QUESTION:
+            say(f"{stem}  QUESTION: {e.text}")
+        elif e.kind is EventKind.GAME_OVER:
+            say(f"{stem}  GAME OVER: {e.text}")
+        else:
+            say(f"{stem}  {e.kind.value}: {e.text}")
+
+    session.subscribe(lambda e: show(e, "    ") if e.kind in (
+        EventKind.CAMERA_LOST, EventKind.CAMERA_BACK) else None)
+    calibrator = TableCalibrator(mat)
+
+    def on_frame(report: FrameReport) -> None:
+        stem = Path(report.frame.name).stem
+        for e in report.events:
+            show(e, stem)
+        if not report.decision.settled:
+            return
+        banner_ev = next((e for e in report.events if e.kind in (
+            EventKind.ILLEGAL, EventKind.QUESTION, EventKind.ACCEPTED, EventKind.GAME_OVER,
+            EventKind.WAITING, EventKind.UNCHANGED, EventKind.INFO)), None)
+        banner = "" if banner_ev is None else (
+            banner_ev.kind.value.upper()
+            + (f" [rule {', '.join(banner_ev.rules)}]" if banner_ev.rules else "")
+            + f": {banner_ev.text}")
+        try:
+            calib = calibrator.calibrate(report.frame.image)
+        except CompanionError:
+            calib = None
+        img = annotate(report.frame.image, report.observation, f"{stem} {banner}", calib)
+        cv2.imwrite(str(out / "frames" / f"{stem}.jpg"), img, [int(cv2.IMWRITE_JPEG_QUALITY), 85])
+
+    source = FolderSource(folder, files=play_order(folder))
+    runner = LiveRunner(source, session, observer, on_frame=on_frame, before_observe=click)
+    if window:
+        import companion.ui as ui
+
+        title = f"companion demo: {script.get('title', 'the sample game')}"
+        code = int(ui.run_live(runner, mat=mat, title=title))
+        session.close()
+        return code
+    try:
+        stats = runner.run()
+    finally:
+        session.close()
+
+    scores = session.scores()
+    say("final scores: " + ", ".join(f"{c} {v}" for c, v in scores.items()))
+    moves = [h.move for h in session.history]
+    (out / "moves.txt").write_text("\n".join(moves) + "\n", encoding="utf-8")
+    # how the run compares with the script (game.json), for whoever watches the demo
+    scripted = [e["move"] for e in script["moves"] if "illegal" not in e]
+    same = len(moves) == len(scripted) and all(m.startswith(s) for m, s in zip(moves, scripted))
+    say(f"script check: {len(moves)} accepted moves "
+        f"{'match' if same else 'DO NOT match'} game.json; final scores "
+        f"{'match' if scores == script.get('final_scores') else 'DO NOT match'} "
+        f"{script.get('final_scores')}")
+    say(f"run: {stats.summary()}")
+    (out / "record.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"annotated frames, record.txt and moves.txt written to {out}")
+    return 0 if session.is_over and same else 1
+
+
+__all__ = ["find_sample_game", "play_order", "register", "run", "truth_record"]

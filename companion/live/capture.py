@@ -1,0 +1,416 @@
+"""Frame sources for the live companion: a camera, a stream URL, a video file, an image folder.
+
+:func:`open_source` picks the source from what the user typed (``0``, ``rtsp://...``,
+``game.mp4``, ``photos/``). Every source yields :class:`Frame` s; a failure (the video ends or
+breaks off, the device is unplugged, a file in a folder cannot be read) is reported as a
+:class:`SourceEvent` (``camera_lost`` with the reason, ``camera_back`` when frames come again)
+instead of an exception, and a bad file in a folder is skipped with a warning.
+
+:class:`CaptureThread` reads a source in a plain worker thread into a small buffer. For a live
+source (camera, stream) and for a file replayed in real time the buffer drops the oldest
+frames, so a slow pipeline never blocks capture; a file read as fast as possible waits for
+the consumer instead, so no frame is lost. Events are never dropped. A camera or stream that
+fails is reopened every ``retry_s`` seconds.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
+VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
+
+
+class CaptureError(CompanionError, ValueError):
+    """A source that cannot be opened at all (the message names it and says why)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One image from a source. ``shot``: a still photo (a folder image), settled by itself."""
+
+    index: int
+    time_s: float
+    image: np.ndarray = field(repr=False)
+    name: str
+    shot: bool = False
+
+
+@dataclass(frozen=True)
+class SourceEvent:
+    """Something that happened to the source: ``camera_lost`` (with the reason),
+    ``camera_back`` or ``end`` (nothing more will come)."""
+
+    kind: str
+    reason: str
+    index: int | None = None
+
+
+Item = Frame | SourceEvent
+
+
+class FrameSource:
+    """Base of the sources: ``open()``, then ``read()`` until it returns ``None`` (end)."""
+
+    kind = "source"
+    live = False  # a camera or stream: frames come in real time and failures are retried
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.error: str | None = None  # why the last read returned no frame
+
+    def open(self) -> None:
+        raise NotImplementedError
+
+    def read(self) -> Frame | SourceEvent | None:
+        """The next frame, an event, or None when the source is finished or broken
+        (``error`` says which: None for a clean end)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Item]:
+        """Read the whole source in this thread (a test or a batch run)."""
+        self.open()
+        try:
+            while True:
+                item = self.read()
+                if item is None:
+                    if self.error:
+                        yield SourceEvent("camera_lost", self.error)
+                    yield SourceEvent("end", self.error or "the source is finished")
+                    return
+                yield item
+        finally:
+            self.close()
+
+
+class VideoSource(FrameSource):
+    """A camera index, a stream URL or a video file, through OpenCV's VideoCapture."""
+
+    def __init__(self, target: int | str, *, realtime: bool | None = None,
+                 api: int | None = None, max_fps: float | None = 10.0) -> None:
+        super().__init__(str(target))
+        self.target = target
+        if isinstance(target, int):
+            self.kind, self.live = "camera", True
+        elif "://" in str(target):
+            self.kind, self.live = "stream", True
+        else:
+            self.kind, self.live = "video", False
+        self.realtime = self.live if realtime is None else realtime
+        self.api = api
+        # Settling needs a few frames per half second, not thirty a second: the frames in
+        # between are only grabbed (not decoded into images where the backend allows), which
+        # is most of the cost of watching an idle table.
+        self.max_fps = max_fps
+        self._skip = 0
+        self._cap: cv2.VideoCapture | None = None
+        self._index = 0
+        self._t0 = 0.0
+        self._fps = 0.0
+        self._count = 0
+
+    def open(self) -> None:
+        if self.kind == "video" and not Path(str(self.target)).is_file():
+            raise CaptureError(f"video {self.name}: no such file")
+        cap = (cv2.VideoCapture(self.target) if self.api is None
+               else cv2.VideoCapture(self.target, self.api))
+        if not cap.isOpened():
+            cap.release()
+            raise CaptureError(f"{self.kind} {self.name}: cannot be opened")
+        self._cap = cap
+        self._fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self._count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        self._skip = 0
+        if self.max_fps and self._fps > self.max_fps:
+            self._skip = max(0, round(self._fps / self.max_fps) - 1)
+        self._t0 = time.monotonic()
+        self.error = None
+
+    def read(self) -> Frame | SourceEvent | None:
+        cap = self._cap
+        if cap is None:
+            self.error = f"{self.kind} {self.name} is not open"
+            return None
+        for _ in range(self._skip):
+            if not cap.grab():
+                break
+            self._index += 1
+        ok, image = cap.read()
+        if not ok or image is None:
+            if self.kind == "video":
+                if self._count and self._index < self._count - 1:
+                    self.error = (f"video {self.name} broke off at frame {self._index} of "
+                                  f"{self._count}")
+                else:
+                    self.error = f"video {self.name} ended after {self._index} frames"
+            else:
+                self.error = f"{self.kind} {self.name} stopped delivering frames"
+            return None
+        if self.kind == "video":
+            t = (self._index / self._fps) if self._fps > 0 else float(
+                cap.get(cv2.CAP_PROP_POS_MSEC) or 0.0) / 1000.0
+            if self.realtime:
+                wait = self._t0 + t - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+        else:
+            t = time.monotonic() - self._t0
+        frame = Frame(self._index, t, image, f"{self.name}#{self._index}")
+        self._index += 1
+        return frame
+
+    def close(self) -> None:
+        if self._cap is not None:
+            self._cap.release()
+            self._cap = None
+
+
+class FolderSource(FrameSource):
+    """Images of a folder in name order (or a given list), each one settled shot.
+
+    An unreadable file is skipped: it gives ``camera_lost`` with the reason, and the next good
+    image ``camera_back``. ``realtime`` spaces the images ``interval_s`` apart.
+    """
+
+    kind = "folder"
+
+    def __init__(self, folder: str | Path | None = None, *,
+                 files: Sequence[str | Path] | None = None,
+                 realtime: bool = False, interval_s: float = 1.0) -> None:
+        if files is None:
+            if folder is None:
+                raise CaptureError("a folder source needs a folder or a list of files")
+            root = Path(folder)
+            if not root.is_dir():
+                raise CaptureError(f"image folder {root}: no such folder")
+            files = sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not files:
+                raise CaptureError(f"image folder {root}: no images in it "
+                                   f"({', '.join(sorted(IMAGE_SUFFIXES))})")
+        super().__init__(str(folder) if folder is not None else "file list")
+        self.files = [Path(f) for f in files]
+        self.realtime = realtime
+        self.interval_s = interval_s
+        self._next = 0
+        self._broken = False
+        self._t0 = 0.0
+
+    def open(self) -> None:
+        self._next = 0
+        self._broken = False
+        self._t0 = time.monotonic()
+        self.error = None
+
+    def read(self) -> Frame | SourceEvent | None:
+        if self._next >= len(self.files):
+            self.error = None
+            return None
+        k = self._next
+        path = self.files[k]
+        self._next += 1
+        if self.realtime:
+            wait = self._t0 + k * self.interval_s - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        image = read_image(path)
+        if image is None:
+            log.warning("skipping %s: not a readable image", path)
+            self._broken = True
+            return SourceEvent("camera_lost", f"{path.name} cannot be read as an image; "
+                                              "skipped", k)
+        if self._broken:
+            self._broken = False
+            # the image after a bad one: say the source is back before handing it over
+            self._next -= 1
+            return SourceEvent("camera_back", f"reading again from {path.name}", k)
+        return Frame(k, k * self.interval_s, image, str(path), shot=True)
+
+
+def read_image(path: str | Path) -> np.ndarray | None:
+    """An image file as BGR, or None when it is missing, empty or not an image."""
+    try:
+        data = np.fromfile(str(path), dtype=np.uint8)
+    except OSError:
+        return None
+    if data.size == 0:
+        return None
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    if image is None or image.size == 0:
+        return None
+    return image
+
+
+def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
+    """A frame as JPEG bytes (a recorded keyframe)."""
+    ok, buf = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    if not ok:
+        raise CaptureError("the frame could not be encoded as JPEG")
+    return bytes(buf.tobytes())
+
+
+def open_source(spec: str | int | Path, *, realtime: bool | None = None,
+                interval_s: float = 1.0) -> FrameSource:
+    """A source from what a user typed: a camera index, a URL, a video file or a folder."""
+    if isinstance(spec, int):
+        return VideoSource(spec, realtime=realtime)
+    text = str(spec).strip()
+    if text.isdigit():
+        return VideoSource(int(text), realtime=realtime)
+    if "://" in text:
+        return VideoSource(text, realtime=realtime)
+    path = Path(text)
+    if path.is_dir():
+        return FolderSource(path, realtime=bool(realtime), interval_s=interval_s)
+    if path.is_file():
+        if path.suffix.lower() in IMAGE_SUFFIXES:
+            return FolderSource(files=[path], realtime=bool(realtime), interval_s=interval_s)
+        return VideoSource(str(path), realtime=realtime)
+    raise CaptureError(f"source {text!r}: not a camera number, a URL, a video file or a folder")
+
+
+class CaptureThread:
+    """Reads a source in a worker thread into a small buffer; see the module notes.
+
+    ``get()`` returns the next frame or event (None on timeout); iterate to drain until the
+    ``end`` event. ``retry_s``: how often a failed camera or stream is reopened (None: never).
+    """
+
+    def __init__(self, source: FrameSource, *, max_frames: int = 2, retry_s: float | None = 2.0,
+                 drop_old: bool | None = None) -> None:
+        self.source = source
+        self.max_frames = max(1, max_frames)
+        self.retry_s = retry_s if source.live else None
+        self.drop_old = (source.live or bool(getattr(source, "realtime", False))
+                         if drop_old is None else drop_old)
+        self.dropped = 0
+        self._items: collections.deque[Item] = collections.deque()
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._finished = False
+
+    # ---------------------------------------------------------------- consumer side
+    def start(self) -> "CaptureThread":
+        self._thread = threading.Thread(target=self._run, name=f"capture {self.source.name}",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def get(self, timeout: float | None = None) -> Item | None:
+        with self._cond:
+            if not self._items:
+                self._cond.wait_for(lambda: bool(self._items) or self._finished, timeout)
+            if not self._items:
+                return None
+            item = self._items.popleft()
+            self._cond.notify_all()
+            return item
+
+    def __iter__(self) -> Iterator[Item]:
+        while True:
+            item = self.get(timeout=0.5)
+            if item is None:
+                if self._finished and not self._items:
+                    return
+                continue
+            yield item
+            if isinstance(item, SourceEvent) and item.kind == "end":
+                return
+
+    def __enter__(self) -> "CaptureThread":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------- worker side
+    def _put(self, item: Item) -> None:
+        with self._cond:
+            if isinstance(item, Frame):
+                frames = sum(1 for x in self._items if isinstance(x, Frame))
+                if frames >= self.max_frames:
+                    if self.drop_old:
+                        for x in self._items:
+                            if isinstance(x, Frame):
+                                self._items.remove(x)
+                                self.dropped += 1
+                                break
+                    else:
+                        self._cond.wait_for(
+                            lambda: self._stop.is_set() or sum(
+                                1 for x in self._items if isinstance(x, Frame)) < self.max_frames)
+            self._items.append(item)
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        src = self.source
+        try:
+            try:
+                src.open()
+            except CaptureError as exc:
+                if self.retry_s is None:
+                    self._put(SourceEvent("camera_lost", str(exc)))
+                    return
+                self._put(SourceEvent("camera_lost", str(exc)))
+                if not self._reopen():
+                    return
+            while not self._stop.is_set():
+                item = src.read()
+                if item is None:
+                    if src.error is None:
+                        return
+                    self._put(SourceEvent("camera_lost", src.error))
+                    src.close()
+                    if self.retry_s is None or not self._reopen():
+                        return
+                    continue
+                self._put(item)
+        except Exception as exc:  # noqa: BLE001 - the consumer must hear of any failure
+            log.exception("capture from %s failed", src.name)
+            self._put(SourceEvent("camera_lost", f"{src.name}: {exc}"))
+        finally:
+            src.close()
+            self._put(SourceEvent("end", src.error or "the source is finished"))
+            with self._cond:
+                self._finished = True
+                self._cond.notify_all()
+
+    def _reopen(self) -> bool:
+        """Retry opening a live source until it works or the thread is stopped."""
+        assert self.retry_s is not None
+        while not self._stop.wait(self.retry_s):
+            try:
+                self.source.open()
+            except CaptureError as exc:
+                log.info("still no frames: %s", exc)
+                continue
+            self._put(SourceEvent("camera_back", f"{self.source.kind} {self.source.name} is back"))
+            return True
+        return False
+
+
+__all__ = ["CaptureError", "CaptureThread", "FolderSource", "Frame", "FrameSource", "Item",
+           "SourceEvent", "VideoSource", "encode_jpeg", "open_source", "read_image"]

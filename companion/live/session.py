@@ -1,0 +1,976 @@
+"""The live referee: settled table observations in, accepted moves and plain-words events out.
+
+A :class:`LiveSession` follows one Zarcana game at a real table. A window (or the headless
+demo) feeds it settled observations (:meth:`LiveSession.observe`) and the user's clicks
+(:meth:`LiveSession.manual`, :meth:`LiveSession.override`, :meth:`LiveSession.correct`,
+:meth:`LiveSession.step_back`, :meth:`LiveSession.end_game`); every call returns the
+:class:`LiveEvent` list it produced, and the same events go to every subscribed listener
+(:meth:`LiveSession.subscribe`), so a Qt controller can re-emit them as signals.
+
+The session knows nothing of Qt or OpenCV and is thread-safe: calls are serialised by a lock,
+so a capture worker may call ``observe`` while the window thread calls ``manual``.
+
+Lifecycle (:class:`Status`):
+
+* ``SETUP``: waiting for the dealt board; the first trusted observation with cards deals it
+  (:func:`~companion.games.zarcana.table.game_from_table`), unless an initial state was given.
+* ``PLAYING``: each settled observation is matched against the engine. A legal move that
+  explains the change is accepted; a table equal to the state is ``unchanged``.
+* ``WRONG_TABLE``: an illegal change was reported; the session waits until the table is put
+  right (an observation matching the state, or a legal move from it) or :meth:`override`.
+* ``QUESTION``: a change no move explains but one misread would; the user answers with
+  :meth:`correct` (or puts the table right).
+* ``OVER``: the game has ended.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from companion.core.cards import BACK, card_info
+from companion.core.errors import CompanionError
+from companion.core.observation import Observation
+from companion.core.pieces import (
+    DIRECTIONS,
+    Cell,
+    Color,
+    Minion,
+    Pose,
+    Pyramid,
+    format_cell,
+    neighbours,
+)
+from companion.games.zarcana.engine import ZarcanaState, dumps
+from companion.games.zarcana.moves import (
+    UNKNOWN,
+    Action,
+    Bid,
+    Build,
+    DeclareEnd,
+    Draw,
+    Move,
+    Pass,
+    Reorient,
+    Source,
+    Turn,
+    parse_move,
+)
+from companion.games.zarcana.rules import Edition, Settings
+from companion.games.zarcana.state import FoolDraw, FoolPlay, PlagueCull, PlagueRaze, TaxDue
+from companion.games.zarcana.table import (
+    Explanation,
+    TableView,
+    candidate_moves,
+    explain,
+    game_from_table,
+)
+from companion.live.tablestate import (
+    DISCARD_ZONE,
+    TAROT_CARD_MM,
+    Lattice,
+    TableReading,
+    TableTracker,
+    as_observation,
+    stacks_of,
+)
+
+
+class EventKind(str, enum.Enum):
+    """What an event reports; the values are the strings a window or log shows."""
+
+    ACCEPTED = "accepted"        # a move was accepted (camera, click, override)
+    ILLEGAL = "illegal"          # the table shows a change that breaks the rules
+    QUESTION = "question"        # a change that one misread would explain: please check
+    WAITING = "waiting"          # nothing to do until the table is dealt / put right
+    UNCHANGED = "unchanged"      # a settled table equal to the game state
+    CAMERA_LOST = "camera_lost"  # the frame source failed (reason in ``text``)
+    CAMERA_BACK = "camera_back"  # the frame source delivers again
+    GAME_OVER = "game_over"      # the game ended; ``text`` has the final scores
+    INFO = "info"                # anything else worth a line in the log
+
+
+@dataclass(frozen=True)
+class CardCorrection:
+    """"The card read as ``seen`` at ``where`` is really ``actual``."
+
+    ``where`` is a lattice cell, or ``"discard"`` for the top of the discard pile.
+    """
+
+    where: Cell | str
+    seen: str
+    actual: str
+
+    def describe(self) -> str:
+        place = self.where if isinstance(self.where, str) else f"{self.where[0]},{self.where[1]}"
+        return f"the card at {place} is {self.actual}, not {self.seen}"
+
+
+@dataclass(frozen=True)
+class PyramidCorrection:
+    """"The pyramid read as ``seen`` at ``cell`` is really ``actual`` at ``actual_cell``."
+
+    ``actual`` None: there is no such pyramid (a false sighting). ``actual_cell`` None: the
+    pyramid stands where it was seen.
+    """
+
+    cell: Cell
+    seen: Pyramid
+    actual: Pyramid | None
+    actual_cell: Cell | None = None
+
+    def describe(self) -> str:
+        where = f"{self.cell[0]},{self.cell[1]}"
+        if self.actual is None:
+            return f"there is no {self.seen.describe()} at {where}"
+        dest = self.actual_cell if self.actual_cell is not None else self.cell
+        return (f"the {self.seen.describe()} at {where} is a {self.actual.describe()} "
+                f"at {dest[0]},{dest[1]}")
+
+
+Correction = CardCorrection | PyramidCorrection
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One other reading that would make the table legal: what to ask the user."""
+
+    correction: Correction
+    move: str | None   # the legal move it would explain; None: the table would be unchanged
+    text: str          # plain words, e.g. "is the card at 1,2 cups-07 (not cups-01)?"
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """One thing the session reports. Frozen; ``text`` is plain words for the log."""
+
+    kind: EventKind
+    text: str
+    move: str | None = None                   # the move concerned, in engine notation
+    player: str | None = None                 # whose move or turn it is about
+    verdicts: tuple[str, ...] = ()            # broken rules in plain words (illegal)
+    rules: tuple[str, ...] = ()               # their stable ids, e.g. "wands.upright"
+    changes: tuple[str, ...] = ()             # what changed, e.g. "2,1: card X removed"
+    suggestions: tuple[Suggestion, ...] = ()  # for a question: readings that would be legal
+    frame: int | None = None                  # index of the frame that caused it
+    source: str = "camera"                    # camera, click, override, correction, undo, system
+
+
+class Status(str, enum.Enum):
+    SETUP = "setup"
+    PLAYING = "playing"
+    WRONG_TABLE = "wrong_table"
+    QUESTION = "question"
+    OVER = "over"
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One accepted move and the state after it."""
+
+    kind: str                 # "move" (seen), "manual" (clicked), "override"
+    move: str                 # as the engine recorded it
+    player: str
+    state: Any                # ZarcanaState after the move
+    frame: int | None = None
+    time_s: float | None = None
+
+
+class Recorder(Protocol):
+    """What the session needs of a game recorder (companion.recording.store.GameRecorder)."""
+
+    def record(self, kind: str, move: str | None, *, player: str | None = None,
+               observation: Mapping[str, Any] | None = None,
+               keyframe_jpeg: bytes | None = None, state: Any = None,
+               note: str | None = None) -> Any: ...
+
+    def finish(self, scores: Mapping[str, int], winners: Sequence[str]) -> Any: ...
+
+    def close(self) -> Any: ...
+
+
+Listener = Callable[[LiveEvent], None]
+
+
+# ============================================================================ session ===
+
+log = logging.getLogger(__name__)
+
+#: How long (s) the misread search may take before it gives up asking.
+MISREAD_BUDGET_S = 1.5
+
+
+class LiveError(CompanionError, ValueError):
+    """A request the session cannot carry out now (the message says why)."""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """The wrong table or the question the session is waiting on."""
+
+    reading: TableReading
+    record: Observation
+    explanation: Explanation | None = None
+    suggestions: tuple[Suggestion, ...] = ()
+    frame: int | None = None
+
+
+class LiveSession:
+    """Follows one Zarcana game at a real table and referees it move by move.
+
+    ``players``: colours in turn order. ``edition``: "1996" or "looney" (default Looney).
+    ``settings``: a :class:`~companion.games.zarcana.rules.Settings` or a mapping of setting
+    overrides (e.g. ``{"box_cards": 50}``). ``recorder``: anything with the ``record`` /
+    ``finish`` / ``close`` shape of :class:`Recorder` (optional). ``mat``: the calibration mat
+    (its ``discard`` and ``draw`` zones; without a discard zone the discard pile is ignored).
+    ``initial_state``: start from a known position instead of dealing from the first settled
+    table. ``lattice``: fix the lattice instead of learning it.
+    """
+
+    def __init__(self, game: str = "zarcana", edition: Edition | str | None = None,
+                 players: Sequence[Color | str] = ("red", "blue", "green"),
+                 settings: Settings | Mapping[str, Any] | None = None, seed: int | None = None,
+                 recorder: Recorder | None = None, mat: Any = None, *,
+                 initial_state: ZarcanaState | None = None,
+                 card_size_mm: tuple[float, float] = TAROT_CARD_MM, hand_size: int = 3,
+                 lattice: Lattice | None = None) -> None:
+        if game != "zarcana":
+            raise LiveError(f"game {game!r} is not followed live yet: only 'zarcana' is")
+        if not players:
+            raise LiveError("a game needs at least one player")
+        self.game = game
+        self.players = tuple(p if isinstance(p, Color) else Color.parse(p) for p in players)
+        self.edition = edition
+        self._settings_obj = settings if isinstance(settings, Settings) else None
+        self._overrides: dict[str, Any] = dict(settings) if isinstance(settings, Mapping) else {}
+        self.seed = seed
+        self.hand_size = hand_size
+        self.recorder = recorder
+        self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
+        self.watch_discard = DISCARD_ZONE in self.tracker.zones
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self._initial: ZarcanaState | None = initial_state
+        self._state: ZarcanaState | None = initial_state
+        self._history: list[HistoryEntry] = []
+        self._pending: _Pending | None = None
+        self._last_record: Observation | None = None
+        self._last_reading: TableReading | None = None
+        self._last_frame: int | None = None
+        self._camera_ok = True
+        self.latencies_ms: list[float] = []
+        self.status = Status.SETUP if initial_state is None else (
+            Status.OVER if initial_state.is_over else Status.PLAYING)
+        if initial_state is not None:
+            self.tracker.sync(stacks_of(initial_state), initial_state.discard)
+
+    # ================================================================ reading the game ===
+    @property
+    def state(self) -> ZarcanaState | None:
+        """The engine state now (None until the board is dealt)."""
+        return self._state
+
+    @property
+    def initial_state(self) -> ZarcanaState | None:
+        return self._initial
+
+    @property
+    def history(self) -> list[HistoryEntry]:
+        """Accepted moves in order, each with the state after it."""
+        with self._lock:
+            return list(self._history)
+
+    @property
+    def to_move(self) -> Color | None:
+        """Whose decision the game waits for (None before the deal and after the end)."""
+        return None if self._state is None else self._state.to_move
+
+    @property
+    def is_over(self) -> bool:
+        return self.status is Status.OVER
+
+    @property
+    def pending_suggestions(self) -> tuple[Suggestion, ...]:
+        """The open question's suggestions (empty when no question is open)."""
+        p = self._pending
+        return p.suggestions if p is not None and self.status is Status.QUESTION else ()
+
+    @property
+    def last_reading(self) -> TableReading | None:
+        """The last settled table as read (for an overlay)."""
+        p = self._pending
+        if p is not None:
+            return p.reading
+        return self._last_reading
+
+    def scores(self) -> dict[str, int]:
+        """Points per colour now (empty before the deal)."""
+        if self._state is None:
+            return {}
+        return {c.value: v for c, v in self._state.scores().items()}
+
+    def score_details(self) -> dict[str, list[tuple[Cell, str, int]]]:
+        """Per colour: (cell, top card, points) of each territory that scores for it."""
+        if self._state is None:
+            return {}
+        return {c.value: list(v) for c, v in self._state.score_details().items()}
+
+    def winners(self) -> list[str]:
+        return [] if self._state is None else [c.value for c in self._state.winners()]
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every event from now on; returns an unsubscribe."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return unsubscribe
+
+    # ================================================================ the camera ===
+    def observe(self, record: Observation | Mapping[str, Any], *, frame: int | None = None,
+                keyframe_jpeg: bytes | None = None, time_s: float | None = None) -> list[LiveEvent]:
+        """Take one settled observation record (the spec's JSON object) and referee it.
+
+        ``keyframe_jpeg``: the frame as JPEG bytes, stored with an accepted move. Returns the
+        events produced (also sent to listeners). A malformed record raises an
+        :class:`~companion.core.observation.ObservationError` naming the field.
+        """
+        t0 = time.perf_counter()
+        obs = as_observation(record, f"frame {frame}" if frame is not None else "observation")
+        with self._lock:
+            self._last_frame = frame
+            events = self._observe(obs, frame, keyframe_jpeg, time_s)
+        self.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+        return self._emit(events)
+
+    def camera_lost(self, reason: str, frame: int | None = None) -> list[LiveEvent]:
+        """The frame source failed; reported once until :meth:`camera_back`."""
+        with self._lock:
+            if not self._camera_ok:
+                return []
+            self._camera_ok = False
+        return self._emit([LiveEvent(EventKind.CAMERA_LOST, f"camera lost: {reason}",
+                                     frame=frame, source="system")])
+
+    def camera_back(self, text: str = "camera back", frame: int | None = None) -> list[LiveEvent]:
+        """The frame source delivers again."""
+        with self._lock:
+            if self._camera_ok:
+                return []
+            self._camera_ok = True
+        return self._emit([LiveEvent(EventKind.CAMERA_BACK, text, frame=frame, source="system")])
+
+    # ================================================================ the players ===
+    def manual(self, move_text: str) -> list[LiveEvent]:
+        """A move the camera cannot see (draw, pass, end, bid, pay, reveal...), as clicked.
+
+        ``move_text`` is engine notation; the ``colour:`` prefix may be left out (the player
+        whose decision is awaited). Text that does not parse raises
+        :class:`~companion.core.errors.NotationError`; a move that breaks a rule gives an
+        ``illegal`` event and changes nothing.
+        """
+        with self._lock:
+            st = self._require_state()
+            text = move_text.strip()
+            if ":" not in text.split(" ", 1)[0] and st.to_move is not None:
+                text = f"{st.to_move.value}: {text}"
+            move = parse_move(text)
+            events = self._apply_checked(move, source="click")
+            if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
+                # the click may be what the waiting table needed
+                p = self._pending
+                if self._state is not None and not self._state.is_over:
+                    events += self._judge(p.reading, p.record, p.frame, None, None)
+        return self._emit(events)
+
+    def manual_options(self) -> list[str]:
+        """The legal moves the camera cannot see, for the player to move, as buttons.
+
+        Draws, pass and declaring the end on a normal turn; during bidding the bids; when a
+        power leaves a decision (the Emperor's tax, the Plague, the Fool's draws) its choices.
+        """
+        with self._lock:
+            st = self._state
+            if st is None or st.is_over or self.status is Status.OVER:
+                return []
+            who = st.to_move
+            if who is None:
+                return []
+            top = st.pending[-1] if st.pending else None
+            if st.phase == "bid" or isinstance(top, (TaxDue, PlagueCull, PlagueRaze, FoolDraw)):
+                return [str(m) for m in st.legal_moves() if not isinstance(m, Action)]
+            if isinstance(top, FoolPlay):
+                return []  # the drawn card is played on the table (or discarded by the engine)
+            out: list[Move] = []
+            for n in range(1, st.settings.draw_amount + 1):
+                out.append(Draw(who, n))
+            out += [Pass(who), DeclareEnd(who)]
+            return [str(m) for m in out if st.check(m).legal]
+
+    def hidden_cards(self) -> list[Cell]:
+        """Face-down territories whose card nobody has named yet (a Wheel of Fortune build)."""
+        st = self._state
+        if st is None:
+            return []
+        return sorted(c for c, s in st.board.items() if s[-1] == (UNKNOWN, False))
+
+    def name_hidden_card(self, cell: Cell, card: str) -> list[LiveEvent]:
+        """Say which card a face-down territory is (recorded as a correction)."""
+        with self._lock:
+            st = self._require_state()
+            stack = st.board.get(cell)
+            if not stack or stack[-1] != (UNKNOWN, False):
+                raise LiveError(f"there is no unnamed face-down card at {format_cell(cell)}")
+            try:
+                card_info(card)
+            except ValueError as exc:
+                raise LiveError(f"{card!r} is not a card id: {exc}") from None
+            if card not in st.unseen_cards():
+                raise LiveError(f"{card} cannot be the face-down card at {format_cell(cell)}: "
+                                "it is accounted for elsewhere")
+            new = st.copy()
+            # an unknown card becomes a known one: the count of unaccounted cards stays right
+            new.board[cell] = stack[:-1] + ((card, False),)
+            self._state = new
+            text = f"the face-down card at {format_cell(cell)} is {card}"
+            self._record("correction", None, state=new, note=text)
+            events = [LiveEvent(EventKind.INFO, text, source="correction", frame=self._last_frame)]
+        return self._emit(events)
+
+    def correct(self, correction: Correction) -> list[LiveEvent]:
+        """The user fixes a misread card or pyramid; the last settled table is judged again.
+
+        The fix holds while the camera keeps reading that piece the same way.
+        """
+        with self._lock:
+            self._require_state()
+            if isinstance(correction, CardCorrection):
+                try:
+                    card_info(correction.actual)
+                except ValueError as exc:
+                    if correction.actual != BACK:
+                        raise LiveError(f"{correction.actual!r} is not a card id: {exc}") from None
+                self.tracker.correct_card(correction.where, correction.seen, correction.actual)
+            else:
+                self.tracker.correct_pyramid(correction.cell, correction.seen, correction.actual,
+                                             correction.actual_cell)
+            self._record("correction", None, state=self._state, note=correction.describe())
+            events = [LiveEvent(EventKind.INFO, f"corrected: {correction.describe()}",
+                                source="correction", frame=self._last_frame)]
+            record = self._pending.record if self._pending is not None else self._last_record
+            if record is not None and self.status is not Status.OVER:
+                frame = self._pending.frame if self._pending is not None else self._last_frame
+                reading = self.tracker.read(record)
+                events += self._judge(reading, record, frame, None, None)
+        return self._emit(events)
+
+    def override(self) -> list[LiveEvent]:
+        """Accept the flagged change anyway.
+
+        On a wrong table: the move that explains it with the fewest broken rules is carried
+        out with the rules off (recorded as "override"). On a question: the first suggested
+        reading is taken (as :meth:`correct` would). Raises :class:`LiveError` when there is
+        nothing to override.
+        """
+        with self._lock:
+            p = self._pending
+            if p is None or self.status not in (Status.WRONG_TABLE, Status.QUESTION):
+                raise LiveError("there is nothing to override: the table matches the game")
+            if self.status is Status.QUESTION and p.suggestions:
+                correction = p.suggestions[0].correction
+            else:
+                correction = None
+                if p.explanation is None or not p.explanation.illegal:
+                    raise LiveError("no move explains this change, not even an illegal one: "
+                                    "put the table right or correct a reading")
+                verdict = p.explanation.illegal[0]
+                events = self._force(verdict.move, p)
+        if correction is not None:
+            return self.correct(correction)
+        return self._emit(events)
+
+    def step_back(self) -> list[LiveEvent]:
+        """Take back the last accepted move (recorded as an "undo" holding the state before
+        it, so the recorded move list leaves the move out). The camera then sees the move again unless the
+        players take it back on the table too."""
+        with self._lock:
+            if not self._history:
+                raise LiveError("there is no accepted move to take back")
+            last = self._history.pop()
+            self._state = self._history[-1].state if self._history else self._initial
+            assert self._state is not None
+            self._pending = None
+            self.status = Status.PLAYING
+            self.tracker.sync(stacks_of(self._state), self._state.discard)
+            self._record("undo", None, player=last.player, state=self._state,
+                         note=f"took back {last.move}")
+            events = [LiveEvent(EventKind.INFO, f"took back: {last.move}", move=last.move,
+                                player=last.player, source="undo", frame=self._last_frame)]
+        return self._emit(events)
+
+    def end_game(self) -> list[LiveEvent]:
+        """End the game now (the players stop) and score it; the recording is finished."""
+        with self._lock:
+            if self.status is Status.OVER:
+                return []
+            st = self._require_state()
+            if not st.is_over:
+                st = st.copy()
+                st.phase = "over"
+                self._state = st
+            events = self._game_over("the players ended the game")
+        return self._emit(events)
+
+    def close(self) -> None:
+        """Close the recorder (the game stays recorded as far as it went)."""
+        if self.recorder is not None:
+            try:
+                self.recorder.close()
+            except Exception as exc:  # noqa: BLE001 - a recorder failure must not lose the game
+                log.warning("the recorder could not be closed: %s", exc)
+
+    # ================================================================ internals ===
+    def _require_state(self) -> ZarcanaState:
+        if self._state is None:
+            raise LiveError("the board has not been dealt yet: no settled table with cards seen")
+        return self._state
+
+    def _emit(self, events: list[LiveEvent]) -> list[LiveEvent]:
+        for e in events:
+            log.info("%s: %s", e.kind.value, e.text)
+        listeners = list(self._listeners)
+        for e in events:
+            for fn in listeners:
+                try:
+                    fn(e)
+                except Exception:  # noqa: BLE001 - one broken listener must not stop the game
+                    log.exception("an event listener failed")
+        return events
+
+    def _record(self, kind: str, move: str | None, *, player: str | None = None,
+                observation: Observation | None = None, keyframe_jpeg: bytes | None = None,
+                state: ZarcanaState | None = None, note: str | None = None) -> None:
+        """One event to the recorder. Kinds (companion.recording.store): "start" (the dealt
+        board), "move" (seen or clicked; a click says so in the note), "override",
+        "correction" (a fixed reading, a named hidden card: with the state after it), "undo"
+        (a move taken back, with the state before it) and "note" (a flagged table)."""
+        if self.recorder is None:
+            return
+        try:
+            self.recorder.record(kind, move, player=player,
+                                 observation=None if observation is None else observation.to_dict(),
+                                 keyframe_jpeg=keyframe_jpeg,
+                                 state=None if state is None else dumps(state), note=note or "")
+        except Exception as exc:  # noqa: BLE001 - the game goes on; the log says what was lost
+            log.warning("could not record %s %s: %s", kind, move or "", exc)
+
+    def _observe(self, obs: Observation, frame: int | None, jpeg: bytes | None,
+                 time_s: float | None) -> list[LiveEvent]:
+        if self.status is Status.OVER:
+            return []
+        expected = None
+        if self.tracker.lattice is None and self._state is not None:
+            expected = {c: s[-1] for c, s in stacks_of(self._state).items()}
+        reading = self.tracker.read(obs, expected=expected)
+        if not reading.trusted:
+            return [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
+                              frame=frame, source="camera")]
+        self._last_record = obs
+        self._last_reading = reading
+        if self._state is None:
+            return self._deal(reading, obs, frame, jpeg)
+        return self._judge(reading, obs, frame, jpeg, time_s)
+
+    def _deal(self, reading: TableReading, obs: Observation, frame: int | None,
+              jpeg: bytes | None) -> list[LiveEvent]:
+        view = reading.view
+        if not view.cards:
+            return [LiveEvent(EventKind.WAITING, "waiting for the dealt board", frame=frame)]
+        extra: dict[str, Any] = dict(self._overrides)
+        if self.seed is not None:
+            extra["seed"] = self.seed
+        if view.pyramids:
+            extra["pieces"] = {format_cell(c): " ".join(str(p) for p in ps)
+                               for c, ps in view.pyramids.items()}
+        if view.discard_top is not None and self.watch_discard:
+            extra["discard"] = (view.discard_top,)
+        try:
+            st = game_from_table(self.players, view.cards, edition=self.edition,
+                                 settings=self._settings_obj, hand_size=self.hand_size, **extra)
+        except (CompanionError, ValueError) as exc:
+            self.tracker.lattice = None  # learn it again from the next layout
+            return [LiveEvent(EventKind.WAITING, f"cannot start from this table: {exc}",
+                              frame=frame)]
+        self._initial = self._state = st
+        self.status = Status.PLAYING
+        self.tracker.sync(stacks_of(st), st.discard)
+        self._record("start", None, observation=obs, keyframe_jpeg=jpeg, state=st,
+                     note=f"board dealt: {len(view.cards)} cards")
+        who = st.to_move.value if st.to_move is not None else "nobody"
+        return [LiveEvent(EventKind.INFO, f"board dealt: {len(view.cards)} cards; {who} to move",
+                          player=who, frame=frame, source="camera")]
+
+    def _judge(self, reading: TableReading, obs: Observation, frame: int | None,
+               jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        st = self._state
+        assert st is not None
+        if st.is_over:
+            return []
+        view = reading.view
+        ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
+        was = self.status
+        who = st.to_move.value if st.to_move is not None else None
+        events: list[LiveEvent] = []
+        if ex.unchanged:
+            self.tracker.remember(reading)
+            if was in (Status.WRONG_TABLE, Status.QUESTION):
+                self._pending = None
+                self.status = Status.PLAYING
+                return [LiveEvent(EventKind.INFO, "the table is put right; "
+                                  f"{who} to move", player=who, frame=frame)]
+            return [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move", player=who,
+                              frame=frame)]
+        if ex.explained:
+            if was is Status.WRONG_TABLE:
+                events.append(LiveEvent(EventKind.INFO, "the flagged table is put right",
+                                        frame=frame))
+            k = self._pick(ex, reading)
+            self._pending = None
+            self.status = Status.PLAYING
+            note = None
+            if len(ex.moves) > 1:
+                note = (f"{len(ex.moves) - 1} other move(s) fit what the camera sees, e.g. "
+                        f"{ex.moves[1 if k == 0 else 0]}")
+            events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
+                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note)
+            self.tracker.remember(reading)
+            self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
+            return events
+        changes = tuple(str(c) for c in ex.changes)
+        # a change that one misread would explain: ask, do not accuse
+        suggestions = tuple(self._misreads(st, reading))
+        if suggestions:
+            same = (was is Status.QUESTION and self._pending is not None
+                    and self._pending.reading.view.same_as(view))
+            self._pending = _Pending(reading, obs, ex, suggestions, frame)
+            self.status = Status.QUESTION
+            if same:
+                return [LiveEvent(EventKind.WAITING, "still waiting for an answer: "
+                                  + suggestions[0].text, frame=frame, player=who)]
+            return [LiveEvent(EventKind.QUESTION, "please check: " + suggestions[0].text,
+                              move=suggestions[0].move, player=who, changes=changes,
+                              suggestions=suggestions, frame=frame)]
+        full = explain(st, view, diagnose=True, compare_discard=self.watch_discard)
+        same = (was is Status.WRONG_TABLE and self._pending is not None
+                and self._pending.reading.view.same_as(view))
+        self._pending = _Pending(reading, obs, full, (), frame)
+        self.status = Status.WRONG_TABLE
+        if same:
+            return [LiveEvent(EventKind.WAITING, "still waiting for the table to be put right "
+                              "(or an override)", player=who, frame=frame)]
+        if full.illegal:
+            v = full.illegal[0]
+            reasons = tuple(x.reason for x in v.violations)
+            text = f"illegal: {v.move}: " + "; ".join(reasons)
+            self._record("note", v.move, player=who, observation=obs, keyframe_jpeg=jpeg,
+                         note=text)
+            return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
+                              verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
+                              changes=changes, frame=frame)]
+        text = "no move explains this change: " + "; ".join(changes)
+        self._record("note", None, player=who, observation=obs, keyframe_jpeg=jpeg, note=text)
+        return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
+
+    @staticmethod
+    def _pick(ex: Explanation, reading: TableReading) -> int:
+        """Among moves that fit, prefer those whose discarded cards the camera saw."""
+        seen = set(reading.discard_seen)
+
+        def score(i: int) -> tuple[int, int]:
+            mv = ex.moves[i]
+            if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
+                return (-sum(1 for c in mv.cards if c in seen), i)
+            return (0, i)
+        return min(range(len(ex.moves)), key=score)
+
+    def _accept(self, move: Move | str, new: ZarcanaState, *, kind: str, source: str,
+                obs: Observation | None = None, jpeg: bytes | None = None,
+                frame: int | None = None, time_s: float | None = None,
+                note: str | None = None) -> list[LiveEvent]:
+        old = self._state
+        assert old is not None
+        text = new.history[-1] if new.history else str(move)
+        player = text.split(":", 1)[0]
+        self._state = new
+        self._history.append(HistoryEntry(kind, text, player, new, frame, time_s))
+        self._record("override" if kind == "override" else "move", text, player=player,
+                     observation=obs, keyframe_jpeg=jpeg, state=new,
+                     note=note or ("clicked by a player" if kind == "manual" else ""))
+        said = "; ".join(new.events)
+        nxt = new.to_move.value if new.to_move is not None else None
+        words = f"{text}" + (f" ({said})" if said else "")
+        if nxt is not None and not new.is_over:
+            words += f"; {nxt} to move"
+        if note:
+            words += f" [{note}]"
+        events = [LiveEvent(EventKind.ACCEPTED, words, move=text, player=player, frame=frame,
+                            source=source)]
+        if new.is_over:
+            events += self._game_over("the game is over")
+        return events
+
+    def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
+        st = self._require_state()
+        if self.status is Status.OVER or st.is_over:
+            raise LiveError("the game is over")
+        verdict = st.check(move)
+        who = st.to_move.value if st.to_move is not None else None
+        if not verdict.legal:
+            return [LiveEvent(EventKind.ILLEGAL, "illegal: " + verdict.explain().replace("\n", " "),
+                              move=str(move), player=who, rules=verdict.rules,
+                              verdicts=tuple(str(v) for v in verdict.violations),
+                              frame=self._last_frame, source=source)]
+        try:
+            new = st.apply(move)
+        except CompanionError as exc:
+            return [LiveEvent(EventKind.ILLEGAL, f"cannot carry out {move}: {exc}",
+                              move=str(move), player=who, frame=self._last_frame, source=source)]
+        events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame)
+        self.tracker.sync(stacks_of(new), new.discard)
+        return events
+
+    def _force(self, move_text: str, p: _Pending) -> list[LiveEvent]:
+        """Carry out a rule-breaking move as the players insist (rules off)."""
+        st = self._require_state()
+        move = parse_move(move_text)
+        new = st.copy()
+        try:
+            recorded = new._perform(move)
+            new._cull_void()
+            new.history = new.history + (str(recorded),)
+            if not isinstance(move, Bid):
+                new._settle()
+        except (AssertionError, KeyError, ValueError, IndexError, CompanionError) as exc:
+            raise LiveError(f"the engine cannot carry out {move_text} even with the rules "
+                            f"off: {exc}") from None
+        self._pending = None
+        self.status = Status.PLAYING
+        events = self._accept(move, new, kind="override", source="override", obs=p.record,
+                              frame=p.frame, note="accepted by the players against the rules")
+        self.tracker.remember(p.reading)
+        self.tracker.sync(stacks_of(new), new.discard)
+        return events
+
+    def _game_over(self, why: str) -> list[LiveEvent]:
+        st = self._state
+        assert st is not None
+        self.status = Status.OVER
+        self._pending = None
+        scores = self.scores()
+        winners = self.winners()
+        if self.recorder is not None:
+            try:
+                self.recorder.finish(scores, winners)
+            except Exception as exc:  # noqa: BLE001 - the scores are still reported
+                log.warning("could not record the end of the game: %s", exc)
+        table = ", ".join(f"{c} {v}" for c, v in scores.items())
+        return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): {', '.join(winners)}",
+                          frame=self._last_frame, source="system")]
+
+    # ------------------------------------------------------------------ misreads
+    def _misreads(self, st: ZarcanaState, reading: TableReading) -> list[Suggestion]:
+        """Readings one card id or one pyramid attribute away that a legal move explains."""
+        view = reading.view
+        before = TableView.of(st)
+        deadline = time.perf_counter() + MISREAD_BUDGET_S
+        alts: list[tuple[Correction, TableView, str]] = []
+        # one card id at a cell: the camera read another card than the one lying there
+        for cell, seen_id in sorted(view.cards.items()):
+            was = before.cards.get(cell)
+            if was is None or was == seen_id:
+                continue
+            alt_cards = dict(view.cards)
+            alt_cards[cell] = was
+            alts.append((CardCorrection(cell, seen_id, was), replace(view, cards=alt_cards),
+                         f"is the card at {format_cell(cell)} {was}, not {seen_id}?"))
+        # one attribute of one pyramid that appeared (colour, size, pose, cell, or none there)
+        colors = list(st.all_colors)
+        for cell in sorted(view.pyramids):
+            came = Counter(view.pyramids.get(cell, ())) - Counter(before.pyramids.get(cell, ()))
+            for p in sorted(came):
+                options: list[tuple[Pyramid | None, Cell]] = []
+                options += [(Pyramid(c, p.size, p.pose), cell) for c in colors if c is not p.color]
+                options += [(p.with_size(s), cell) for s in (1, 2, 3) if s != p.size]
+                options += [(p.with_pose(q), cell) for q in (Pose.UP,) + DIRECTIONS
+                            if q is not p.pose]
+                options += [(p, n) for n in neighbours(cell)]
+                options.append((None, cell))
+                for alt, where in options:
+                    pyr = {c: list(ps) for c, ps in view.pyramids.items()}
+                    pyr[cell].remove(p)
+                    if alt is not None:
+                        pyr.setdefault(where, []).append(alt)
+                    alt_view = replace(view, pyramids={c: tuple(sorted(ps))
+                                                       for c, ps in pyr.items() if ps})
+                    corr = PyramidCorrection(cell, p, alt, None if where == cell else where)
+                    alts.append((corr, alt_view, f"is it so that {corr.describe()}?"))
+        # the top of the discard pile: a look-alike card (same rank, or same suit nearby)
+        if self.watch_discard and view.discard_top not in (None, before.discard_top):
+            seen_id = view.discard_top
+            assert seen_id is not None
+            for alt_id in self._similar_cards(st, seen_id, before.discard_top):
+                alts.append((CardCorrection(DISCARD_ZONE, seen_id, alt_id),
+                             replace(view, discard_top=alt_id),
+                             f"is the card played {alt_id}, not {seen_id}?"))
+        matcher = _Matcher(st, view, self.watch_discard)
+        out: list[Suggestion] = []
+        for correction, other, question in alts:
+            if time.perf_counter() > deadline:
+                log.info("misread search stopped after %.1f s", MISREAD_BUDGET_S)
+                break
+            if other.same_as(before, with_discard=self.watch_discard):
+                out.append(Suggestion(correction, None, question + " (then nothing changed)"))
+                continue
+            mv = matcher.match(other)
+            if mv is not None:
+                out.append(Suggestion(correction, str(mv), f"{question} (then: {mv})"))
+        return out
+
+    @staticmethod
+    def _similar_cards(st: ZarcanaState, seen_id: str, before: str | None) -> list[str]:
+        """Cards the camera may have taken for ``seen_id``: the card that was there, the same
+        rank in another suit, or a neighbouring rank of the same suit, if the player may hold
+        them."""
+        out: list[str] = [] if before is None else [before]
+        try:
+            info = card_info(seen_id)
+        except ValueError:
+            return out
+        who = st.to_move
+        pool = set(st.hand_candidates(who)) - {UNKNOWN} if who is not None else set()
+        for cid in sorted(pool):
+            if cid == seen_id or cid in out:
+                continue
+            try:
+                other = card_info(cid)
+            except ValueError:
+                continue
+            same_rank = other.number == info.number and other.suit != info.suit and not (
+                other.is_major or info.is_major)
+            near = other.suit == info.suit and 0 < abs(other.number - info.number) <= 2
+            if same_rank or near:
+                out.append(cid)
+        return out
+
+
+class _Matcher:
+    """Which legal move turns a state into a given view: many views, one enumeration.
+
+    ``explain`` enumerates the candidate moves for every view it is asked about; the misread
+    search asks about dozens of views that differ in one detail, so the candidates (which
+    depend on the view only through the discard top) are carried out once per discard top
+    and indexed by the table they leave.
+    """
+
+    def __init__(self, st: ZarcanaState, seen: TableView, compare_discard: bool) -> None:
+        self.st = st
+        self.seen = seen
+        self.compare_discard = compare_discard
+        self._tables: dict[str | None, dict[Any, list[Move]]] = {}
+
+    def _key(self, view: TableView) -> Any:
+        n = view.normalised()
+        return n if self.compare_discard else n[:2]
+
+    def _table(self, discard_top: str | None) -> dict[Any, list[Move]]:
+        table = self._tables.get(discard_top)
+        if table is not None:
+            return table
+        table = {}
+        done: set[str] = set()
+        probe = replace(self.seen, discard_top=discard_top)
+        for mv in candidate_moves(self.st, probe):
+            if isinstance(mv, Reorient):
+                continue  # read off each view separately
+            mv = _fill_builds(mv, self.seen)
+            key = str(mv)
+            if key in done:
+                continue
+            done.add(key)
+            if not self.st.check(mv).legal:
+                continue
+            try:
+                after = self.st.apply(mv)
+            except CompanionError:
+                continue
+            table.setdefault(self._key(TableView.of(after)), []).append(mv)
+        self._tables[discard_top] = table
+        return table
+
+    def match(self, view: TableView) -> Move | None:
+        """The simplest legal move that leaves exactly ``view`` (None: no move does)."""
+        found = list(self._table(view.discard_top).get(self._key(view), []))
+        turn = _reorient_to(self.st, view)
+        if turn is not None and self.st.check(turn).legal:
+            try:
+                if TableView.of(self.st.apply(turn)).same_as(view,
+                                                             with_discard=self.compare_discard):
+                    found.append(turn)
+            except CompanionError:
+                pass
+        if not found:
+            return None
+        return min(found, key=_complexity)
+
+
+def _complexity(move: Move) -> tuple[int, int, str]:
+    """Simplest first: reorientations and starts, single cards, then discarded pairs."""
+    if isinstance(move, Action):
+        return (2 if move.source is Source.WILD else 1, len(move.steps), str(move))
+    return (0, 0, str(move))
+
+
+def _fill_builds(move: Move, seen: TableView) -> Move:
+    """Name the card each build put down, as the table shows it (the deck is unseen)."""
+    if not isinstance(move, Action):
+        return move
+    steps = []
+    for s in move.steps:
+        if isinstance(s, Build) and not s.from_hand and s.card is None:
+            card = seen.cards.get(s.cell)
+            s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
+        steps.append(s)
+    return replace(move, steps=tuple(steps))
+
+
+def _reorient_to(st: ZarcanaState, view: TableView) -> Reorient | None:
+    """The reorientation that gives ``view``'s poses, if only poses changed."""
+    who = st.to_move
+    if who is None:
+        return None
+    turns: list[Turn] = []
+    for cell in set(st.pieces) | set(view.pyramids):
+        before = Counter(st.pieces.get(cell, ()))
+        after = Counter(view.pyramids.get(cell, ()))
+        gone = sorted((before - after).elements(), key=lambda p: (p.color.value, p.size))
+        came = sorted((after - before).elements(), key=lambda p: (p.color.value, p.size))
+        if len(gone) != len(came):
+            return None
+        for g, c in zip(gone, came):
+            if (g.color, g.size) != (c.color, c.size):
+                return None
+            turns.append(Turn(Minion(cell, g), c.pose))
+    return Reorient(who, tuple(sorted(turns))) if turns else None
+
+
+__all__ = ["CardCorrection", "Correction", "EventKind", "HistoryEntry", "LiveError", "LiveEvent",
+           "LiveSession", "PyramidCorrection", "Recorder", "Status", "Suggestion"]

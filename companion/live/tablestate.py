@@ -1,0 +1,554 @@
+"""From an observation record to the engine's view of a Zarcana table.
+
+The camera reports cards and pyramids in millimetres of the table frame
+(``shared/spec/table.md``); the engine thinks in lattice cells. :class:`TableTracker` turns one
+into the other:
+
+* the lattice (origin, pitch (w + h) / 2, a small rotation and the chequerboard parity) is
+  learned from the first settled layout and then kept, so cell names never drift; cell (0, 0)
+  is the north-west card of that layout unless the cells of a known starting board are given;
+* every card away from the mat's zones snaps to its nearest cell; when several cards are seen
+  in one cell the top one is the one with the highest ``level`` if the record says, else the
+  newest by the remembered stack (a card put on a territory covers it: the old one is still
+  underneath and is remembered as such);
+* the top card of the mat's ``discard`` zone is the card just played; cards in the ``draw``
+  zone are the draw pile;
+* each pyramid goes to the cell its base stands in, its pose snapped to upright or to the
+  lattice direction nearest to where it points (N = j - 1, E = i + 1, S = j + 1, W = i - 1);
+  a pyramid in a zone (a player's stash) or away from every territory and wasteland space is
+  off the board;
+* the user's corrections of a misread card or pyramid are applied while the camera keeps
+  reading it the same way.
+
+Pure Python: no OpenCV, no Qt.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from companion.core.cards import BACK
+from companion.core.errors import CompanionError
+from companion.core.observation import Observation
+from companion.core.pieces import Cell, Color, Pose, Pyramid, format_cell, neighbours
+from companion.games.zarcana.table import TableView
+
+log = logging.getLogger(__name__)
+
+#: Tarot card size (Rider-Waite-Smith), the default deck of Zarcana; a deck setting elsewhere.
+TAROT_CARD_MM: tuple[float, float] = (70.0, 120.0)
+
+#: Zone names that are piles, not stashes.
+DRAW_ZONE = "draw"
+DISCARD_ZONE = "discard"
+
+#: How far (mm) outside a zone rectangle a card or pyramid still counts as in it.
+ZONE_MARGIN_MM = 10.0
+
+#: A card farther than this share of the pitch from its cell centre is not on the lattice.
+SNAP_TOLERANCE = 0.35
+
+
+class TableStateError(CompanionError, ValueError):
+    """An observation that cannot be read as a Zarcana table (the message says why)."""
+
+
+# ---------------------------------------------------------------------------- lattice ---
+
+@dataclass(frozen=True)
+class Lattice:
+    """Where the cells lie on the table: centre of (i, j) = origin + R(rotation) (i, j) pitch.
+
+    ``rotation_deg`` is the angle of the +i axis in the table frame (0 for a layout square
+    with the mat). ``portrait_parity`` is (i + j) % 2 of the cells whose card's long side runs
+    along j (north-south when not rotated); the others lie across.
+    """
+
+    origin_mm: tuple[float, float]
+    pitch_mm: float = 95.0
+    rotation_deg: float = 0.0
+    portrait_parity: int = 0
+
+    def center(self, cell: Cell) -> tuple[float, float]:
+        u, v = cell[0] * self.pitch_mm, cell[1] * self.pitch_mm
+        c, s = self._cs()
+        return (self.origin_mm[0] + u * c - v * s, self.origin_mm[1] + u * s + v * c)
+
+    def locate(self, point: Sequence[float]) -> tuple[Cell, float]:
+        """The nearest cell to a table point and the distance (mm) from its centre."""
+        u, v = self._to_lattice(point)
+        i, j = round(u / self.pitch_mm), round(v / self.pitch_mm)
+        du, dv = u - i * self.pitch_mm, v - j * self.pitch_mm
+        return (int(i), int(j)), math.hypot(du, dv)
+
+    def pose(self, upright: bool, pointing_deg: float | None) -> Pose:
+        """Upright, or the lattice direction nearest to a pointing angle of the table frame."""
+        if upright or pointing_deg is None:
+            return Pose.UP
+        return Pose.from_degrees(pointing_deg - self.rotation_deg)
+
+    def portrait(self, angle_deg: float) -> bool:
+        """Whether a card at this art angle has its long side along the lattice's j axis."""
+        rel = (angle_deg - self.rotation_deg) % 180.0
+        return abs(rel - 90.0) < 45.0
+
+    def expects_portrait(self, cell: Cell) -> bool:
+        return (cell[0] + cell[1]) % 2 == self.portrait_parity
+
+    def shifted(self, di: int, dj: int) -> "Lattice":
+        """The same lattice with cell (di, dj) renamed (0, 0)."""
+        return Lattice(self.center((di, dj)), self.pitch_mm, self.rotation_deg,
+                       (self.portrait_parity + di + dj) % 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"origin_mm": [round(self.origin_mm[0], 3), round(self.origin_mm[1], 3)],
+                "pitch_mm": round(self.pitch_mm, 3), "rotation_deg": round(self.rotation_deg, 3),
+                "portrait_parity": self.portrait_parity}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Lattice":
+        try:
+            o = d["origin_mm"]
+            return cls((float(o[0]), float(o[1])), float(d.get("pitch_mm", 95.0)),
+                       float(d.get("rotation_deg", 0.0)), int(d.get("portrait_parity", 0)) % 2)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise TableStateError(f"bad lattice {dict(d)!r}: {exc}") from None
+
+    def _cs(self) -> tuple[float, float]:
+        a = math.radians(self.rotation_deg)
+        return math.cos(a), math.sin(a)
+
+    def _to_lattice(self, point: Sequence[float]) -> tuple[float, float]:
+        dx, dy = float(point[0]) - self.origin_mm[0], float(point[1]) - self.origin_mm[1]
+        c, s = self._cs()
+        return (dx * c + dy * s, -dx * s + dy * c)
+
+
+def _circular_mean(values: Iterable[float], period: float,
+                   weights: Iterable[float] | None = None) -> float:
+    """Mean of values on a circle of the given period, in [-period/2, period/2)."""
+    sx = sy = 0.0
+    ws = list(weights) if weights is not None else None
+    for k, v in enumerate(values):
+        w = ws[k] if ws is not None else 1.0
+        a = 2.0 * math.pi * v / period
+        sx += w * math.cos(a)
+        sy += w * math.sin(a)
+    if sx == 0.0 and sy == 0.0:
+        return 0.0
+    m = math.atan2(sy, sx) * period / (2.0 * math.pi)
+    return ((m + period / 2.0) % period) - period / 2.0
+
+
+class CardLike(Protocol):
+    """What the lattice fit needs of a card sighting."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def center_mm(self) -> tuple[float, float]: ...
+
+    @property
+    def angle_deg(self) -> float: ...
+
+    @property
+    def confidence(self) -> float: ...
+
+
+def fit_lattice(cards: Sequence[CardLike], pitch_mm: float,
+                expected: Mapping[Cell, str] | None = None) -> Lattice:
+    """Fit the lattice to a layout of cards (at least one).
+
+    The rotation is the mean card angle modulo 90 degrees, the origin's phase the mean card
+    position modulo the pitch. Cell (0, 0) is the north-west card (smallest i and j) unless
+    ``expected`` (cell -> card id of a known board) names the cells: then the naming that
+    puts most seen cards on their expected cell wins.
+    """
+    if not cards:
+        raise TableStateError("cannot learn the lattice from a table without cards")
+    w = [max(c.confidence, 1e-3) for c in cards]
+    rot = _circular_mean([c.angle_deg for c in cards], 90.0, w)
+    base = Lattice((0.0, 0.0), pitch_mm, rot)
+    uv = [base._to_lattice(c.center_mm) for c in cards]
+    ou = _circular_mean([p[0] for p in uv], pitch_mm, w)
+    ov = _circular_mean([p[1] for p in uv], pitch_mm, w)
+    c_, s_ = math.cos(math.radians(rot)), math.sin(math.radians(rot))
+    phase = Lattice((ou * c_ - ov * s_, ou * s_ + ov * c_), pitch_mm, rot)
+    cells = [phase.locate(c.center_mm)[0] for c in cards]
+    shift: tuple[int, int] | None = None
+    if expected:
+        votes = Counter((ec[0] - cell[0], ec[1] - cell[1])
+                        for card, cell in zip(cards, cells)
+                        for ec, eid in expected.items() if eid == card.id)
+        if votes:
+            (si, sj), _ = votes.most_common(1)[0]
+            shift = (-si, -sj)
+    if shift is None:
+        shift = (min(c[0] for c in cells), min(c[1] for c in cells))
+    lat = phase.shifted(*shift)
+    # chequerboard parity: which (i + j) parity holds the cards whose long side runs along j
+    parity_votes = Counter(
+        ((cell[0] - shift[0] + cell[1] - shift[1]) % 2) ^ (0 if lat.portrait(card.angle_deg) else 1)
+        for card, cell in zip(cards, cells))
+    parity = parity_votes.most_common(1)[0][0]
+    return Lattice(lat.origin_mm, pitch_mm, rot, parity)
+
+
+# ---------------------------------------------------------------------------- reading ---
+
+@dataclass(frozen=True)
+class SeenCard:
+    """A card sighting and where it went: a cell, a zone, or nowhere (a stray card)."""
+
+    id: str
+    center_mm: tuple[float, float]
+    angle_deg: float
+    confidence: float
+    cell: Cell | None = None
+    zone: str | None = None
+    off_mm: float = 0.0        # distance from the cell centre
+    level: int | None = None   # stacking level when the record gives one
+    read_as: str | None = None  # the camera's id when a user correction replaced it
+
+
+@dataclass(frozen=True)
+class SeenPyramid:
+    """A pyramid sighting and where it went (``cell`` None: off the board, e.g. a stash)."""
+
+    pyramid: Pyramid
+    base_center_mm: tuple[float, float]
+    pointing_deg: float | None
+    confidence: float
+    cell: Cell | None = None
+    zone: str | None = None
+    raw_cell: Cell | None = None  # the nearest cell even when off the board
+    read_as: Pyramid | None = None  # the camera's reading when a user correction replaced it
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """What one observation says about the game, in lattice terms."""
+
+    view: TableView
+    trusted: bool
+    reason: str = ""                       # why it is not trusted (hands, no calibration)
+    cards: tuple[SeenCard, ...] = ()
+    pyramids: tuple[SeenPyramid, ...] = ()
+    covered: Mapping[Cell, tuple[str, ...]] = field(default_factory=dict)  # seen under the top
+    stacks: Mapping[Cell, tuple[str, ...]] = field(default_factory=dict)   # bottom -> top
+    discard_seen: tuple[str, ...] = ()     # ids in the discard zone, top first
+    draw_pile: int = 0                     # cards seen in the draw zone
+    off_board: tuple[SeenPyramid, ...] = ()
+    strays: tuple[SeenCard, ...] = ()
+    notes: tuple[str, ...] = ()            # warnings in plain words
+
+    def card_at(self, cell: Cell) -> SeenCard | None:
+        """The top card sighting of a cell."""
+        top = self.view.cards.get(cell)
+        best = None
+        for c in self.cards:
+            if c.cell == cell and c.id == top:
+                if best is None or c.confidence > best.confidence:
+                    best = c
+        return best
+
+
+def observation_trust(obs: Observation) -> tuple[bool, str]:
+    """Whether a record may be used: calibrated, no hand over the table, not marked untrusted."""
+    if not obs.calibrated:
+        why = obs.extra.get("reason") or obs.extra.get("calibration_reason")
+        return False, "the mat's markers were not found" + (f" ({why})" if why else "")
+    if obs.extra.get("hands") is True:
+        return False, "a hand is over the table"
+    if obs.extra.get("trustworthy") is False:
+        return False, "the camera marked this view untrustworthy"
+    return True, ""
+
+
+def as_observation(record: Observation | Mapping[str, Any],
+                   name: str = "observation") -> Observation:
+    """An :class:`Observation` from a record dict (validated, errors name the field)."""
+    if isinstance(record, Observation):
+        return record
+    return Observation.from_dict(dict(record), name)
+
+
+class TableTracker:
+    """Reads observations into :class:`TableReading` s, keeping the lattice and stack memory.
+
+    ``mat`` is anything with a ``zones`` mapping of name -> (x0, y0, x1, y1) (a
+    :class:`calibration.mat.Mat`); ``lattice`` fixes the lattice instead of learning it.
+    """
+
+    def __init__(self, mat: Any = None, *, card_size_mm: tuple[float, float] = TAROT_CARD_MM,
+                 lattice: Lattice | None = None, snap_tolerance: float = SNAP_TOLERANCE) -> None:
+        zones = getattr(mat, "zones", None) if mat is not None else None
+        if zones is None and isinstance(mat, Mapping):
+            zones = mat.get("zones")
+        self.zones: dict[str, tuple[float, float, float, float]] = {
+            str(k): (float(r[0]), float(r[1]), float(r[2]), float(r[3]))
+            for k, r in (zones or {}).items()}
+        self.card_size_mm = card_size_mm
+        self.pitch_mm = (card_size_mm[0] + card_size_mm[1]) / 2.0
+        self.lattice = lattice
+        self.snap_tolerance = snap_tolerance
+        self._stacks: dict[Cell, list[str]] = {}
+        self._discard: list[str] = []
+        self._card_fixes: dict[tuple[Cell | str, str], str] = {}
+        self._pyramid_fixes: dict[tuple[Cell, Pyramid], tuple[Pyramid | None, Cell | None]] = {}
+
+    # ------------------------------------------------------------------ lattice
+    def learn(self, record: Observation | Mapping[str, Any],
+              expected: Mapping[Cell, str] | None = None) -> Lattice:
+        """Learn (and keep) the lattice from a layout; ``expected`` names the cells."""
+        obs = as_observation(record)
+        cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
+        self.lattice = fit_lattice(cards, self.pitch_mm, expected)
+        log.info("lattice learned: %s", self.lattice.to_dict())
+        return self.lattice
+
+    def zone_of(self, point: Sequence[float]) -> str | None:
+        x, y = float(point[0]), float(point[1])
+        m = ZONE_MARGIN_MM
+        for name, (x0, y0, x1, y1) in self.zones.items():
+            if x0 - m <= x <= x1 + m and y0 - m <= y <= y1 + m:
+                return name
+        return None
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def stacks(self) -> dict[Cell, tuple[str, ...]]:
+        """Remembered stacks, bottom to top, per cell."""
+        return {c: tuple(s) for c, s in self._stacks.items()}
+
+    def sync(self, stacks: Mapping[Cell, Sequence[str]], discard: Sequence[str] = ()) -> None:
+        """Replace the memory with what the game knows (bottom to top; ``back`` face down)."""
+        self._stacks = {c: list(s) for c, s in stacks.items() if s}
+        self._discard = list(discard)
+
+    def remember(self, reading: TableReading) -> None:
+        """Take a trusted reading's stacks and discard pile as the new memory."""
+        if not reading.trusted:
+            return
+        self._stacks = {c: list(s) for c, s in reading.stacks.items()}
+        seen = list(reversed(reading.discard_seen))
+        if reading.view.discard_top is None:
+            self._discard = []
+        elif reading.view.discard_top in self._discard:
+            k = self._discard.index(reading.view.discard_top)
+            self._discard = self._discard[:k + 1]
+        else:
+            self._discard = [c for c in self._discard if c not in seen] + seen
+
+    # ------------------------------------------------------------------ corrections
+    def correct_card(self, where: Cell | str, seen: str, actual: str) -> None:
+        """Read ``actual`` wherever the camera reads ``seen`` at ``where`` (a cell or "discard")."""
+        self._card_fixes[(where, seen)] = actual
+
+    def correct_pyramid(self, cell: Cell, seen: Pyramid, actual: Pyramid | None,
+                        actual_cell: Cell | None = None) -> None:
+        """Read ``actual`` (None: nothing) for the pyramid read as ``seen`` at ``cell``."""
+        self._pyramid_fixes[(cell, seen)] = (actual, actual_cell)
+
+    def clear_corrections(self) -> None:
+        self._card_fixes.clear()
+        self._pyramid_fixes.clear()
+
+    @property
+    def corrections(self) -> int:
+        return len(self._card_fixes) + len(self._pyramid_fixes)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, record: Observation | Mapping[str, Any], *,
+             expected: Mapping[Cell, str] | None = None) -> TableReading:
+        """One observation as the engine's :class:`TableView` plus what went where.
+
+        The lattice is learned from the first trusted observation with cards (``expected``
+        names its cells when the board is known). An untrusted record (hands, no calibration)
+        is still read, with ``trusted`` False and the reason; it never teaches the lattice.
+        """
+        obs = as_observation(record)
+        trusted, reason = observation_trust(obs)
+        if self.lattice is None:
+            if not trusted or not any(self.zone_of(c.center_mm) is None for c in obs.cards):
+                return TableReading(TableView({}, {}, None), trusted, reason,
+                                    notes=("no cards on the table yet",) if trusted else ())
+            self.learn(obs, expected)
+        lat = self.lattice
+        assert lat is not None
+        notes: list[str] = []
+        tol = self.snap_tolerance * lat.pitch_mm
+
+        # ---- cards: zones, cells, strays
+        by_cell: dict[Cell, list[SeenCard]] = {}
+        discard: list[SeenCard] = []
+        draw = 0
+        strays: list[SeenCard] = []
+        all_cards: list[SeenCard] = []
+        for c in obs.cards:
+            level = c.extra.get("level")
+            lvl = (int(level) if isinstance(level, (int, float)) and not isinstance(level, bool)
+                   else None)
+            zone = self.zone_of(c.center_mm)
+            if zone is not None:
+                sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, zone, 0.0, lvl)
+                if zone == DISCARD_ZONE:
+                    fixed = self._card_fixes.get((DISCARD_ZONE, c.id))
+                    if fixed is not None:
+                        sc = SeenCard(fixed, c.center_mm, c.angle_deg, c.confidence, None, zone,
+                                      0.0, lvl, read_as=c.id)
+                    discard.append(sc)
+                elif zone == DRAW_ZONE:
+                    draw += 1
+                all_cards.append(sc)
+                continue
+            cell, off = lat.locate(c.center_mm)
+            if off > tol:
+                sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, None, off, lvl)
+                strays.append(sc)
+                all_cards.append(sc)
+                notes.append(f"a card ({c.id}) lies off the lattice, {off:.0f} mm from cell "
+                             f"{format_cell(cell)}")
+                continue
+            cid, read_as = c.id, None
+            fixed = self._card_fixes.get((cell, c.id))
+            if fixed is not None:
+                cid, read_as = fixed, c.id
+            sc = SeenCard(cid, c.center_mm, c.angle_deg, c.confidence, cell, None, off, lvl,
+                          read_as)
+            if lat.portrait(c.angle_deg) != lat.expects_portrait(cell):
+                notes.append(f"the card at {format_cell(cell)} ({cid}) lies across the "
+                             "chequerboard orientation")
+            by_cell.setdefault(cell, []).append(sc)
+            all_cards.append(sc)
+
+        cards: dict[Cell, str] = {}
+        covered: dict[Cell, tuple[str, ...]] = {}
+        stacks: dict[Cell, tuple[str, ...]] = {}
+        for cell, seen in by_cell.items():
+            order = self._stack_order(cell, seen)
+            top = order[-1]
+            cards[cell] = top
+            covered[cell] = tuple(order[:-1])
+            stacks[cell] = self._stack_after(cell, order)
+        discard_order = self._discard_order(discard)
+        discard_top = discard_order[0] if discard_order else None
+
+        # ---- pyramids
+        placed: dict[Cell, list[Pyramid]] = {}
+        pyramids: list[SeenPyramid] = []
+        off_board: list[SeenPyramid] = []
+        live_fixes: set[tuple[Cell, Pyramid]] = set()
+        for p in obs.pyramids:
+            try:
+                color = Color.parse(p.color)
+            except CompanionError:
+                notes.append(f"a pyramid of unknown colour {p.color!r} is ignored")
+                continue
+            pyr = Pyramid(color, p.pips, lat.pose(p.upright, p.pointing_deg))
+            zone = self.zone_of(p.base_center_mm)
+            cell, _ = lat.locate(p.base_center_mm)
+            pyr_read_as: Pyramid | None = None
+            key = (cell, pyr)
+            target_cell: Cell | None = cell
+            if key in self._pyramid_fixes:
+                live_fixes.add(key)
+                actual, actual_cell = self._pyramid_fixes[key]
+                pyr_read_as = pyr
+                if actual is None:
+                    continue
+                pyr = actual
+                target_cell = actual_cell if actual_cell is not None else cell
+            on_map = target_cell is not None and (
+                target_cell in cards or any(n in cards for n in neighbours(target_cell)))
+            if zone is not None or not on_map:
+                sp = SeenPyramid(pyr, p.base_center_mm, p.pointing_deg, p.confidence, None, zone,
+                                 cell, pyr_read_as)
+                off_board.append(sp)
+                pyramids.append(sp)
+                continue
+            assert target_cell is not None
+            sp = SeenPyramid(pyr, p.base_center_mm, p.pointing_deg, p.confidence, target_cell,
+                             None, cell, pyr_read_as)
+            placed.setdefault(target_cell, []).append(pyr)
+            pyramids.append(sp)
+        if trusted:
+            # a correction lasts while the camera keeps reading the piece the same way
+            self._pyramid_fixes = {k: v for k, v in self._pyramid_fixes.items() if k in live_fixes}
+            self._card_fixes = {
+                (w, s): a for (w, s), a in self._card_fixes.items()
+                if (w == DISCARD_ZONE and any(c.read_as == s for c in discard))
+                or (w != DISCARD_ZONE and any(c.read_as == s and c.cell == w
+                                               for c in all_cards))}
+        view = TableView(cards, {c: tuple(sorted(ps)) for c, ps in placed.items()}, discard_top)
+        return TableReading(view, trusted, reason, tuple(all_cards), tuple(pyramids), covered,
+                            stacks, tuple(discard_order), draw, tuple(off_board), tuple(strays),
+                            tuple(notes))
+
+    def _stack_order(self, cell: Cell, seen: list[SeenCard]) -> list[str]:
+        """The ids seen in one cell, bottom to top."""
+        if len(seen) == 1:
+            return [seen[0].id]
+        memory = self._stacks.get(cell, [])
+
+        def key(c: SeenCard) -> tuple[int, int, float]:
+            if c.level is not None:
+                return (2, c.level, c.confidence)
+            if c.id not in memory:
+                return (1, 0, c.confidence)  # a card not there before was put on top
+            return (0, memory.index(c.id), c.confidence)
+
+        ids: list[str] = []
+        for c in sorted(seen, key=key):
+            if c.id not in ids:
+                ids.append(c.id)
+        return ids
+
+    def _stack_after(self, cell: Cell, order: list[str]) -> tuple[str, ...]:
+        """The remembered stack of a cell once this reading is taken as true."""
+        memory = list(self._stacks.get(cell, []))
+        top = order[-1]
+        if top in memory:
+            # the cards above it were taken away
+            memory = memory[:memory.index(top) + 1]
+        else:
+            for cid in order[:-1]:
+                if cid not in memory:
+                    memory.append(cid)
+            memory.append(top)
+        return tuple(memory)
+
+    def _discard_order(self, discard: list[SeenCard]) -> list[str]:
+        """Ids in the discard zone, top first."""
+        if not discard:
+            return []
+
+        def key(c: SeenCard) -> tuple[int, int, float]:
+            if c.level is not None:
+                return (2, c.level, c.confidence)
+            if c.id not in self._discard:
+                return (1, 0, c.confidence)
+            return (0, self._discard.index(c.id), c.confidence)
+
+        out: list[str] = []
+        for c in sorted(discard, key=key, reverse=True):
+            if c.id not in out:
+                out.append(c.id)
+        return out
+
+
+def stacks_of(state: Any) -> dict[Cell, tuple[str, ...]]:
+    """A Zarcana state's stacks as the camera would name them (face down: ``back``)."""
+    return {cell: tuple(cid if up else BACK for cid, up in stack)
+            for cell, stack in state.board.items()}
+
+
+__all__ = ["DISCARD_ZONE", "DRAW_ZONE", "Lattice", "SeenCard", "SeenPyramid", "TAROT_CARD_MM",
+           "TableReading", "TableStateError", "TableTracker", "as_observation", "fit_lattice",
+           "observation_trust", "stacks_of"]

@@ -1,0 +1,218 @@
+"""Frame sources: folders with a bad file, videos that end, the capture thread, the runner."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from live_support import MAT, SAMPLES, SCRIPT, sample_record
+
+from companion.live.capture import (
+    CaptureError,
+    CaptureThread,
+    FolderSource,
+    Frame,
+    FrameSource,
+    SourceEvent,
+    VideoSource,
+    open_source,
+)
+from companion.live.runner import LiveRunner
+from companion.live.session import EventKind, LiveEvent, LiveSession
+
+
+def small_image(value: int) -> np.ndarray:
+    img = np.full((48, 64, 3), value, np.uint8)
+    img[10:20, 10:30] = 255 - value
+    return img
+
+
+def write_folder(tmp: Path, bad: str = "b.jpg") -> Path:
+    folder = tmp / "shots"
+    folder.mkdir()
+    for name, v in (("a.jpg", 10), ("c.png", 90), ("d.jpg", 160)):
+        cv2.imwrite(str(folder / name), small_image(v))
+    (folder / bad).write_bytes(b"\xff\xd8\xff\xe0 this is not really a JPEG")
+    return folder
+
+
+def kinds(items: list[Frame | SourceEvent]) -> list[str]:
+    return [("frame:" + Path(i.name).name) if isinstance(i, Frame) else i.kind for i in items]
+
+
+def test_a_folder_with_a_corrupt_file_reports_it_and_goes_on(tmp_path: Path) -> None:
+    src = FolderSource(write_folder(tmp_path))
+    items = list(src)
+    assert kinds(items) == ["frame:a.jpg", "camera_lost", "camera_back", "frame:c.png",
+                            "frame:d.jpg", "end"]
+    lost = items[1]
+    assert isinstance(lost, SourceEvent) and "b.jpg" in lost.reason
+    frames = [i for i in items if isinstance(i, Frame)]
+    assert all(f.shot for f in frames) and [f.index for f in frames] == [0, 2, 3]
+
+
+def test_the_capture_thread_delivers_a_file_source_without_dropping(tmp_path: Path) -> None:
+    cap = CaptureThread(FolderSource(write_folder(tmp_path)), max_frames=1)
+    with cap:
+        items = []
+        for item in cap:
+            time.sleep(0.02)  # a slow consumer: a file source waits for it
+            items.append(item)
+    assert kinds(items) == ["frame:a.jpg", "camera_lost", "camera_back", "frame:c.png",
+                            "frame:d.jpg", "end"]
+    assert cap.dropped == 0
+
+
+def write_video(path: Path, n: int) -> None:
+    out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 48))
+    if not out.isOpened():
+        pytest.skip("this OpenCV build cannot write MJPG video")
+    for k in range(n):
+        out.write(small_image(20 + 10 * k))
+    out.release()
+
+
+def test_a_video_that_ends_reports_camera_lost(tmp_path: Path) -> None:
+    path = tmp_path / "game.avi"
+    write_video(path, 8)
+    items = list(VideoSource(str(path)))
+    frames = [i for i in items if isinstance(i, Frame)]
+    assert len(frames) == 8
+    assert [i.kind for i in items if isinstance(i, SourceEvent)] == ["camera_lost", "end"]
+    assert frames[-1].time_s == pytest.approx(0.7)
+    assert "ended" in items[-2].reason  # type: ignore[union-attr]
+
+
+class FlakyCamera(FrameSource):
+    """A live source that delivers fast, fails once (unplugged) and comes back."""
+
+    kind = "camera"
+    live = True
+
+    def __init__(self) -> None:
+        super().__init__("flaky")
+        self.opened = 0
+        self.k = 0
+
+    def open(self) -> None:
+        self.opened += 1
+        if self.opened == 2:
+            raise CaptureError("camera flaky: cannot be opened")  # still unplugged
+
+    def read(self) -> Frame | SourceEvent | None:
+        self.k += 1
+        if self.k == 30:
+            self.error = "camera flaky stopped delivering frames"
+            return None
+        if self.k > 80:
+            self.error = None
+            return None
+        return Frame(self.k, self.k / 1000.0, small_image(self.k % 250), f"flaky#{self.k}")
+
+
+def test_a_live_source_drops_old_frames_and_is_reopened_after_a_failure() -> None:
+    cam = FlakyCamera()
+    cap = CaptureThread(cam, max_frames=2, retry_s=0.01)
+    items = []
+    with cap:
+        for item in cap:
+            time.sleep(0.005)  # slower than the camera
+            items.append(item)
+    ev = [i.kind for i in items if isinstance(i, SourceEvent)]
+    # unplugged: one report; the first retry fails quietly, the second brings it back
+    assert ev == ["camera_lost", "camera_back", "end"]
+    assert cam.opened == 3
+    assert cap.dropped > 0
+    frames = [i.index for i in items if isinstance(i, Frame)]
+    assert frames == sorted(frames) and frames[-1] == 80  # the newest frame always arrives
+
+
+def test_open_source_reads_what_a_user_types(tmp_path: Path) -> None:
+    assert open_source("0").kind == "camera"
+    assert open_source(2).kind == "camera"
+    assert open_source("rtsp://table.local/stream").kind == "stream"
+    assert open_source(write_folder(tmp_path)).kind == "folder"
+    (tmp_path / "g.mp4").write_bytes(b"")
+    assert open_source(tmp_path / "g.mp4").kind == "video"
+    with pytest.raises(CaptureError, match="not a camera number"):
+        open_source(tmp_path / "nothing-here")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CaptureError, match="no images"):
+        FolderSource(tmp_path / "empty")
+
+
+def test_the_runner_keeps_refereeing_across_a_corrupt_frame(tmp_path: Path) -> None:
+    """Capture -> settle -> (truth) pipeline -> session, with an unreadable file mid-way."""
+    files = []
+    for k in range(5):
+        dst = tmp_path / f"{k:04d}.jpg"
+        shutil.copy(SAMPLES / f"{k:04d}.jpg", dst)
+        files.append(dst)
+        if k == 2:
+            bad = tmp_path / "0002b.jpg"
+            bad.write_bytes(b"\xff\xd8 truncated")
+            files.append(bad)
+    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                          settings=SCRIPT["settings"], mat=MAT)
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    seen: list[str] = []
+    runner = LiveRunner(FolderSource(files=files), session,
+                        lambda image, name: sample_record(Path(name).stem),
+                        on_frame=lambda r: seen.append(Path(r.frame.name).stem))
+    stats = runner.run()
+    assert [e.kind for e in heard if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK)] == [
+        EventKind.CAMERA_LOST, EventKind.CAMERA_BACK]
+    assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:4]]
+    assert seen == ["0000", "0001", "0002", "0003", "0004"]
+    assert stats.settled == 5 and stats.camera_lost == 1
+
+
+def test_the_runner_runs_in_a_worker_thread_and_stops(tmp_path: Path) -> None:
+    files = [SAMPLES / f"{k:04d}.jpg" for k in range(3)]
+    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                          settings=SCRIPT["settings"], mat=MAT)
+    runner = LiveRunner(FolderSource(files=files), session,
+                        lambda image, name: sample_record(Path(name).stem))
+    thread = runner.start()
+    assert isinstance(thread, threading.Thread)
+    thread.join(30)
+    runner.stop()
+    assert not thread.is_alive()
+    assert len(session.history) == 2
+
+
+def test_the_runner_on_a_video_that_ends_referees_what_it_saw(tmp_path: Path) -> None:
+    """A 10 fps video of the first sample tables (0.8 s each, no hands): each table settles
+    once, its moves are accepted, and the end of the video is reported, not raised."""
+    path = tmp_path / "table.avi"
+    per = 8
+    images = [cv2.resize(cv2.imread(str(SAMPLES / f"{k:04d}.jpg")), (800, 450)) for k in range(4)]
+    out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (800, 450))
+    if not out.isOpened():
+        pytest.skip("this OpenCV build cannot write MJPG video")
+    for img in images:
+        for _ in range(per):
+            out.write(img)
+    out.release()
+    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                          settings=SCRIPT["settings"], mat=MAT)
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    judged: list[int] = []
+
+    def observe(image: np.ndarray, name: str) -> dict[str, object]:
+        k = int(name.rsplit("#", 1)[1]) // per  # which table this frame of the video shows
+        judged.append(k)
+        return sample_record(k)
+
+    stats = LiveRunner(VideoSource(str(path), realtime=False), session, observe).run()
+    assert judged == [0, 1, 2, 3]
+    assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:3]]
+    assert heard[-1].kind is EventKind.CAMERA_LOST and "ended" in heard[-1].text
+    assert stats.frames == 4 * per and stats.settled == 4

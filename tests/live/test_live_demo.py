@@ -1,0 +1,63 @@
+"""``companion demo --headless --observations truth``: the sample game end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from live_support import SAMPLES, scripted_clicks, scripted_moves
+
+from companion.cli import main
+from companion.commands.demo import play_order, truth_record
+
+
+def test_the_demo_plays_the_sample_game_flags_the_illegal_move_and_scores(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "demo"
+    code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "observations: truth" in printed
+    assert "ILLEGAL" in printed and "[rule wands.upright]" in printed
+    assert "final scores: red 9, blue 11, green 5" in printed
+    # the user's clicks are labelled as such, and only the moves the camera cannot see
+    clicks = [line.split(": ", 1)[1] for line in printed.splitlines() if "user's click" in line]
+    assert clicks == list(scripted_clicks().values())
+    # three frames with a hand are refused
+    assert printed.count("a hand is over the table") == 3
+    moves = (out / "moves.txt").read_text().splitlines()
+    assert len(moves) == len(scripted_moves())
+    assert all(m.startswith(s) for m, s in zip(moves, scripted_moves()))
+    assert (out / "frames" / "0011.jpg").is_file() and (out / "frames" / "hand-02.jpg").is_file()
+    assert len(list((out / "frames").glob("*.jpg"))) == 27
+    record = (out / "record.txt").read_text()
+    assert "wands.upright" in record and "final scores" in record
+    try:
+        from companion.recording.store import open_game
+    except ImportError:
+        return
+    game = open_game(out / "game.db")
+    assert game.moves()[: len(moves)] == moves
+    assert game.finished
+
+
+def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--headless", "--observations", "truth", "--frames",
+                 str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "no game.json" in capsys.readouterr().err
+
+
+def test_frames_play_in_the_order_they_were_taken() -> None:
+    order = [p.stem for p in play_order(SAMPLES)]
+    assert order[:5] == ["0000", "0001", "0002", "0003", "hand-01"]
+    assert order.index("hand-02") == order.index("0010") + 1
+    assert len(order) == 27
+
+
+def test_truth_records_are_reduced_to_what_a_pipeline_reports() -> None:
+    rec = truth_record(SAMPLES / "0006.jpg")
+    assert set(rec) <= {"image", "calibrated", "cards", "pyramids", "hands", "trustworthy"}
+    assert all(set(c) == {"id", "center_mm", "angle_deg", "confidence"} for c in rec["cards"])
+    assert all("cell" not in p for p in rec["pyramids"])

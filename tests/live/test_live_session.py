@@ -1,0 +1,293 @@
+"""The live referee on the sample game: moves, the illegal move, misreads, clicks, undo."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pytest
+from live_support import (
+    MAT,
+    SCRIPT,
+    sample_record,
+    scripted_clicks,
+    scripted_moves,
+)
+
+from companion.core.errors import NotationError
+from companion.core.pieces import parse_pyramid
+from companion.live.session import (
+    CardCorrection,
+    EventKind,
+    LiveError,
+    LiveEvent,
+    LiveSession,
+    PyramidCorrection,
+    Status,
+)
+
+
+class FakeRecorder:
+    """Collects what the session records, with the store's kinds and argument types."""
+
+    from companion.recording.store import KINDS
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None, dict[str, Any]]] = []
+        self.finished: tuple[dict[str, int], list[str]] | None = None
+        self.closed = False
+
+    def record(self, kind: str, move: str | None, **kw: Any) -> int:
+        assert kind in self.KINDS
+        assert isinstance(kw.get("note", ""), str)
+        assert kw.get("state") is None or isinstance(kw["state"], str)
+        self.calls.append((kind, move, kw))
+        return len(self.calls)
+
+    def finish(self, scores: dict[str, int], winners: list[str]) -> None:
+        self.finished = (dict(scores), list(winners))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def new_session(**kw: Any) -> LiveSession:
+    return LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                       settings=SCRIPT["settings"], mat=MAT, **kw)
+
+
+def play(session: LiveSession, frames: range, *, clicks: bool = True) -> list[LiveEvent]:
+    events: list[LiveEvent] = []
+    todo = scripted_clicks()
+    for k in frames:
+        if clicks and k in todo:
+            events += session.manual(todo[k])
+        events += session.observe(sample_record(k), frame=k)
+    return events
+
+
+def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_scores() -> None:
+    rec = FakeRecorder()
+    s = new_session(recorder=rec)
+    heard: list[LiveEvent] = []
+    s.subscribe(heard.append)
+    events = play(s, range(24))
+    assert heard == events
+    moves = [h.move for h in s.history]
+    want = scripted_moves()
+    assert len(moves) == len(want)
+    for got, exp in zip(moves, want):
+        assert got.startswith(exp)  # builds also name the card the camera saw put down
+    illegal = [e for e in events if e.kind is EventKind.ILLEGAL]
+    assert len(illegal) == 1
+    assert illegal[0].frame == 11 and illegal[0].rules == ("wands.upright",)
+    assert illegal[0].move == SCRIPT["moves"][10]["move"]
+    assert any("upright" in v for v in illegal[0].verdicts)
+    assert "2,1: blue medium (upright) arrived" in illegal[0].changes
+    assert not [e for e in events if e.kind is EventKind.QUESTION]
+    # the frame after the illegal one puts the table right and carries the next move
+    twelve = [e.kind for e in events if e.frame == 12]
+    assert twelve == [EventKind.INFO, EventKind.ACCEPTED]
+    assert s.is_over and s.status is Status.OVER
+    assert s.scores() == SCRIPT["final_scores"]
+    assert events[-1].kind is EventKind.GAME_OVER
+    # the camera's moves, the clicks and the flagged table went to the recorder
+    kinds = [k for k, _, _ in rec.calls]
+    assert kinds[0] == "start" and kinds.count("move") == len(want) and kinds.count("note") == 1
+    assert all(kw.get("observation") is not None for k, _, kw in rec.calls if k == "start")
+    clicked = [m for k, m, kw in rec.calls if kw.get("note") == "clicked by a player"]
+    assert clicked == list(scripted_clicks().values())
+    assert rec.finished == (SCRIPT["final_scores"], ["blue"])
+    # fast: the whole judgement of a settled observation
+    assert statistics.median(s.latencies_ms) < 300
+
+
+def test_an_illegal_move_inserted_into_a_replay_is_flagged_with_its_rule() -> None:
+    s = new_session()
+    play(s, range(5))  # ... red clones at 0,2; blue to move
+    # blue lays wands-05 and slides its upright pyramid to 2,1: upright pyramids cannot move
+    bad = sample_record(4)
+    bad["cards"].append({"id": "wands-05", "center_mm": [175.0, 600.0], "angle_deg": 270.0,
+                         "confidence": 0.97})
+    for p in bad["pyramids"]:
+        if p["color"] == "blue":
+            p["base_center_mm"] = [p["base_center_mm"][0], p["base_center_mm"][1] - 95.0]
+    ev = s.observe(bad, frame=100)
+    assert [e.kind for e in ev] == [EventKind.ILLEGAL]
+    assert ev[0].rules == ("wands.upright",)
+    assert ev[0].move == "blue: play wands-05 by blue1U@2,2: move 2,1"
+    assert s.status is Status.WRONG_TABLE
+    # seen again: no second accusation, the session waits
+    assert [e.kind for e in s.observe(bad, frame=101)] == [EventKind.WAITING]
+    # the table put back as it was: cleared, and the game goes on exactly as scripted
+    assert [e.kind for e in s.observe(sample_record(4), frame=102)] == [EventKind.INFO]
+    assert s.status is Status.PLAYING
+    play(s, range(5, 24))
+    assert s.scores() == SCRIPT["final_scores"]
+    assert len(s.history) == len(scripted_moves())
+
+
+def test_a_single_misread_card_asks_instead_of_accusing_and_a_correction_settles_it() -> None:
+    s = new_session()
+    play(s, range(5))
+    rec = sample_record(5)  # blue plays cups-07 to grow ... and the camera misreads 0,0
+    for c in rec["cards"]:
+        if c["id"] == "swords-05":
+            c["id"] = "swords-06"
+    ev = s.observe(rec, frame=5)
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    q = ev[0]
+    assert q.suggestions and q.suggestions[0].correction == CardCorrection((0, 0), "swords-06",
+                                                                            "swords-05")
+    assert q.suggestions[0].move == "blue: play cups-07 by blue1U@2,2: grow"
+    assert "swords-05" in q.text
+    assert s.status is Status.QUESTION and len(s.history) == 4
+    ev = s.correct(q.suggestions[0].correction)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED]
+    assert ev[1].move == "blue: play cups-07 by blue1U@2,2: grow"
+    # the correction holds while the camera keeps misreading that card
+    assert [e.kind for e in s.observe(rec, frame=5)] == [EventKind.UNCHANGED]
+    play(s, range(6, 24))
+    assert s.scores() == SCRIPT["final_scores"]
+
+
+def test_a_misread_pyramid_size_asks_and_override_takes_the_suggestion() -> None:
+    s = new_session()
+    play(s, range(2))
+    rec = sample_record(2)  # blue starts on 2,2 with a small pyramid, read as a medium
+    for p in rec["pyramids"]:
+        if p["color"] == "blue":
+            p["pips"] = 2
+    ev = s.observe(rec, frame=2)
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    corr = ev[0].suggestions[0].correction
+    assert corr == PyramidCorrection((2, 2), parse_pyramid("blue2U"), parse_pyramid("blue1U"))
+    ev = s.override()
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED]
+    assert ev[-1].move == "blue: start 2,2"
+
+
+def test_override_accepts_the_flagged_move_against_the_rules() -> None:
+    rec = FakeRecorder()
+    s = new_session(recorder=rec)
+    play(s, range(12))  # frame 11 is the illegal move
+    assert s.status is Status.WRONG_TABLE
+    ev = s.override()
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED]
+    assert ev[0].source == "override" and ev[0].move == SCRIPT["moves"][10]["move"]
+    assert s.history[-1].kind == "override"
+    assert rec.calls[-1][0] == "override"
+    state = s.state
+    assert state is not None and any(p.color.value == "blue" for p in state.pieces.get((2, 1), ()))
+    with pytest.raises(LiveError):
+        s.override()  # nothing left to override
+
+
+def test_clicks_for_moves_the_camera_cannot_see() -> None:
+    s = new_session()
+    play(s, range(8), clicks=False)
+    assert s.to_move is not None and s.to_move.value == "blue"
+    options = s.manual_options()
+    assert "blue: draw 3" in options and "blue: pass" in options
+    assert all(o.startswith("blue: ") for o in options)
+    ev = s.manual("red: draw 3")  # not red's turn
+    assert [e.kind for e in ev] == [EventKind.ILLEGAL] and len(s.history) == 7
+    with pytest.raises(NotationError):
+        s.manual("blue: draw lots")
+    ev = s.manual("draw 3")  # the colour is whose turn it is
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED] and ev[0].move == "blue: draw 3"
+    assert ev[0].source == "click"
+    assert s.observe(sample_record(8), frame=8)[0].kind is EventKind.UNCHANGED
+
+
+def test_step_back_takes_back_a_move_and_the_camera_sees_it_again() -> None:
+    rec = FakeRecorder()
+    s = new_session(recorder=rec)
+    play(s, range(5))
+    before = s.history[-2].state
+    ev = s.step_back()
+    assert ev[0].kind is EventKind.INFO and ev[0].move == "red: use cups-09 by red1U@0,2: clone 1"
+    assert s.state is before and len(s.history) == 3
+    assert rec.calls[-1][0] == "undo" and rec.calls[-1][2]["state"] is not None
+    ev = s.observe(sample_record(4), frame=4)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED]
+    for _ in range(4):
+        s.step_back()
+    with pytest.raises(LiveError):
+        s.step_back()
+
+
+def test_frames_with_a_hand_are_never_trusted() -> None:
+    s = new_session()
+    play(s, range(4))
+    ev = s.observe(sample_record("hand-01"), frame=50)
+    assert [e.kind for e in ev] == [EventKind.WAITING] and "hand" in ev[0].text
+    assert len(s.history) == 3
+
+
+def test_end_game_scores_and_finishes_the_recording() -> None:
+    rec = FakeRecorder()
+    s = new_session(recorder=rec)
+    play(s, range(6))
+    ev = s.end_game()
+    assert [e.kind for e in ev] == [EventKind.GAME_OVER]
+    assert rec.finished is not None and rec.finished[0] == s.scores()
+    assert s.observe(sample_record(6), frame=6) == []
+    assert s.manual_options() == []
+
+
+def test_the_board_must_be_dealt_first_and_a_bad_board_is_explained() -> None:
+    s = new_session()
+    with pytest.raises(LiveError):
+        s.manual("red: draw 1")
+    empty = sample_record(0)
+    empty["cards"] = [c for c in empty["cards"] if c["id"] == "back"]
+    assert [e.kind for e in s.observe(empty)] == [EventKind.WAITING]
+    dup = sample_record(0)
+    dup["cards"][1]["id"] = dup["cards"][0]["id"]
+    ev = s.observe(dup)
+    assert ev[0].kind is EventKind.WAITING and "twice" in ev[0].text
+    assert s.status is Status.SETUP
+    assert s.observe(sample_record(0))[0].text.startswith("board dealt: 9 cards")
+
+
+def test_a_face_down_territory_is_named_by_a_player() -> None:
+    from companion.games.zarcana.engine import invariant_errors, position
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "~?", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 69)
+    assert not invariant_errors(start)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    assert s.hidden_cards() == [(1, 0)]
+    with pytest.raises(LiveError):
+        s.name_hidden_card((0, 0), "major-10")   # face up: nothing to name
+    with pytest.raises(LiveError):
+        s.name_hidden_card((1, 0), "cups-03")    # that card lies elsewhere
+    ev = s.name_hidden_card((1, 0), "major-10")
+    assert ev[0].kind is EventKind.INFO and s.hidden_cards() == []
+    st = s.state
+    assert st is not None and st.board[(1, 0)][-1] == ("major-10", False)
+    assert not invariant_errors(st)
+    s.end_game()
+    assert s.scores()["red"] == 10  # the Wheel territory is turned up at the end
+
+
+def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
+    """Given the dealt position, the lattice takes the position's cell names from the card ids
+    even when the camera's north-west card is not (0, 0) there."""
+    from companion.games.zarcana.table import game_from_table
+
+    first = {(i - 1, j + 1): c for (i, j), c in {
+        (0, 0): "swords-05", (0, 1): "major-18", (0, 2): "cups-09", (1, 0): "swords-08",
+        (1, 1): "pentacles-04", (1, 2): "cups-05", (2, 0): "major-10", (2, 1): "wands-07",
+        (2, 2): "swords-13"}.items()}
+    start = game_from_table(SCRIPT["players"], first, edition=SCRIPT["edition"],
+                            **SCRIPT["settings"])
+    s = new_session(initial_state=start)
+    assert s.status is Status.PLAYING
+    ev = s.observe(sample_record(1), frame=1)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED]
+    assert ev[0].move == "red: start -1,3"  # the sample's 0,2 in this position's names

@@ -1,0 +1,181 @@
+"""Observation -> TableView: lattice snapping, stacks, discard top, pyramid poses."""
+
+from __future__ import annotations
+
+import pytest
+from live_support import MAT, make_record, sample_record
+
+from companion.core.pieces import Color, Pose, Pyramid
+from companion.live.tablestate import Lattice, TableTracker, fit_lattice
+
+LAYOUT = {(i, j): card for (i, j), card in zip(
+    [(i, j) for j in range(3) for i in range(3)],
+    ["swords-05", "major-18", "cups-09", "swords-08", "pentacles-04", "cups-05", "major-10",
+     "wands-07", "swords-13"])}
+
+
+def P(text: str) -> Pyramid:
+    from companion.core.pieces import parse_pyramid
+
+    return parse_pyramid(text)
+
+
+@pytest.mark.parametrize("rotation", [0.0, 7.5, -12.0])
+def test_a_rotated_offset_lattice_is_learned_and_cards_snap_to_their_cells(rotation: float) -> None:
+    rec = make_record(LAYOUT, origin=(333.3, 187.0), rotation=rotation, jitter=4.0, seed=3)
+    tr = TableTracker(MAT)
+    reading = tr.read(rec)
+    assert reading.trusted
+    assert dict(reading.view.cards) == LAYOUT
+    lat = tr.lattice
+    assert lat is not None
+    assert lat.rotation_deg == pytest.approx(rotation, abs=1.0)
+    assert lat.origin_mm[0] == pytest.approx(333.3, abs=4.0)
+    assert lat.origin_mm[1] == pytest.approx(187.0, abs=4.0)
+    assert lat.portrait_parity == 0
+    assert not reading.notes  # every card lies in its chequerboard orientation
+    # the lattice is kept: a later table shifted by a whole cell keeps its cell names
+    moved = {(i + 1, j): c for (i, j), c in LAYOUT.items()}
+    later = tr.read(make_record(moved, origin=(333.3, 187.0), rotation=rotation))
+    assert dict(later.view.cards) == moved
+
+
+def test_a_known_board_names_the_cells_by_card_ids() -> None:
+    named = {(i - 1, j + 2): c for (i, j), c in LAYOUT.items()}
+    rec = make_record(LAYOUT, origin=(300.0, 200.0))
+    lat = fit_lattice([c for c in TableTracker(MAT).read(rec).cards if c.zone is None], 95.0,
+                      expected=named)
+    assert lat.center((-1, 2)) == pytest.approx((300.0, 200.0), abs=0.5)
+    tr = TableTracker(MAT)
+    assert dict(tr.read(rec, expected=named).view.cards) == named
+
+
+def test_the_odd_parity_lattice_and_a_card_lying_across_it() -> None:
+    shifted = {(i + 1, j): c for (i, j), c in LAYOUT.items()}  # (i + j) odd cells portrait
+    rec = make_record(shifted)
+    tr = TableTracker(MAT)
+    reading = tr.read(rec)
+    assert tr.lattice is not None and tr.lattice.portrait_parity == 1
+    assert set(reading.view.cards) == set(LAYOUT)  # renamed from the north-west corner
+    assert not reading.notes
+    wrong = make_record(LAYOUT, extra_cards=[{"id": "cups-02", "center_mm": [300 + 3 * 95, 200],
+                                               "angle_deg": 270.0, "confidence": 0.9}])
+    tr2 = TableTracker(MAT)
+    tr2.read(make_record(LAYOUT))
+    r2 = tr2.read(wrong)
+    assert r2.view.cards[(3, 0)] == "cups-02"
+    assert any("3,0" in n for n in r2.notes)
+
+
+def test_a_covered_card_is_remembered_under_the_new_one() -> None:
+    tr = TableTracker(MAT)
+    first = tr.read(make_record(LAYOUT))
+    tr.remember(first)
+    # a new card put on 1,1: the camera sees both (the old one peeks out), no levels
+    both = make_record(LAYOUT, extra_cards=[{"id": "pentacles-02", "center_mm": [398.0, 298.0],
+                                             "angle_deg": 270.0, "confidence": 0.9}])
+    r = tr.read(both)
+    assert r.view.cards[(1, 1)] == "pentacles-02"
+    assert r.covered[(1, 1)] == ("pentacles-04",)
+    assert r.stacks[(1, 1)] == ("pentacles-04", "pentacles-02")
+    tr.remember(r)
+    # later only the top card is seen: the one underneath is still remembered
+    only_top = dict(LAYOUT)
+    only_top[(1, 1)] = "pentacles-02"
+    r = tr.read(make_record(only_top))
+    assert r.stacks[(1, 1)] == ("pentacles-04", "pentacles-02")
+    tr.remember(r)
+    # the top card taken away: the old one shows again
+    r = tr.read(make_record(LAYOUT))
+    assert r.view.cards[(1, 1)] == "pentacles-04"
+    assert r.stacks[(1, 1)] == ("pentacles-04",)
+
+
+def test_records_with_levels_name_the_top_card() -> None:
+    rec = make_record(LAYOUT, extra_cards=[{"id": "pentacles-02", "center_mm": [395.0, 295.0],
+                                            "angle_deg": 270.0, "confidence": 0.9, "level": 0}])
+    for c in rec["cards"]:
+        if c["id"] == "pentacles-04":
+            c["level"] = 1
+    assert TableTracker(MAT).read(rec).view.cards[(1, 1)] == "pentacles-04"
+
+
+def test_the_top_of_the_discard_pile_is_the_card_just_played() -> None:
+    tr = TableTracker(MAT)
+    r = tr.read(make_record(LAYOUT, discard=["cups-07"]))
+    assert r.view.discard_top == "cups-07"
+    assert r.draw_pile == 1
+    tr.remember(r)
+    r = tr.read(make_record(LAYOUT, discard=["cups-07", "wands-04"]))
+    assert r.view.discard_top == "wands-04"  # the card not there before is the new top
+    assert r.discard_seen == ("wands-04", "cups-07")
+    tr.remember(r)
+    assert tr.read(make_record(LAYOUT)).view.discard_top is None
+    # no discard card is ever a territory
+    assert "cups-07" not in tr.read(make_record(LAYOUT, discard=["cups-07"])).view.cards.values()
+
+
+@pytest.mark.parametrize("rotation", [0.0, 10.0])
+def test_lying_pyramids_snap_to_the_nearest_lattice_direction(rotation: float) -> None:
+    tr = TableTracker(MAT)
+    tr.read(make_record(LAYOUT, rotation=rotation))
+    lat = tr.lattice
+    assert lat is not None
+    # table angles: E = 0, S = 90, W = 180, N = 270 (plus the lattice rotation)
+    for deg, pose in [(3.0, Pose.E), (95.0, Pose.S), (181.0, Pose.W), (262.0, Pose.N),
+                      (314.0, Pose.N), (316.0, Pose.E), (44.0, Pose.E), (46.0, Pose.S)]:
+        assert lat.pose(False, deg + rotation) is pose, deg
+    assert lat.pose(True, None) is Pose.UP
+    pyr = {(0, 2): [P("red1W"), P("red2U")], (2, 2): [P("blue2N")], (-1, 2): [P("green1S")]}
+    r = tr.read(make_record(LAYOUT, pyr, rotation=rotation))
+    assert dict(r.view.pyramids) == {(0, 2): (P("red1W"), P("red2U")), (2, 2): (P("blue2N"),),
+                                     (-1, 2): (P("green1S"),)}  # -1,2: a wasteland space
+
+
+def test_pyramids_in_a_stash_or_the_void_are_off_the_board() -> None:
+    tr = TableTracker({"zones": {**MAT.zones, "stash-red": (700, 500, 880, 640)}})
+    rec = make_record(LAYOUT)
+    rec["pyramids"] = [
+        {"color": "red", "pips": 3, "upright": True, "pointing_deg": None,
+         "base_center_mm": [750.0, 560.0], "confidence": 0.9},   # in red's stash zone
+        {"color": "blue", "pips": 1, "upright": True, "pointing_deg": None,
+         "base_center_mm": [300.0 + 5 * 95, 200.0], "confidence": 0.9},  # two cells away
+        {"color": "green", "pips": 1, "upright": True, "pointing_deg": None,
+         "base_center_mm": [300.0 + 3 * 95, 200.0], "confidence": 0.9},  # wasteland
+    ]
+    r = tr.read(rec)
+    assert dict(r.view.pyramids) == {(3, 0): (P("green1U"),)}
+    assert {p.pyramid.color for p in r.off_board} == {Color.RED, Color.BLUE}
+    assert {p.zone for p in r.off_board} == {"stash-red", None}
+
+
+def test_untrusted_records_are_read_but_flagged() -> None:
+    tr = TableTracker(MAT)
+    r = tr.read(make_record(LAYOUT, hands=True, trustworthy=False))
+    assert not r.trusted and "hand" in r.reason
+    assert tr.lattice is None  # an untrusted record never teaches the lattice
+    r = tr.read(make_record(LAYOUT, calibrated=False))
+    assert not r.trusted and "markers" in r.reason
+
+
+def test_the_sample_game_reads_as_its_truth() -> None:
+    """Every sample frame's spec fields give the truth's cells, discard top and pyramids."""
+    import json
+
+    from live_support import SAMPLES
+
+    tr = TableTracker(MAT)
+    for k in range(24):
+        truth = json.loads((SAMPLES / f"{k:04d}.json").read_text())
+        r = tr.read(sample_record(k))
+        cards = {tuple(c["cell"]): c["id"] for c in truth["cards"] if c["group"] == "lattice"}
+        disc = [c["id"] for c in truth["cards"] if c["group"] == "discard"]
+        pyr: dict[tuple[int, int], list[Pyramid]] = {}
+        for p in truth["pyramids"]:
+            pyr.setdefault(tuple(p["cell"]), []).append(
+                Pyramid(Color(p["color"]), p["pips"], Pose.from_degrees(p["pointing_deg"])))
+        assert dict(r.view.cards) == cards, k
+        assert r.view.discard_top == (disc[0] if disc else None), k
+        assert dict(r.view.pyramids) == {c: tuple(sorted(v)) for c, v in pyr.items()}, k
+        tr.remember(r)
+    assert tr.lattice == Lattice(tr.lattice.origin_mm, 95.0, tr.lattice.rotation_deg, 0)
