@@ -1,0 +1,45 @@
+"""``companion replay GAME.db``: reopen a recorded game in the window and step through it.
+
+The window is read-only: the move log (every recorded event: moves, overrides, corrections,
+flagged illegal changes), back and forward, the keyframe of each move where one was recorded
+with the overlay of the observation that confirmed it, the scores and the chart. The moves
+are replayed through the engine and checked against the stored positions first; a file that
+cannot be read, or a game that does not replay, gives a clear error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "replay", help="reopen a recorded game in the window and step through it",
+        description="Reopen a recorded game (a .db file from `companion run` or `companion "
+                    "demo`) in the window, read-only, and step through its moves.")
+    p.add_argument("game", type=Path, metavar="GAME.db", help="the recorded game file")
+    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+                   help="the calibration mat file the game was played on (for the overlay)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.ui.app import NoDisplayError, display_problem
+
+    # read the file first: a damaged file is reported even where no window can open
+    from calibration.mat import load_mat
+    from companion.recording.store import open_game
+
+    game = open_game(args.game)
+    mat = load_mat(args.mat)
+    problem = display_problem(f"`companion export {args.game} --format text` writes the "
+                              "game as text without a window")
+    if problem is not None:
+        raise NoDisplayError(problem)
+    from companion.ui.app import run_replay
+
+    return run_replay(game, mat=mat)
+
+
+__all__ = ["register", "run"]

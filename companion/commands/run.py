@@ -1,0 +1,147 @@
+"""``companion run``: watch a real table through a camera and referee the game in the window.
+
+Frames come from a camera (``--source 0``), a stream (``rtsp://...``), a video file or a
+folder of photos; capture, settle detection, the vision pipeline and the referee run off the
+window's thread (:mod:`companion.live.runner`), and the window (:mod:`companion.ui`) shows
+the video with the overlay, the scores, the log and the controls.
+
+The game is recorded move by move into ``--record GAME.db`` (default: a new file in the
+recorded games folder, see ``companion games``). Naming an unfinished game file continues
+that game where it stopped (after a crash, say): its moves are replayed and checked first.
+
+Without a display the command stops with a message (try ``companion demo --headless``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+GAMES: tuple[str, ...] = ("zarcana",)
+
+
+def _players(text: str) -> tuple[str, ...]:
+    from companion.core.pieces import Color
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected player colours, e.g. red,blue,green")
+    try:
+        out = tuple(Color.parse(n).value for n in names)
+    except CompanionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"a colour is named twice in {text!r}")
+    return out
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "run", help="watch a table through a camera and referee the game in a window",
+        description="Open the companion's window on a camera, stream, video file or photo "
+                    "folder: every settled table is read, matched against the rules and "
+                    "scored; the game is recorded move by move.")
+    p.add_argument("--source", required=True, metavar="SRC",
+                   help="camera number (0), stream URL (rtsp://...), video file or image folder")
+    p.add_argument("--game", choices=GAMES, default="zarcana", help="the game (default zarcana)")
+    p.add_argument("--edition", choices=("1996", "looney"), default="looney",
+                   help="Zarcana edition (default looney)")
+    p.add_argument("--players", type=_players, default=("red", "blue", "green"),
+                   metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
+    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+                   help="the calibration mat file (default: the standard 900 x 650 mm mat)")
+    p.add_argument("--deck", default=None, metavar="NAME",
+                   help="card deck: a shipped one (tarot, decktet), an enrolled name or a "
+                        "gallery file (default tarot)")
+    p.add_argument("--record", type=Path, default=None, metavar="GAME.db",
+                   help="record into this file (an unfinished one is continued); default: a "
+                        "new file in the recorded games folder")
+    p.add_argument("--fast", action="store_true",
+                   help="read a video file or folder as fast as possible instead of at its "
+                        "own pace")
+    p.set_defaults(func=run)
+
+
+def open_recording(path: Path | None, *, game: str, edition: str,
+                   players: tuple[str, ...]) -> tuple[Any, Any, Path]:
+    """(recorder, state to continue from or None, path): a new game file, or the unfinished
+    game ``path`` continued."""
+    from companion.recording.store import (
+        GameRecorder,
+        RecordingError,
+        new_game_path,
+        open_game,
+        rebuild_state,
+    )
+
+    if path is not None and path.exists():
+        recorded = open_game(path)
+        if recorded.finished:
+            raise RecordingError(f"{path}: this game is finished; give a new file name to "
+                                 "record a new game (or `companion replay` it)")
+        state = rebuild_state(recorded)
+        if tuple(recorded.players) != tuple(players) or recorded.edition != edition:
+            log.warning("%s: continuing its game (%s edition, players %s); --edition and "
+                        "--players are ignored", path, recorded.edition,
+                        ",".join(recorded.players))
+        print(f"continuing the game recorded in {path} ({len(recorded.moves())} moves so far)")
+        return GameRecorder.resume(path), state, path
+    target = path if path is not None else new_game_path(game)
+    recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players))
+    return recorder, None, target
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.ui.app import NoDisplayError, display_problem
+
+    problem = display_problem()
+    if problem is not None:
+        raise NoDisplayError(problem)
+    from calibration.mat import load_mat
+    from companion.live.capture import open_source
+    from companion.live.session import LiveSession
+
+    mat = load_mat(args.mat)
+    source = open_source(args.source, realtime=not args.fast)
+    # the pipeline first: a missing model must not leave an empty game file behind
+    print("loading the vision pipeline...")
+    from companion.live.runner import LiveRunner
+    from companion.ui.app import run_live
+    from vision.pipeline import TablePipeline
+
+    kwargs: dict[str, Any] = {"mat": mat}
+    if args.deck:
+        kwargs["deck"] = args.deck
+    pipeline = TablePipeline(**kwargs)
+    session = None
+    recorder = None
+    try:
+        recorder, state, path = open_recording(args.record, game=args.game,
+                                               edition=args.edition, players=args.players)
+        if state is not None:
+            players = [c.value for c in state.players]
+            edition = state.settings.edition.value
+        else:
+            players, edition = list(args.players), args.edition
+        session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,
+                              mat=mat, initial_state=state)
+        print(f"recording the game into {path}")
+        runner = LiveRunner(source, session, pipeline.observe)
+        code = run_live(runner, mat=mat)
+    finally:
+        if session is not None:
+            session.close()
+        elif recorder is not None:
+            recorder.close()
+        pipeline.close()
+    print(f"the game is recorded in {path} (companion replay {path})")
+    return code
+
+
+__all__ = ["open_recording", "register", "run"]

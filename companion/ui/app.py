@@ -1,0 +1,167 @@
+"""Opening the window: the live companion (:func:`run_live`, :func:`run_live_window`) and a
+recorded game (:func:`run_replay`).
+
+The ``run_*`` functions need a display, create the ``QApplication``, block until the window
+is closed and return the exit code. The ``open_*`` functions build the window and its
+controller without running the event loop (tests, or an application that has its own).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from companion.core.errors import CompanionError
+
+log = logging.getLogger(__name__)
+
+#: Qt platforms that need no display server.
+HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb")
+
+
+class NoDisplayError(CompanionError):
+    """There is no screen to open the window on (the message says what to do instead)."""
+
+
+#: What to do without a display, unless the caller says otherwise.
+NO_DISPLAY_ADVICE = "run `companion demo --headless` for the sample game without a window"
+
+
+def display_problem(instead: str = NO_DISPLAY_ADVICE) -> str | None:
+    """Why a window cannot be opened here, or None when it can; ``instead``: what to
+    suggest when there is no display."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    if platform in HEADLESS_PLATFORMS:
+        return None
+    if sys.platform.startswith("linux") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return ("there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set): "
+                f"{instead}, or start this under a desktop session or Xvfb")
+    try:
+        import PySide6  # noqa: F401
+    except ImportError as exc:
+        return f"the window needs PySide6, which cannot be imported ({exc})"
+    return None
+
+
+def ensure_app() -> Any:
+    """The running ``QApplication``, created if there is none."""
+    import companion.ui.qtcompat  # noqa: F401  (before any Qt call: see its notes)
+
+    qtw = sys.modules.get("PySide6.QtWidgets")
+    if qtw is not None and qtw.QApplication.instance() is not None:
+        return qtw.QApplication.instance()
+    problem = display_problem()
+    if problem is not None:
+        raise NoDisplayError(problem)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("Arcana Table Companion")
+    return app
+
+
+# ------------------------------------------------------------------------- live ---
+
+def open_live_window(session: Any, runner: Any = None, *, mat: Any = None,
+                     title: str | None = None, card_ids: Sequence[str] | None = None,
+                     start: bool = True) -> tuple[Any, Any]:
+    """Build the window and its :class:`~companion.ui.controllers.LiveController` for
+    ``session`` (fed by ``runner``, a :class:`~companion.live.runner.LiveRunner`, started
+    now unless ``start`` is False). Returns ``(window, controller)``; the window is shown."""
+    app = ensure_app()
+    from companion.ui.controllers import LiveController
+    from companion.ui.views import MainWindow
+
+    players = ", ".join(getattr(p, "value", str(p)) for p in getattr(session, "players", ()))
+    window = MainWindow(title or f"Arcana Table Companion: Zarcana, {players}")
+    controller = LiveController(window, session, runner=runner, mat=mat, card_ids=card_ids)
+    app.aboutToQuit.connect(controller.stop)
+    window.show()
+    if start:
+        controller.start()
+    return window, controller
+
+
+def run_live(runner: Any, *, mat: Any = None, title: str | None = None,
+             card_ids: Sequence[str] | None = None) -> int:
+    """Show the live window for a :class:`~companion.live.runner.LiveRunner` (its session,
+    source and pipeline) and run it until the window is closed. Returns 0.
+
+    The runner's own ``on_frame`` and ``before_observe`` hooks keep working (the window
+    chains to them). ``mat``: the calibration mat, for the overlay when the pipeline gives
+    no calibration of its own (default: the pipeline's mat, else the default mat).
+    """
+    app = ensure_app()
+    _window, controller = open_live_window(runner.session, runner, mat=mat, title=title,
+                                           card_ids=card_ids)
+    try:
+        app.exec()
+    finally:
+        controller.stop()
+    return 0
+
+
+def run_live_window(session: Any, source: Any, observer: Any = None, *, mat: Any = None,
+                    deck: str | None = None, realtime: bool | None = None,
+                    title: str | None = None) -> int:
+    """Show the live window for ``session`` fed from ``source`` until it is closed.
+
+    ``source``: a :class:`~companion.live.capture.FrameSource` or what a user types
+    (``0``, ``rtsp://...``, ``game.mp4``, ``photos/``); ``observer(image_bgr, name) ->
+    observation record``: default the vision pipeline (``vision.pipeline.TablePipeline`` with
+    ``mat`` and ``deck``); ``realtime``: replay files at their own pace (True) or as fast as
+    possible (False; default: own pace for files, always real time for cameras).
+    """
+    ensure_app()   # no display: say so before the pipeline is loaded
+    from calibration.mat import DEFAULT_MAT
+    from companion.live.capture import FrameSource, open_source
+    from companion.live.runner import LiveRunner
+
+    src = source if isinstance(source, FrameSource) else open_source(
+        source, realtime=True if realtime is None else realtime)
+    if observer is None:
+        from vision.pipeline import TablePipeline
+
+        kwargs: dict[str, Any] = {"mat": mat if mat is not None else DEFAULT_MAT}
+        if deck:
+            kwargs["deck"] = deck
+        observer = TablePipeline(**kwargs).observe
+    runner = LiveRunner(src, session, observer)
+    return run_live(runner, mat=mat, title=title)
+
+
+# ------------------------------------------------------------------------ replay ---
+
+def open_replay_window(game: Any, *, mat: Any = None) -> tuple[Any, Any]:
+    """The read-only window of a recorded game (a path or a
+    :class:`~companion.recording.store.RecordedGame`); returns ``(window, controller)``."""
+    ensure_app()
+    from companion.recording.store import open_game
+    from companion.ui.controllers import ReplayController
+    from companion.ui.views import MainWindow
+
+    recorded = open_game(game) if isinstance(game, (str, Path)) else game
+    window = MainWindow("Arcana Table Companion: replay", read_only=True)
+    controller = ReplayController(window, recorded, mat=mat)
+    window.show()
+    return window, controller
+
+
+def run_replay(game: Any, *, mat: Any = None) -> int:
+    """Reopen a recorded game in the window and step through it until it is closed."""
+    app = ensure_app()
+    _window, _controller = open_replay_window(game, mat=mat)
+    app.exec()
+    return 0
+
+
+__all__ = ["HEADLESS_PLATFORMS", "NO_DISPLAY_ADVICE", "NoDisplayError", "display_problem", "ensure_app",
+           "open_live_window", "open_replay_window", "run_live", "run_live_window",
+           "run_replay"]

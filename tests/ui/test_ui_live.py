@@ -1,0 +1,251 @@
+"""The live window on a real session fed with the sample game's frames (offscreen Qt)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from ui_support import open_live, truth
+
+from companion.live.session import CardCorrection, PyramidCorrection, Status
+
+
+def spy(monkeypatch: pytest.MonkeyPatch, obj: Any, name: str) -> list[tuple]:
+    """Record the calls of ``obj.name`` and let them through."""
+    calls: list[tuple] = []
+    real = getattr(obj, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(obj, name, wrapper)
+    return calls
+
+
+def test_scores_and_log_follow_accepted_moves(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    w = lw.window
+    assert "waiting for the dealt board" in w.scores.headline.text()
+    lw.feed(0)
+    assert w.scores.score_text() == "red 0, blue 0, green 0"
+    assert w.log.moves() == []
+    lw.feed_until(4)
+    assert w.log.moves() == ["red: start 0,2", "blue: start 2,2", "green: start 1,1",
+                             "red: use cups-09 by red1U@0,2: clone 1"]
+    assert w.scores.score_text() == "red 9, blue 11, green 4"
+    assert w.scores.headline.text() == "Turn 5, round 2: blue to move"
+    # the territories that make the scores are listed under each player
+    red = w.scores.tree.topLevelItem(0)
+    assert [red.child(k).text(0) for k in range(red.childCount())] == ["0,2  cups-09"]
+    # the moves the camera cannot see are buttons for the player to move
+    assert w.manual.options()[:3] == ["blue: draw 1", "blue: draw 2", "blue: draw 3"]
+    assert "accepted: red: use cups-09" in w.statusBar().currentMessage()
+    # the overlay is placed: card ids and pyramids over the frame
+    roles = w.video.overlay().roles()
+    assert {"card", "card-label", "pyramid", "lattice"} <= roles
+
+
+def test_manual_move_button_calls_the_session(qtbot: Any, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    lw = open_live(qtbot)
+    lw.feed_until(7)
+    calls = spy(monkeypatch, lw.session, "manual")
+    button = next(b for b in lw.window.manual.buttons if b.text() == "draw 3")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert lw.controller.wait_idle()
+    assert calls == [("blue: draw 3",)]
+    assert lw.window.log.moves()[-1] == "blue: draw 3"
+    assert lw.window.scores.headline.text().endswith("green to move")
+
+
+def test_illegal_change_is_red_with_the_rule_and_can_be_overridden(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    lw = open_live(qtbot)
+    w = lw.window
+    lw.feed_until(11)                    # frame 11: blue moves an upright pyramid
+    assert lw.session.status is Status.WRONG_TABLE
+    assert w.alert.isVisible() and w.alert.kind == "illegal"
+    text = w.alert.text()
+    assert "wands.upright" in text and "an upright pyramid has no direction to move" in text
+    assert "#e00000" in w.alert.styleSheet()          # red
+    assert "illegal" in w.video.overlay().roles()      # the cells drawn in red
+    assert w.override_button.isEnabled()
+    calls = spy(monkeypatch, lw.session, "override")
+    qtbot.mouseClick(w.override_button, Qt.MouseButton.LeftButton)
+    assert lw.controller.wait_idle()
+    assert len(calls) == 1
+    assert w.log.moves()[-1] == "blue: play wands-09 by blue2U@2,2: move 2,1"
+    assert not w.alert.isVisible()
+    assert "illegal" not in w.video.overlay().roles()
+
+
+def test_a_single_misread_asks_and_the_answer_corrects_the_session(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    lw = open_live(qtbot)
+    w = lw.window
+    lw.feed_until(4)
+    rec = truth(5)
+    for c in rec["cards"]:
+        if c["id"] == "swords-05":
+            c["id"] = "swords-06"            # the camera misreads one card
+    lw.feed(5, rec)
+    assert w.question.isVisible() and not w.alert.isVisible()
+    assert [b.text() for b in w.question.choice_buttons][0].startswith(
+        "is the card at 0,0 swords-05, not swords-06?")
+    calls = spy(monkeypatch, lw.session, "correct")
+    qtbot.mouseClick(w.question.choice_buttons[0], Qt.MouseButton.LeftButton)
+    assert lw.controller.wait_idle()
+    assert calls == [(CardCorrection((0, 0), "swords-06", "swords-05"),)]
+    assert w.log.moves()[-1] == "blue: play cups-07 by blue1U@2,2: grow"
+    assert not w.question.isVisible()
+
+
+def test_correcting_a_clicked_card_and_pyramid_calls_the_session(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    lw = open_live(qtbot)
+    w, ctl = lw.window, lw.controller
+    lw.feed_until(4)
+    rec = truth(5)
+    for c in rec["cards"]:
+        if c["id"] == "swords-05":
+            c["id"] = "swords-06"
+    lw.feed(5, rec)
+    calls = spy(monkeypatch, lw.session, "correct")
+    # click the misread card in the video (at its pixels), then correct it in the dialog
+    card = next(c for c in rec["cards"] if c["id"] == "swords-06")
+    mapping = ctl.mapping
+    cx, cy = mapping.to_px([card["center_mm"]])[0]
+    x, y = mapping.to_px([(card["center_mm"][0], card["center_mm"][1] + 40.0)])[0]
+    p = w.video.to_widget(x, y).toPoint()
+    qtbot.mouseClick(w.video, Qt.MouseButton.LeftButton, pos=p)
+    assert ctl.selected is not None and ctl.selected.what == "card"
+    assert ctl.selected.cell == (0, 0)
+    assert w.correct_button.isEnabled()
+    qtbot.mouseClick(w.correct_button, Qt.MouseButton.LeftButton)
+    dialog = ctl._dialog
+    assert dialog is not None and dialog.isVisible()
+    dialog.card_box.setCurrentText("swords-05")
+    dialog.accept()
+    assert ctl.wait_idle()
+    assert calls == [(CardCorrection((0, 0), "swords-06", "swords-05"),)]
+    assert w.log.moves()[-1] == "blue: play cups-07 by blue1U@2,2: grow"
+    # a pyramid: select it, and say it is not there at all
+    pyr = rec["pyramids"][0]
+    qtbot.mouseClick(w.video, Qt.MouseButton.LeftButton,
+                     pos=w.video.to_widget(*pyr["base_center_px"]).toPoint())
+    assert ctl.selected is not None and ctl.selected.what == "pyramid"
+    assert "legal moves" in w.selection.text() or "move" in w.selection.text()
+    ctl.correct_selection({"absent": True})
+    assert ctl.wait_idle()
+    assert isinstance(calls[-1][0], PyramidCorrection) and calls[-1][0].actual is None
+
+
+def test_selecting_a_pyramid_draws_its_legal_moves(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    w, ctl = lw.window, lw.controller
+    lw.feed_until(7)                     # blue to move; blue2U at 2,2
+    blue = next(p for p in truth(7)["pyramids"] if p["color"] == "blue")
+    qtbot.mouseClick(w.video, Qt.MouseButton.LeftButton,
+                     pos=w.video.to_widget(*blue["base_center_px"]).toPoint())
+    assert ctl.selected is not None and str(ctl.selected.minion) == "blue2U@2,2"
+    lines = [w.targets.item(k).text() for k in range(w.targets.count())]
+    assert any(t.startswith("grow 2,2") for t in lines)
+    assert any(t.startswith("turn 2,1") for t in lines)
+    roles = w.video.overlay().roles()
+    assert {"move-grow", "move-turn", "pyramid-selected"} <= roles
+
+
+def test_step_back_shows_the_earlier_position(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    w, ctl = lw.window, lw.controller
+    lw.feed_until(6)
+    assert w.scores.score_text() == "red 9, blue 11, green 2"
+    qtbot.mouseClick(w.back_button, Qt.MouseButton.LeftButton)
+    assert ctl.view_index == 5
+    assert w.scores.score_text() == "red 9, blue 11, green 4"     # before green built
+    assert "green to move" in w.scores.headline.text()
+    assert "an earlier position" in w.scores.headline.text()
+    assert w.log.currentRow() == 5
+    assert not w.manual_box.isEnabled()                            # no moves in the past
+    assert w.video.frame() is not None                             # the keyframe of move 5
+    assert "Position 5" in (w.video._caption or "")
+    ctl.view_position(0)
+    assert w.scores.score_text() == "red 0, blue 0, green 0"
+    qtbot.mouseClick(w.live_button, Qt.MouseButton.LeftButton)
+    assert ctl.view_index is None
+    assert w.scores.score_text() == "red 9, blue 11, green 2"
+    # taking a move back is a different thing: the session forgets it
+    qtbot.mouseClick(w.undo_button, Qt.MouseButton.LeftButton)
+    assert ctl.wait_idle()
+    assert len(w.log.moves()) == 5
+
+
+def test_camera_loss_shows_a_message_until_frames_return(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    lw.feed(0)
+    lw.session.camera_lost("the camera was unplugged")
+    assert lw.controller.wait_idle()
+    qtbot.waitUntil(lambda: lw.window.video.message() is not None, timeout=2000)
+    assert "unplugged" in lw.window.video.message()
+    lw.session.camera_back("frames again")
+    qtbot.waitUntil(lambda: lw.window.video.message() is None, timeout=2000)
+
+
+def test_end_of_game_shows_the_final_scoring_and_chart(qtbot: Any, tmp_path: Any) -> None:
+    lw = open_live(qtbot)
+    w, ctl = lw.window, lw.controller
+    lw.feed_until(6)
+    saved = ctl.save_to(tmp_path / "game.json")
+    from companion.games.zarcana.engine import loads
+    assert loads(saved.read_text()).history == lw.session.state.history
+    ctl.end_game()
+    assert ctl.wait_idle()
+    assert lw.session.is_over
+    assert w.tabs.currentWidget() is w.final
+    rows = w.final.rows()
+    assert ["red", "0,2", rows[0][2], "+9", "9"] == rows[0]
+    assert "Winner: blue" in w.final.winners.text()
+    series = w.final.chart.series()
+    assert series["blue"][-1] == 11 and len(series["red"]) == 7
+    assert not w.manual_box.isEnabled() and not w.end_button.isEnabled()
+    img = w.final.chart.grab().toImage()
+    assert img.width() > 100
+
+
+def test_pause_stops_judging_until_resumed(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    w, ctl = lw.window, lw.controller
+    qtbot.mouseClick(w.pause_button, Qt.MouseButton.LeftButton)
+    assert ctl.paused and w.pause_button.text() == "Resume"
+    assert "PAUSED" in (w.video._caption or "")
+    qtbot.mouseClick(w.pause_button, Qt.MouseButton.LeftButton)
+    assert not ctl.paused and w.video._caption is None
+
+
+def test_a_refused_click_is_reported_not_raised(qtbot: Any) -> None:
+    lw = open_live(qtbot)
+    lw.controller.take_back()                     # nothing to take back yet
+    assert lw.controller.wait_idle()
+    assert "no accepted move to take back" in lw.window.statusBar().currentMessage()
+    lw.controller.correct_selection({"card": "cups-01"})   # nothing selected
+    assert "select a card or a pyramid first" in lw.window.alert.text()
+
+
+def test_records_without_pixels_are_placed_through_the_mat_markers(qtbot: Any) -> None:
+    import json
+    import math
+
+    from ui_support import SAMPLE
+
+    lw = open_live(qtbot)
+    for k in range(3):
+        lw.feed(k, truth(k, pixels=False))     # the spec's fields only, as the demo's truth
+    mapping = lw.controller.mapping
+    assert mapping is not None
+    raw = json.loads((SAMPLE / "0002.json").read_text())
+    for c in raw["cards"]:
+        x, y = mapping.to_px([c["center_mm"]])[0]
+        assert math.hypot(x - c["center_px"][0], y - c["center_px"][1]) < 6.0
+    assert {"card", "pyramid"} <= lw.window.video.overlay().roles()

@@ -1,0 +1,161 @@
+"""What the window says of a position, computed without Qt (companion.ui.gamemodel, overlay)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from ui_support import SAMPLE, script, truth
+
+from companion.core.pieces import Color, Minion, Pose, Pyramid
+from companion.games.zarcana import new_game
+from companion.games.zarcana.rules import Settings
+from companion.ui.gamemodel import (
+    describe_position,
+    final_scoring,
+    minion_targets,
+    score_series,
+)
+from companion.ui.overlay import (
+    TableMapping,
+    build_overlay,
+    illegal_cells,
+    mapping_from_record,
+)
+
+
+def sample_states() -> list:
+    s = script()
+    settings = Settings.from_dict({"edition": s["edition"], **s["settings"]})
+    st = new_game(s["players"], edition=s["edition"], seed=s["seed"], settings=settings)
+    states = [st]
+    for entry in s["moves"]:
+        if "illegal" in entry:
+            continue
+        st = st.apply(entry["move"])
+        states.append(st)
+    return states
+
+
+def test_position_names_turn_round_scores_and_territories() -> None:
+    states = sample_states()
+    pos = describe_position(states[7])          # after red's reorientation (move 7)
+    assert (pos.turn, pos.round) == (8, 3)
+    assert pos.current == "blue" and pos.decider == "blue"
+    assert pos.headline() == "Turn 8, round 3: blue to move"
+    by = {p.color: p for p in pos.players}
+    assert {c: p.score for c, p in by.items()} == {"red": 9, "blue": 11, "green": 2}
+    assert [(t.cell, t.card, t.points) for t in by["green"].territories] == [
+        ((1, 1), "pentacles-02", 2)]
+    assert by["blue"].to_move and not by["red"].to_move
+    assert sum(by["red"].stash) + 2 == 15       # two small red pyramids on the table
+    assert not pos.may_declare_end and "not be declared" in pos.end_text
+
+
+def test_final_scoring_card_by_card_adds_up_to_the_scores() -> None:
+    final = sample_states()[-1]
+    assert final.is_over
+    pos = describe_position(final)
+    assert pos.over and pos.winners == ("blue",)
+    assert pos.headline().startswith("Game over")
+    rows = final_scoring(final)
+    totals: dict[str, int] = {}
+    for r in rows:
+        totals[r.player] = totals.get(r.player, 0) + r.points
+        assert r.running == totals[r.player]
+        assert r.name.startswith(r.card)
+    assert totals == script()["final_scores"]
+
+
+def test_score_series_has_one_point_per_position() -> None:
+    states = sample_states()
+    series = score_series(states)
+    assert set(series) == {"red", "blue", "green"}
+    assert all(len(v) == len(states) for v in series.values())
+    assert {k: v[-1] for k, v in series.items()} == script()["final_scores"]
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_minion_targets_are_the_legal_moves_of_that_pyramid(seed: int) -> None:
+    rng = random.Random(seed)
+    st = new_game(["red", "blue", "green"], edition="looney", seed=seed)
+    checked = 0
+    for _ in range(40):
+        if st.is_over:
+            break
+        who = st.to_move if st.phase == "play" and not st.pending else None
+        for cell, pieces in sorted(st.pieces.items()):
+            for p in set(pieces):
+                m = Minion(cell, p)
+                targets = minion_targets(st, m)
+                for t in targets:
+                    assert st.is_legal(t.example), t.example
+                    assert str(m) in t.example
+                    assert t.count >= 1
+                if p.color is who:
+                    assert targets, f"{m} of the player to move has no target"
+                checked += len(targets)
+        st = st.apply(rng.choice(st.legal_moves()))
+    assert checked > 0
+
+
+def test_minion_targets_of_a_lying_pyramid_include_its_reorientations() -> None:
+    st = sample_states()[7]                      # blue to move, blue2U at 2,2
+    m = Minion((2, 2), Pyramid(Color.BLUE, 2, Pose.UP))
+    kinds = {(t.kind, t.cell) for t in minion_targets(st, m)}
+    assert ("turn", (2, 1)) in kinds             # reorient to point north at 2,1
+    assert ("grow", (2, 2)) in kinds
+    other = Minion((1, 1), Pyramid(Color.GREEN, 1, Pose.UP))
+    assert minion_targets(st, other) == []       # green's pyramid: not green's turn
+
+
+def test_mapping_from_a_record_puts_cards_on_their_pixels() -> None:
+    import json
+
+    raw = json.loads((SAMPLE / "0005.json").read_text())
+    m = mapping_from_record(truth(5))
+    assert m is not None
+    for c in raw["cards"]:
+        x, y = m.to_px([c["center_mm"]])[0]
+        assert math.hypot(x - c["center_px"][0], y - c["center_px"][1]) < 3.0
+    back = m.to_mm(m.to_px([(100.0, 200.0)]))[0]
+    assert math.hypot(back[0] - 100.0, back[1] - 200.0) < 1e-6
+    # without pixel positions there is nothing to fit
+    assert mapping_from_record(truth(5, pixels=False)) is None
+
+
+def test_overlay_has_cards_pyramids_and_hits_where_they_are() -> None:
+    from companion.live.tablestate import TableTracker
+
+    rec = truth(5)
+    m = mapping_from_record(rec)
+    tracker = TableTracker({"zones": {"draw": [20, 560, 110, 640],
+                                      "discard": [130, 560, 220, 640]}})
+    reading = tracker.read(rec)
+    ov = build_overlay(m, reading=reading, lattice=tracker.lattice, state=None,
+                       illegal={(2, 1): "blue medium (upright) arrived"})
+    assert {"card", "card-label", "pyramid", "pyramid-label", "lattice", "illegal"} <= ov.roles()
+    labels = {s.text for s in ov.shapes if s.role == "card-label"}
+    assert "swords-05" in labels
+    for p in rec["pyramids"]:
+        hit = ov.hit(*p["base_center_px"])
+        assert hit is not None and hit.what == "pyramid"
+        assert hit.label.startswith(p["color"])
+    x, y = m.to_px([rec["cards"][0]["center_mm"]])[0]
+    hit = ov.hit(x, y + 40.0)    # inside the card, away from any pyramid
+    assert hit is not None and hit.what == "card"
+    assert build_overlay(None).shapes == ()
+
+
+def test_illegal_changes_name_their_cells() -> None:
+    cells = illegal_cells(["2,1: blue medium (upright) arrived", "2,2: blue medium left",
+                           "discard pile now shows wands-09", "-1,2: card x removed",
+                           "2,1: card y"])
+    assert cells == {(2, 1): "blue medium (upright) arrived; card y",
+                     (2, 2): "blue medium left", (-1, 2): "card x removed"}
+
+
+def test_a_degenerate_mapping_is_refused() -> None:
+    with pytest.raises(ValueError):
+        TableMapping([[1, 0, 0], [2, 0, 0], [0, 0, 1]])

@@ -1,0 +1,124 @@
+"""``companion replay``: a recorded game in the read-only window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication
+from ui_support import SAMPLE, frame, open_live, record_bot_game, truth
+
+from companion.cli import main
+
+
+def test_replay_window_steps_through_a_recorded_bot_game(qtbot: Any, tmp_path: Path) -> None:
+    from companion.recording.store import open_game
+    from companion.ui.app import open_replay_window
+
+    path = tmp_path / "bots.db"
+    moves = record_bot_game(path, seed=4, moves=12)
+    window, ctl = open_replay_window(path)
+    qtbot.addWidget(window)
+    assert window.read_only and not window.manual_box.isVisible()
+    assert window.log.moves() == moves
+    assert ctl.view_index is None and window.log.currentRow() == len(moves)
+    game = open_game(path)
+    from companion.recording.store import rebuild_state
+    final = rebuild_state(game)
+    expect = ", ".join(f"{c.value} {v}" for c, v in final.scores().items())
+    assert window.scores.score_text() == expect
+    # back: the position before the last move, with that move's keyframe
+    last = window.video.frame()
+    assert last is not None and last.width() == 320
+    qtbot.mouseClick(window.back_button, Qt.MouseButton.LeftButton)
+    assert window.log.currentRow() == len(moves) - 1
+    assert ctl.state_at(ctl.shown_index()).history == final.history[:-1]
+    earlier = window.video.frame()
+    assert earlier is not None and earlier != last          # another keyframe
+    qtbot.mouseClick(window.forward_button, Qt.MouseButton.LeftButton)
+    assert window.log.currentRow() == len(moves)
+    ctl.view_position(0)
+    assert window.scores.score_text() == "red 0, blue 0, green 0"
+    assert window.video.frame() is None                     # no keyframe for the deal
+    series = window.final.chart.series()
+    assert all(len(v) == len(moves) + 1 for v in series.values())
+
+
+def test_a_live_recorded_game_replays_with_its_keyframes_and_overlay(
+        qtbot: Any, tmp_path: Path) -> None:
+    from companion.recording.store import GameRecorder
+    from companion.ui.app import open_replay_window
+
+    s = __import__("ui_support").script()
+    rec = GameRecorder.create(tmp_path / "live.db", game="zarcana", edition=s["edition"],
+                              players=s["players"], settings=s["settings"])
+    lw = open_live(qtbot, recorder=rec)
+    for k in range(6):
+        ok, buf = cv2.imencode(".jpg", frame(k))
+        assert ok
+        r = truth(k)
+        lw.controller.post_frame(frame(k), k, record=r)
+        lw.controller.commands.submit("frame", lambda r=r, k=k, b=buf.tobytes():
+                                      lw.session.observe(r, frame=k, keyframe_jpeg=b))
+        assert lw.controller.wait_idle()
+    moves = lw.window.log.moves()
+    assert len(moves) == 5
+    lw.controller.stop()
+    lw.session.close()
+
+    window, ctl = open_replay_window(tmp_path / "live.db")
+    qtbot.addWidget(window)
+    assert window.log.moves() == moves
+    assert window.video.frame() is not None and window.video.frame().width() == 1600
+    roles = window.video.overlay().roles()
+    assert {"card", "card-label", "pyramid"} <= roles
+    assert window.scores.score_text() == lw.window.scores.score_text()
+
+
+def test_replay_command_opens_the_window_and_returns(qtbot: Any, tmp_path: Path) -> None:
+    path = tmp_path / "bots.db"
+    record_bot_game(path, seed=9, moves=5, keyframes=False, finish=True)
+    app = QApplication.instance()
+    seen: list[str] = []
+
+    def close() -> None:
+        for w in app.topLevelWidgets():
+            if w.isVisible() and w.windowTitle().startswith("Replay of"):
+                seen.append(w.windowTitle())
+                w.close()
+        app.quit()
+
+    # closing the last window would post a quit that ends the next test's event loops
+    app.setQuitOnLastWindowClosed(False)
+    try:
+        QTimer.singleShot(300, close)
+        assert main(["replay", str(path)]) == 0
+    finally:
+        app.setQuitOnLastWindowClosed(True)
+    assert seen and "bots.db" in seen[0]
+
+
+def test_replay_of_a_damaged_file_is_a_clear_error(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "broken.db"
+    bad.write_bytes(b"this is not a game file" * 50)
+    assert main(["replay", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "companion replay: error:" in err and "broken.db" in err
+    assert "Traceback" not in err
+    assert main(["replay", str(tmp_path / "missing.db")]) == 2
+
+
+def test_run_without_a_display_says_what_to_do(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    assert main(["run", "--source", str(SAMPLE)]) == 2
+    err = capsys.readouterr().err
+    assert "no display" in err and "companion demo --headless" in err
+    assert "Traceback" not in err

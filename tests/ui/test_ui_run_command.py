@@ -1,0 +1,96 @@
+"""``companion run`` end to end on a folder of sample frames, with a stand-in pipeline that
+reads the truth beside each frame (the real one needs the shipped card detector)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from ui_support import SAMPLE, truth
+
+from companion.cli import main
+
+
+class TruthPipeline:
+    """Stands in for vision.pipeline.TablePipeline: the truth record of each sample frame."""
+
+    def __init__(self, mat: Any = None, deck: Any = None) -> None:
+        self.mat = mat
+        self.last_calibration = None
+        self.closed = False
+
+    def observe(self, image: Any, name: str) -> dict[str, Any]:
+        return truth(int(Path(name).stem))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def run_until(argv: list[str], moves: int) -> tuple[int, list[str]]:
+    """Run the command; close its window once ``moves`` moves are in its log."""
+    app = QApplication.instance()
+    seen: list[str] = []
+    deadline = time.monotonic() + 30.0
+
+    def poll() -> None:
+        for w in app.topLevelWidgets():
+            log = getattr(w, "log", None)
+            if w.isVisible() and log is not None and hasattr(log, "moves"):
+                if len(log.moves()) >= moves or time.monotonic() > deadline:
+                    seen[:] = log.moves()
+                    w.close()
+                    app.quit()
+                    return
+        QTimer.singleShot(50, poll)
+
+    app.setQuitOnLastWindowClosed(False)
+    try:
+        QTimer.singleShot(50, poll)
+        code = main(argv)
+    finally:
+        app.setQuitOnLastWindowClosed(True)
+    return code, seen
+
+
+def test_run_records_the_game_and_continues_it(qapp: Any, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import vision.pipeline
+
+    from companion.recording.store import open_game
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, frames in ((first, range(0, 3)), (second, range(2, 5))):
+        folder.mkdir()
+        for k in frames:
+            shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    db = tmp_path / "game.db"
+    args = ["run", "--source", str(first), "--fast", "--record", str(db), "--mat",
+            str(SAMPLE / "mat.json"), "--edition", "looney", "--players", "red,blue,green"]
+    code, seen = run_until(args, 2)
+    assert code == 0
+    assert seen == ["red: start 0,2", "blue: start 2,2"]
+    assert open_game(db).moves() == seen
+    out = capsys.readouterr().out
+    assert f"recording the game into {db}" in out
+    # the same file again: the game goes on from where it stopped
+    args[2] = str(second)
+    code, seen = run_until(args, 2)
+    assert code == 0
+    assert "continuing the game recorded in" in capsys.readouterr().out
+    assert seen == ["green: start 1,1", "red: use cups-09 by red1U@0,2: clone 1"]
+    assert open_game(db).moves() == ["red: start 0,2", "blue: start 2,2", "green: start 1,1",
+                                     "red: use cups-09 by red1U@0,2: clone 1"]
+
+
+def test_run_with_a_bad_source_is_a_clear_error(qapp: Any, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--source", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "companion run: error:" in err and "nowhere" in err and "Traceback" not in err

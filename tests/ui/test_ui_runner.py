@@ -1,0 +1,101 @@
+"""The window on the live loop (capture -> settle -> observer -> session in a thread)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from ui_support import SAMPLE, new_session, truth
+
+from companion.live.session import EventKind
+
+
+def make_runner(session: Any, files: list[Path]) -> Any:
+    from companion.live.capture import FolderSource
+    from companion.live.runner import LiveRunner
+
+    def observer(image: Any, name: str) -> dict[str, Any]:
+        return truth(int(Path(name).stem))
+
+    return LiveRunner(FolderSource(files=files), session, observer)
+
+
+def test_the_runner_feeds_the_window_and_camera_loss_is_shown(qtbot: Any,
+                                                              tmp_path: Path) -> None:
+    from calibration.mat import load_mat
+    from companion.ui.app import open_live_window
+
+    bad = tmp_path / "0099.jpg"
+    bad.write_bytes(b"\xff\xd8 not really a jpeg")
+    files = [SAMPLE / f"{k:04d}.jpg" for k in range(5)] + [bad] + [
+        SAMPLE / f"{k:04d}.jpg" for k in range(5, 8)]
+    session = new_session()
+    runner = make_runner(session, files)
+    window, ctl = open_live_window(session, runner, mat=load_mat(SAMPLE / "mat.json"),
+                                   start=False)
+    qtbot.addWidget(window)
+    lost: list[str] = []
+    session.subscribe(lambda e: lost.append(e.kind.value)
+                      if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK) else None)
+    with qtbot.waitSignal(ctl.feed_ended, timeout=60000):
+        ctl.start()
+    qtbot.waitUntil(lambda: len(window.log.moves()) == 7, timeout=5000)
+    assert window.log.moves()[-1] == "red: reorient red1U@0,2>W"
+    assert lost == ["camera_lost", "camera_back"]
+    kinds = [e.kind for e in ctl.events]
+    assert EventKind.CAMERA_LOST in kinds and EventKind.CAMERA_BACK in kinds
+    assert window.video.message() is None                  # frames came back
+    assert window.video.frame() is not None and window.video.frame().width() == 1600
+    assert "card" in window.video.overlay().roles()
+    assert "the frame source has ended" in window.statusBar().currentMessage()
+    ctl.stop()
+
+
+def test_pause_holds_a_folder_until_resumed(qtbot: Any) -> None:
+    from companion.ui.app import open_live_window
+
+    session = new_session()
+    runner = make_runner(session, [SAMPLE / f"{k:04d}.jpg" for k in range(3)])
+    window, ctl = open_live_window(session, runner, start=False)
+    qtbot.addWidget(window)
+    ctl.set_paused(True)
+    ctl.start()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.8:
+        QApplication.processEvents()
+        time.sleep(0.02)
+    assert session.state is None and window.log.moves() == []   # nothing judged
+    with qtbot.waitSignal(ctl.feed_ended, timeout=30000):
+        ctl.set_paused(False)
+    qtbot.waitUntil(lambda: len(window.log.moves()) == 2, timeout=5000)
+    ctl.stop()
+
+
+def test_run_live_shows_the_window_until_it_is_closed(qtbot: Any) -> None:
+    from companion.ui import run_live
+
+    session = new_session()
+    runner = make_runner(session, [SAMPLE / f"{k:04d}.jpg" for k in range(3)])
+    app = QApplication.instance()
+    deadline = time.monotonic() + 30.0
+
+    def close_when_done() -> None:
+        if len(session.history) < 2 and time.monotonic() < deadline:
+            QTimer.singleShot(50, close_when_done)
+            return
+        for w in app.topLevelWidgets():
+            if w.isVisible() and w.windowTitle().startswith("Arcana Table Companion"):
+                w.close()
+        app.quit()
+
+    # closing the last window would post a quit that ends the next test's event loops
+    app.setQuitOnLastWindowClosed(False)
+    try:
+        QTimer.singleShot(50, close_when_done)
+        assert run_live(runner) == 0
+    finally:
+        app.setQuitOnLastWindowClosed(True)
+    assert [h.move for h in session.history] == ["red: start 0,2", "blue: start 2,2"]
