@@ -204,6 +204,9 @@ log = logging.getLogger(__name__)
 
 #: How long (s) the misread search may take before it gives up asking.
 MISREAD_BUDGET_S = 1.5
+#: This many territories missing from one view means the table is covered, not a move: no
+#: Zarcana move destroys more than two at once (a double attack).
+OCCLUDED_CARDS = 3
 
 
 class LiveError(CompanionError, ValueError):
@@ -626,6 +629,15 @@ class LiveSession:
         if st.is_over:
             return []
         view = reading.view
+        hidden = self._hidden_cells(st, view)
+        if len(hidden) >= OCCLUDED_CARDS:
+            # No move takes this many territories off the table at once: something (a hand,
+            # an arm, a box) covers them. Judge the next clear view instead of accusing.
+            who_now = st.to_move.value if st.to_move is not None else None
+            cells = ", ".join(f"{i},{j}" for i, j in hidden[:6])
+            return [LiveEvent(EventKind.WAITING, f"part of the table is covered ({len(hidden)} "
+                              f"cards not seen: {cells}); waiting for a clear view",
+                              player=who_now, frame=frame)]
         ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
         was = self.status
         who = st.to_move.value if st.to_move is not None else None
@@ -689,6 +701,12 @@ class LiveSession:
         text = "no move explains this change: " + "; ".join(changes)
         self._record("note", None, player=who, observation=obs, keyframe_jpeg=jpeg, note=text)
         return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
+
+    @staticmethod
+    def _hidden_cells(st: ZarcanaState, view: TableView) -> list[tuple[int, int]]:
+        """Board cells that hold a card in the game but show none to the camera."""
+        board = TableView.of(st).cards
+        return sorted(c for c in board if c not in view.cards)
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

@@ -55,6 +55,15 @@ def build_dataset(cfg: CardTrainConfig, progress: Any = None) -> Path:
     return write_yaml(data)
 
 
+def _epochs_run(results_csv: Path) -> int:
+    """Epochs finished, from ultralytics' per-epoch results table."""
+    try:
+        lines = results_csv.read_text(encoding="utf-8").strip().splitlines()
+    except OSError:
+        return 0
+    return max(0, len(lines) - 1)
+
+
 def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]:
     """Train, validate and export; returns the figures for the model card."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -87,8 +96,7 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     figures = {"mAP50": float(box.map50), "mAP50-95": float(box.map),
                "precision": float(box.mp), "recall": float(box.mr),
                "train_seconds": round(train_s), "imgsz": cfg.imgsz,
-               "epochs_run": int(getattr(trained, "ckpt", {}).get("epoch", -1)) + 1
-               if isinstance(getattr(trained, "ckpt", None), dict) else None,
+               "epochs_run": _epochs_run(out / "run" / "results.csv"),
                "onnx_bytes": final.stat().st_size,
                "config": {k: str(v) for k, v in asdict(cfg).items() if k != "mat"}}
     (out / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
