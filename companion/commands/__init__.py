@@ -17,4 +17,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.demo",
     "companion.commands.run",
     "companion.commands.replay",
+    "companion.commands.calibrate_colors",
 )

@@ -74,4 +74,5 @@ def _local_scale(M: np.ndarray, w: int, h: int) -> float:
     """How many canvas px one source px becomes around the image centre."""
     c = np.array([[w / 2, h / 2], [w / 2 + 1, h / 2], [w / 2, h / 2 + 1]], np.float64)
     p = cv2.perspectiveTransform(c.reshape(-1, 1, 2), M).reshape(-1, 2)
-    return float(np.sqrt(abs(np.cross(p[1] - p[0], p[2] - p[0]))))
+    a, b = p[1] - p[0], p[2] - p[0]
+    return float(np.sqrt(abs(a[0] * b[1] - a[1] * b[0])))

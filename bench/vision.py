@@ -1,0 +1,654 @@
+"""Benchmark of the whole table pipeline (vision/pipeline.py): photo in, observation record out.
+
+Renders its own scenes with :mod:`vision.synth` from seeds >= 900000 (training data uses
+seeds < 10000, so no image here was ever trained or tuned on), 1920x1080, no hands, each
+JPEG-compressed as the renderer's style says and decoded again, in three groups:
+
+* ``ordinary``: the renderer's own scenes (``--game mixed``: Zarcana lattices and free
+  tables with piles) and looks, camera tilt 0-15 degrees;
+* ``hard``: crowded Zarcana lattices (12-20 cards; half the cards, at least four, carry three
+  pyramids each), camera tilt 15-25 degrees, and dim light (exposure 0.35-0.6) or strongly
+  coloured light (white balance up to +-30 % per channel), or both;
+* ``unseen printing``: as ordinary, but the cards printed unlike anything the gallery was
+  enrolled with (printing strength 1.6-2.4: colour matrix, saturation, gamma, yellowing
+  and borders well beyond the enrollment augmentations, as in bench/card_id.py);
+* optionally (``--groups ...,decktet``) ``decktet``: Decktet tables with the shipped Decktet
+  gallery.
+
+Every image is a new camera: the pipeline forgets the previous calibration and is given the
+lens (K and distortion) as ``companion calibrate-camera`` would have measured it
+(``--no-intrinsics``: markers only); the table frame always comes from the markers. Images
+whose four markers are not all in the frame (the renderer sometimes frames part of the mat)
+are counted but not scored.
+
+A true card counts when it is in the frame and at least half visible; a true pyramid the
+same. Found cards match true ones within 25 mm of the centre, pyramids within 12 mm of the
+base centre (greedy, nearest first); a find that matches only a card or pyramid that does
+not count (mostly hidden, buried in a pile) is neither right nor false. Per group: card
+recall and precision, identity accuracy and art direction (within 45 degrees, face-up cards
+with the right id) of matched cards; pyramid recall and precision, and of matched pyramids
+the accuracy of colour, pips, upright-or-lying and, for lying ones, pointing within 45
+degrees; and the share of images whose whole table is exactly right (calibrated, every card
+found with its id and art direction, every pyramid with all its attributes, nothing false).
+
+Speed: ``--timing-images`` of the rendered frames go through the whole pipeline one at a
+time in this process on 2 CPU threads (``cv2.setNumThreads(2)``, onnxruntime intra-op 2),
+each beside a plain YOLO11n-OBB ONNX at 640 px (``--reference``; letterbox, normalise,
+inference, no decoding) on the same image in the same run.
+
+    python bench/vision.py [--count-per-group 180] [--seed 900000] [--jobs 2]
+                           [--timing-images 40] [--reference bench/reference/yolo11n-obb-640.onnx]
+                           [--groups ordinary,hard,unseen-printing] [--oracle-cards]
+                           [--oracle-pyramids] [--no-intrinsics] [--no-write]
+
+``--oracle-cards`` replaces the card detector by the true boxes, ``--oracle-pyramids`` the
+pyramid finder by the true pyramids: stand-ins to measure the other stages while a model is
+not shipped; the results then say so in bold at their top.
+Writes "## Vision pipeline" to bench/RESULTS.md, replacing only that section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.results import write_section  # noqa: E402  (after the path insert)
+
+log = logging.getLogger("bench.vision")
+
+SECTION = "## Vision pipeline"
+SIZE = (1920, 1080)
+MIN_SEED = 900_000
+CARD_MM = 25.0
+PYR_MM = 12.0
+ANGLE_TOL = 45.0
+GROUPS = ("ordinary", "hard", "unseen-printing", "decktet")
+DEFAULT_GROUPS = "ordinary,hard,unseen-printing"
+DEFAULT_REFERENCE = ROOT / "bench" / "reference" / "yolo11n-obb-640.onnx"
+
+
+def _angle_diff(a: float, b: float) -> float:
+    return abs((float(a) - float(b) + 180.0) % 360.0 - 180.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# scenes
+
+
+def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float,
+            tilt: tuple[float, float]) -> Any:
+    """As vision.synth.generate.random_camera at 1920x1080, with the group's tilt range."""
+    from vision.synth.camera import fit_distance, look_camera, mat_outline
+
+    w, h = SIZE
+    f = w / 2 / math.tan(math.radians(rng.uniform(55, 80)) / 2)
+    t = float(rng.uniform(*tilt))
+    yaw = float(rng.uniform(0, 360)) if rng.random() < 0.6 else float(
+        rng.choice([0, 90, 180, 270]) + rng.normal(0, 3))
+    tilt_dir = float(rng.uniform(0, 360))
+    target = (mat.width_mm / 2 + rng.uniform(-0.06, 0.06) * mat.width_mm,
+              mat.height_mm / 2 + rng.uniform(-0.06, 0.06) * mat.height_mm)
+    dist = None
+    if rng.random() < 0.6:
+        dist = np.array([rng.uniform(-0.15, 0.03), rng.uniform(-0.02, 0.04),
+                         rng.normal(0, 0.0008), rng.normal(0, 0.0008), 0.0])
+    hi = fit_distance(target, t, yaw, tilt_dir, f, w, h, mat_outline(mat))
+    L_fit = f * card_long_mm / hi
+    L = rng.uniform(60.0, min(250.0, max(61.0, L_fit))) if rng.random() < 0.85 else \
+        rng.uniform(60.0, 250.0)
+    return look_camera(target, f * card_long_mm / L, t, yaw, tilt_dir, f, w, h, dist)
+
+
+def crowded_scene(rng: np.random.Generator, deck: Any, mat: Any) -> Any:
+    """12-20 lattice cards; half of them (at least four) carry three pyramids each."""
+    from companion.core.pieces import DIRECTIONS, Color, Pose, Pyramid
+    from vision.synth.generate import _piles, _place_lattice, random_lattice
+    from vision.synth.scene import scene_from_lattice
+
+    colors = [c for c in Color]
+    for _ in range(30):
+        cards, _pyr, flip = random_lattice(rng, deck, int(rng.integers(12, 21)))
+        cells = sorted(cards)
+        k = max(4, len(cells) // 2)
+        chosen = [cells[int(i)] for i in rng.permutation(len(cells))[:k]]
+        pyramids = {}
+        for c in chosen:
+            pyramids[c] = [Pyramid(colors[int(rng.integers(len(colors)))], int(rng.integers(1, 4)),
+                                   Pose.UP if rng.random() < 0.55
+                                   else DIRECTIONS[int(rng.integers(4))]) for _ in range(3)]
+        scene = scene_from_lattice(cards, pyramids, card_size_mm=deck.card_size_mm, rng=rng,
+                                   flip=flip, slop_mm=rng.uniform(0.5, 4.0),
+                                   slop_deg=rng.uniform(0.5, 4.0))
+        placed = _place_lattice(rng, scene, mat)
+        if placed is not None:
+            _piles(placed, rng, deck, mat, {c.id for c in placed.cards})
+            return placed
+    raise RuntimeError("no crowded lattice fits the mat")
+
+
+def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
+                ) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
+    """(decoded JPEG, truth record, what was drawn for this group) of image ``index``."""
+    import cv2
+
+    from vision.synth.generate import image_rng, random_scene, random_style
+    from vision.synth.render import render
+
+    rng = image_rng(seed + GROUPS.index(group), index)
+    hard = group == "hard"
+    scene = crowded_scene(rng, deck, mat) if hard else random_scene(rng, deck, mat, "mixed")
+    cam = _camera(rng, mat, deck.card_size_mm[1], (15.0, 25.0) if hard else (0.0, 15.0))
+    style = random_style(rng, int(rng.integers(0, 2**62)), 0.0, deck.back_file is not None, mat)
+    info: dict[str, Any] = {}
+    if hard:
+        mode = str(rng.choice(["dim", "coloured", "both"]))
+        if mode in ("dim", "both"):
+            style.exposure = float(rng.uniform(0.35, 0.6))
+            style.ambient *= float(rng.uniform(0.5, 0.9))
+        if mode in ("coloured", "both"):
+            tint = rng.uniform(-0.3, 0.3, 3)
+            style.wb = tuple(float(v) for v in np.exp(tint - tint.mean()))
+        info["light"] = mode
+    elif group == "unseen-printing":
+        style.printing_strength = float(rng.uniform(1.6, 2.4))
+    image, truth = render(scene, deck, mat, cam, style, f"{group}-{index:05d}.jpg")
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, style.jpeg_quality])
+    image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return image, truth, info
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring one image
+
+
+def _greedy(pred: list[dict[str, Any]], truth: list[dict[str, Any]], key: str, radius: float
+            ) -> tuple[list[tuple[int, int]], set[int], set[int]]:
+    cand = sorted((math.dist(p[key], t[key]), pi, ti) for pi, p in enumerate(pred)
+                  for ti, t in enumerate(truth) if math.dist(p[key], t[key]) <= radius)
+    used_p: set[int] = set()
+    used_t: set[int] = set()
+    pairs = []
+    for _, pi, ti in cand:
+        if pi not in used_p and ti not in used_t:
+            used_p.add(pi)
+            used_t.add(ti)
+            pairs.append((pi, ti))
+    return pairs, set(range(len(pred))) - used_p, set(range(len(truth))) - used_t
+
+
+def _counts(t: dict[str, Any]) -> bool:
+    return bool(t.get("in_frame", True)) and float(t.get("visible", 1.0)) >= 0.5
+
+
+def score(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
+    """Counts for one image (see the module docstring for the rules)."""
+    s: dict[str, Any] = {"calibrated": bool(record["calibrated"]),
+                         "mat_in_view": bool(truth.get("calibrated", True))}
+    # cards
+    t_count = [c for c in truth["cards"] if _counts(c)]
+    t_dont = [c for c in truth["cards"] if not _counts(c)] + list(truth.get("covered_cards", []))
+    pred = record["cards"]
+    pairs, extra_p, missed_t = _greedy(pred, t_count, "center_mm", CARD_MM)
+    dont_pairs, false_p, _ = _greedy([pred[i] for i in sorted(extra_p)], t_dont, "center_mm",
+                                     CARD_MM)
+    id_ok = sum(pred[p]["id"] == t_count[t]["id"] for p, t in pairs)
+    dir_n = dir_ok = 0
+    wrong_ids = []
+    for p, t in pairs:
+        if pred[p]["id"] != t_count[t]["id"]:
+            wrong_ids.append((t_count[t]["id"], pred[p]["id"]))
+        elif t_count[t]["id"] != "back":
+            dir_n += 1
+            dir_ok += _angle_diff(pred[p]["angle_deg"], t_count[t]["angle_deg"]) <= ANGLE_TOL
+    s.update(cards_truth=len(t_count), cards_pred=len(pred) - len(dont_pairs),
+             cards_tp=len(pairs), cards_id_ok=id_ok, cards_dir_n=dir_n, cards_dir_ok=dir_ok,
+             cards_missed_low_vis=sum(float(t_count[t].get("visible", 1)) < 0.85
+                                      for t in missed_t),
+             wrong_ids=wrong_ids)
+    # pyramids
+    tp_count = [p for p in truth["pyramids"] if _counts(p)]
+    tp_dont = [p for p in truth["pyramids"] if not _counts(p)]
+    ppred = record["pyramids"]
+    ppairs, pextra, _ = _greedy(ppred, tp_count, "base_center_mm", PYR_MM)
+    pdont, pfalse, _ = _greedy([ppred[i] for i in sorted(pextra)], tp_dont, "base_center_mm",
+                               PYR_MM)
+    col = pips = up = pt_n = pt_ok = all_ok = 0
+    for p, t in ppairs:
+        f, g = ppred[p], tp_count[t]
+        c_ok = f["color"] == g["color"]
+        n_ok = int(f["pips"]) == int(g["pips"])
+        u_ok = bool(f["upright"]) == bool(g["upright"])
+        col += c_ok
+        pips += n_ok
+        up += u_ok
+        a_ok = True
+        if not g["upright"]:
+            pt_n += 1
+            a_ok = (not f["upright"] and f.get("pointing_deg") is not None
+                    and _angle_diff(f["pointing_deg"], g["pointing_deg"]) <= ANGLE_TOL)
+            pt_ok += a_ok
+        all_ok += c_ok and n_ok and u_ok and a_ok
+    s.update(pyr_truth=len(tp_count), pyr_pred=len(ppred) - len(pdont), pyr_tp=len(ppairs),
+             pyr_color_ok=col, pyr_pips_ok=pips, pyr_upright_ok=up, pyr_point_n=pt_n,
+             pyr_point_ok=pt_ok)
+    s["exact"] = bool(
+        record["calibrated"] and len(pairs) == len(t_count) and not false_p
+        and id_ok == len(pairs) and dir_ok == dir_n
+        and len(ppairs) == len(tp_count) and not pfalse and all_ok == len(ppairs))
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# workers
+
+
+class Oracle:
+    """Stand-ins: the card detector for ``--oracle-cards`` (the true boxes of the current
+    image, every card in the frame, reduced to what a detector gives) and the pyramid finder
+    for ``--oracle-pyramids`` (the true pyramids in the frame)."""
+
+    def __init__(self) -> None:
+        self.truth: dict[str, Any] | None = None
+
+    def detect(self, image: Any, calib: Any, mat: Any) -> Any:
+        from vision.detection.cards import CardBoxes
+
+        cards = [c for c in (self.truth or {}).get("cards", []) if c.get("in_frame", True)]
+        if not cards:
+            return CardBoxes.empty()
+        size = self.truth["deck"]["card_size_mm"] if self.truth else (70.0, 120.0)
+        return CardBoxes(np.array([c["center_mm"] for c in cards], np.float64),
+                         np.array([float(c["angle_deg"]) % 180.0 for c in cards]),
+                         np.array([[min(size), max(size)]] * len(cards), np.float64),
+                         np.full(len(cards), 0.9))
+
+    def find(self, image: Any, calib: Any) -> list[dict[str, Any]]:
+        keys = ("color", "pips", "upright", "pointing_deg", "base_center_mm", "confidence")
+        return [{k: p[k] for k in keys} for p in (self.truth or {}).get("pyramids", [])
+                if p.get("in_frame", True)]
+
+
+_W: dict[str, Any] = {}
+
+
+def _deck_name(group: str) -> str:
+    return "decktet" if group == "decktet" else "rws-tarot"
+
+
+def _init(oracle: tuple[bool, bool], threads: int, intrinsics: bool = True) -> None:
+    """``oracle``: (cards, pyramids) stand-ins."""
+    import cv2
+
+    cv2.setNumThreads(threads)
+    _W.update(oracle=oracle, threads=threads, intrinsics=intrinsics, decks={}, pipelines={})
+
+
+def _new_camera(pl: Any, truth: dict[str, Any]) -> None:
+    """Every bench image is another camera: forget the last one's calibration, and give the
+    lens as `companion calibrate-camera` would have measured it (unless --no-intrinsics)."""
+    from calibration.table import Intrinsics
+
+    cam = truth.get("camera", {})
+    intr = None
+    if _W.get("intrinsics", True) and "K" in cam:
+        intr = Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
+    pl.set_camera(intr)
+
+
+def _pipeline(group: str) -> tuple[Any, Any, Any]:
+    from calibration.mat import DEFAULT_MAT
+    from vision.pipeline import TablePipeline
+    from vision.synth.deck import default_deck_dir, load_deck
+
+    name = _deck_name(group)
+    if name not in _W["pipelines"]:
+        deck = load_deck(default_deck_dir(name), validate=False)
+        oracle = Oracle() if any(_W["oracle"]) else None
+        pl = TablePipeline(mat=DEFAULT_MAT, deck="decktet" if name == "decktet" else "tarot",
+                           card_detector=oracle if _W["oracle"][0] else None,
+                           pyramid_finder=oracle if _W["oracle"][1] else None,
+                           threads=_W["threads"])
+        _W["pipelines"][name] = (pl, deck, oracle)
+    return _W["pipelines"][name]
+
+
+def _one(task: tuple[str, int, int]) -> dict[str, Any]:
+    group, index, seed = task
+    pl, deck, oracle = _pipeline(group)
+    image, truth, info = render_case(group, index, seed, deck, pl.mat)
+    if oracle is not None:
+        oracle.truth = truth
+    _new_camera(pl, truth)
+    record = pl.observe(image, f"{group}-{index}")
+    s = score(record, truth)
+    s.update(group=group, index=index, ms=record["timings_ms"].get("total", 0.0), **info)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# speed
+
+
+class Reference:
+    """A plain YOLO11n-OBB ONNX at 640 px: letterbox, normalise, run (no decoding)."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        inp = self.session.get_inputs()[0]
+        self.name = inp.name
+        self.size = int(inp.shape[2]) if isinstance(inp.shape[2], int) else 640
+
+    def __call__(self, image: np.ndarray) -> Any:
+        import cv2
+
+        h, w = image.shape[:2]
+        s = self.size / max(h, w)
+        nw, nh = int(round(w * s)), int(round(h * s))
+        canvas = np.full((self.size, self.size, 3), 114, np.uint8)
+        top, left = (self.size - nh) // 2, (self.size - nw) // 2
+        canvas[top:top + nh, left:left + nw] = cv2.resize(image, (nw, nh),
+                                                          interpolation=cv2.INTER_LINEAR)
+        x = canvas[:, :, ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255.0
+        return self.session.run(None, {self.name: np.ascontiguousarray(x)})
+
+
+def timing(groups: list[str], n: int, seed: int, reference: Path | None,
+           oracle: tuple[bool, bool], intrinsics: bool) -> dict[str, Any]:
+    """Median / p90 ms of the whole pipeline and of the reference, same images, same run."""
+    import cv2
+
+    cv2.setNumThreads(2)
+    _init(oracle, 2, intrinsics)
+    ref = Reference(reference, 2) if reference is not None else None
+    per = [g for g in groups if g != "decktet"] or groups
+    cases = [(per[k % len(per)], k // len(per)) for k in range(n)]
+    totals: list[float] = []
+    stages: dict[str, list[float]] = {}
+    refs: list[float] = []
+    for k, (group, index) in enumerate(cases):
+        pl, deck, orc = _pipeline(group)
+        image, truth, _ = render_case(group, index, seed, deck, pl.mat)
+        if orc is not None:
+            orc.truth = truth
+        _new_camera(pl, truth)
+        if k == 0:  # warm-up: first-call allocations, thread pools
+            pl.observe(image, "warm-up")
+            if ref is not None:
+                ref(image)
+        t0 = time.perf_counter()
+        record = pl.observe(image, f"{group}-{index}")
+        totals.append((time.perf_counter() - t0) * 1000)
+        for key, v in record["timings_ms"].items():
+            stages.setdefault(key, []).append(float(v))
+        if ref is not None:
+            t0 = time.perf_counter()
+            ref(image)
+            refs.append((time.perf_counter() - t0) * 1000)
+        if sys.stderr.isatty():
+            print(f"\rtiming {k + 1}/{len(cases)}", end="", file=sys.stderr, flush=True)
+    print(f"\rtimed {len(cases)} frames", file=sys.stderr, flush=True)
+    out: dict[str, Any] = {"n": len(totals), "total": totals, "stages": stages, "ref": refs}
+    for pl, _, _ in _W["pipelines"].values():
+        pl.close()
+    _W["pipelines"].clear()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+def _pct(a: float, b: float) -> str:
+    return "n/a" if b == 0 else f"{100.0 * a / b:.1f}%"
+
+
+def summarise(rows: list[dict[str, Any]], group: str) -> dict[str, Any]:
+    """Totals of a group over the images whose four markers are all in view (the others
+    cannot be calibrated by design: counted, not scored)."""
+    every = [r for r in rows if r["group"] == group]
+    rs = [r for r in every if r["mat_in_view"]]
+    tot: dict[str, Any] = {"images": len(rs), "mat_out_of_view": len(every) - len(rs)}
+    for key in ("cards_truth", "cards_pred", "cards_tp", "cards_id_ok", "cards_dir_n",
+                "cards_dir_ok", "cards_missed_low_vis", "pyr_truth", "pyr_pred", "pyr_tp",
+                "pyr_color_ok", "pyr_pips_ok", "pyr_upright_ok", "pyr_point_n", "pyr_point_ok"):
+        tot[key] = sum(int(r[key]) for r in rs)
+    tot["calibrated"] = sum(r["calibrated"] for r in rs)
+    tot["exact"] = sum(r["exact"] for r in rs)
+    tot["wrong_ids"] = [w for r in rs for w in r["wrong_ids"]]
+    return tot
+
+
+def table(sums: dict[str, dict[str, Any]]) -> str:
+    head = ("| group | images (+ mat not in view) | calibrated | card recall | card precision | "
+            "card id | card art direction | pyramid recall | pyramid precision | colour | pips | "
+            "upright/lying | pointing ≤ 45° | whole table exactly right |")
+    lines = [head, "|" + "---|" * 14]
+    for g, s in sums.items():
+        lines.append(
+            f"| {g} | {s['images']} (+{s['mat_out_of_view']}) | "
+            f"{_pct(s['calibrated'], s['images'])} | "
+            f"{_pct(s['cards_tp'], s['cards_truth'])} | {_pct(s['cards_tp'], s['cards_pred'])} | "
+            f"{_pct(s['cards_id_ok'], s['cards_tp'])} | "
+            f"{_pct(s['cards_dir_ok'], s['cards_dir_n'])} | "
+            f"{_pct(s['pyr_tp'], s['pyr_truth'])} | {_pct(s['pyr_tp'], s['pyr_pred'])} | "
+            f"{_pct(s['pyr_color_ok'], s['pyr_tp'])} | {_pct(s['pyr_pips_ok'], s['pyr_tp'])} | "
+            f"{_pct(s['pyr_upright_ok'], s['pyr_tp'])} | "
+            f"{_pct(s['pyr_point_ok'], s['pyr_point_n'])} | {_pct(s['exact'], s['images'])} |")
+    return "\n".join(lines)
+
+
+def _q(v: list[float], q: float) -> float:
+    return float(np.percentile(v, q)) if v else float("nan")
+
+
+def speed_text(t: dict[str, Any], reference: Path | None, ref_note: str) -> str:
+    lines = ["| measure (1920x1080, 2 threads) | median ms | p90 ms |", "|---|---|---|",
+             f"| whole pipeline (`TablePipeline.observe`) | {_q(t['total'], 50):.0f} | "
+             f"{_q(t['total'], 90):.0f} |"]
+    for key in ("calibrate", "undistort", "cards", "identify", "pyramids"):
+        if key in t["stages"]:
+            lines.append(f"| - stage {key} | {_q(t['stages'][key], 50):.0f} | "
+                         f"{_q(t['stages'][key], 90):.0f} |")
+    if t["ref"]:
+        lines.append(f"| plain YOLO11n-OBB 640 (`{reference.name if reference else ''}`) | "
+                     f"{_q(t['ref'], 50):.0f} | {_q(t['ref'], 90):.0f} |")
+        lines.append(f"| ratio pipeline / plain detector | "
+                     f"{_q(t['total'], 50) / _q(t['ref'], 50):.2f} | |")
+    out = "\n".join(lines)
+    if ref_note:
+        out += "\n\n" + ref_note
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--count-per-group", type=int, default=180,
+                    help="images per group (default 180: 540 in all, about 5%% of them with "
+                         "the mat partly out of view)")
+    ap.add_argument("--seed", type=int, default=MIN_SEED,
+                    help=f"run seed, at least {MIN_SEED} (training uses < 10000)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes for the accuracy part")
+    ap.add_argument("--groups", default=DEFAULT_GROUPS,
+                    help=f"comma-separated, of {', '.join(GROUPS)} (default {DEFAULT_GROUPS})")
+    ap.add_argument("--timing-images", type=int, default=40,
+                    help="frames timed one by one on 2 threads (default 40)")
+    ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE,
+                    help="plain YOLO11n-OBB ONNX timed beside the pipeline")
+    ap.add_argument("--oracle-cards", action="store_true",
+                    help="true boxes instead of the card detector (stand-in; said in the "
+                         "results)")
+    ap.add_argument("--oracle-pyramids", action="store_true",
+                    help="true pyramids instead of the pyramid finder (stand-in; its columns "
+                         "then say so)")
+    ap.add_argument("--no-intrinsics", action="store_true",
+                    help="calibrate from the markers alone, without the camera's lens")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    args = ap.parse_args(argv)
+    if args.seed < MIN_SEED:
+        ap.error(f"--seed must be at least {MIN_SEED}: lower seeds may overlap training data")
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
+    bad = [g for g in groups if g not in GROUPS]
+    if bad:
+        ap.error(f"unknown group(s) {', '.join(bad)}; expected {', '.join(GROUPS)}")
+    if args.count_per_group < 1 or args.jobs < 1 or args.timing_images < 0:
+        ap.error("--count-per-group and --jobs must be positive, --timing-images >= 0")
+
+    from companion.core.errors import CompanionError
+
+    # every model and gallery loads before any work starts: a missing one fails at once
+    oracle = (bool(args.oracle_cards), bool(args.oracle_pyramids))
+    try:
+        _init(oracle, 1)
+        for g in groups:
+            _pipeline(g)
+    except CompanionError as exc:
+        print(f"bench/vision.py: {exc}\n(--oracle-cards / --oracle-pyramids measure the other "
+              "stages with the true cards / pyramids standing in)", file=sys.stderr)
+        return 2
+    finally:
+        for pl, _, _ in _W["pipelines"].values():
+            pl.close()
+        _W["pipelines"].clear()
+    reference: Path | None = args.reference
+    ref_note = ""
+    if reference is None or not reference.is_file():
+        ref_note = (f"The plain-detector column is left out: `{args.reference}` is not there "
+                    "(the reference YOLO11n-OBB export).")
+        reference = None
+
+    tasks = [(g, i, args.seed) for g in groups for i in range(args.count_per_group)]
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    from vision.synth.generate import Progress
+
+    bar = Progress(len(tasks), "bench vision")
+
+    def done(r: dict[str, Any]) -> None:
+        rows.append(r)
+        bar.update(1)
+        if not bar.enabled and (len(rows) % 25 == 0 or len(rows) == len(tasks)):
+            print(f"{len(rows)}/{len(tasks)} images ({time.perf_counter() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    if args.jobs <= 1:
+        _init(oracle, 1, not args.no_intrinsics)
+        for t in tasks:
+            done(_one(t))
+        for pl, _, _ in _W["pipelines"].values():
+            pl.close()
+        _W["pipelines"].clear()
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+        with ctx.Pool(args.jobs, initializer=_init,
+                      initargs=(oracle, 1, not args.no_intrinsics)) as pool:
+            for r in pool.imap_unordered(_one, tasks, chunksize=2):
+                done(r)
+    bar.close()
+    t_acc = time.perf_counter() - t0
+    sums = {g: summarise(rows, g) for g in groups}
+
+    print(table(sums), file=sys.stderr, flush=True)   # kept even if the timing part fails
+    t: dict[str, Any] = {"n": 0, "total": [], "stages": {}, "ref": []}
+    if args.timing_images:
+        try:
+            t = timing(groups, args.timing_images, args.seed, reference, oracle,
+                       not args.no_intrinsics)
+        except Exception as exc:  # the accuracy figures above still get written
+            log.exception("timing failed")
+            ref_note = (ref_note + " " if ref_note else "") + f"Timing failed: {exc}."
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+    wrong = []
+    for g, s in sums.items():
+        pairs: dict[tuple[str, str], int] = {}
+        for w in s["wrong_ids"]:
+            pairs[tuple(w)] = pairs.get(tuple(w), 0) + 1
+        worst = sorted(pairs.items(), key=lambda kv: -kv[1])[:4]
+        wrong.append(f"{g}: {len(s['wrong_ids'])} wrong ids"
+                     + (" (" + ", ".join(f"{a} read as {b}" + (f" x{n}" if n > 1 else "")
+                                         for (a, b), n in worst) + ")" if worst else "")
+                     + f", {s['cards_truth'] - s['cards_tp']} cards missed "
+                       f"({s['cards_missed_low_vis']} of them under 85% visible), "
+                       f"{s['cards_pred'] - s['cards_tp']} false cards; "
+                       f"{s['pyr_truth'] - s['pyr_tp']} pyramids missed, "
+                       f"{s['pyr_pred'] - s['pyr_tp']} false")
+    cmd = "python bench/vision.py" + "".join(
+        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    stand_ins = [w for w, on in (("cards from the TRUE boxes (--oracle-cards)",
+                                  args.oracle_cards),
+                                 ("pyramids from the TRUTH (--oracle-pyramids): the pyramid "
+                                  "columns and the exact-table share measure nothing of the "
+                                  "pyramid finder", args.oracle_pyramids)) if on]
+    detector = ("the true card boxes (`--oracle-cards`: a stand-in; card recall/precision "
+                "then only say that the gallery kept the boxes)" if args.oracle_cards
+                else "`models/cards-obb.onnx`")
+    finder = ("the true pyramids (`--oracle-pyramids`: a stand-in)" if args.oracle_pyramids
+              else "`vision.pyramids.find.PyramidFinder`")
+    head = [SECTION, ""]
+    if stand_ins:
+        head += ["**Stand-ins, not the shipped pipeline: " + "; ".join(stand_ins) + ".**", ""]
+    text = "\n".join(head + [
+        f"Command: `{cmd}`  ",
+        f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
+        f"{platform.platform()}; {os.cpu_count()} CPUs shared with other work (load average "
+        f"{load:.2f} at the end)  ",
+        f"Images: {args.count_per_group} per group, {len(tasks)} in all, rendered by the bench "
+        f"from seed {args.seed} + group (never used in training: training seeds are < 10000), "
+        f"{SIZE[0]}x{SIZE[1]}, JPEG, no hands; accuracy part {t_acc:.0f} s with "
+        f"{args.jobs} worker(s). Cards: {detector}; identity: the shipped galleries "
+        "(`models/cards-*.npz`); pyramids: " + finder + ". "
+        + ("The pipeline gets no camera intrinsics (marker calibration only).  "
+           if args.no_intrinsics else
+           "Each image is a new camera: the pipeline forgets the last calibration and gets "
+           "the lens (K, distortion) as `companion calibrate-camera` would measure it; the "
+           "table frame still comes from the markers.  "),
+        "Groups: ordinary = renderer's mixed scenes, tilt 0-15°; hard = crowded lattices "
+        "(12-20 cards, half with 3 pyramids each), tilt 15-25°, dim and/or coloured light; "
+        "unseen printing = printing strength 1.6-2.4 (beyond enrollment); decktet = Decktet "
+        "tables (when listed).  ",
+        "Images whose four markers are not all in the frame (the renderer's camera sometimes "
+        "frames only part of the mat; the truth says `calibrated: false`) are counted in "
+        "brackets and left out of every figure.  ",
+        f"Matching: cards within {CARD_MM:g} mm, pyramids within {PYR_MM:g} mm; objects under "
+        "50% visible or buried are don't-care. Attribute columns are among matched objects; "
+        "art direction and pointing within 45°.  ",
+        "Goals (issue 4): card id 99.5%, every pyramid attribute 99%, whole table exactly right "
+        "95% (ordinary and hard); pipeline under 150 ms median and within 1.5x the plain "
+        "detector.", "",
+        table(sums), "",
+        "What went wrong: " + "; ".join(wrong) + ".", "",
+        f"Speed ({t['n']} frames of the groups above, one at a time in one process, "
+        "`cv2.setNumThreads(2)`, onnxruntime intra-op 2, after one warm-up frame; the "
+        "pyramid stage runs on a second thread beside the card stages, so the stages add up "
+        "to more than the whole):", "",
+        speed_text(t, reference, ref_note), ""])
+    print()
+    print(text)
+    if not args.no_write:
+        write_section(SECTION, text)
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""``companion observe``: what the camera saw, as observation records (shared/spec/table.md).
+
+    companion observe IMAGE... [--mat FILE] [--deck NAME|PATH] [--intrinsics FILE]
+                      [--colors FILE] [--jsonl] [--annotate DIR] [--threads N]
+
+Folders expand to their images (sorted; .jpg .jpeg .png .bmp .webp). One image prints one
+pretty JSON object; several images (or ``--jsonl``) print one record per line, as each is
+done. ``--annotate DIR`` also writes every image with what was seen drawn on it.
+
+A bad image (missing, empty, truncated, not an image) or an image without the table in it
+gets a line on stderr naming the file and the problem; the other images are still
+processed, and the exit code is 1. A bad mat, deck, camera file or model is a usage error:
+exit code 2 before any image is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from companion.commands.argtypes import positive_int
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "observe", help="find the cards and pyramids in table photos (observation records)",
+        description="Calibrate each image from the mat's markers, find and identify every "
+                    "card and pyramid, and print the observation record (table millimetres) "
+                    "of shared/spec/table.md. Exit code 1 when an image could not be read or "
+                    "showed no table, 2 for a bad mat, deck, camera file or model.")
+    p.add_argument("images", nargs="+", type=Path, metavar="IMAGE",
+                   help="photos of the table, or folders of them")
+    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+                   help="mat file (JSON: marker dictionary and size, play area; default: the "
+                        "standard 900 x 650 mm mat)")
+    p.add_argument("--deck", default=None, metavar="NAME|PATH",
+                   help="card gallery: 'tarot' (default) or 'decktet' (shipped), a name "
+                        "enrolled with 'companion enroll-deck', or a gallery file")
+    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
+                   help="camera file from 'companion calibrate-camera' (default: the saved "
+                        "one, when there is one)")
+    p.add_argument("--no-intrinsics", action="store_true",
+                   help="ignore the saved camera file")
+    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
+                   help="players' colour profile from 'companion calibrate-colors' (default: "
+                        "the saved one, when there is one)")
+    p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
+    p.add_argument("--jsonl", action="store_true",
+                   help="one record per line even for a single image")
+    p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
+                   help="write each image with what was seen drawn on it to DIR")
+    p.add_argument("--threads", type=positive_int, default=2, metavar="N",
+                   help="CPU threads for the detector and OpenCV (default 2)")
+    p.set_defaults(func=run)
+
+
+def _warn(text: str) -> None:
+    print(f"companion observe: {text}", file=sys.stderr, flush=True)
+
+
+def _annotated_name(path: Path, used: set[str]) -> str:
+    """``stem.jpg``, or with the parent folder's name (and a number) when two inputs share
+    a stem."""
+    name = f"{path.stem}.jpg"
+    if name in used:
+        name = f"{path.parent.name}-{path.stem}.jpg"
+        k = 2
+        while name in used:
+            name = f"{path.parent.name}-{path.stem}-{k}.jpg"
+            k += 1
+    used.add(name)
+    return name
+
+
+def run(args: argparse.Namespace) -> int:
+    import cv2
+
+    from calibration.mat import load_mat
+    from vision.pipeline import ImageError, TablePipeline, expand_images
+
+    cv2.setNumThreads(args.threads)
+    mat = load_mat(args.mat)
+    intrinsics: Path | None = args.intrinsics
+    if intrinsics is None and not args.no_intrinsics:
+        from calibration.intrinsics import default_camera_path
+
+        saved = default_camera_path()
+        if saved.is_file():
+            log.info("using the saved camera file %s", saved)
+            intrinsics = saved
+
+    colors: Path | None = args.colors
+    if colors is None and not args.no_colors:
+        from vision.pyramids.profile import default_profile_path
+
+        if default_profile_path().is_file():
+            log.info("using the saved colour profile %s", default_profile_path())
+            colors = default_profile_path()
+
+    failed = 0
+    paths: list[Path] = []
+    for item in args.images:
+        try:
+            paths += expand_images([item])
+        except ImageError as exc:
+            _warn(f"error: {exc}")
+            failed += 1
+    if args.annotate is not None:
+        if args.annotate.exists() and not args.annotate.is_dir():
+            from companion.core.errors import CompanionError
+
+            raise CompanionError(f"--annotate {str(args.annotate)!r} is a file; give a folder")
+        args.annotate.mkdir(parents=True, exist_ok=True)
+
+    # the heavy part (models, gallery) once, after the cheap checks
+    pipeline = TablePipeline(mat=mat, deck=args.deck, intrinsics=intrinsics,
+                             threads=args.threads, colors=colors)
+    one = len(paths) == 1 and not args.jsonl and not failed
+    bar = None
+    if len(paths) > 1:
+        from vision.synth.generate import Progress
+
+        bar = Progress(len(paths), "observe")
+    used: set[str] = set()
+    t0 = time.perf_counter()
+    try:
+        for path in paths:
+            record, ok = _observe_one(pipeline, path, args, used)
+            failed += int(not ok)
+            if record is not None:
+                if not record["calibrated"]:
+                    _warn(f"{path}: no table found: {record.get('reason', '')}")
+                    failed += 1
+                if bar is not None and bar.enabled:
+                    bar.stream.write("\r\033[K")  # the record's line must not share the bar's
+                print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        pipeline.close()
+        if bar is not None:
+            bar.close()
+    log.info("observed %d image(s) in %.1f s, %d with problems", len(paths),
+             time.perf_counter() - t0, failed)
+    return 1 if failed else 0
+
+
+def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[str]
+                 ) -> tuple[dict[str, Any] | None, bool]:
+    """(the record of one image or None, whether all went well); what went wrong is said on
+    stderr."""
+    import cv2
+
+    from companion.core.errors import CompanionError
+    from vision.pipeline import read_image
+
+    try:
+        t0 = time.perf_counter()
+        image = read_image(path)
+        t_read = (time.perf_counter() - t0) * 1000
+        record: dict[str, Any] = pipeline.observe(image, str(path))
+        record["timings_ms"] = {"read": round(t_read, 1), **record["timings_ms"]}
+    except CompanionError as exc:
+        _warn(f"error: {exc}")
+        return None, False
+    except Exception as exc:  # one bad frame never stops the rest
+        log.debug("observing %s failed", path, exc_info=True)
+        _warn(f"error: {path}: could not be processed ({type(exc).__name__}: {exc})")
+        return None, False
+    if args.annotate is not None:
+        from vision.annotate import annotate
+
+        calib = pipeline.last_calibration
+        to_px = None
+        if calib is not None and calib.H is not None:
+            def to_px(mm: Any, _c: Any = calib) -> Any:
+                return pipeline.to_px(mm, _c)
+        out = args.annotate / _annotated_name(path, used)
+        try:
+            ok = cv2.imwrite(str(out), annotate(image, record, to_px))
+        except cv2.error as exc:
+            ok = False
+            log.debug("imwrite failed: %s", exc)
+        if not ok:
+            # the record itself is fine: print it, but the run did not do all it was asked
+            _warn(f"error: {path}: cannot write the annotated image {out}")
+            return record, False
+        record["annotated"] = str(out)
+    return record, True

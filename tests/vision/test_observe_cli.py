@@ -1,0 +1,207 @@
+"""``companion observe``: output forms, --annotate, and every kind of bad input.
+
+The card detector and the pyramid finder are the :class:`TruthBoxes` test double (patched
+in where the command builds the real ones), so these tests run whether or not their models
+are shipped; one test runs the shipped models when they are there.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from companion.cli import main  # noqa: E402
+from vision_truth import SAMPLES, TruthBoxes  # noqa: E402
+
+FRAMES = [SAMPLES / "zarcana" / n for n in ("0005.jpg", "0011.jpg", "0023.jpg")]
+
+
+@pytest.fixture()
+def fake(monkeypatch, tmp_path):
+    """TruthBoxes in place of the card detector and the pyramid finder, knowing the sample
+    frames; no saved camera file or enrolled decks of the user's leak in."""
+    import vision.detection.cards as cards
+    import vision.pyramids.find as find
+
+    double = TruthBoxes()
+    for f in FRAMES:
+        double.add(f)
+    monkeypatch.setattr(cards, "CardDetector", lambda model=None, threads=2: double)
+    monkeypatch.setattr(find, "PyramidFinder", lambda mat, **kw: double)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    return double
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["observe", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_one_image_prints_one_pretty_record(fake, capsys):
+    code, out, err = _run(capsys, str(FRAMES[0]))
+    assert code == 0, err
+    assert out.count("\n") > 10          # pretty, not one line
+    record = json.loads(out)
+    assert record["image"] == str(FRAMES[0])
+    assert record["calibrated"] is True
+    truth = json.loads(FRAMES[0].with_suffix(".json").read_text())
+    assert sorted(c["id"] for c in record["cards"]) == sorted(c["id"] for c in truth["cards"])
+
+
+def test_jsonl_and_folder(fake, capsys, tmp_path):
+    code, out, _ = _run(capsys, "--jsonl", str(FRAMES[1]))
+    assert code == 0 and len(out.splitlines()) == 1
+    assert json.loads(out)["image"] == str(FRAMES[1])
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for f in FRAMES:
+        shutil.copy(f, folder / f.name)
+        shutil.copy(f.with_suffix(".json"), folder / f.with_suffix(".json").name)
+    code, out, err = _run(capsys, str(folder))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [Path(json.loads(line)["image"]).name for line in lines] == [f.name for f in FRAMES]
+    assert all(json.loads(line)["cards"] for line in lines)
+
+
+def test_annotate_writes_each_image(fake, capsys, tmp_path):
+    out_dir = tmp_path / "seen"
+    code, out, err = _run(capsys, "--annotate", str(out_dir), str(FRAMES[0]), str(FRAMES[2]))
+    assert code == 0, err
+    written = sorted(p.name for p in out_dir.iterdir())
+    assert written == ["0005.jpg", "0023.jpg"]
+    drawn = cv2.imread(str(out_dir / "0005.jpg"))
+    src = cv2.imread(str(FRAMES[0]))
+    assert drawn.shape == src.shape
+    # something was drawn over the cards (outlines, ids) and the banner
+    assert float(np.mean(cv2.absdiff(drawn, src))) > 0.5
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [Path(r["annotated"]).name for r in records] == ["0005.jpg", "0023.jpg"]
+
+
+def test_bad_files_are_named_and_the_rest_still_processed(fake, capsys, tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(FRAMES[0], folder / "a-good.jpg")
+    (folder / "b-empty.jpg").write_bytes(b"")
+    (folder / "c-garbage.png").write_bytes(b"\x00\x01not a png" * 50)
+    data = FRAMES[1].read_bytes()
+    (folder / "d-truncated.jpg").write_bytes(data[: int(len(data) * 0.6)])
+    shutil.copy(FRAMES[2], folder / "e-good.jpg")
+    (folder / "notes.txt").write_text("ignored: not an image suffix")
+    missing = tmp_path / "nowhere.jpg"
+    code, out, err = _run(capsys, str(folder), str(missing))
+    assert code == 1
+    names = [Path(json.loads(line)["image"]).name for line in out.splitlines()]
+    assert names == ["a-good.jpg", "e-good.jpg"]
+    for name, words in (("b-empty.jpg", "empty"), ("c-garbage.png", "not an image"),
+                        ("d-truncated.jpg", "truncated JPEG"), ("nowhere.jpg", "no such file")):
+        line = next((ln for ln in err.splitlines() if name in ln), "")
+        assert words in line, (name, err)
+    assert "Traceback" not in err
+
+
+def test_no_table_is_still_a_record_but_exit_1(fake, capsys, tmp_path):
+    blank = tmp_path / "floor.jpg"
+    rng = np.random.default_rng(3)
+    cv2.imwrite(str(blank), rng.integers(60, 90, (360, 640, 3), dtype=np.uint8))
+    code, out, err = _run(capsys, str(blank))
+    assert code == 1
+    record = json.loads(out)
+    assert record["calibrated"] is False and record["reason"]
+    assert record["cards"] == [] and record["pyramids"] == []
+    assert "floor.jpg" in err and "no table" in err
+
+
+def test_empty_folder_is_an_error(fake, capsys, tmp_path):
+    (tmp_path / "none").mkdir()
+    code, out, err = _run(capsys, str(tmp_path / "none"), str(FRAMES[0]))
+    assert code == 1
+    assert "holds no images" in err
+    assert json.loads(out.splitlines()[0])["image"] == str(FRAMES[0])
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{not json", "not valid JSON"),
+    ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900}', "height_mm"),
+])
+def test_wrong_mat_is_a_usage_error(fake, capsys, tmp_path, text, words):
+    mat = tmp_path / "mat.json"
+    mat.write_text(text)
+    code, out, err = _run(capsys, "--mat", str(mat), str(FRAMES[0]))
+    assert code == 2 and out == ""
+    assert "mat.json" in err and words in err and "Traceback" not in err
+
+
+def test_missing_or_corrupt_gallery_is_a_usage_error(fake, capsys, tmp_path):
+    code, _, err = _run(capsys, "--deck", str(tmp_path / "gone.npz"), str(FRAMES[0]))
+    assert code == 2 and "gone.npz" in err and "does not exist" in err
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    code, _, err = _run(capsys, "--deck", str(bad), str(FRAMES[0]))
+    assert code == 2 and "bad.npz" in err
+    code, _, err = _run(capsys, "--deck", "no-such-deck", str(FRAMES[0]))
+    assert code == 2 and "no enrolled deck 'no-such-deck'" in err
+
+
+def test_missing_or_corrupt_model_is_a_usage_error(capsys, tmp_path, monkeypatch):
+    import models
+    import vision.detection.cards as cards
+
+    def missing(name: str) -> Path:
+        raise models.ModelError(f"model file {name!r} is missing from models/")
+
+    monkeypatch.setattr(cards, "model_path", missing)
+    code, out, err = _run(capsys, str(FRAMES[0]))
+    assert code == 2 and out == "" and "cards-obb.onnx" in err
+    corrupt = tmp_path / "cards-obb.onnx"
+    corrupt.write_bytes(b"\x08\x07 definitely not onnx")
+    monkeypatch.setattr(cards, "model_path", lambda name: corrupt)
+    code, out, err = _run(capsys, str(FRAMES[0]))
+    assert code == 2 and "cannot be loaded" in err and "Traceback" not in err
+
+
+def test_bad_camera_file_is_a_usage_error(fake, capsys, tmp_path):
+    cam = tmp_path / "camera.json"
+    cam.write_text('{"K": [[1, 0, 0]], "dist": [0, 0, 0, 0, 0], "image_size": [1600, 900]}')
+    code, out, err = _run(capsys, "--intrinsics", str(cam), str(FRAMES[0]))
+    assert code == 2 and "camera.json" in err
+
+
+def test_camera_file_is_used(fake, capsys, tmp_path):
+    from calibration.intrinsics import save_intrinsics
+
+    truth = json.loads(FRAMES[0].with_suffix(".json").read_text())
+    cam = truth["camera"]
+    path = save_intrinsics(tmp_path / "cam.json", np.array(cam["K"]), np.array(cam["dist"]),
+                           (cam["width"], cam["height"]))
+    code, out, err = _run(capsys, "--intrinsics", str(path), str(FRAMES[0]))
+    assert code == 0, err
+    assert json.loads(out)["calibration"]["intrinsics"] is True
+
+
+def test_shipped_models_when_present(capsys, monkeypatch, tmp_path):
+    from models import ModelError, model_path
+
+    try:
+        model_path("cards-obb.onnx")
+        from vision.pyramids.find import PyramidFinder
+        from calibration.mat import DEFAULT_MAT
+
+        PyramidFinder(DEFAULT_MAT)
+    except ModelError as exc:
+        pytest.skip(f"not shipped yet: {exc}")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    code, out, err = _run(capsys, "--jsonl", str(FRAMES[0]))
+    assert code == 0, err
+    record = json.loads(out)
+    assert len(record["cards"]) >= 9
+    assert record["pyramids"]

@@ -1,0 +1,523 @@
+"""From one overhead photo to the observation record of shared/spec/table.md.
+
+Stages, each timed into the record's ``timings_ms``:
+
+1. **calibrate**: the mat's ArUco markers give the table frame
+   (:class:`calibration.table.TableCalibrator`, kept across frames so that a marker hidden
+   by a hand reuses the last good calibration). No table, no guessing: the record says
+   ``"calibrated": false`` and why, with no cards and no pyramids.
+2. **cards**: a card detector (any object with ``detect(image, calib, mat) -> CardBoxes``;
+   by default the ONNX one of :mod:`vision.detection.cards`) says where cards lie and which
+   way their long side runs.
+3. **identify**: every box is cut out of the image as an upright patch through the
+   calibration (:func:`vision.cards.identify.warp_card_mm`, at the deck's card size) and the
+   deck's gallery names it; the gallery also says which end is the top of the art, which a
+   box cannot. A patch the gallery takes for bare table is dropped when the detector was
+   unsure of the box too (a false box); any other card the gallery is unsure of is kept with
+   its nearest card id, ``"identified": false`` and a low confidence.
+4. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-3 on a
+   second thread when ``threads >= 2`` (both spend their time in OpenCV/numpy/onnxruntime,
+   which release the GIL).
+
+Everything heavy (detector session, gallery, colour model) is built once in ``__init__``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from calibration.mat import DEFAULT_MAT, Mat
+from calibration.table import Calibration, Intrinsics, TableCalibrator
+from companion.core.errors import CompanionError
+from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
+                                   card_corners_mm, warp_card_mm)
+
+log = logging.getLogger(__name__)
+
+#: Image files a folder is expanded to (``companion observe DIR``).
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+
+#: ``--deck`` names of the galleries shipped in ``models/`` (see their model cards).
+SHIPPED_DECKS: dict[str, str] = {
+    "tarot": "cards-tarot-rws.npz",
+    "rws-tarot": "cards-tarot-rws.npz",
+    "decktet": "cards-decktet.npz",
+}
+DEFAULT_DECK = "tarot"
+
+#: A box whose patch the gallery takes for bare table is dropped only when the detector was
+#: not sure of it either: a card under three pyramids in dim light can look more like table
+#: than like any card to the gallery (bench/vision.py, hard scenes), while its box is sure.
+DROP_TABLE_BELOW_SCORE = 0.6
+
+#: Box refinement for cards the gallery could not name: a box a few millimetres or degrees
+#: off cuts a patch with table along one side and a strip of the card missing, which the
+#: gallery reads as table or as a back (bench/vision.py). The patch is cut again around the
+#: box, coarse to fine (angle, then position, then half steps), and the cut the gallery
+#: matches best is kept; a refined card also gets the refined centre and angle.
+REFINE_ANGLES_DEG = (-8.0, -4.0, 4.0, 8.0)
+REFINE_STEP_MM = 6.0
+
+
+class ImageError(CompanionError, ValueError):
+    """An image file that is missing, empty, truncated or not an image."""
+
+
+class CardBoxesLike(Protocol):
+    """What a card detector returns (:class:`vision.detection.cards.CardBoxes`)."""
+
+    @property
+    def centers_mm(self) -> np.ndarray: ...        # (N, 2) table mm
+
+    @property
+    def angles_deg(self) -> np.ndarray: ...        # (N,) long side's direction, [0, 180)
+
+    @property
+    def sizes_mm(self) -> np.ndarray: ...          # (N, 2) short, long side
+
+    @property
+    def scores(self) -> np.ndarray: ...            # (N,)
+
+
+class CardDetectorLike(Protocol):
+    def detect(self, image_bgr: np.ndarray, calib: Calibration, mat: Mat) -> CardBoxesLike: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# reading images
+
+
+def read_image(path: str | Path) -> np.ndarray:
+    """The BGR image in ``path``; :class:`ImageError` naming the file otherwise.
+
+    A JPEG cut short still decodes (libjpeg fills the missing rows with grey and only
+    warns), and half a grey table would read as cards gone missing; so a file that ends
+    before its image data does is refused, not guessed at."""
+    p = Path(path)
+    name = str(p)
+    if p.is_dir():
+        raise ImageError(f"{name}: is a folder, not an image")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ImageError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise ImageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+    if not data:
+        raise ImageError(f"{name}: the file is empty (0 bytes)")
+    problem = truncation(data)
+    if problem:
+        raise ImageError(f"{name}: {problem}")
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None or image.size == 0:
+        raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
+                         f"expected one of {', '.join(IMAGE_SUFFIXES)})")
+    return image
+
+
+def truncation(data: bytes) -> str:
+    """Why ``data`` (a JPEG or PNG file's bytes) is incomplete, or "" when it is whole or of
+    another format (those are left to the decoder)."""
+    if data[:2] == b"\xff\xd8":  # JPEG
+        # Entropy-coded data never holds 0xFF followed by a marker byte (0xFF is stuffed as
+        # FF 00), so the last FF DA is the last scan's start, and a whole file has its end
+        # marker FF D9 after it; data some cameras append after the end marker is harmless.
+        sos = data.rfind(b"\xff\xda")
+        if sos < 0:
+            return "truncated JPEG: the file ends before its image data starts"
+        if data.find(b"\xff\xd9", sos) < 0:
+            return (f"truncated JPEG: no end-of-image marker after the image data "
+                    f"({len(data)} bytes; the file was cut short while being written or "
+                    "copied)")
+        return ""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        if data.rfind(b"IEND") < 0:
+            return f"truncated PNG: no IEND chunk ({len(data)} bytes; the file was cut short)"
+    return ""
+
+
+def expand_images(inputs: list[str | Path]) -> list[Path]:
+    """Files as given; folders become their images (sorted by name, by suffix
+    :data:`IMAGE_SUFFIXES`, not recursive). A missing path is kept, so the caller's
+    :func:`read_image` names it among the results."""
+    out: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir()
+                           if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise ImageError(f"{p}: folder holds no images "
+                                 f"({', '.join(IMAGE_SUFFIXES)})")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# decks
+
+
+def load_deck_gallery(deck: str | Path | Gallery | None = None) -> Gallery:
+    """The card gallery for ``deck``: a shipped deck name (``tarot``, ``decktet``; see
+    :data:`SHIPPED_DECKS`), a name enrolled with ``companion enroll-deck``, or the path of
+    a gallery file. A deck *folder* (card images) must be enrolled first."""
+    from vision.cards.galleries import load_gallery
+
+    if isinstance(deck, Gallery):
+        return deck
+    if deck is None:
+        deck = DEFAULT_DECK
+    if not isinstance(deck, Path) and deck in SHIPPED_DECKS:
+        from models import model_path
+
+        return load_gallery(model_path(SHIPPED_DECKS[deck]))
+    p = Path(deck).expanduser()
+    if p.is_dir():
+        raise GalleryError(
+            f"deck {str(deck)!r} is a folder of card images, not a gallery: enroll it first "
+            f"('companion enroll-deck {deck} --name NAME'), then pass --deck NAME")
+    return load_gallery(deck)
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry helpers
+
+
+def image_points(calib: Calibration, mm: np.ndarray) -> np.ndarray:
+    """Table mm (N, 2) to pixels of the camera image as taken (lens distortion applied when
+    the calibration carries it; :meth:`Calibration.to_image` gives undistorted pixels)."""
+    ideal = calib.to_image(np.asarray(mm, np.float64).reshape(-1, 2))
+    intr = calib.intrinsics
+    if intr is None or not np.any(np.abs(np.asarray(intr.dist)) > 0):
+        return ideal
+    K = np.asarray(intr.K, np.float64)
+    n = (ideal - K[:2, 2]) / np.diag(K)[:2]
+    pts = np.column_stack([n, np.ones(len(n))])
+    px, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), K, np.asarray(intr.dist, float))
+    out: np.ndarray = px.reshape(-1, 2)
+    return out
+
+
+def _r(v: float, nd: int = 1) -> float:
+    return round(float(v), nd) + 0.0  # + 0.0: no -0.0 in the JSON
+
+
+def _pts(a: np.ndarray) -> list[list[float]]:
+    return [[_r(x), _r(y)] for x, y in np.asarray(a, np.float64).reshape(-1, 2)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the pipeline
+
+
+class TablePipeline:
+    """One image in, one observation record (a JSON-ready dict) out.
+
+    ``mat``: the calibration mat; ``deck``: see :func:`load_deck_gallery`;
+    ``intrinsics``: an :class:`~calibration.table.Intrinsics` or the path of a camera file
+    from ``companion calibrate-camera`` (rescaled to each image's size);
+    ``card_detector`` / ``pyramid_finder``: injected stages (default: the shipped ONNX card
+    detector and :class:`vision.pyramids.find.PyramidFinder`); ``threads``: the detector's
+    onnxruntime threads, and with 2 or more the pyramids run beside the cards; ``colors``: the
+    players' colour profile (``companion calibrate-colors``) for the default pyramid finder.
+    """
+
+    def __init__(self, mat: Mat | None = DEFAULT_MAT, deck: str | Path | Gallery | None = None,
+                 intrinsics: Intrinsics | str | Path | None = None,
+                 card_detector: CardDetectorLike | None = None,
+                 pyramid_finder: Any = None, threads: int = 2, colors: Any = None) -> None:
+        if mat is None:
+            raise CompanionError("the table pipeline needs a mat (its markers give the table "
+                                 "frame); pass the mat file with --mat")
+        self.mat = mat
+        self.threads = max(1, int(threads))
+        self.gallery = load_deck_gallery(deck)
+        self.card_size_mm = (float(self.gallery.card_size_mm[0]),
+                             float(self.gallery.card_size_mm[1]))
+        self._intrinsics_path: Path | None = None
+        self._intrinsics: Intrinsics | None = None
+        # one calibrator per image size: its memory (last good calibration) and intrinsics
+        # belong to one camera mode
+        self._calibrators: dict[tuple[int, int], TableCalibrator] = {}
+        self.last_calibration: Calibration | None = None
+        self.set_camera(intrinsics)  # a bad camera file fails now, not at the first image
+        if card_detector is None:
+            from vision.detection.cards import CardDetector
+
+            card_detector = CardDetector(threads=self.threads)
+        self.card_detector: CardDetectorLike = card_detector
+        if pyramid_finder is None:
+            from vision.pyramids.find import PyramidFinder
+
+            pyramid_finder = PyramidFinder(mat, colors=colors) if colors is not None \
+                else PyramidFinder(mat)
+        self.pyramid_finder = pyramid_finder
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="pyramids") \
+            if self.threads >= 2 else None
+
+    def set_camera(self, intrinsics: Intrinsics | str | Path | None) -> None:
+        """Another camera (or the same one moved or re-calibrated): new intrinsics, and the
+        calibration memory of the old camera is forgotten."""
+        self._intrinsics_path = None
+        self._intrinsics = None
+        if isinstance(intrinsics, (str, Path)):
+            from calibration.intrinsics import read_camera_file
+
+            read_camera_file(intrinsics)
+            self._intrinsics_path = Path(intrinsics)
+        else:
+            self._intrinsics = intrinsics
+        self._calibrators.clear()
+        self._undistort_maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.last_calibration = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def __enter__(self) -> "TablePipeline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def _calibrator(self, image: np.ndarray) -> TableCalibrator:
+        h, w = image.shape[:2]
+        cal = self._calibrators.get((w, h))
+        if cal is None:
+            intr = self._intrinsics
+            if self._intrinsics_path is not None:
+                from calibration.intrinsics import load_intrinsics
+
+                intr = load_intrinsics(self._intrinsics_path, (w, h))
+            cal = self._calibrators[(w, h)] = TableCalibrator(self.mat, intr)
+        return cal
+
+    def _undistorted(self, image: np.ndarray, calib: Calibration
+                     ) -> tuple[np.ndarray, Calibration]:
+        """The image with the lens distortion taken out, and the calibration that goes with
+        it (no distortion left to model). The maps are built once per camera: undistorting
+        each frame from scratch costs several times the remap."""
+        intr = calib.intrinsics
+        if intr is None or not np.any(np.abs(np.asarray(intr.dist)) > 0):
+            return image, calib
+        h, w = image.shape[:2]
+        maps = self._undistort_maps.get((w, h))
+        if maps is None:
+            K = np.asarray(intr.K, np.float64)
+            maps = cv2.initUndistortRectifyMap(K, np.asarray(intr.dist, np.float64), None, K,
+                                               (w, h), cv2.CV_16SC2)
+            self._undistort_maps[(w, h)] = maps
+        ideal = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT)
+        return ideal, replace(calib, intrinsics=None)
+
+    def _cards(self, image: np.ndarray, calib: Calibration, timings: dict[str, float]
+               ) -> tuple[list[dict[str, Any]], int, int]:
+        t0 = time.perf_counter()
+        # the detector's view and the card patches are plain homographies of the undistorted
+        # image; the record's pixel corners go back through the lens (``calib``)
+        ideal, ideal_calib = self._undistorted(image, calib)
+        t_u = time.perf_counter()
+        boxes = self.card_detector.detect(ideal, ideal_calib, self.mat)
+        t1 = time.perf_counter()
+        timings["undistort"] = (t_u - t0) * 1000
+        timings["cards"] = (t1 - t_u) * 1000
+        # copies: refinement updates them, the detector's boxes stay as they were
+        centers = np.array(boxes.centers_mm, np.float64).reshape(-1, 2)
+        axes = np.array(boxes.angles_deg, np.float64).reshape(-1)
+        sizes = np.asarray(boxes.sizes_mm, np.float64).reshape(-1, 2)
+        scores = np.asarray(boxes.scores, np.float64).reshape(-1)
+        # the crop's top edge toward the box's long-axis direction: the gallery then tells
+        # whether the art's top is there or at the other end
+        crops = [warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
+                 for i in range(len(scores))]
+        matches: list[CardMatch] = self.gallery.identify_batch(crops)
+        refined = 0
+        for i, m in enumerate(matches):
+            weak_table = m.card_id is None and m.confidence <= 0.0 \
+                and scores[i] < DROP_TABLE_BELOW_SCORE
+            if not m.accepted and not weak_table:
+                c, a, m2 = self._refine(ideal, ideal_calib, centers[i], float(axes[i]), m)
+                if m2.accepted:
+                    centers[i], axes[i], matches[i] = c, a % 180.0, m2
+                    refined += 1
+        cards: list[dict[str, Any]] = []
+        dropped = 0
+        for i, m in enumerate(matches):
+            looks_like_table = m.card_id is None and m.confidence <= 0.0
+            if looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE:
+                # nearest class bare table (the gallery's rejection class), weak box: false
+                dropped += 1
+                log.debug("box at %s dropped: the patch looks like bare table",
+                          np.round(centers[i], 1))
+                continue
+            cid = m.card_id if m.card_id is not None else m.best_id
+            face_up = cid != BACK_ID
+            # a back has no art top: keep the box's own direction
+            angle = art_angle_deg(float(axes[i]), m.rotated) if face_up else float(axes[i])
+            corners = image_points(calib, card_corners_mm(centers[i], angle, self.card_size_mm))
+            cards.append({
+                "id": cid,
+                "center_mm": [_r(centers[i, 0]), _r(centers[i, 1])],
+                "angle_deg": _r(angle % 360.0),
+                "confidence": round(float(scores[i]) * float(m.confidence), 4),
+                "face_up": face_up,
+                "identified": m.accepted,
+                "corners_px": _pts(corners),
+                "size_mm": [_r(sizes[i, 0]), _r(sizes[i, 1])],
+                "detector_score": round(float(scores[i]), 4),
+                "id_confidence": round(float(m.confidence), 4),
+            })
+        cards, dupes = _one_per_card(cards)
+        timings["identify"] = (time.perf_counter() - t1) * 1000
+        return cards, dropped + dupes, refined
+
+    def _refine(self, image: np.ndarray, calib: Calibration, center: np.ndarray, axis: float,
+                match: CardMatch) -> tuple[np.ndarray, float, CardMatch]:
+        """The (centre, axis, match) of the cut around a box that the gallery matches best
+        (largest margin to the next card; bare table never wins), searched coarse to fine."""
+        def score(m: CardMatch) -> float:
+            looks_like_table = m.card_id is None and m.confidence <= 0.0
+            return -1e9 if looks_like_table else m.margin - 0.05 * m.distance
+
+        best = (score(match), np.asarray(center, np.float64), float(axis), match)
+
+        def trial(cands: list[tuple[np.ndarray, float]]) -> None:
+            nonlocal best
+            crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), a, self.card_size_mm)
+                     for c, a in cands]
+            for (c, a), m in zip(cands, self.gallery.identify_batch(crops)):
+                sc = score(m)
+                if sc > best[0]:
+                    best = (sc, c, a, m)
+
+        trial([(best[1], axis + da) for da in REFINE_ANGLES_DEG])
+        for step in (REFINE_STEP_MM, REFINE_STEP_MM / 2):
+            c0, a0 = best[1], best[2]
+            trial([(c0 + np.array([dx, dy]) * step, a0) for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                   if dx or dy])
+        return best[1], best[2], best[3]
+
+    def _pyramids(self, image: np.ndarray, calib: Calibration
+                  ) -> tuple[list[dict[str, Any]], float]:
+        t0 = time.perf_counter()
+        finds = self.pyramid_finder.find(image, calib)
+        out = []
+        for f in finds:
+            d = f.to_dict() if hasattr(f, "to_dict") else dict(f)
+            px = image_points(calib, np.asarray([d["base_center_mm"]], np.float64))[0]
+            d["base_center_px"] = [_r(px[0]), _r(px[1])]
+            out.append(d)
+        return out, (time.perf_counter() - t0) * 1000
+
+    # -- public -----------------------------------------------------------------------------
+
+    def observe(self, image_bgr: np.ndarray, name: str) -> dict[str, Any]:
+        """The observation record of one BGR image; ``name`` becomes its ``image`` field."""
+        if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim not in (2, 3) \
+                or image_bgr.size == 0:
+            raise ImageError(f"{name}: not an image array")
+        image = image_bgr
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        elif image.shape[2] == 4:
+            image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+        t_start = time.perf_counter()
+        timings: dict[str, float] = {}
+        calib = self._calibrator(image).calibrate(image)
+        self.last_calibration = calib
+        timings["calibrate"] = (time.perf_counter() - t_start) * 1000
+        h, w = image.shape[:2]
+        record: dict[str, Any] = {"image": name, "calibrated": bool(calib.calibrated)}
+        if not calib.calibrated:
+            record["reason"] = calib.reason or "the table's markers were not found"
+        record["cards"] = []
+        record["pyramids"] = []
+        calinfo: dict[str, Any] = {"markers_seen": list(calib.markers_seen)}
+        if calib.markers_assumed:
+            calinfo["markers_assumed"] = list(calib.markers_assumed)
+        if calib.reprojection_mm is not None:
+            calinfo["reprojection_mm"] = round(float(calib.reprojection_mm), 3)
+        if calib.calibrated and calib.reason:
+            calinfo["note"] = calib.reason
+        calinfo["intrinsics"] = calib.intrinsics is not None
+        record["calibration"] = calinfo
+        record["image_size"] = [int(w), int(h)]
+        if calib.calibrated and calib.H is not None:
+            pyr_future: Future[tuple[list[dict[str, Any]], float]] | None = None
+            if self._pool is not None:
+                pyr_future = self._pool.submit(self._pyramids, image, calib)
+            cards, dropped, refined = self._cards(image, calib, timings)
+            pyramids, t_pyr = (pyr_future.result() if pyr_future is not None
+                               else self._pyramids(image, calib))
+            timings["pyramids"] = t_pyr
+            record["cards"] = cards
+            record["pyramids"] = pyramids
+            if dropped:
+                record["boxes_dropped"] = dropped
+            if refined:
+                record["boxes_refined"] = refined
+        timings["total"] = (time.perf_counter() - t_start) * 1000
+        record["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
+        return record
+
+    def observe_file(self, path: str | Path) -> dict[str, Any]:
+        """Read ``path`` (see :func:`read_image` for what is refused) and observe it; the
+        record's ``timings_ms`` gains ``read``."""
+        t0 = time.perf_counter()
+        image = read_image(path)
+        t_read = (time.perf_counter() - t0) * 1000
+        record = self.observe(image, str(path))
+        record["timings_ms"] = {"read": round(t_read, 1), **record["timings_ms"]}
+        return record
+
+    def to_px(self, mm: np.ndarray, calib: Calibration | None = None) -> np.ndarray:
+        """Table mm to image pixels through ``calib`` (default: the last image's)."""
+        c = calib or self.last_calibration
+        if c is None or c.H is None:
+            raise ValueError("no calibration to map table mm to pixels")
+        return image_points(c, mm)
+
+
+#: Two cards whose centres are closer than this are one card seen twice (two boxes, or a box
+#: refined onto its neighbour): a card that much under another is not half uncovered.
+SAME_CARD_MM = 20.0
+
+
+def _one_per_card(cards: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The cards without duplicates (the more confident of two close ones stays), and how
+    many went."""
+    keep: list[dict[str, Any]] = []
+    for c in sorted(cards, key=lambda c: -float(c["confidence"])):
+        if all(math.dist(c["center_mm"], k["center_mm"]) >= SAME_CARD_MM for k in keep):
+            keep.append(c)
+    order = {id(c): i for i, c in enumerate(cards)}
+    keep.sort(key=lambda c: order[id(c)])
+    return keep, len(cards) - len(keep)
+
+
+def angle_diff_deg(a: float, b: float) -> float:
+    """Smallest absolute difference of two directions in degrees (0..180)."""
+    d = (float(a) - float(b)) % 360.0
+    return min(d, 360.0 - d)
+
+
+__all__ = ["DEFAULT_DECK", "IMAGE_SUFFIXES", "ImageError", "SHIPPED_DECKS", "TablePipeline",
+           "angle_diff_deg", "expand_images", "image_points", "load_deck_gallery", "read_image",
+           "truncation"]
+
