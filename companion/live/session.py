@@ -257,6 +257,9 @@ class LiveSession:
         self.recorder = recorder
         self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
         self.watch_discard = DISCARD_ZONE in self.tracker.zones
+        #: a territory that vanished with no legal move to explain it is taken for a covered
+        #: card (wait) rather than a rule broken (docs/zarcana-rulings.md: camera settings)
+        self.covered_cards_wait = True
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._initial: ZarcanaState | None = initial_state
@@ -580,6 +583,7 @@ class LiveSession:
                  time_s: float | None) -> list[LiveEvent]:
         if self.status is Status.OVER:
             return []
+        obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
             expected = {c: s[-1] for c, s in stacks_of(self._state).items()}
@@ -592,6 +596,20 @@ class LiveSession:
         if self._state is None:
             return self._deal(reading, obs, frame, jpeg)
         return self._judge(reading, obs, frame, jpeg, time_s)
+
+    def _players_pieces(self, obs: Observation) -> Observation:
+        """Only the players' colours (and the Ghost's) are pieces of this game: a pyramid of
+        another colour is a misreading (card art, a stray piece) and must not be judged."""
+        allowed = {c.value for c in self.players}
+        ghost = self._settings_obj.ghost_color if self._settings_obj is not None else "clear"
+        allowed.add(str(ghost))
+        kept = [p for p in obs.pyramids if p.color in allowed]
+        if len(kept) == len(obs.pyramids):
+            return obs
+        ignored = [p.color for p in obs.pyramids if p.color not in allowed]
+        log.debug("%s: ignored pyramids of colours outside the game: %s", obs.image, ignored)
+        return replace(obs, pyramids=kept,
+                       extra={**obs.extra, "ignored_pyramids": len(ignored)})
 
     def _deal(self, reading: TableReading, obs: Observation, frame: int | None,
               jpeg: bytes | None) -> list[LiveEvent]:
@@ -668,6 +686,13 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
+        if hidden and self.covered_cards_wait:
+            # A territory gone without a legal move to destroy it is far more often a hand
+            # or an arm over it than a card taken away: wait for a clear view.
+            cells = ", ".join(f"{i},{j}" for i, j in hidden[:6])
+            return [LiveEvent(EventKind.WAITING, f"card(s) at {cells} not seen and no move "
+                              "explains it: is something covering the table? waiting for a "
+                              "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
         suggestions = tuple(self._misreads(st, reading))
         if suggestions:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -47,6 +48,9 @@ class ColorModel:
     counts: np.ndarray
     bg_weight: float = 15.0
     image_share: float = 0.7   # part of the background likelihood taken from the image
+    #: per-colour factor on the likelihood (None: all 1); white and clear plastic share
+    #: their bins with card paper, so they are favoured here and sorted out by shape later
+    class_gain: tuple[float, ...] | None = None
 
     @property
     def likelihood(self) -> np.ndarray:
@@ -71,6 +75,8 @@ class ColorModel:
             h /= max(float(h.sum()), 1.0)
             bg = (1 - self.image_share) * bg + self.image_share * h
         sc = lik.copy()
+        if self.class_gain is not None:
+            sc[:, :BACKGROUND] *= np.asarray(self.class_gain, np.float32)
         sc[:, BACKGROUND] = self.bg_weight * bg + 1e-7  # empty bins are background
         sc /= sc.sum(axis=1, keepdims=True)
         return np.argmax(sc, axis=1).astype(np.uint8), sc
@@ -79,7 +85,7 @@ class ColorModel:
         np.savez_compressed(path, counts=self.counts.astype(np.float32), colors=np.array(COLORS))
 
     @classmethod
-    def load(cls, path: Path = LUT_PATH, **kw: float) -> ColorModel:
+    def load(cls, path: Path = LUT_PATH, **kw: Any) -> ColorModel:
         with np.load(path) as z:
             if tuple(str(c) for c in z["colors"]) != COLORS:
                 raise ValueError(f"{path}: colour list differs from {COLORS}")
@@ -103,6 +109,9 @@ def _smooth(v: np.ndarray) -> np.ndarray:
     return out
 
 
+#: white and clear favoured threefold (see ColorModel.class_gain)
+DEFAULT_CLASS_GAIN: tuple[float, ...] = (1.0,) * 8 + (3.0, 3.0)
+
 _MODEL: ColorModel | None = None
 
 
@@ -112,5 +121,5 @@ def default_model() -> ColorModel:
         if not LUT_PATH.exists():
             raise FileNotFoundError(f"{LUT_PATH} missing: run python -m vision.pyramids."
                                     "train_colors")
-        _MODEL = ColorModel.load()
+        _MODEL = ColorModel.load(class_gain=DEFAULT_CLASS_GAIN)
     return _MODEL

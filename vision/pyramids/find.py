@@ -1,19 +1,26 @@
-"""Classical pyramid finder: colour look-up segmentation in the rectified view, then
-analysis-by-synthesis of each blob against every (size, pose, direction) hypothesis.
+"""Pyramid finder: colour-table candidates, two small patch classifiers, exact geometry.
 
-1. Rectify the table plane at ``px_per_mm`` (undistorted, top-down; calibration.table).
-2. Classify every pixel with the learned Lab table (:mod:`vision.pyramids.colors`): the most
-   probable class per pixel; pixels whose class is a pyramid colour form blobs. A blob that
-   holds two colours in strength is split by colour (two touching pyramids); otherwise it
-   takes the colour with the largest summed posterior (a translucent pyramid's pixels can
-   straddle two neighbouring hues).
-3. For each blob, predict the silhouette of each hypothesis on the table plane (the solid's
-   vertices pushed out from the nadir by parallax, :func:`geometry.footprint_mm`), slide
-   it so its centroid meets the blob's, and score the overlap (IoU) with the filled blob.
-   Upright vs lying and the apex end of a lying pyramid come from the shape: a lying
-   pyramid's footprint is a triangle narrowing to the apex, an upright one a square with the
-   apex leaning away from the nadir.
-4. Keep blobs whose best IoU clears ``min_iou``; suppress duplicates closer than 10 mm.
+1. **Top-down view** (:mod:`vision.pyramids.topdown`): the table plane at
+   :data:`VIEW_PPM` px/mm, read from the camera image through one cached map (lens and
+   homography at once), its colours normalised by the white paper around the mat's markers.
+2. **Candidates** (:mod:`vision.pyramids.proposals`): the Lab colour table marks pixels that
+   look like pyramid plastic; each blob, each colour within a blob, and each distance peak of
+   a large blob is a candidate. Tuned for recall: most candidates on card art are not
+   pyramids.
+3. **What** (:mod:`vision.pyramids.classifier`, ``pyramids-color.onnx``): a patch around each
+   candidate, turned so that "up" is away from the camera's nadir, is ``none`` or one of the
+   ten colours. This is what tells a pyramid from a yellow patch of card art: it sees
+   outline, faces of different brightness, ridges and the shadow, not colour alone.
+4. **How** (``pyramids-shape.onnx``), on accepted candidates: pips, and upright or lying
+   with the apex's direction in 30-degree sectors, read back into the table frame.
+5. **Where**: the solid's predicted silhouette (:func:`geometry.footprint_mm`, parallax from
+   the camera centre) is slid onto the blob of its colour, and a lying pyramid's pointing
+   refined by the overlap, which gives ``base_center_mm`` (base square centre, or the
+   centroid of the face it lies on) to about a millimetre.
+6. Finds whose silhouettes overlap are one pyramid: the more confident stays.
+
+A colour profile from ``companion calibrate-colors`` (:mod:`vision.pyramids.profile`)
+teaches both the colour table and the colour decision a player's own plastic.
 """
 
 from __future__ import annotations
@@ -22,32 +29,44 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from calibration.mat import Mat
-from calibration.table import Calibration, rectify
-from vision.pyramids.colors import (
-    BACKGROUND,
-    COLORS,
-    ColorModel,
-    bin_index,
-    default_model,
+from calibration.table import Calibration
+from vision.pyramids.classifier import (
+    COLOR_CLASSES,
+    COLOR_MODEL,
+    PATCH_MM,
+    PATCH_PX,
+    SECTORS,
+    SHAPE_CLASSES,
+    SHAPE_MODEL,
+    PatchClassifier,
+    patch_up_deg,
+    pointing_from_sectors,
 )
-from vision.pyramids.geometry import SIZES_MM, camera_center, footprint_mm
+from vision.pyramids.colors import BACKGROUND, COLORS, ColorModel, default_model
+from vision.pyramids.geometry import camera_center, footprint_mm
+from vision.pyramids.proposals import Candidate, Segmentation, propose, segment
+from vision.pyramids.topdown import TopDown, apply_gains
 
 log = logging.getLogger(__name__)
 
-#: smallest / largest blob (mm^2) worth a fit: a small upright pyramid seen from above covers
-#: 204 mm^2; a large lying one about 1000 mm^2 with parallax. Fragments and card-art patches
-#: outside this range are not pyramids (or are merged groups the prototype cannot split).
-MIN_AREA_MM2 = 70.0
-MAX_AREA_MM2 = 2200.0
-#: stricter shape gate per colour: dark patches of card art (outlines, night skies) pass the
-#: colour test as "black" far more often than any hue does (dev scenes, seed 4242)
-MIN_IOU_BY_COLOR: dict[str, float] = {"black": 0.7}
+#: top-down view resolution for candidates and the geometric fit, px per mm
+VIEW_PPM = 1.0
+#: a candidate is a pyramid when the colour classifier gives ``none`` less than this
+MAX_NONE = 0.5
+#: two finds whose silhouettes overlap more than this (IoU) are one pyramid
+SAME_IOU = 0.2
+#: a find of a hue (not white, clear or black, whose pixels the colour table cannot tell
+#: from paper and ink) must have its colour's pixels fill its predicted silhouette this
+#: well (IoU): a solid seen through the camera's parallax, not a flat patch of card art
+MIN_IOU_HUE = 0.4
+HUES = frozenset(COLORS[:7])
 
 
 @dataclass
@@ -69,171 +88,238 @@ class PyramidFind:
 
 
 @dataclass
-class _Blob:
-    mask: np.ndarray          # filled, crop of the rectified view
-    origin_px: tuple[int, int]
-    color: int
-    area_mm2: float
-    color_share: float
+class Look:
+    """Everything the finder saw in one image before classifying (also what the training
+    data is cut from)."""
+
+    topdown: TopDown
+    gains: np.ndarray
+    view: np.ndarray          # the normalised top-down view at VIEW_PPM
+    seg: Segmentation
+    candidates: list[Candidate]
+    camera: np.ndarray        # camera centre (x, y, height) in table mm
+
+    def patches(self, image: np.ndarray, centers_mm: np.ndarray) -> np.ndarray:
+        up = patch_up_deg(centers_mm, self.camera[:2])
+        p = self.topdown.patches(image, centers_mm, up, PATCH_PX, PATCH_MM)
+        return apply_gains(p.reshape(-1, PATCH_PX, 3), self.gains).reshape(p.shape)
+
+
+class Looker:
+    """Stages 1-2 (no classifiers): the normalised top-down view and the candidates, with
+    the view's maps kept while the camera stays put."""
+
+    def __init__(self, mat: Mat, model: ColorModel) -> None:
+        self.mat = mat
+        self.model = model
+        self._topdown: TopDown | None = None
+
+    def look(self, image: np.ndarray, calib: Calibration) -> Look:
+        td = self._topdown
+        if td is None or not td.same_camera(calib):
+            td = self._topdown = TopDown(calib, self.mat)
+        gains = td.paper_gains(image)
+        view = apply_gains(td.view(image, VIEW_PPM), gains)
+        seg = segment(view, self.model, self.mat, VIEW_PPM)
+        return Look(td, gains, view, seg, propose(seg), camera_center(calib))
 
 
 class PyramidFinder:
-    def __init__(self, mat: Mat, model: ColorModel | None = None, px_per_mm: float = 2.0,
-                 min_iou: float = 0.55) -> None:
-        self.mat = mat
-        self.model = model or default_model()
-        self.ppm = float(px_per_mm)
-        self.min_iou = float(min_iou)
+    """``PyramidFinder(mat).find(image, calib)`` -> list of :class:`PyramidFind`.
 
-    # -- public -----------------------------------------------------------------------------
+    ``colors``: a colour profile (:class:`vision.pyramids.profile.ColorProfile` or the path
+    of its file) from ``companion calibrate-colors``; ``threads``: onnxruntime threads.
+    ``color_model`` / ``shape_model``: other ONNX files than the shipped ones."""
+
+    def __init__(self, mat: Mat, model: ColorModel | None = None, *, colors: Any = None,
+                 color_model: Path | None = None, shape_model: Path | None = None,
+                 threads: int = 1, max_none: float = MAX_NONE,
+                 min_iou_hue: float = MIN_IOU_HUE) -> None:
+        from models import model_path
+        from vision.pyramids.profile import ColorProfile, load_profile
+
+        self.mat = mat
+        profile = colors
+        if profile is not None and not isinstance(profile, ColorProfile):
+            profile = load_profile(Path(profile))
+        self.profile: ColorProfile | None = profile
+        base = model or default_model()
+        self.model = profile.adapt(base) if profile is not None else base
+        self.what = PatchClassifier(color_model or model_path(COLOR_MODEL), COLOR_CLASSES,
+                                    threads)
+        self.how = PatchClassifier(shape_model or model_path(SHAPE_MODEL), SHAPE_CLASSES,
+                                   threads)
+        self.max_none = float(max_none)
+        self.min_iou_hue = float(min_iou_hue)
+        self.looker = Looker(mat, self.model)
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def look(self, image: np.ndarray, calib: Calibration) -> Look:
+        """Stages 1-2: the normalised top-down view and the candidates."""
+        return self.looker.look(image, calib)
 
     def find(self, image: np.ndarray, calib: Calibration) -> list[PyramidFind]:
         if not calib.calibrated or calib.H is None:
             return []
         t0 = time.perf_counter()
-        cam = camera_center(calib)
-        rect = rectify(image, calib, self.ppm, mat=self.mat)
-        idx = bin_index(rect)
-        # per Lab bin for this image: the winning class and every class's score
-        label_lut, post = self.model.tables(idx)
-        label = label_lut[idx]
-        # the ArUco markers' black cells are perfect "black pyramid" blobs; a pyramid on a
-        # marker would hide it (no calibration), so their squares are never searched
-        half = (self.mat.marker_size_mm / 2 + 4.0) * self.ppm
-        for mx, my in self.mat.marker_centers().values():
-            u, v = mx * self.ppm, my * self.ppm
-            label[max(0, int(v - half)):max(0, int(v + half)),
-                  max(0, int(u - half)):max(0, int(u + half))] = BACKGROUND
-        blobs = self._blobs(label, idx, post)
-        finds = [f for b in blobs if (f := self._fit(b, cam)) is not None]
-        finds = _suppress(finds, 10.0)
-        log.debug("%d blobs -> %d pyramids in %.0f ms", len(blobs), len(finds),
+        look = self.look(image, calib)
+        cands = look.candidates
+        if not cands:
+            return []
+        centers = np.array([c.center_mm for c in cands], np.float64)
+        patches = look.patches(image, centers)
+        pw = self.what.probs(patches)
+        none = pw[:, self.what.column("none")]
+        keep = np.flatnonzero(none < self.max_none)
+        finds: list[PyramidFind] = []
+        if len(keep):
+            ps = self.how.probs(patches[keep])
+            up = patch_up_deg(centers[keep], look.camera[:2])
+            for j, k in enumerate(keep):
+                f = self._read(look, cands[k], pw[k], ps[j], float(up[j]))
+                if f is not None:
+                    finds.append(f)
+        finds = self._one_per_pyramid(finds, look.camera)
+        log.debug("%d candidates -> %d pyramids in %.0f ms", len(cands), len(finds),
                   1000 * (time.perf_counter() - t0))
         return finds
 
-    # -- segmentation -----------------------------------------------------------------------
+    # -- reading one candidate --------------------------------------------------------------
 
-    def _blobs(self, label: np.ndarray, idx: np.ndarray, post: np.ndarray) -> list[_Blob]:
-        ppm2 = self.ppm ** 2
-        fg = (label != BACKGROUND).astype(np.uint8)
-        # a 3x3 opening drops speckle on card art; closing joins a translucent pyramid's
-        # pixels split by the ridges and back faces drawn inside it
-        k = np.ones((3, 3), np.uint8)
-        fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, k)
-        fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, k)
-        n, comp, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
-        out: list[_Blob] = []
-        pad = math.ceil(6 * self.ppm)
-        H, W = label.shape
-        for i in range(1, n):
-            x, y, w, h, area = (int(v) for v in stats[i])
-            if area / ppm2 < MIN_AREA_MM2 or area / ppm2 > 3 * MAX_AREA_MM2:
-                continue
-            x0, y0 = max(0, x - pad), max(0, y - pad)
-            x1, y1 = min(W, x + w + pad), min(H, y + h + pad)
-            sub = comp[y0:y1, x0:x1] == i
-            votes = post[idx[y0:y1, x0:x1][sub]][:, :BACKGROUND].sum(axis=0)
-            labs = label[y0:y1, x0:x1][sub]
-            counts = np.bincount(labs, minlength=BACKGROUND + 1)[:BACKGROUND]
-            strong = [c for c in np.argsort(-counts)
-                      if counts[c] / ppm2 >= MIN_AREA_MM2 and counts[c] >= 0.25 * area]
-            if len(strong) >= 2:
-                # two colours, each pyramid-sized: split the blob by colour
-                for c in strong:
-                    m = (sub & (label[y0:y1, x0:x1] == c)).astype(np.uint8)
-                    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, k)
-                    nn, cc, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
-                    for j in range(1, nn):
-                        if st[j, 4] / ppm2 >= MIN_AREA_MM2:
-                            out.append(self._make_blob(cc == j, (x0, y0), int(c), 1.0))
-                continue
-            c = int(np.argmax(votes))
-            out.append(self._make_blob(sub, (x0, y0), c, float(votes[c] / max(1e-6, votes.sum()))))
-        return [b for b in out if MIN_AREA_MM2 <= b.area_mm2 <= MAX_AREA_MM2 * 1.5]
+    def _color(self, p_what: np.ndarray, look: Look, center: np.ndarray) -> tuple[str, float]:
+        probs = {n: float(p_what[i]) for i, n in enumerate(self.what.names) if n != "none"}
+        if self.profile is not None:
+            named = self.profile.classify(look, center)
+            if named is not None:
+                return named, max(probs.values())
+        name = max(probs, key=lambda n: probs[n])
+        return name, probs[name]
 
-    def _make_blob(self, sub: np.ndarray, origin: tuple[int, int], color: int, share: float
-                   ) -> _Blob:
-        m = sub.astype(np.uint8)
-        # fill holes: card art seen through translucent plastic, specular highlights
-        cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        filled = np.zeros_like(m)
-        cv2.drawContours(filled, cnts, -1, 1, thickness=cv2.FILLED)
-        return _Blob(filled, origin, color, float(filled.sum()) / self.ppm ** 2, share)
-
-    # -- shape fit --------------------------------------------------------------------------
-
-    def _to_mm(self, px: np.ndarray) -> np.ndarray:
-        return (np.asarray(px, np.float64) + 0.5) / self.ppm
-
-    def _raster(self, pts_mm: np.ndarray, origin: tuple[int, int], shape: tuple[int, int]
-                ) -> np.ndarray:
-        px = pts_mm * self.ppm - 0.5 - np.array(origin, np.float64)
-        hull = cv2.convexHull(np.round(px * 16).astype(np.int32))
-        m = np.zeros(shape, np.uint8)
-        cv2.fillConvexPoly(m, hull, 1, cv2.LINE_8, 4)
-        return m
-
-    def _score(self, blob: _Blob, pips: int, upright: bool, ang: float, center: np.ndarray,
-               cam: np.ndarray, blob_c: np.ndarray, align: bool) -> tuple[float, np.ndarray]:
-        if align:
-            # slide the hypothesis so that its silhouette's centroid meets the blob's
-            fp = footprint_mm(pips, upright, ang, center, cam)
-            hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
-            mo = cv2.moments(hull)
-            if mo["m00"] <= 0:
-                return 0.0, center
-            center = center + (blob_c - np.array([mo["m10"], mo["m01"]]) / mo["m00"])
-        fp = footprint_mm(pips, upright, ang, center, cam)
-        pm = self._raster(fp, blob.origin_px, blob.mask.shape)
-        inter = cv2.countNonZero(cv2.bitwise_and(pm, blob.mask))
-        union = cv2.countNonZero(cv2.bitwise_or(pm, blob.mask))
-        return (inter / union if union else 0.0), center
-
-    def _fit(self, blob: _Blob, cam: np.ndarray) -> PyramidFind | None:
-        mo = cv2.moments(blob.mask, binaryImage=True)
-        if mo["m00"] <= 0:
+    def _read(self, look: Look, cand: Candidate, p_what: np.ndarray, p_how: np.ndarray,
+              up_deg: float) -> PyramidFind | None:
+        center = np.array(cand.center_mm, np.float64)
+        color, p_color = self._color(p_what, look, center)
+        names = self.how.names
+        by_size = []
+        for pips in (1, 2, 3):
+            iu = names.index(f"{pips}U")
+            il = [names.index(f"{pips}L{k:02d}") for k in range(SECTORS)]
+            by_size.append((float(p_how[iu]), float(p_how[il].sum()), p_how[il]))
+        totals = [u + lying for u, lying, _ in by_size]
+        pips = int(np.argmax(totals)) + 1
+        p_up, p_lie, sectors = by_size[pips - 1]
+        upright = p_up >= p_lie
+        pointing = None
+        if not upright:
+            rel, _ = pointing_from_sectors(sectors)
+            pointing = (up_deg + rel) % 360.0
+        base, ang, iou = self._place(look, cand, color, pips, upright, pointing, center)
+        if color in HUES and iou < self.min_iou_hue:
+            log.debug("%s at %s rejected: silhouette IoU %.2f", color, center.round(1), iou)
             return None
-        c_px = np.array([mo["m10"], mo["m01"]]) / mo["m00"] + np.array(blob.origin_px)
-        blob_c = self._to_mm(c_px)
-        hyps: list[tuple[float, int, bool, float, np.ndarray]] = []
-        for pips in SIZES_MM:
-            for yaw in range(0, 90, 15):
-                s, c = self._score(blob, pips, True, float(yaw), blob_c, cam, blob_c, True)
-                hyps.append((s, pips, True, float(yaw), c))
-            for d in range(0, 360, 15):
-                s, c = self._score(blob, pips, False, float(d), blob_c, cam, blob_c, True)
-                hyps.append((s, pips, False, float(d), c))
-        hyps.sort(key=lambda h: -h[0])
-        best = hyps[0]
-        # refine the best few: finer angle, then a small position search
-        for s0, pips, up, ang, c0 in hyps[:4]:
-            step = 5.0
-            for da in (-2 * step, -step, 0.0, step, 2 * step):
-                s, c = self._score(blob, pips, up, ang + da, c0, cam, blob_c, True)
-                for dx, dy in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
-                    cc = c + np.array([dx, dy], np.float64) * 1.0
-                    s2, _ = self._score(blob, pips, up, ang + da, cc, cam, blob_c, False)
-                    if s2 > best[0]:
-                        best = (s2, pips, up, ang + da, cc)
-        score, pips, up, ang, center = best
-        if score < max(self.min_iou, MIN_IOU_BY_COLOR.get(COLORS[blob.color], 0.0)):
-            log.debug("blob at %s rejected: best IoU %.2f", blob_c.round(1), score)
-            return None
+        if not upright:
+            pointing = ang
+        conf = (1.0 - float(p_what[self.what.column("none")])) * max(p_up, p_lie) / max(
+            1e-6, totals[pips - 1])
         return PyramidFind(
-            color=COLORS[blob.color], pips=pips, upright=up,
-            pointing_deg=None if up else float(ang % 360.0),
-            base_center_mm=(float(center[0]), float(center[1])),
-            confidence=float(score),
-            extra={"iou": round(float(score), 3), "color_share": round(blob.color_share, 3),
-                   "area_mm2": round(blob.area_mm2, 1)})
+            color=color, pips=pips, upright=upright, pointing_deg=pointing,
+            base_center_mm=(float(base[0]), float(base[1])), confidence=float(conf),
+            extra={"p_color": round(p_color, 3), "p_size": round(float(totals[pips - 1]), 3),
+                   "iou": round(iou, 3)})
+
+    # -- geometry ---------------------------------------------------------------------------
+
+    def _hull_px(self, pips: int, upright: bool, ang: float, base: np.ndarray,
+                 cam: np.ndarray) -> np.ndarray:
+        fp = footprint_mm(pips, upright, ang, base, cam)
+        hull: np.ndarray = cv2.convexHull((fp * VIEW_PPM - 0.5).astype(np.float32)).reshape(-1, 2)
+        return hull
+
+    def _place(self, look: Look, cand: Candidate, color: str, pips: int, upright: bool,
+               pointing: float | None, center: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """(base centre mm, pointing or yaw deg, IoU with the blob): the silhouette slid onto
+        the pixels of its colour near the candidate, and a lying one's direction refined."""
+        cam = look.camera
+        ang0 = 0.0 if pointing is None else pointing
+        # start: the silhouette's centroid on the candidate (a blob centroid)
+        hull = self._hull_px(pips, upright, ang0, center, cam)
+        shift = center * VIEW_PPM - 0.5 - _centroid(hull)
+        base = center + shift / VIEW_PPM
+        label = look.seg.label
+        ci = COLORS.index(color) if color in COLORS else BACKGROUND
+        r = int(math.ceil(40 * VIEW_PPM))
+        u0, v0 = int(center[0] * VIEW_PPM) - r, int(center[1] * VIEW_PPM) - r
+        H, W = label.shape
+        x0, y0, x1, y1 = max(0, u0), max(0, v0), min(W, u0 + 2 * r), min(H, v0 + 2 * r)
+        if x1 <= x0 or y1 <= y0:
+            return base, ang0, 0.0
+        win = label[y0:y1, x0:x1]
+        mask = (win == ci).astype(np.uint8) if ci != BACKGROUND else np.zeros_like(win)
+        if mask.sum() < 0.3 * cv2.contourArea(hull):
+            # too few pixels of its colour (white, clear, black on similar art): the
+            # candidate's centre stands
+            return base, ang0, 0.0
+        origin = np.array([x0, y0], np.float64)
+        grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+
+        def score(b: np.ndarray, a: float) -> float:
+            pm = np.zeros_like(mask)
+            h = self._hull_px(pips, upright, a, b, cam) - origin
+            cv2.fillConvexPoly(pm, np.round(h * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+            near = cv2.dilate(pm, grow)
+            inter = int(np.count_nonzero(pm & mask))
+            union = int(np.count_nonzero(pm | (mask & near)))
+            return inter / union if union else 0.0
+
+        for _ in range(2):
+            # slide: the centroid of the colour's pixels within the grown silhouette
+            pm = np.zeros_like(mask)
+            h = self._hull_px(pips, upright, ang0, base, cam) - origin
+            cv2.fillConvexPoly(pm, np.round(h * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+            sel = mask & cv2.dilate(pm, grow, iterations=2)
+            m = cv2.moments(sel, binaryImage=True)
+            if m["m00"] < 10:
+                break
+            d = np.array([m["m10"], m["m01"]]) / m["m00"] - _centroid(h)
+            base = base + d / VIEW_PPM
+        best = (score(base, ang0), base, ang0)
+        steps = (-20.0, -10.0, 0.0, 10.0, 20.0) if not upright else (0.0,)
+        for da in steps:
+            for dx, dy in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
+                b = base + np.array([dx, dy], np.float64)
+                s = score(b, ang0 + da)
+                if s > best[0] + 1e-9:
+                    best = (s, b, ang0 + da)
+        s, b, a = best
+        return b, a % 360.0, s
+
+    def _one_per_pyramid(self, finds: list[PyramidFind], cam: np.ndarray) -> list[PyramidFind]:
+        keep: list[tuple[PyramidFind, np.ndarray]] = []
+        for f in sorted(finds, key=lambda f: -f.confidence):
+            ang = f.pointing_deg if f.pointing_deg is not None else 0.0
+            fp = footprint_mm(f.pips, f.upright, ang, np.array(f.base_center_mm), cam)
+            hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
+            if all(_iou(hull, h) <= SAME_IOU and
+                   math.dist(f.base_center_mm, k.base_center_mm) > 6.0 for k, h in keep):
+                keep.append((f, hull))
+        return [k for k, _ in keep]
 
 
-def _suppress(finds: list[PyramidFind], radius_mm: float) -> list[PyramidFind]:
-    keep: list[PyramidFind] = []
-    for f in sorted(finds, key=lambda f: -f.confidence):
-        if all(math.dist(f.base_center_mm, k.base_center_mm) > radius_mm for k in keep):
-            keep.append(f)
-    return keep
+def _centroid(poly: np.ndarray) -> np.ndarray:
+    m = cv2.moments(poly.astype(np.float32))
+    if m["m00"] <= 0:
+        out: np.ndarray = poly.mean(axis=0)
+        return out
+    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    if inter <= 0:
+        return 0.0
+    union = cv2.contourArea(a.astype(np.float32)) + cv2.contourArea(b.astype(np.float32)) - inter
+    return float(inter / union) if union > 0 else 0.0
 
 
 def find_pyramids(image: np.ndarray, calib: Calibration, mat: Mat,

@@ -1,12 +1,15 @@
 """Fit the pixel colour table (:mod:`vision.pyramids.colors`) on seeded renders.
 
-    python -m vision.pyramids.train_colors [--scenes 160] [--seed 90001]
+    python -m vision.pyramids.train_colors [--scenes 240] [--seed 90001]
 
-Renders Zarcana scenes (1920x1080, no hands) with ``vision.synth.generate.make_example``
-under ``--seed`` (default :data:`colors.TRAIN_SEED`, which the benchmark never uses),
-rectifies each exactly as the finder does, and counts Lab bins of the pixels inside each
-pyramid's true silhouette (eroded 1 mm, so edge pixels blended with the table do not teach
-the wrong colour) against everything well outside all silhouettes (the background).
+Renders scenes (Zarcana and free layouts, 1920x1080, some hands) with
+``vision.synth.generate.make_example`` under ``--seed`` (default
+:data:`colors.TRAIN_SEED`, which the benchmarks never use), takes the top-down view exactly
+as the finder does (:class:`vision.pyramids.topdown.TopDown` at
+:data:`vision.pyramids.find.VIEW_PPM`, normalised by the marker paper), and counts Lab bins
+of the pixels inside each pyramid's true silhouette (eroded 1 mm, so edge pixels blended
+with the table do not teach the wrong colour) against everything well outside all
+silhouettes (the background).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import cv2
 import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat
-from calibration.table import Calibration, Intrinsics, TableCalibrator, rectify
+from calibration.table import Calibration, Intrinsics, TableCalibrator
 from vision.pyramids.colors import (
     BACKGROUND,
     BINS,
@@ -33,7 +36,7 @@ from vision.pyramids.colors import (
 
 log = logging.getLogger(__name__)
 
-PX_PER_MM = 2.0
+PX_PER_MM = 1.0
 BG_STRIDE = 3  # background pixels are plentiful: count every 3rd row/column, weight 9
 
 
@@ -56,27 +59,33 @@ def truth_silhouettes_mm(truth: dict[str, Any], calib: Calibration) -> list[np.n
 
 def accumulate(counts: np.ndarray, image: np.ndarray, truth: dict[str, Any], mat: Mat,
                ppm: float = PX_PER_MM) -> bool:
+    from vision.pyramids.topdown import TopDown, apply_gains
+
     calib = truth_calibration(image, truth, mat)
     if not calib.calibrated:
         return False
-    rect = rectify(image, calib, ppm, mat=mat)
-    idx = bin_index(rect)
+    td = TopDown(calib, mat)
+    view = apply_gains(td.view(image, ppm), td.paper_gains(image))
+    idx = bin_index(view)
     h, w = idx.shape
     near = np.zeros((h, w), np.uint8)
     ncls = BACKGROUND + 1
+    r_near = int(round(6 * ppm)) * 2 + 1
+    r_in = max(3, int(round(1.0 * ppm)) * 2 + 1)
     for p, sil in zip(truth["pyramids"], truth_silhouettes_mm(truth, calib)):
         poly = np.round((sil * ppm - 0.5) * 16).astype(np.int32)
         m = np.zeros((h, w), np.uint8)
         cv2.fillConvexPoly(m, poly, 1, cv2.LINE_8, 4)
-        near = np.maximum(near, cv2.dilate(m, np.ones((13, 13), np.uint8)))
+        near = np.maximum(near, cv2.dilate(m, np.ones((r_near, r_near), np.uint8)))
         if p.get("visible", 1.0) < 0.9:
             continue
-        inner = cv2.erode(m, np.ones((5, 5), np.uint8)).astype(bool)
+        inner = cv2.erode(m, np.ones((r_in, r_in), np.uint8)).astype(bool)
         c = COLORS.index(p["color"])
         counts += np.bincount(idx[inner] * ncls + c, minlength=BINS ** 3 * ncls)
-    bg = (near[::BG_STRIDE, ::BG_STRIDE] == 0)
-    counts += BG_STRIDE ** 2 * np.bincount(idx[::BG_STRIDE, ::BG_STRIDE][bg] * ncls + BACKGROUND,
-                                           minlength=BINS ** 3 * ncls)
+    stride = BG_STRIDE if ppm >= 2 else 2
+    bg = (near[::stride, ::stride] == 0)
+    counts += stride ** 2 * np.bincount(idx[::stride, ::stride][bg] * ncls + BACKGROUND,
+                                        minlength=BINS ** 3 * ncls)
     return True
 
 
@@ -91,7 +100,10 @@ def fit(scenes: int, seed: int, mat: Mat = DEFAULT_MAT) -> ColorModel:
     counts = np.zeros(BINS ** 3 * (BACKGROUND + 1), np.float64)
     t0 = time.perf_counter()
     for i in range(scenes):
-        image, truth, _ = make_example(seed, i, deck, mat, "zarcana", hands=0.0,
+        # mostly Zarcana lattices, some free layouts (pyramids at any angle on cards), a
+        # few hands: the background the table must learn is everything a game shows
+        game = "free" if i % 4 == 3 else "zarcana"
+        image, truth, _ = make_example(seed, i, deck, mat, game, hands=0.15,
                                        size=(1920, 1080))
         if not accumulate(counts, image, truth, mat):
             log.info("scene %d: not calibrated, skipped", i)
@@ -102,7 +114,7 @@ def fit(scenes: int, seed: int, mat: Mat = DEFAULT_MAT) -> ColorModel:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scenes", type=int, default=160)
+    ap.add_argument("--scenes", type=int, default=240)
     ap.add_argument("--seed", type=int, default=TRAIN_SEED)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -1,0 +1,139 @@
+"""``companion calibrate-colors``: teach the pyramid finder the players' own plastic.
+
+    companion calibrate-colors --colors red,blue,green [--mat FILE] IMAGE_OR_CAMERA
+                               [--zone X0,Y0,X1,Y1] [--out colors.json]
+
+Each player puts one pyramid of their colour (any size, standing or lying) in the
+calibration zone, apart from the others, west to east in the order ``--colors`` names them;
+nothing else lies in the zone. The zone is the mat's zone ``colors`` when the mat file has
+one, else the 400 x 240 mm middle of the mat (``--zone`` sets another, in table mm).
+``IMAGE_OR_CAMERA`` is a photo from the table camera or a camera number (0, 1, ...), which
+is read until the mat's markers are in sight.
+
+The profile goes to ``$XDG_CONFIG_HOME/arcana-companion/colors.json`` unless ``--out`` says
+otherwise; ``companion observe`` and the live view read it from there
+(:mod:`vision.pyramids.profile` says what it holds and how it is used). The ten spec
+colours work without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+CAMERA_TRIES = 30
+
+
+def _zone_arg(text: str) -> tuple[float, float, float, float]:
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected X0,Y0,X1,Y1 in mm, got {text!r}") from None
+    if len(vals) != 4 or not (vals[0] < vals[2] and vals[1] < vals[3]):
+        raise argparse.ArgumentTypeError(
+            f"expected X0,Y0,X1,Y1 in mm with X0 < X1 and Y0 < Y1, got {text!r}")
+    return vals  # type: ignore[return-value]
+
+
+def _colors_arg(text: str) -> list[str]:
+    from vision.pyramids.colors import COLORS
+
+    names = [t.strip().lower() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in COLORS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown colour(s) {', '.join(bad) or text!r}: expected names from "
+            f"{', '.join(COLORS)}, comma-separated")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a colour is named twice in {text!r}")
+    return names
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "calibrate-colors", help="learn the players' pyramid colours under this light",
+        description="Each player puts one pyramid of their colour in the calibration zone "
+                    "(the mat's zone 'colors', else the middle of the mat), apart, west to "
+                    "east in the order --colors names them, nothing else there; one photo "
+                    "(or a camera) then gives a colour profile the pyramid finder uses, so "
+                    "unusual plastic and lighting still classify.")
+    p.add_argument("source", metavar="IMAGE_OR_CAMERA",
+                   help="photo from the table camera, or a camera number (0, 1, ...)")
+    p.add_argument("--colors", required=True, type=_colors_arg, metavar="C1,C2,...",
+                   help="the shown pyramids' colours, west to east (e.g. red,blue,green)")
+    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+                   help="mat file (default: the standard 900 x 650 mm mat)")
+    p.add_argument("--zone", type=_zone_arg, default=None, metavar="X0,Y0,X1,Y1",
+                   help="calibration zone in table mm (default: the mat's zone 'colors', "
+                        "else the middle of the mat)")
+    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
+                   help="camera file from 'companion calibrate-camera' (default: the saved "
+                        "one, when there is one)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="profile file to write (default $XDG_CONFIG_HOME/arcana-companion/"
+                        "colors.json, i.e. ~/.config/arcana-companion/colors.json)")
+    p.set_defaults(func=run)
+
+
+def _read_image(source: str) -> tuple[Any, str]:
+    import cv2
+    import numpy as np
+
+    from vision.pyramids.profile import ProfileError
+
+    if source.isdigit() and not Path(source).exists():
+        cap = cv2.VideoCapture(int(source))
+        try:
+            if not cap.isOpened():
+                raise ProfileError(f"camera {source} cannot be opened")
+            for _ in range(CAMERA_TRIES):
+                ok, frame = cap.read()
+                if ok and frame is not None:
+                    return frame, f"camera {source}"
+        finally:
+            cap.release()
+        raise ProfileError(f"camera {source} gives no picture")
+    path = Path(source)
+    if not path.is_file():
+        raise ProfileError(f"{source}: no such image file (or camera number)")
+    data = np.fromfile(str(path), np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise ProfileError(f"{source}: not a readable image")
+    return image, str(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.mat import load_mat
+    from calibration.table import TableCalibrator
+    from vision.pyramids.find import PyramidFinder
+    from vision.pyramids.profile import default_profile_path, measure_profile
+
+    mat = load_mat(args.mat)
+    intr = None
+    camera_file = args.intrinsics
+    if camera_file is None:
+        from calibration.intrinsics import default_camera_path
+
+        camera_file = default_camera_path() if default_camera_path().is_file() else None
+    image, name = _read_image(args.source)
+    if camera_file is not None:
+        from calibration.intrinsics import load_intrinsics
+
+        intr = load_intrinsics(camera_file, (image.shape[1], image.shape[0]))
+    calib = TableCalibrator(mat, intr).calibrate(image)
+    finder = PyramidFinder(mat)
+    profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
+    out = args.out if args.out is not None else default_profile_path()
+    profile.save(out)
+    for c, s in zip(profile.colors, shown):
+        L, a, b = c.lab_mean
+        note = "" if s.guess == c.name else f" (looked {s.guess} before calibration)"
+        print(f"{c.name}: at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm, {c.pixels} "
+              f"pixels, Lab {L:.0f} {a:.0f} {b:.0f}{note}")
+    print(f"wrote {out}")
+    return 0

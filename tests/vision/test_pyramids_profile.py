@@ -1,0 +1,165 @@
+"""Player colours: the calibrate-colors step under strongly coloured light, the profile file,
+and the finder using it (rendered scenes, seeded)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.table import Intrinsics, TableCalibrator  # noqa: E402
+from vision.pyramids.profile import (  # noqa: E402
+    ColorProfile,
+    ProfileError,
+    calibration_zone,
+    load_profile,
+)
+from vision.synth.camera import camera_over_mat  # noqa: E402
+from vision.synth.render import Light, plain_style, render  # noqa: E402
+from vision.synth.scene import PyramidPlacement, TableScene  # noqa: E402
+
+ORANGE_LAMP = (0.37, 0.63, 1.0)   # BGR gains: a strongly orange light, paper unclipped
+SHOWN = [("red", 2, True, (360.0, 330.0)), ("blue", 3, False, (450.0, 320.0)),
+         ("green", 1, True, (540.0, 335.0))]
+
+
+@pytest.fixture(scope="module")
+def deck():
+    from vision.synth.deck import load_deck, shared_dir
+
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
+        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
+    return load_deck(sd / "decks" / "rws-tarot")
+
+
+@pytest.fixture(scope="module")
+def finder():
+    from models import ModelError
+    from vision.pyramids import PyramidFinder
+
+    try:
+        return PyramidFinder(DEFAULT_MAT)
+    except ModelError as exc:
+        pytest.skip(f"pyramid models not shipped: {exc}")
+
+
+def _shoot(deck, pyramids, wb=ORANGE_LAMP, seed=7):
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=10.0, yaw=5.0, tilt_dir=30.0)
+    st = plain_style((70, 95, 120), seed=seed)
+    st.lights = [Light(60, 65, 0.6, 0.3, 3.0)]
+    st.wb = wb
+    image, truth = render(TableScene(pyramids=pyramids), deck, DEFAULT_MAT, cam, st)
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    assert calib.calibrated
+    return image, calib, truth
+
+
+def _placements(spec, pointing=200.0):
+    return [PyramidPlacement(c, pips, up, xy, None if up else pointing, yaw_deg=20.0)
+            for c, pips, up, xy in spec]
+
+
+def test_zone_default_and_named():
+    x0, y0, x1, y1 = calibration_zone(DEFAULT_MAT)
+    assert (x0 + x1) / 2 == DEFAULT_MAT.width_mm / 2 and x1 - x0 == 400
+    from calibration.mat import Mat
+
+    m = Mat.from_dict({**DEFAULT_MAT.to_dict(), "zones": {"colors": [10, 20, 210, 120]}})
+    assert calibration_zone(m) == (10, 20, 210, 120)
+
+
+def test_calibrate_under_orange_light_then_find_with_the_profile(deck, finder, tmp_path):
+    from vision.pyramids import PyramidFinder
+    from vision.pyramids.profile import measure_profile
+
+    image, calib, _ = _shoot(deck, _placements(SHOWN))
+    profile, shown = measure_profile(finder, image, calib, ["red", "blue", "green"])
+    assert profile.names() == ["red", "blue", "green"]
+    for s, (_, _, _, xy) in zip(shown, SHOWN):
+        assert abs(s.center_mm[0] - xy[0]) < 15 and abs(s.center_mm[1] - xy[1]) < 15
+    for c in profile.colors:
+        assert c.pixels > 50 and c.hist
+    # the file round-trips
+    path = profile.save(tmp_path / "colors.json")
+    again = load_profile(path)
+    assert again.names() == profile.names()
+    assert np.allclose(again.colors[0].lab_mean, profile.colors[0].lab_mean, atol=0.01)
+    # the same plastic elsewhere on the table, under the same lamp: named by the profile
+    others = [("green", 2, False, (250.0, 480.0)), ("red", 3, True, (700.0, 180.0)),
+              ("blue", 1, True, (640.0, 500.0))]
+    image2, calib2, truth2 = _shoot(deck, _placements(others, 45.0), seed=8)
+    with_profile = PyramidFinder(DEFAULT_MAT, colors=path)
+    found = with_profile.find(image2, calib2)
+    got = sorted((f.color, round(f.base_center_mm[0], -1)) for f in found)
+    want = sorted((c, round(xy[0], -1)) for c, _, _, xy in others)
+    assert [g[0] for g in got] == [w[0] for w in want], [f.to_dict() for f in found]
+
+
+def test_an_unusual_red_is_learned(deck, finder, monkeypatch):
+    """A pinkish red set of pyramids: after calibration the finder calls it red."""
+    from vision.pyramids import PyramidFinder
+    from vision.pyramids.profile import measure_profile
+    from vision.synth import render as render_mod
+
+    monkeypatch.setitem(render_mod.PYRAMID_BGR, "red", (150, 90, 235))
+    image, calib, _ = _shoot(deck, _placements([("red", 3, True, (450.0, 320.0))]),
+                             wb=(1.0, 1.0, 1.0))
+    profile, _ = measure_profile(finder, image, calib, ["red"])
+    later = [("red", 2, True, (300.0, 450.0)), ("red", 3, False, (620.0, 200.0))]
+    image2, calib2, _ = _shoot(deck, _placements(later, 300.0), wb=(1.0, 1.0, 1.0), seed=9)
+    found = PyramidFinder(DEFAULT_MAT, colors=profile).find(image2, calib2)
+    assert sorted(f.color for f in found) == ["red", "red"], [f.to_dict() for f in found]
+
+
+def test_wrong_count_is_a_clear_error(deck, finder):
+    from vision.pyramids.profile import measure_profile
+
+    image, calib, _ = _shoot(deck, _placements(SHOWN[:2]))
+    with pytest.raises(ProfileError, match=r"found 2 pyramid\(s\).*expected 3"):
+        measure_profile(finder, image, calib, ["red", "blue", "green"])
+    with pytest.raises(ProfileError, match="unknown colour 'pink'"):
+        measure_profile(finder, image, calib, ["pink"])
+
+
+def test_cli(deck, finder, tmp_path, capsys):
+    from companion.cli import main
+
+    image, _, _ = _shoot(deck, _placements(SHOWN))
+    img = tmp_path / "shown.jpg"
+    cv2.imwrite(str(img), image)
+    out = tmp_path / "p" / "colors.json"
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green",
+                 "--out", str(out)]) == 0
+    assert load_profile(out).names() == ["red", "blue", "green"]
+    assert "wrote" in capsys.readouterr().out
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue",
+                 "--out", str(out)]) == 2
+    assert "expected 2" in capsys.readouterr().err
+    assert main(["calibrate-colors", str(tmp_path / "nope.jpg"), "--colors", "red"]) == 2
+    assert "no such image" in capsys.readouterr().err
+
+
+def test_bad_profile_files(tmp_path):
+    p = tmp_path / "colors.json"
+    with pytest.raises(ProfileError, match="cannot be read"):
+        load_profile(p)
+    p.write_text("{", encoding="utf-8")
+    with pytest.raises(ProfileError, match="not JSON"):
+        load_profile(p)
+    p.write_text(json.dumps({"version": 1, "colors": {"pink": {}}}), encoding="utf-8")
+    with pytest.raises(ProfileError, match="unknown colour 'pink'"):
+        load_profile(p)
+    p.write_text(json.dumps({"version": 1, "colors": {"red": {"lab_mean": [1, 2]}}}),
+                 encoding="utf-8")
+    with pytest.raises(ProfileError, match="malformed|3-value"):
+        load_profile(p)
+    p.write_text(json.dumps({"version": 9, "colors": {}}), encoding="utf-8")
+    with pytest.raises(ProfileError, match="version"):
+        load_profile(p)
+    with pytest.raises(ProfileError, match="not a colour profile"):
+        ColorProfile.from_dict([1, 2])

@@ -1,0 +1,127 @@
+"""The two small patch classifiers (ONNX, run with onnxruntime) and their patch convention.
+
+Every candidate gets one patch: :data:`PATCH_PX` pixels square covering :data:`PATCH_MM` of
+table, cut from the camera image through the table frame (so sizes are true millimetres and
+pips read from size), turned so that the patch's "up" points away from the camera's nadir.
+A pyramid's apex is seen pushed away from the nadir (parallax), so in every patch an upright
+pyramid leans the same way, up: the classifier does not have to learn that lean for every
+direction, and the pointing direction it reports is relative to the patch.
+
+* ``pyramids-color.onnx`` ("what"): ``none`` or one of the ten spec colours, on every
+  candidate. It decides what is a pyramid at all, so it sees the false candidates the
+  colour table makes on card art, cloth and hands.
+* ``pyramids-shape.onnx`` ("how"): pips and pose, on candidates the first one accepts:
+  ``{pips}U`` (upright) or ``{pips}L{k:02d}`` (lying, apex toward patch direction k * 30
+  degrees clockwise from up), colour-blind.
+
+Both are ultralytics classification models (trained by :mod:`vision.pyramids.train`);
+their input is RGB in [0, 1], NCHW, and their class names are in the ONNX metadata.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+
+from vision.pyramids.colors import COLORS
+
+log = logging.getLogger(__name__)
+
+PATCH_PX = 64
+PATCH_MM = 72.0
+SECTORS = 12
+SECTOR_DEG = 360.0 / SECTORS
+COLOR_CLASSES: tuple[str, ...] = ("none", *COLORS)
+SHAPE_CLASSES: tuple[str, ...] = tuple(
+    [f"{p}U" for p in (1, 2, 3)] + [f"{p}L{k:02d}" for p in (1, 2, 3) for k in range(SECTORS)])
+COLOR_MODEL = "pyramids-color.onnx"
+SHAPE_MODEL = "pyramids-shape.onnx"
+
+
+def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:
+    """Class name of a pyramid whose apex points ``rel_deg`` clockwise from the patch's up."""
+    if upright or rel_deg is None:
+        return f"{pips}U"
+    k = int(round((rel_deg % 360.0) / SECTOR_DEG)) % SECTORS
+    return f"{pips}L{k:02d}"
+
+
+def mirror_shape_label(name: str) -> str:
+    """The label of the same patch flipped left-right (a lying apex's angle changes sign)."""
+    if name[1] == "U":
+        return name
+    k = int(name[2:])
+    return f"{name[0]}L{(SECTORS - k) % SECTORS:02d}"
+
+
+def patch_up_deg(centers_mm: np.ndarray, nadir_mm: np.ndarray) -> np.ndarray:
+    """Table direction (degrees) away from the camera's nadir at each centre."""
+    d = np.asarray(centers_mm, np.float64).reshape(-1, 2) - np.asarray(nadir_mm, np.float64)[:2]
+    out: np.ndarray = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 360.0
+    return out
+
+
+class PatchClassifier:
+    """One ONNX classifier; ``probs(patches)`` -> (N, classes) float32, class names in
+    ``names``."""
+
+    def __init__(self, path: Path, expected: tuple[str, ...], threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        from models import ModelError
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ModelError(f"model file {self.path} is missing")
+        try:
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = max(1, int(threads))
+            so.inter_op_num_threads = 1
+            so.log_severity_level = 3
+            self.session = ort.InferenceSession(str(self.path), so,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(f"model file {self.path}: cannot be loaded ({exc})") from None
+        meta = self.session.get_modelmeta().custom_metadata_map
+        try:
+            names_map = ast.literal_eval(meta.get("names", "{}"))
+            names = tuple(str(names_map[i]) for i in range(len(names_map)))
+        except (ValueError, SyntaxError, KeyError, TypeError):
+            names = ()
+        if set(names) != set(expected):
+            raise ModelError(f"model file {self.path}: classes {names or '(none)'} are not "
+                             f"the expected {expected}")
+        self.names = names
+        self.input = self.session.get_inputs()[0].name
+        shape = self.session.get_inputs()[0].shape
+        self.size = int(shape[2]) if isinstance(shape[2], int) else PATCH_PX
+
+    def probs(self, patches_bgr: np.ndarray) -> np.ndarray:
+        """Class probabilities for (N, h, w, 3) uint8 BGR patches."""
+        if len(patches_bgr) == 0:
+            return np.zeros((0, len(self.names)), np.float32)
+        x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
+        out = self.session.run(None, {self.input: np.ascontiguousarray(x)})[0]
+        p: np.ndarray = np.asarray(out, np.float32).reshape(len(x), -1)
+        return p
+
+    def column(self, name: str) -> int:
+        return self.names.index(name)
+
+
+def pointing_from_sectors(p_lying: np.ndarray) -> tuple[float, float]:
+    """(relative degrees, concentration 0..1) from the probabilities of the lying sectors
+    of one size: the circular mean of the best sector and its two neighbours."""
+    k = int(np.argmax(p_lying))
+    idx = [(k - 1) % SECTORS, k, (k + 1) % SECTORS]
+    w = p_lying[idx]
+    ang = np.radians(np.array(idx, np.float64) * SECTOR_DEG)
+    c, s = float((w * np.cos(ang)).sum()), float((w * np.sin(ang)).sum())
+    total = float(w.sum())
+    if total <= 0:
+        return k * SECTOR_DEG, 0.0
+    return math.degrees(math.atan2(s, c)) % 360.0, math.hypot(c, s) / total

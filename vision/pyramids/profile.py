@@ -1,0 +1,319 @@
+"""Player colours: a per-session colour profile from pyramids the players show the camera.
+
+The ten spec colours work without it: the finder normalises every image by the white paper
+of the mat's markers (:mod:`vision.pyramids.topdown`), which undoes the colour of the light,
+and its classifier knows the spec colours. A profile is for plastic that does not look like
+the renders (a pinkish red, a dark green set, a lamp whose colour differs across the table):
+``companion calibrate-colors`` has each player put one pyramid of their colour in the
+calibration zone (the mat's zone named ``colors`` when the mat file has one, else the
+middle of the mat, :func:`calibration_zone`), in the order the players' colours are named,
+west to east; this module finds them, samples their plastic and saves, per colour name:
+
+* the Lab mean and covariance of its pixels (after the paper normalisation), which decides
+  the colour of any pyramid whose middle is close to one of them (Mahalanobis distance,
+  :data:`MAX_DISTANCE`); others keep the classifier's colour;
+* a histogram over the colour table's Lab bins, added to that colour's part of the table
+  (:meth:`ColorProfile.adapt`) so that its pyramids become candidates at all.
+
+The file is JSON (:func:`default_profile_path`, or ``--out``);
+``PyramidFinder(mat, colors=path_or_profile)`` uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cv2
+import numpy as np
+
+from calibration.mat import Mat
+from companion.core.errors import CompanionError
+from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
+
+if TYPE_CHECKING:
+    from calibration.table import Calibration
+    from vision.pyramids.find import Look, PyramidFinder
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+APP_DIR = "arcana-companion"
+#: a pyramid's middle within this Mahalanobis distance of a profile colour takes its name
+MAX_DISTANCE = 4.0
+#: floor of each Lab channel's standard deviation (8-bit Lab units): a profile from a few
+#: hundred pixels under one light must still accept the same plastic under a slightly
+#: different one
+MIN_SD = 6.0
+#: the profile's histogram is added with this share of the colour's training mass
+BOOST = 0.5
+#: and the global background likelihood of its bins is cut by this factor
+BG_CUT = 0.2
+#: radius (mm) around a pyramid's middle that is compared with the profile
+PROBE_MM = 4.0
+
+
+class ProfileError(CompanionError, ValueError):
+    """A colour profile file that is missing or bad, or a calibration image that does not
+    show what the calibration step needs."""
+
+
+def default_profile_path() -> Path:
+    """``$XDG_CONFIG_HOME/arcana-companion/colors.json`` (default ``~/.config/...``)."""
+    base = os.environ.get("XDG_CONFIG_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / APP_DIR / "colors.json"
+
+
+def calibration_zone(mat: Mat) -> tuple[float, float, float, float]:
+    """Where players show their pyramids: the mat's zone ``colors``, else a 400 x 240 mm
+    rectangle in the middle of the mat."""
+    if "colors" in mat.zones:
+        z = mat.zones["colors"]
+        return float(z[0]), float(z[1]), float(z[2]), float(z[3])
+    cx, cy = mat.width_mm / 2, mat.height_mm / 2
+    w, h = min(400.0, mat.width_mm - 2 * mat.marker_size_mm), min(240.0, mat.height_mm / 2)
+    return cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+
+
+@dataclass(frozen=True)
+class ColorSample:
+    """One named colour as the camera saw it (normalised by the marker paper)."""
+
+    name: str
+    lab_mean: tuple[float, float, float]
+    lab_cov: tuple[tuple[float, float, float], ...]
+    hist: dict[int, float]        # colour-table bin -> share of the pixels
+    pixels: int
+
+    def distance(self, lab: np.ndarray) -> float:
+        cov = np.array(self.lab_cov, np.float64) + np.eye(3) * MIN_SD ** 2
+        d = np.asarray(lab, np.float64) - np.array(self.lab_mean)
+        return float(math.sqrt(max(0.0, float(d @ np.linalg.solve(cov, d)))))
+
+
+@dataclass(frozen=True)
+class ColorProfile:
+    colors: tuple[ColorSample, ...]
+    source: str = ""
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.colors]
+
+    # -- runtime ----------------------------------------------------------------------------
+
+    def adapt(self, model: ColorModel) -> ColorModel:
+        """A colour table that also knows this profile's plastic."""
+        counts = np.array(model.counts, np.float64, copy=True)
+        for c in self.colors:
+            if c.name not in COLORS or not c.hist:
+                continue
+            ci = COLORS.index(c.name)
+            mass = max(float(counts[:, ci].sum()), 1.0)
+            bins = np.fromiter(c.hist.keys(), np.int64)
+            share = np.fromiter(c.hist.values(), np.float64)
+            counts[bins, ci] += BOOST * mass * share / share.sum()
+            counts[bins, len(COLORS)] *= BG_CUT
+        return ColorModel(counts, bg_weight=model.bg_weight, image_share=model.image_share,
+                          class_gain=model.class_gain)
+
+    def classify(self, look: Look, center_mm: np.ndarray) -> str | None:
+        """The profile colour nearest to the plastic at ``center_mm``, when near enough."""
+        from vision.pyramids.find import VIEW_PPM
+
+        lab = _probe_lab(look.view, center_mm, VIEW_PPM)
+        if lab is None:
+            return None
+        best = min(self.colors, key=lambda c: c.distance(lab))
+        return best.name if best.distance(lab) <= MAX_DISTANCE else None
+
+    # -- files ------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": VERSION, "source": self.source, "colors": {
+            c.name: {"lab_mean": [round(v, 2) for v in c.lab_mean],
+                     "lab_cov": [[round(v, 2) for v in row] for row in c.lab_cov],
+                     "pixels": c.pixels,
+                     "hist": {str(k): round(v, 5) for k, v in sorted(c.hist.items())}}
+            for c in self.colors}}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "colour profile") -> ColorProfile:
+        if not isinstance(data, dict) or not isinstance(data.get("colors"), dict):
+            raise ProfileError(f"{source}: not a colour profile (no 'colors' object)")
+        if data.get("version") != VERSION:
+            raise ProfileError(f"{source}: version {data.get('version')!r}, expected {VERSION}")
+        out = []
+        for name, d in data["colors"].items():
+            if name not in COLORS:
+                raise ProfileError(f"{source}: unknown colour {name!r} "
+                                   f"(expected one of {', '.join(COLORS)})")
+            try:
+                mean = tuple(float(v) for v in d["lab_mean"])
+                cov = tuple(tuple(float(v) for v in row) for row in d["lab_cov"])
+                hist = {int(k): float(v) for k, v in d.get("hist", {}).items()}
+                pixels = int(d.get("pixels", 0))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ProfileError(f"{source}: colour {name!r} is malformed ({exc})") from None
+            if len(mean) != 3 or len(cov) != 3 or any(len(r) != 3 for r in cov):
+                raise ProfileError(f"{source}: colour {name!r} needs a 3-value lab_mean and a "
+                                   "3x3 lab_cov")
+            if any(not 0 <= k < BINS ** 3 for k in hist):
+                raise ProfileError(f"{source}: colour {name!r} has histogram bins out of range")
+            out.append(ColorSample(name, mean, cov, hist, pixels))  # type: ignore[arg-type]
+        if not out:
+            raise ProfileError(f"{source}: the profile names no colour")
+        return cls(tuple(out), str(data.get("source", "")))
+
+    def save(self, path: Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def load_profile(path: Path) -> ColorProfile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"colour profile {path}: cannot be read ({exc.strerror or exc})") \
+            from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"colour profile {path}: not JSON ({exc.msg}, line {exc.lineno})") \
+            from None
+    return ColorProfile.from_dict(data, str(path))
+
+
+def _probe_lab(view: np.ndarray, center_mm: np.ndarray, ppm: float) -> np.ndarray | None:
+    r = max(1, int(round(PROBE_MM * ppm)))
+    u, v = int(center_mm[0] * ppm), int(center_mm[1] * ppm)
+    h, w = view.shape[:2]
+    if not (r <= u < w - r and r <= v < h - r):
+        return None
+    patch = view[v - r:v + r + 1, u - r:u + r + 1]
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
+    out: np.ndarray = np.median(lab, axis=0)
+    return out
+
+
+# -- the calibration step ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Shown:
+    """One pyramid found in the calibration zone."""
+
+    center_mm: tuple[float, float]
+    pixels_bgr: np.ndarray        # its plastic's pixels (normalised view)
+    guess: str                    # what the classifier calls it
+
+
+def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
+               zone: tuple[float, float, float, float]) -> list[Shown]:
+    """The pyramids standing in ``zone`` (table mm), west to east.
+
+    The zone is expected to hold nothing but the shown pyramids on the bare table or mat,
+    so a pyramid is whatever differs from the zone's own typical colour; the shape
+    classifier then gives its outline, and the pixels inside that outline (a millimetre in)
+    and different from the table are its plastic. Colour plays no part in finding them, so
+    an unusual colour is found as well as a spec one."""
+    from vision.pyramids.find import VIEW_PPM
+    from vision.pyramids.geometry import footprint_mm
+
+    look = finder.look(image, calib)
+    ppm = VIEW_PPM
+    x0, y0 = max(0, int(zone[0] * ppm)), max(0, int(zone[1] * ppm))
+    x1 = min(look.view.shape[1], int(zone[2] * ppm))
+    y1 = min(look.view.shape[0], int(zone[3] * ppm))
+    if x1 - x0 < 20 or y1 - y0 < 20:
+        raise ProfileError(f"calibration zone {list(zone)} is not on the mat")
+    crop = look.view[y0:y1, x0:x1]
+    lab = cv2.cvtColor(cv2.GaussianBlur(crop, (3, 3), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    med = np.median(lab.reshape(-1, 3), axis=0)
+    diff = np.linalg.norm(lab - med, axis=2)
+    mad = float(np.median(np.abs(diff - np.median(diff))))
+    fg = (diff > max(14.0, np.median(diff) + 6 * mad)).astype(np.uint8)
+    fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    n, comp, stats, cents = cv2.connectedComponentsWithStats(fg, connectivity=8)
+    found: list[Shown] = []
+    for i in range(1, n):
+        area = stats[i, 4] / ppm ** 2
+        if not 80.0 <= area <= 4000.0:
+            continue
+        c = np.array([(x0 + cents[i][0] + 0.5) / ppm, (y0 + cents[i][1] + 0.5) / ppm])
+        patch = look.patches(image, c[None])
+        pw = finder.what.probs(patch)[0]
+        ps = finder.how.probs(patch)[0]
+        names = finder.how.names
+        k = int(np.argmax(ps))
+        pips, pose = int(names[k][0]), names[k][1:]
+        upright = pose == "U"
+        from vision.pyramids.classifier import SECTOR_DEG, patch_up_deg
+
+        ang = 0.0 if upright else float(patch_up_deg(c[None], look.camera[:2])[0]
+                                         + int(pose[1:]) * SECTOR_DEG)
+        # the silhouette's centroid on the blob's, then its inside, 1 mm in, as plastic
+        fp = footprint_mm(pips, upright, ang, c, look.camera)
+        hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
+        m = cv2.moments(hull)
+        if m["m00"] > 0:
+            hull = hull + (c - np.array([m["m10"], m["m01"]]) / m["m00"])
+        inside = np.zeros(fg.shape, np.uint8)
+        poly = ((hull * ppm - 0.5 - np.array([x0, y0])) * 16).round().astype(np.int32)
+        cv2.fillConvexPoly(inside, poly, 1, cv2.LINE_8, 4)
+        inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) & (comp == i).astype(np.uint8)
+        px = crop[inside.astype(bool)]
+        if len(px) < 30:
+            continue
+        guess = finder.what.names[int(np.argmax(pw))]
+        found.append(Shown((float(c[0]), float(c[1])), px, guess))
+    found.sort(key=lambda s: s.center_mm[0])
+    return found
+
+
+def sample_of(name: str, pixels_bgr: np.ndarray) -> ColorSample:
+    lab = cv2.cvtColor(pixels_bgr.reshape(-1, 1, 3), cv2.COLOR_BGR2LAB).reshape(-1, 3)
+    labf = lab.astype(np.float64)
+    idx = bin_index(pixels_bgr.reshape(-1, 1, 3)).ravel()
+    counts = np.bincount(idx, minlength=BINS ** 3)
+    nz = np.flatnonzero(counts)
+    hist = {int(k): float(counts[k] / counts.sum()) for k in nz}
+    cov = np.cov(labf.T) if len(labf) > 3 else np.zeros((3, 3))
+    return ColorSample(name, tuple(float(v) for v in labf.mean(axis=0)),  # type: ignore[arg-type]
+                       tuple(tuple(float(v) for v in row) for row in cov), hist, len(labf))
+
+
+def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
+                    names: list[str], zone: tuple[float, float, float, float] | None = None,
+                    source: str = "") -> tuple[ColorProfile, list[Shown]]:
+    """The profile of the pyramids shown in the calibration zone, named west to east."""
+    for n in names:
+        if n not in COLORS:
+            raise ProfileError(f"unknown colour {n!r}: expected one of {', '.join(COLORS)}")
+    if len(set(names)) != len(names):
+        raise ProfileError(f"a colour is named twice in {', '.join(names)}")
+    if not calib.calibrated:
+        raise ProfileError(f"{source or 'image'}: the mat's markers are not in sight "
+                           f"({calib.reason})")
+    zone = zone or calibration_zone(finder.mat)
+    shown = find_shown(finder, image, calib, zone)
+    if len(shown) != len(names):
+        where = ", ".join(f"{s.guess}-looking at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
+                          for s in shown) or "none"
+        raise ProfileError(
+            f"{source or 'image'}: found {len(shown)} pyramid(s) in the calibration zone "
+            f"{[round(v) for v in zone]} mm ({where}), expected {len(names)} "
+            f"({', '.join(names)}): put one pyramid per colour there, apart, west to east in "
+            "the order named, and nothing else")
+    samples = tuple(sample_of(n, s.pixels_bgr) for n, s in zip(names, shown))
+    return ColorProfile(samples, source), shown
