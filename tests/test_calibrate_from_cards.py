@@ -1,0 +1,201 @@
+"""Calibration without a mat, from the cards alone, checked against rendered scenes' truth.
+
+The sample game's frames are rendered scenes with exact truth (each card's ``center_px`` and
+``center_mm``; the mat's markers, which the card calibration does not use, give far-away
+check points). The card calibration has its own table frame, so positions are compared
+after the best rigid alignment (fitted on the corners of the cards it used). Bounds are
+about twice what this frame measures (docs/calibration.md has the benchmark).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.from_cards import (  # noqa: E402
+    CardCalibrationError,
+    calibrate_from_cards,
+    fit_cards,
+)
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.table import Calibration, Intrinsics  # noqa: E402
+from companion.core.errors import CompanionError  # noqa: E402
+from vision.cards.identify import card_corners_mm  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_images" / "zarcana"
+TAROT = (70.0, 120.0)
+
+
+def _load(n: int) -> tuple[np.ndarray, dict]:
+    image = cv2.imread(str(SAMPLES / f"{n:04d}.jpg"))
+    truth = json.loads((SAMPLES / f"{n:04d}.json").read_text(encoding="utf-8"))
+    return image, truth
+
+
+def _intrinsics(truth: dict) -> Intrinsics:
+    cam = truth["camera"]
+    return Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
+
+
+def _rigid(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ms, md = src.mean(axis=0), dst.mean(axis=0)
+    U, _, Vt = np.linalg.svd((dst - md).T @ (src - ms))
+    R = U @ np.diag([1.0, float(np.sign(np.linalg.det(U @ Vt)))]) @ Vt
+    return R, md - R @ ms
+
+
+def _errors(fit, truth: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(used cards' centre errors, other flat cards' centre errors, marker centre errors),
+    mm, after aligning the card frame onto the mat frame on the used cards' corners."""
+    cal = fit.calibration
+    flat = [c for c in truth["cards"] if c["height_mm"] < 3.0]
+    px = np.array([c["center_px"] for c in flat], np.float64)
+    und = cal.intrinsics.undistort_points(px) if cal.intrinsics is not None else px
+    used = set()
+    for q in fit.quads_px:
+        d = np.linalg.norm(und - q.mean(axis=0), axis=1)
+        if d.min() < 0.3 * math.sqrt(abs(cv2.contourArea(q.astype(np.float32)))):
+            used.add(int(np.argmin(d)))
+    assert used, "the fit used no flat card"
+    src = np.vstack([cal.to_table(np.array(flat[j]["corners_px"])) for j in sorted(used)])
+    dst = np.vstack([card_corners_mm(flat[j]["center_mm"], flat[j]["angle_deg"], TAROT)
+                     for j in sorted(used)])
+    R, t = _rigid(src, dst)
+    err = np.linalg.norm(cal.to_table(px) @ R.T + t - np.array([c["center_mm"] for c in flat]),
+                         axis=1)
+    centres = DEFAULT_MAT.marker_centers()
+    mk = []
+    for k, m in truth["markers"].items():
+        c = np.array(m["corners_px"], np.float64)
+        # the marker's centre: where its diagonals cross
+        d1, d2 = c[2] - c[0], c[3] - c[1]
+        s = np.linalg.solve(np.array([d1, -d2]).T, c[1] - c[0])
+        p = cal.to_table((c[0] + s[0] * d1)[None]) @ R.T + t
+        mk.append(float(np.linalg.norm(p[0] - np.array(centres[int(k)]))))
+    idx = sorted(used)
+    others = [j for j in range(len(flat)) if j not in used]
+    return err[idx], err[others], np.array(mk)
+
+
+@pytest.fixture(scope="module")
+def frame5():
+    image, truth = _load(5)
+    fit = fit_cards(image, TAROT, intrinsics=_intrinsics(truth))
+    return image, truth, fit
+
+
+def test_cards_alone_map_the_table_within_a_few_mm(frame5) -> None:
+    _, truth, fit = frame5
+    cal = fit.calibration
+    assert cal.calibrated and cal.H is not None, cal.reason
+    assert len(fit.quads_px) >= 4
+    assert cal.reprojection_mm is not None and cal.reprojection_mm < 1.0
+    assert cal.image_size == (truth["camera"]["width"], truth["camera"]["height"])
+    used, others, markers = _errors(fit, truth)
+    # measured: used cards <= 1.3 mm, the other cards <= 2.3 mm, markers (200-450 mm
+    # from the cards) <= 7.5 mm
+    assert used.max() < 2.5
+    assert others.max() < 4.5
+    assert len(markers) == 4 and markers.max() < 15.0
+    rec = cal.record()
+    assert rec["calibrated"] is True and rec["reprojection_mm"] < 1.0
+
+
+def test_the_frame_runs_along_the_lattice(frame5) -> None:
+    _, _, fit = frame5
+    # every card's long axis is parallel to x or y: the lattice's axes are the frame's
+    for a in fit.axes_deg:
+        assert min(a % 90.0, 90.0 - a % 90.0) < 3.0, fit.axes_deg
+    # the origin is a card's centre, and lattice neighbours are a pitch (95 mm) apart
+    centres = np.array(fit.centers_mm)
+    assert np.min(np.linalg.norm(centres, axis=1)) < 0.5
+    d = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    d[d == 0] = np.inf
+    assert np.any(np.abs(d.min(axis=1) - 95.0) < 6.0)
+    # image right is east (+x), image down is south (+y), as with the mat
+    cal = fit.calibration
+    c = np.mean([q.mean(axis=0) for q in fit.quads_px], axis=0)
+    p = cal.to_table(np.array([c, c + (40.0, 0.0), c + (0.0, 40.0)]))
+    right, down = p[1] - p[0], p[2] - p[0]
+    assert right[0] > abs(right[1]) and down[1] > abs(down[0])
+    # and back: table mm to undistorted pixels is the inverse (quads_px are undistorted)
+    assert cal.intrinsics is not None
+    back = cal.to_image(cal.to_table(c[None]))
+    assert np.allclose(back, cal.intrinsics.undistort_points(c[None]), atol=1e-6)
+
+
+def test_a_second_frame_keeps_the_first_frame(frame5) -> None:
+    image, truth, fit = frame5
+    again = fit_cards(image, TAROT, intrinsics=_intrinsics(truth), previous=fit.calibration)
+    assert again.calibration.calibrated and not again.calibration.reason
+    px = np.vstack(fit.quads_px)     # where the cards are: positions there must not jump
+    first = fit.calibration.to_table(px)
+    second = again.calibration.to_table(px)
+    assert np.abs(first - second).max() < 2.0
+
+
+def test_a_moved_camera_starts_a_new_frame(frame5) -> None:
+    image, truth, fit = frame5
+    # the previous calibration of a camera that looked from elsewhere: the same pixels
+    # land on the table in another shape, not just shifted
+    tilt = np.array([[1.0, 0.05, 0.0], [0.0, 1.0, 0.0], [2e-4, 0.0, 1.0]])
+    H = fit.calibration.H @ tilt
+    prev = Calibration(True, H / H[2, 2], reason="", intrinsics=fit.calibration.intrinsics,
+                       image_size=fit.calibration.image_size)
+    moved = fit_cards(image, TAROT, intrinsics=_intrinsics(truth), previous=prev)
+    assert moved.calibration.calibrated
+    assert "afresh" in moved.calibration.reason
+    used, _, _ = _errors(moved, truth)
+    assert used.max() < 2.5
+
+
+def test_without_intrinsics_it_still_calibrates(frame5) -> None:
+    image, truth, _ = frame5
+    fit = fit_cards(image, TAROT)
+    assert fit.calibration.calibrated and fit.calibration.intrinsics is None
+    used, others, markers = _errors(fit, truth)
+    # measured: used cards <= 0.4 mm, the others <= 2.4 mm, markers <= 9.5 mm (the lens
+    # distortion, k1 = -0.06 here, is left in)
+    assert used.max() < 2.0
+    assert others.max() < 5.0
+    assert markers.max() < 20.0
+
+
+def test_a_blank_image_is_not_calibrated_and_says_why() -> None:
+    blank = np.full((480, 640, 3), 128, np.uint8)
+    cal = calibrate_from_cards(blank, TAROT)
+    assert not cal.calibrated and cal.H is None
+    assert "no card" in cal.reason
+    assert cal.record() == {"calibrated": False, "calibration_error": cal.reason}
+    with pytest.raises(ValueError, match="not calibrated"):
+        cal.to_table(np.zeros((1, 2)))
+
+
+def test_a_table_texture_is_not_taken_for_cards() -> None:
+    # a chequered cloth: card-sized rectangles everywhere, none of them a card
+    rng = np.random.default_rng(5)
+    y, x = np.mgrid[0:600, 0:800]
+    cloth = (((x // 24) + (y // 24)) % 2 * 90 + 80).astype(np.uint8)
+    cloth = cv2.GaussianBlur(cloth, (0, 0), 1.0)
+    noisy = np.clip(cloth + rng.normal(0, 3, cloth.shape), 0, 255).astype(np.uint8)
+    cal = calibrate_from_cards(cv2.cvtColor(noisy, cv2.COLOR_GRAY2BGR), TAROT)
+    assert not cal.calibrated, cal.reason
+
+
+@pytest.mark.parametrize("image, size, match", [
+    (np.zeros((0, 0, 3), np.uint8), TAROT, "empty"),
+    (np.zeros((10, 10, 2), np.uint8), TAROT, "neither grey nor colour"),
+    (np.zeros((100, 100, 3), np.uint8), (70.0, -120.0), "positive"),
+    (np.zeros((100, 100, 3), np.uint8), (80.0, 80.0), "square"),
+    (np.zeros((100, 100, 3), np.uint8), (70.0,), "expected"),
+])
+def test_bad_input_is_a_clear_error(image, size, match) -> None:
+    with pytest.raises(CardCalibrationError, match=match) as err:
+        calibrate_from_cards(image, size)
+    assert isinstance(err.value, CompanionError)
