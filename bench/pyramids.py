@@ -211,6 +211,8 @@ def run_samples(times: dict[str, list[float]]) -> Scorer:
     for img in sorted(folder.glob("[0-9][0-9][0-9][0-9].jpg")):
         truth = json.loads(img.with_suffix(".json").read_text(encoding="utf-8"))
         image = cv2.imread(str(img), cv2.IMREAD_COLOR)
+        if image is None:
+            raise SystemExit(f"{img}: unreadable")
         calib = _calibrate(image, truth, mat)
         finds = _timed_find(finder, image, calib, times) if calib.calibrated else None
         sc.add(img.name, truth, finds, len(calib.markers_seen))

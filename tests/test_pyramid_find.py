@@ -63,9 +63,7 @@ def _angle_diff(a, b):
     ("yellow", 2, False, 120.0),
     ("green", 3, False, 300.0),
     ("orange", 1, False, 0.0),
-    pytest.param("white", 2, True, None, marks=pytest.mark.xfail(
-        strict=True, reason="known gap: a white pyramid upright on a plain table is not "
-        "proposed yet (bench/pyramids.py reports white recall)")),
+    ("white", 2, True, None),
     ("black", 3, False, 200.0),
 ])
 def test_single_pyramid(deck, finder, color, pips, upright, pointing):

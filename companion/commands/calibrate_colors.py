@@ -36,7 +36,7 @@ def _zone_arg(text: str) -> tuple[float, float, float, float]:
     if len(vals) != 4 or not (vals[0] < vals[2] and vals[1] < vals[3]):
         raise argparse.ArgumentTypeError(
             f"expected X0,Y0,X1,Y1 in mm with X0 < X1 and Y0 < Y1, got {text!r}")
-    return vals  # type: ignore[return-value]
+    return vals[0], vals[1], vals[2], vals[3]
 
 
 def _colors_arg(text: str) -> list[str]:

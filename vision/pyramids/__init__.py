@@ -1,6 +1,7 @@
-"""Pyramid finder (classical prototype): colour look-up segmentation in the rectified table
-view plus analysis-by-synthesis shape fitting. See find.py for the method and
-bench/pyramids.py for how well it works."""
+"""Pyramid finder: colour-table candidates in the top-down table view, two small ONNX patch
+classifiers (what: none or a colour; how: pips and pose), and the solid's predicted
+silhouette for position. See find.py for the method, profile.py for player colours,
+train.py for how the classifiers are made and bench/pyramids.py for how well it works."""
 
 from vision.pyramids.colors import COLORS, ColorModel, default_model
 from vision.pyramids.find import PyramidFind, PyramidFinder, find_pyramids

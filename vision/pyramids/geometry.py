@@ -27,9 +27,9 @@ def camera_center(calib: Calibration) -> np.ndarray:
     """Camera centre (x, y, height above the table) in table mm, from H and K.
 
     H maps undistorted pixels to the table, so inv(H) = s * K [r1 r2 t]; r1 and r2 have unit
-    length, which fixes s, and the camera must be in front of the plane (t_z > 0).
-    Without intrinsics a focal length of ~ the image is not known: None is not an option
-    here, so callers must calibrate with intrinsics (the synth truth gives them)."""
+    length, which fixes s, and the camera must be in front of the plane (t_z > 0). K is the
+    calibration's (:meth:`Calibration.camera_matrix`): the known intrinsics, else one
+    estimated from H and the image size."""
     K = calib.camera_matrix()
     if calib.H is None or K is None:
         raise ValueError("camera_center needs a calibration with a homography and image size")

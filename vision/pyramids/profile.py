@@ -289,8 +289,9 @@ def sample_of(name: str, pixels_bgr: np.ndarray) -> ColorSample:
     nz = np.flatnonzero(counts)
     hist = {int(k): float(counts[k] / counts.sum()) for k in nz}
     cov = np.cov(labf.T) if len(labf) > 3 else np.zeros((3, 3))
-    return ColorSample(name, tuple(float(v) for v in labf.mean(axis=0)),  # type: ignore[arg-type]
-                       tuple(tuple(float(v) for v in row) for row in cov), hist, len(labf))
+    m = labf.mean(axis=0)
+    rows = tuple((float(r[0]), float(r[1]), float(r[2])) for r in cov)
+    return ColorSample(name, (float(m[0]), float(m[1]), float(m[2])), rows, hist, len(labf))
 
 
 def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration,

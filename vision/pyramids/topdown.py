@@ -103,8 +103,8 @@ class TopDown:
         n = len(g)
         # remap wants both sides under 32767: lay the points out in rows of 4096
         rows = max(1, -(-n // 4096))
-        g = np.vstack([g, np.zeros((rows * 4096 - n, 2), np.float32)]).reshape(rows, 4096, 2)
-        out = cv2.remap(self._grid, g[..., 0], g[..., 1], cv2.INTER_LINEAR,
+        g2 = np.vstack([g, np.zeros((rows * 4096 - n, 2), np.float32)]).reshape(rows, 4096, 2)
+        out = cv2.remap(self._grid, g2[..., 0], g2[..., 1], cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE)
         res: np.ndarray = out.reshape(-1, 2)[:n].reshape(*shape, 2)
         return res

@@ -248,10 +248,8 @@ def mine_hard_examples(render_dirs: Sequence[Path], data_dir: Path, color_model:
             mat = load_mat(folder / "mat.json")
             looker = Looker(mat, model)
             for k, (stem, img_path, js) in enumerate(_scenes(folder)):
-                if k % stride:
-                    continue
-                n += 1
-                if n % VAL_EVERY == 0:  # the validation share stays unseen
+                n += 1  # counted as build_patch_dataset counts, so that
+                if k % stride or n % VAL_EVERY == 0:  # validation scenes stay unseen
                     continue
                 image = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
                 if image is None:
