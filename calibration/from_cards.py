@@ -50,11 +50,12 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
+from calibration.mat import Mat, virtual_mat
 from calibration.table import PRIOR_FOCAL_SHARE, Calibration, Intrinsics
 from companion.core.errors import CompanionError
 
@@ -77,6 +78,15 @@ TABLE_LIKE = 0.8
 MAX_STARTS = 4
 #: Rectangles of one search round looked at closely, the best scoring first.
 MAX_CANDIDATES = 60
+#: CardCalibrator: thumbnails this wide are compared to tell a still camera from a moved one
+THUMB_WIDTH = 256
+#: a frame shifted less than this (thumbnail px, about 2 mm on the table) is the same view
+STILL_PX = 0.35
+#: and the phase correlation's peak must be at least this clear (a hand over half the table
+#: still leaves one; a moved camera's blurred or doubled peak does not)
+STILL_RESPONSE = 0.2
+#: a fit from fewer cards is tried again on the next frame (more cards, a better fit)
+ENOUGH_CARDS = 3
 
 
 class CardCalibrationError(CompanionError, ValueError):
@@ -1393,3 +1403,83 @@ def calibrate_from_cards(image_bgr: np.ndarray, card_size_mm: tuple[float, float
     no card is found."""
     return fit_cards(image_bgr, card_size_mm, intrinsics=intrinsics,
                      previous=previous).calibration
+
+
+class CardCalibrator:
+    """Frame after frame of one camera, calibrated from the cards: the live counterpart of
+    :class:`calibration.table.TableCalibrator` for a table with no mat.
+
+    The table frame is the card frame (see the module doc) moved so that its origin, the
+    centre card, sits in the middle of ``mat`` (a :func:`~calibration.mat.virtual_mat`), so
+    the cards lie inside the play area the detectors look at. Each frame starts from the
+    previous calibration and keeps its frame while the cards agree with it. When a frame
+    shows fewer cards than the one before (a hand over them) and agrees with it, or shows
+    none (the camera is assumed not to have moved), the earlier calibration, made from more
+    cards, is kept and the record's note says so.
+
+    A fit takes seconds on two cores, and a fixed camera does not need a new one every
+    frame: while the frame lines up with the last fitted one (phase correlation of small
+    grey thumbnails: a shift under :data:`STILL_PX` and a clear peak), and that fit used at
+    least :data:`ENOUGH_CARDS` cards, its calibration is reused at once.
+    """
+
+    def __init__(self, card_size_mm: tuple[float, float], intrinsics: Intrinsics | None = None,
+                 mat: Mat | None = None) -> None:
+        self.card_size_mm = (float(card_size_mm[0]), float(card_size_mm[1]))
+        self.intrinsics = intrinsics
+        self.mat = mat if mat is not None else virtual_mat()
+        shift = np.eye(3)
+        shift[0, 2], shift[1, 2] = self.mat.width_mm / 2.0, self.mat.height_mm / 2.0
+        self._shift = shift
+        self._raw: Calibration | None = None   # the last good fit, in the card frame
+        self._cards = 0                        # how many cards it used
+        self._thumb: np.ndarray | None = None  # the frame it was fitted on, small and grey
+        #: frames that reused the last fit without fitting again (for tests and benchmarks)
+        self.reused = 0
+
+    @staticmethod
+    def _thumbnail(image: np.ndarray) -> np.ndarray:
+        g = _gray(image)
+        scale = THUMB_WIDTH / g.shape[1]
+        small = cv2.resize(g, (THUMB_WIDTH, max(8, int(round(g.shape[0] * scale)))),
+                           interpolation=cv2.INTER_AREA)
+        out: np.ndarray = small.astype(np.float32)
+        return out
+
+    def _camera_still(self, thumb: np.ndarray) -> bool:
+        if self._thumb is None or self._thumb.shape != thumb.shape:
+            return False
+        win = cv2.createHanningWindow(thumb.shape[::-1], cv2.CV_32F)
+        (dx, dy), response = cv2.phaseCorrelate(self._thumb, thumb, win)
+        return bool(math.hypot(dx, dy) < STILL_PX and response > STILL_RESPONSE)
+
+    def _framed(self, raw: Calibration, note: str = "") -> Calibration:
+        assert raw.H is not None
+        H = self._shift @ raw.H
+        reason = "; ".join(x for x in ("calibrated from the cards (no mat)", raw.reason, note)
+                           if x)
+        return Calibration(True, H / H[2, 2], (), (), raw.reprojection_mm, reason,
+                           raw.intrinsics, raw.image_size)
+
+    def calibrate(self, image: np.ndarray) -> Calibration:
+        h, w = image.shape[:2]
+        prev = self._raw if self._raw is not None and self._raw.image_size == (w, h) else None
+        thumb = self._thumbnail(image)
+        if prev is not None and self._cards >= ENOUGH_CARDS and self._camera_still(thumb):
+            self.reused += 1
+            return self._framed(prev, f"the camera has not moved: the fit from {self._cards} "
+                                      "cards is kept")
+        fit = fit_cards(image, self.card_size_mm, intrinsics=self.intrinsics, previous=prev)
+        cal = fit.calibration
+        n = len(fit.quads_px)
+        if not cal.calibrated or cal.H is None:
+            if prev is not None:
+                return self._framed(prev, f"no card seen in this frame ({cal.reason}): the "
+                                          f"last calibration ({self._cards} cards) is kept")
+            return replace(cal, reason="no mat: " + cal.reason)
+        kept_frame = prev is not None and "starts afresh" not in cal.reason
+        if kept_frame and n < self._cards and prev is not None:
+            return self._framed(prev, f"{n} cards seen here: the calibration from "
+                                      f"{self._cards} cards is kept")
+        self._raw, self._cards, self._thumb = cal, n, thumb
+        return self._framed(cal, f"{n} cards used")

@@ -44,9 +44,14 @@ class Mat:
     width_mm: float = 900.0
     height_mm: float = 650.0
     zones: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    #: False for the play area of a table without a mat (:func:`virtual_mat`): no markers
+    #: and no marker paper in the image, only the frame the cards themselves give
+    printed: bool = True
 
     def marker_centers(self) -> dict[int, tuple[float, float]]:
-        """Marker id -> centre in the table frame (mm)."""
+        """Marker id -> centre in the table frame (mm); none when the mat is not printed."""
+        if not self.printed:
+            return {}
         w, h = self.width_mm, self.height_mm
         return {0: (0.0, 0.0), 1: (w, 0.0), 2: (w, h), 3: (0.0, h)}
 
@@ -133,6 +138,13 @@ def _num(v: float) -> float | int:
 
 DEFAULT_MAT = Mat(zones={"draw": (20.0, 560.0, 110.0, 640.0),
                          "discard": (130.0, 560.0, 220.0, 640.0)})
+
+
+def virtual_mat(width_mm: float = 900.0, height_mm: float = 650.0) -> Mat:
+    """The play area of a table with no printed mat: a ``width_mm`` x ``height_mm`` rectangle
+    centred on the cards (see :class:`calibration.from_cards.CardCalibrator`), with no markers
+    and no zones (so no discard pile is watched)."""
+    return Mat(width_mm=float(width_mm), height_mm=float(height_mm), zones={}, printed=False)
 
 
 def load_mat(path: str | Path | None) -> Mat:

@@ -35,7 +35,8 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from calibration.mat import DEFAULT_MAT, Mat
+from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
+from calibration.from_cards import CardCalibrator
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
@@ -224,7 +225,9 @@ def _pts(a: np.ndarray) -> list[list[float]]:
 class TablePipeline:
     """One image in, one observation record (a JSON-ready dict) out.
 
-    ``mat``: the calibration mat; ``deck``: see :func:`load_deck_gallery`;
+    ``mat``: the calibration mat, or None for a table without one (each image is then
+    calibrated from its cards: :class:`calibration.from_cards.CardCalibrator`, and the play
+    area is a :func:`~calibration.mat.virtual_mat` centred on them); ``deck``: see :func:`load_deck_gallery`;
     ``intrinsics``: an :class:`~calibration.table.Intrinsics` or the path of a camera file
     from ``companion calibrate-camera`` (rescaled to each image's size);
     ``card_detector`` / ``pyramid_finder``: injected stages (default: the shipped ONNX card
@@ -237,10 +240,10 @@ class TablePipeline:
                  intrinsics: Intrinsics | str | Path | None = None,
                  card_detector: CardDetectorLike | None = None,
                  pyramid_finder: Any = None, threads: int = 2, colors: Any = None) -> None:
-        if mat is None:
-            raise CompanionError("the table pipeline needs a mat (its markers give the table "
-                                 "frame); pass the mat file with --mat")
-        self.mat = mat
+        #: True when there is no printed mat: the cards give the table frame
+        self.no_mat = mat is None
+        self.mat = mat if mat is not None else virtual_mat()
+        mat = self.mat
         self.threads = max(1, int(threads))
         self.gallery = load_deck_gallery(deck)
         self.card_size_mm = (float(self.gallery.card_size_mm[0]),
@@ -249,7 +252,7 @@ class TablePipeline:
         self._intrinsics: Intrinsics | None = None
         # one calibrator per image size: its memory (last good calibration) and intrinsics
         # belong to one camera mode
-        self._calibrators: dict[tuple[int, int], TableCalibrator] = {}
+        self._calibrators: dict[tuple[int, int], TableCalibrator | CardCalibrator] = {}
         self.last_calibration: Calibration | None = None
         self.set_camera(intrinsics)  # a bad camera file fails now, not at the first image
         if card_detector is None:
@@ -295,7 +298,7 @@ class TablePipeline:
 
     # -- stages -----------------------------------------------------------------------------
 
-    def _calibrator(self, image: np.ndarray) -> TableCalibrator:
+    def _calibrator(self, image: np.ndarray) -> TableCalibrator | CardCalibrator:
         h, w = image.shape[:2]
         cal = self._calibrators.get((w, h))
         if cal is None:
@@ -304,7 +307,11 @@ class TablePipeline:
                 from calibration.intrinsics import load_intrinsics
 
                 intr = load_intrinsics(self._intrinsics_path, (w, h))
-            cal = self._calibrators[(w, h)] = TableCalibrator(self.mat, intr)
+            if self.no_mat:
+                cal = CardCalibrator(self.card_size_mm, intr, self.mat)
+            else:
+                cal = TableCalibrator(self.mat, intr)
+            self._calibrators[(w, h)] = cal
         return cal
 
     def _undistorted(self, image: np.ndarray, calib: Calibration
@@ -448,7 +455,8 @@ class TablePipeline:
             record["reason"] = calib.reason or "the table's markers were not found"
         record["cards"] = []
         record["pyramids"] = []
-        calinfo: dict[str, Any] = {"markers_seen": list(calib.markers_seen)}
+        calinfo: dict[str, Any] = {"source": "cards" if self.no_mat else "mat",
+                                   "markers_seen": list(calib.markers_seen)}
         if calib.markers_assumed:
             calinfo["markers_assumed"] = list(calib.markers_assumed)
         if calib.reprojection_mm is not None:

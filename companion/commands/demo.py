@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def find_sample_game(frames: Path | None) -> Path:
     """The sample game folder: --frames, $COMPANION_SAMPLES/zarcana, ./sample_images/zarcana,
-    or sample_images/zarcana beside the ``companion`` package of a source checkout."""
+    or the installed ``sample_images`` package's zarcana folder."""
     if frames is not None:
         if not (frames / "game.json").is_file():
             raise DemoError(f"--frames {frames}: no game.json there (expected a sample game "
@@ -84,11 +84,14 @@ def find_sample_game(frames: Path | None) -> Path:
     if env:
         candidates.append(Path(env) / "zarcana")
     candidates.append(Path.cwd() / "sample_images" / "zarcana")
-    import companion
+    # installed with the package (wheel, editable install or checkout on the path); the
+    # frames are plain files in the package folder, so a real path is available
+    try:
+        from importlib.resources import files
 
-    # A source checkout (or an editable install) keeps sample_images/ next to the package.
-    candidates.append(Path(companion.__file__).resolve().parent.parent / "sample_images"
-                      / "zarcana")
+        candidates.append(Path(str(files("sample_images") / "zarcana")))
+    except ModuleNotFoundError:
+        pass
     for c in candidates:
         if (c / "game.json").is_file():
             return c

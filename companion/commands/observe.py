@@ -1,6 +1,6 @@
 """``companion observe``: what the camera saw, as observation records (shared/spec/table.md).
 
-    companion observe IMAGE... [--mat FILE] [--deck NAME|PATH] [--intrinsics FILE]
+    companion observe IMAGE... [--mat FILE | --no-mat] [--deck NAME|PATH] [--intrinsics FILE]
                       [--colors FILE] [--jsonl] [--annotate DIR] [--threads N]
 
 Folders expand to their images (sorted; .jpg .jpeg .png .bmp .webp). One image prints one
@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--mat", type=Path, default=None, metavar="FILE",
                    help="mat file (JSON: marker dictionary and size, play area; default: the "
                         "standard 900 x 650 mm mat)")
+    p.add_argument("--no-mat", action="store_true",
+                   help="there is no printed mat: calibrate from the cards themselves (see "
+                        "docs/calibration.md for how well that works)")
     p.add_argument("--deck", default=None, metavar="NAME|PATH",
                    help="card gallery: 'tarot' (default) or 'decktet' (shipped), a name "
                         "enrolled with 'companion enroll-deck', or a gallery file")
@@ -86,7 +89,11 @@ def run(args: argparse.Namespace) -> int:
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
-    mat = load_mat(args.mat)
+    if args.no_mat and args.mat is not None:
+        from companion.core.errors import CompanionError
+
+        raise CompanionError("--mat and --no-mat contradict each other: give one")
+    mat = None if args.no_mat else load_mat(args.mat)
     intrinsics: Path | None = args.intrinsics
     if intrinsics is None and not args.no_intrinsics:
         from calibration.intrinsics import default_camera_path

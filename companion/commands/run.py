@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
     p.add_argument("--mat", type=Path, default=None, metavar="FILE",
                    help="the calibration mat file (default: the standard 900 x 650 mm mat)")
+    p.add_argument("--no-mat", action="store_true",
+                   help="there is no printed mat: calibrate from the cards themselves (see "
+                        "docs/calibration.md for how well that works)")
     p.add_argument("--deck", default=None, metavar="NAME",
                    help="card deck: a shipped one (tarot, decktet), an enrolled name or a "
                         "gallery file (default tarot)")
@@ -69,15 +72,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def open_recording(path: Path | None, *, game: str, edition: str,
-                   players: tuple[str, ...]) -> tuple[Any, Any, Path]:
-    """(recorder, state to continue from or None, path): a new game file, or the unfinished
-    game ``path`` continued."""
+                   players: tuple[str, ...]) -> tuple[Any, Any, list[Any], Path]:
+    """(recorder, start position or None, moves already played, path): a new game file, or
+    the unfinished game ``path`` continued. The moves are the live session's history
+    entries, so the window's log shows the whole game, not just this sitting."""
+    from companion.live.session import HistoryEntry
     from companion.recording.store import (
         GameRecorder,
         RecordingError,
+        accepted_moves,
         new_game_path,
         open_game,
-        rebuild_state,
     )
 
     if path is not None and path.exists():
@@ -85,16 +90,20 @@ def open_recording(path: Path | None, *, game: str, edition: str,
         if recorded.finished:
             raise RecordingError(f"{path}: this game is finished; give a new file name to "
                                  "record a new game (or `companion replay` it)")
-        state = rebuild_state(recorded)
+        start, moves = accepted_moves(recorded)
         if tuple(recorded.players) != tuple(players) or recorded.edition != edition:
             log.warning("%s: continuing its game (%s edition, players %s); --edition and "
                         "--players are ignored", path, recorded.edition,
                         ",".join(recorded.players))
-        print(f"continuing the game recorded in {path} ({len(recorded.moves())} moves so far)")
-        return GameRecorder.resume(path), state, path
+        history = [HistoryEntry("override" if ev.kind == "override"
+                                else "manual" if ev.note == "clicked by a player" else "move",
+                                ev.move or "", ev.player or "", state)
+                   for ev, state in moves]
+        print(f"continuing the game recorded in {path} ({len(history)} moves so far)")
+        return GameRecorder.resume(path), start, history, path
     target = path if path is not None else new_game_path(game)
     recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players))
-    return recorder, None, target
+    return recorder, None, [], target
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,7 +116,11 @@ def run(args: argparse.Namespace) -> int:
     from companion.live.capture import open_source
     from companion.live.session import LiveSession
 
-    mat = load_mat(args.mat)
+    if args.no_mat and args.mat is not None:
+        from companion.core.errors import CompanionError
+
+        raise CompanionError("--mat and --no-mat contradict each other: give one")
+    mat = None if args.no_mat else load_mat(args.mat)
     source = open_source(args.source, realtime=not args.fast)
     # the pipeline first: a missing model must not leave an empty game file behind
     print("loading the vision pipeline...")
@@ -122,18 +135,18 @@ def run(args: argparse.Namespace) -> int:
     session = None
     recorder = None
     try:
-        recorder, state, path = open_recording(args.record, game=args.game,
-                                               edition=args.edition, players=args.players)
+        recorder, state, history, path = open_recording(
+            args.record, game=args.game, edition=args.edition, players=args.players)
         if state is not None:
             players = [c.value for c in state.players]
             edition = state.settings.edition.value
         else:
             players, edition = list(args.players), args.edition
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,
-                              mat=mat, initial_state=state)
+                              mat=pipeline.mat, initial_state=state, history=history)
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)
-        code = run_live(runner, mat=mat)
+        code = run_live(runner, mat=pipeline.mat)
     finally:
         if session is not None:
             session.close()

@@ -233,7 +233,9 @@ class LiveSession:
     ``finish`` / ``close`` shape of :class:`Recorder` (optional). ``mat``: the calibration mat
     (its ``discard`` and ``draw`` zones; without a discard zone the discard pile is ignored).
     ``initial_state``: start from a known position instead of dealing from the first settled
-    table. ``lattice``: fix the lattice instead of learning it.
+    table. ``lattice``: fix the lattice instead of learning it. ``history``: the moves already
+    played from ``initial_state`` (a recorded game continued), so the log shows the whole game
+    and a step back can take back a move of the earlier sitting.
     """
 
     def __init__(self, game: str = "zarcana", edition: Edition | str | None = None,
@@ -242,7 +244,8 @@ class LiveSession:
                  recorder: Recorder | None = None, mat: Any = None, *,
                  initial_state: ZarcanaState | None = None,
                  card_size_mm: tuple[float, float] = TAROT_CARD_MM, hand_size: int = 3,
-                 lattice: Lattice | None = None) -> None:
+                 lattice: Lattice | None = None,
+                 history: Sequence[HistoryEntry] = ()) -> None:
         if game != "zarcana":
             raise LiveError(f"game {game!r} is not followed live yet: only 'zarcana' is")
         if not players:
@@ -263,18 +266,21 @@ class LiveSession:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._initial: ZarcanaState | None = initial_state
-        self._state: ZarcanaState | None = initial_state
-        self._history: list[HistoryEntry] = []
+        self._state: ZarcanaState | None = history[-1].state if history else initial_state
+        if history and initial_state is None:
+            raise LiveError("moves already played need the position they started from")
+        self._history: list[HistoryEntry] = list(history)
         self._pending: _Pending | None = None
         self._last_record: Observation | None = None
         self._last_reading: TableReading | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
         self.latencies_ms: list[float] = []
-        self.status = Status.SETUP if initial_state is None else (
-            Status.OVER if initial_state.is_over else Status.PLAYING)
-        if initial_state is not None:
-            self.tracker.sync(stacks_of(initial_state), initial_state.discard)
+        now = self._state
+        self.status = Status.SETUP if now is None else (
+            Status.OVER if now.is_over else Status.PLAYING)
+        if now is not None:
+            self.tracker.sync(stacks_of(now), now.discard)
 
     # ================================================================ reading the game ===
     @property

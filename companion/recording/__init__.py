@@ -10,6 +10,7 @@ from companion.recording.store import (
     RecordedEvent,
     RecordedGame,
     RecordingError,
+    accepted_moves,
     default_games_dir,
     list_games,
     new_game_path,
@@ -20,5 +21,5 @@ from companion.recording.store import (
 )
 
 __all__ = ["KIND_ALIASES", "KINDS", "MOVE_KINDS", "BrokenGame", "GameRecorder", "GameSummary", "RecordedEvent",
-           "RecordedGame", "RecordingError", "default_games_dir", "list_games", "new_game_path",
+           "RecordedGame", "RecordingError", "accepted_moves", "default_games_dir", "list_games", "new_game_path",
            "open_game", "rebuild_state", "replay_states", "summarize"]

@@ -925,3 +925,31 @@ def rebuild_state(game: RecordedGame, *, verify: bool = True) -> "ZarcanaState":
         pass
     assert state is not None  # replay_states always yields the start
     return state
+
+
+def accepted_moves(game: RecordedGame, *, verify: bool = True
+                   ) -> tuple["ZarcanaState", list[tuple[RecordedEvent, "ZarcanaState"]]]:
+    """The start position and the moves that stand (taken-back ones left out), each with the
+    state after it: what a continued game shows in its move log.
+
+    A correction changes the state after the move it followed (or the start) without being a
+    move itself.
+    """
+    start: ZarcanaState | None = None
+    moves: list[tuple[RecordedEvent, ZarcanaState]] = []
+    for ev, state in replay_states(game, verify=verify):
+        if start is None:
+            start = state
+        elif ev is None:
+            continue
+        elif ev.kind in MOVE_KINDS:
+            moves.append((ev, state))
+        elif ev.kind == "undo":
+            moves.pop()  # replay_states has checked that there was a move to take back
+        elif ev.kind == "correction":
+            if moves:
+                moves[-1] = (moves[-1][0], state)
+            else:
+                start = state
+    assert start is not None  # replay_states always yields the start
+    return start, moves

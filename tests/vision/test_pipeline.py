@@ -311,11 +311,12 @@ def test_shipped_and_named_galleries(tmp_path, monkeypatch):
         load_deck_gallery(bad)
 
 
-def test_pipeline_refuses_no_mat():
-    from companion.core.errors import CompanionError
+def test_pipeline_without_a_mat_calibrates_from_cards():
+    from calibration.from_cards import CardCalibrator
 
-    with pytest.raises(CompanionError, match="mat"):
-        TablePipeline(mat=None, card_detector=TruthBoxes(), pyramid_finder=TruthBoxes())
+    p = TablePipeline(mat=None, card_detector=TruthBoxes(), pyramid_finder=TruthBoxes())
+    assert p.no_mat and not p.mat.printed and p.mat.marker_centers() == {}
+    assert isinstance(p._calibrator(np.zeros((720, 1280, 3), np.uint8)), CardCalibrator)
 
 
 def test_missing_detector_model_is_a_model_error(monkeypatch, tmp_path):

@@ -110,7 +110,10 @@ class TopDown:
         return res
 
     def paper_gains(self, image: np.ndarray) -> np.ndarray:
-        """Gains (B, G, R) that make the marker paper neutral grey in ``image``."""
+        """Gains (B, G, R) that make the marker paper neutral grey in ``image`` (ones with no
+        printed mat: the colours are taken as they come)."""
+        if self._ring_per_marker == 0:
+            return np.ones(3, np.float32)
         h, w = image.shape[:2]
         p = self._ring_px
         inside = ((p[..., 0] >= 0) & (p[..., 0] <= w - 1) & (p[..., 1] >= 0)
@@ -178,7 +181,10 @@ def paper_ring_mm(mat: Mat, step_mm: float = 1.0) -> np.ndarray:
     gx, gy = np.meshgrid(s, s)
     ring = np.maximum(np.abs(gx), np.abs(gy)) > half + 1.5
     pts = np.column_stack([gx[ring], gy[ring]])
-    out: np.ndarray = np.vstack([pts + np.array(c) for c in mat.marker_centers().values()])
+    centres = list(mat.marker_centers().values())
+    if not centres:
+        return np.zeros((0, 2), np.float64)
+    out: np.ndarray = np.vstack([pts + np.array(c) for c in centres])
     return out
 
 

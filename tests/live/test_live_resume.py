@@ -1,0 +1,54 @@
+"""A recorded game continued in a later sitting: the log shows the whole game, the recording
+stays one game, and a step back reaches into the earlier sitting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from live_support import MAT, SCRIPT, sample_record, scripted_clicks, scripted_moves
+
+from companion.commands.run import open_recording
+from companion.live.session import LiveSession
+from companion.recording.store import open_game, rebuild_state
+from companion.games.zarcana.engine import dumps
+
+
+def sitting(path: Path, frames: range) -> LiveSession:
+    recorder, start, history, _ = open_recording(
+        path, game="zarcana", edition=SCRIPT["edition"], players=tuple(SCRIPT["players"]))
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings=SCRIPT["settings"], mat=MAT, recorder=recorder,
+                    initial_state=start, history=history)
+    clicks = scripted_clicks()
+    for k in frames:
+        if k in clicks:
+            s.manual(clicks[k])
+        s.observe(sample_record(k), frame=k)
+    return s
+
+
+def test_a_continued_game_shows_every_move_and_ends_with_the_true_scores(tmp_path: Path) -> None:
+    path = tmp_path / "game.db"
+    first = sitting(path, range(0, 9))
+    played = [h.move for h in first.history]
+    assert played and not first.is_over
+    first.close()  # the process ends; the game is not finished
+
+    second = sitting(path, range(0))
+    assert [h.move for h in second.history] == played
+    assert second.history[0].kind in ("move", "manual")
+    assert second.state is not None and dumps(second.state) == dumps(first.state)
+    # a step back reaches a move of the first sitting, and the file agrees
+    second.step_back()
+    assert [h.move for h in second.history] == played[:-1]
+    assert dumps(rebuild_state(open_game(path))) == dumps(second.state)
+    second.close()
+
+    third = sitting(path, range(8, 24))  # the camera sees the taken-back move again
+    moves = [h.move for h in third.history]
+    want = scripted_moves()
+    assert len(moves) == len(want)
+    assert all(got.startswith(exp) for got, exp in zip(moves, want))
+    assert third.is_over and third.scores() == SCRIPT["final_scores"]
+    third.close()
+    assert open_game(path).finished
