@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import cv2
 import math
@@ -92,13 +93,17 @@ class Calibration:
         return out
 
 
-def detect_markers(image: np.ndarray, mat: Mat) -> dict[int, np.ndarray]:
-    """Marker id -> its 4 corner pixels (OpenCV order), for the mat's ids 0..3 only."""
-    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+def _detector(mat: Mat) -> Any:
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    corners, ids, _ = cv2.aruco.ArucoDetector(dictionary, params).detectMarkers(gray)
+    return cv2.aruco.ArucoDetector(dictionary, params)
+
+
+def detect_markers(image: np.ndarray, mat: Mat, detector: Any = None) -> dict[int, np.ndarray]:
+    """Marker id -> its 4 corner pixels (OpenCV order), for the mat's ids 0..3 only."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    corners, ids, _ = (detector or _detector(mat)).detectMarkers(gray)
     found: dict[int, np.ndarray] = {}
     if ids is None:
         return found
@@ -106,6 +111,32 @@ def detect_markers(image: np.ndarray, mat: Mat) -> dict[int, np.ndarray]:
         mid = int(mid)
         if mid in (0, 1, 2, 3) and mid not in found:
             found[mid] = c.reshape(4, 2).astype(np.float64)
+    return found
+
+
+#: a marker is looked for again within this many of its own sizes around where it was
+ROI_MARGIN = 0.75
+
+
+def detect_markers_near(image: np.ndarray, mat: Mat, last: dict[int, np.ndarray],
+                        detector: Any = None) -> dict[int, np.ndarray]:
+    """:func:`detect_markers` in small windows around where each marker of ``last`` was
+    (a fixed camera's markers barely move): a few ms instead of a search of the whole
+    frame. Only the markers found again are returned."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    h, w = gray.shape[:2]
+    det = detector or _detector(mat)
+    found: dict[int, np.ndarray] = {}
+    for mid, c in last.items():
+        lo, hi = c.min(axis=0), c.max(axis=0)
+        pad = ROI_MARGIN * float(max(hi - lo)) + 8.0
+        x0, y0 = max(0, int(lo[0] - pad)), max(0, int(lo[1] - pad))
+        x1, y1 = min(w, int(math.ceil(hi[0] + pad))), min(h, int(math.ceil(hi[1] + pad)))
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            continue
+        got = detect_markers(gray[y0:y1, x0:x1], mat, det)
+        if mid in got:
+            found[mid] = got[mid] + np.array([x0, y0], np.float64)
     return found
 
 
@@ -126,13 +157,24 @@ class TableCalibrator:
         self.intrinsics = intrinsics
         self.last_good: Calibration | None = None
         self._corners_mm = {k: np.array(v, np.float64) for k, v in mat.marker_corners().items()}
+        self._detector = _detector(mat)
+        # the markers' pixels in the last frame where all four were seen, and its size
+        self._last_px: dict[int, np.ndarray] = {}
+        self._last_size: tuple[int, int] | None = None
 
     def calibrate(self, image: np.ndarray) -> Calibration:
-        found = detect_markers(image, self.mat)
+        h, w = image.shape[:2]
+        found: dict[int, np.ndarray] = {}
+        if self._last_px and self._last_size == (w, h):
+            found = detect_markers_near(image, self.mat, self._last_px, self._detector)
+        if len(found) < 4:
+            # a marker hidden or moved: search the whole frame
+            found = detect_markers(image, self.mat, self._detector)
+        if len(found) == 4:
+            self._last_px, self._last_size = dict(found), (w, h)
         if self.intrinsics is not None:
             found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
         result = self._from_markers(found)
-        h, w = image.shape[:2]
         result = replace(result, image_size=(int(w), int(h)))
         if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
             self.last_good = result

@@ -108,3 +108,33 @@ def test_rectified_view_puts_cards_where_the_truth_says(scene_and_truth) -> None
         x, y = (int(round(v)) for v in c["center_mm"])
         patch = top[y - 20:y + 20, x - 15:x + 15].reshape(-1, 3).astype(float)
         assert np.abs(patch.mean(axis=0) - table).sum() > 20, c["id"]
+
+
+def test_a_fixed_camera_finds_its_markers_near_where_they_were(scene_and_truth,
+                                                               monkeypatch) -> None:
+    """After a frame with all four markers, the next frame searches small windows around
+    them (same answer), and a frame that moved falls back to the whole-frame search."""
+    import calibration.table as table
+
+    image, truth, intr, px, mm = scene_and_truth
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    first = calibrator.calibrate(image)
+    whole = []
+    real = table.detect_markers
+
+    def counting(img, mat, detector=None):
+        if img.shape[:2] == image.shape[:2]:
+            whole.append(1)
+        return real(img, mat, detector)
+
+    monkeypatch.setattr(table, "detect_markers", counting)
+    again = calibrator.calibrate(image)
+    assert not whole, "the whole frame was searched again"
+    assert again.markers_seen == (0, 1, 2, 3)
+    # the same corners to a hair (sub-pixel refinement sees a smaller window)
+    assert np.abs(again.to_table(px) - first.to_table(px)).max() < 0.1
+    # the camera bumped by 60 px: the windows miss, the whole frame is searched
+    moved = np.zeros_like(image)
+    moved[:, 60:] = image[:, :-60]
+    bumped = calibrator.calibrate(moved)
+    assert whole and bumped.calibrated and bumped.markers_seen == (0, 1, 2, 3)

@@ -258,7 +258,9 @@ class TablePipeline:
         if card_detector is None:
             from vision.detection.cards import CardDetector
 
-            card_detector = CardDetector(threads=self.threads)
+            # with the pyramids on a thread of their own, one core each: two onnxruntime
+            # pools on two cores fight (measured 165 ms a frame against 120)
+            card_detector = CardDetector(threads=max(1, self.threads - 1))
         self.card_detector: CardDetectorLike = card_detector
         if pyramid_finder is None:
             from vision.pyramids.find import PyramidFinder

@@ -124,6 +124,9 @@ class VideoSource(FrameSource):
         self._t0 = 0.0
         self._fps = 0.0
         self._count = 0
+        #: Motion-JPEG read as raw packets: FFmpeg decodes every frame it grabs, so the
+        #: skipped frames are only read and each kept one is decoded by imdecode
+        self.raw_mjpeg = False
 
     def open(self) -> None:
         if self.kind == "video" and not Path(str(self.target)).is_file():
@@ -139,6 +142,13 @@ class VideoSource(FrameSource):
         self._skip = 0
         if self.max_fps and self._fps > self.max_fps:
             self._skip = max(0, round(self._fps / self.max_fps) - 1)
+        self.raw_mjpeg = False
+        if self.kind == "video" and self._skip:
+            fourcc = int(cap.get(cv2.CAP_PROP_FOURCC) or 0)
+            code = "".join(chr((fourcc >> (8 * k)) & 0xFF) for k in range(4)).upper()
+            if code == "MJPG" and cap.set(cv2.CAP_PROP_FORMAT, -1) \
+                    and cap.get(cv2.CAP_PROP_FORMAT) == -1:
+                self.raw_mjpeg = True
         self._t0 = time.monotonic()
         self.error = None
 
@@ -152,6 +162,10 @@ class VideoSource(FrameSource):
                 break
             self._index += 1
         ok, image = cap.read()
+        if ok and image is not None and self.raw_mjpeg:
+            image = cv2.imdecode(image.reshape(-1), cv2.IMREAD_COLOR)
+            if image is None:
+                ok = False
         if not ok or image is None:
             if self.kind == "video":
                 if self._count and self._index < self._count - 1:

@@ -216,3 +216,25 @@ def test_the_runner_on_a_video_that_ends_referees_what_it_saw(tmp_path: Path) ->
     assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:3]]
     assert heard[-1].kind is EventKind.CAMERA_LOST and "ended" in heard[-1].text
     assert stats.frames == 4 * per and stats.settled == 4
+
+
+def test_a_motion_jpeg_video_decodes_only_the_frames_it_keeps(tmp_path: Path) -> None:
+    """30 fps MJPG read at 10 fps: raw packets for the skipped frames, imdecode for the
+    kept ones, which are the right frames with the right pixels."""
+    path = tmp_path / "still.avi"
+    w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (160, 120))
+    for k in range(30):
+        w.write(np.full((120, 160, 3), 5 * k, np.uint8))
+    w.release()
+    src = VideoSource(str(path), realtime=False, max_fps=10.0)
+    src.open()
+    assert src.raw_mjpeg
+    frames = []
+    while (f := src.read()) is not None:
+        frames.append(f)
+    src.close()
+    assert [f.index for f in frames] == list(range(2, 30, 3))  # two grabbed, one kept
+    for f in frames:
+        assert f.image.shape == (120, 160, 3)
+        assert abs(float(f.image.mean()) - 5 * f.index) < 3
+    assert "ended after 30 frames" in (src.error or "")

@@ -58,8 +58,17 @@ class DetectorView:
         # the source first (area average) to about twice the canvas scale, then warp.
         scale = _local_scale(M, src.shape[1], src.shape[0])
         if scale < 0.5:
-            f = min(1.0, 2.0 * scale)
-            src = cv2.resize(src, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+            # a whole factor k (the source then at 1.5-3x the canvas scale) takes OpenCV's
+            # fast block-average path, about 3x cheaper than an arbitrary factor
+            k = int(1.0 / (1.5 * scale))
+            if k >= 2:
+                hk, wk = (src.shape[0] // k) * k, (src.shape[1] // k) * k
+                src = cv2.resize(src[:hk, :wk], (wk // k, hk // k),
+                                 interpolation=cv2.INTER_AREA)
+                f = 1.0 / k
+            else:
+                f = min(1.0, 2.0 * scale)
+                src = cv2.resize(src, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
             M = M @ np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
         w = min(self.size, int(round((mat.width_mm + 2 * self.margin_mm) * self.px_per_mm)))
         h = min(self.size, int(round((mat.height_mm + 2 * self.margin_mm) * self.px_per_mm)))
