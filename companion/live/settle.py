@@ -77,13 +77,13 @@ class SettleDetector:
         """The small blurred grey image the detector compares."""
         cfg = self.config
         h, w = image.shape[:2]
-        step = max(1, w // (cfg.width * 2))
-        if step > 1:
-            image = image[::step, ::step]  # a free decimation before the area resize
-        h2, w2 = image.shape[:2]
-        out_h = max(1, round(h2 * cfg.width / w2))
-        small = cv2.resize(np.ascontiguousarray(image), (cfg.width, out_h),
-                           interpolation=cv2.INTER_AREA)
+        out_h = max(1, round(h * cfg.width / w))
+        if w > 2 * cfg.width:
+            # a cheap decimation (nearest) to twice the size, then a 2x area average: a
+            # tenth of the cost of one area resize from full size, at 10 frames a second
+            image = cv2.resize(image, (2 * cfg.width, 2 * out_h),
+                               interpolation=cv2.INTER_NEAREST)
+        small = cv2.resize(image, (cfg.width, out_h), interpolation=cv2.INTER_AREA)
         if small.ndim == 3:
             small = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
         k = cfg.blur | 1

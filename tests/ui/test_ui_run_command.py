@@ -81,12 +81,14 @@ def test_run_records_the_game_and_continues_it(qapp: Any, tmp_path: Path,
     assert f"recording the game into {db}" in out
     # the same file again: the game goes on from where it stopped
     args[2] = str(second)
-    code, seen = run_until(args, 2)
+    code, seen = run_until(args, 4)
     assert code == 0
     assert "continuing the game recorded in" in capsys.readouterr().out
-    assert seen == ["green: start 1,1", "red: use cups-09 by red1U@0,2: clone 1"]
-    assert open_game(db).moves() == ["red: start 0,2", "blue: start 2,2", "green: start 1,1",
-                                     "red: use cups-09 by red1U@0,2: clone 1"]
+    # the window's log shows the whole game: the first sitting's moves, then the new ones
+    whole = ["red: start 0,2", "blue: start 2,2", "green: start 1,1",
+             "red: use cups-09 by red1U@0,2: clone 1"]
+    assert seen == whole
+    assert open_game(db).moves() == whole
 
 
 def test_run_with_a_bad_source_is_a_clear_error(qapp: Any, tmp_path: Path,
