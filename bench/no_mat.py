@@ -36,17 +36,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.results import write_section  # noqa: E402  (after the path insert)
+from bench.calibration import _rigid  # noqa: E402  (after the path insert)
+from bench.results import write_section  # noqa: E402
 from bench.vision import render_case, score  # noqa: E402
 
 SECTION = "## Vision without a mat"
-
-
-def _rigid(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    ms, md = src.mean(axis=0), dst.mean(axis=0)
-    U, _, Vt = np.linalg.svd((dst - md).T @ (src - ms))
-    R = U @ np.diag([1.0, float(np.sign(np.linalg.det(U @ Vt)) or 1.0)]) @ Vt
-    return R, md - R @ ms
 
 
 def align(record: dict[str, Any], truth: dict[str, Any]) -> tuple[dict[str, Any], list[float]] | None:

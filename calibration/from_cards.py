@@ -104,6 +104,8 @@ class CardFit:
     centers_mm: tuple[tuple[float, float], ...] = ()
     axes_deg: tuple[float, ...] = ()
     rms_px: float | None = None
+    #: True when the fit agreed with ``previous`` and is expressed in its table frame
+    kept_frame: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1362,6 +1364,7 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
         axes.append(float(math.degrees(math.atan2(R[1, 1], R[0, 1])) % 180.0))
     rms_mm = math.sqrt(sum(errs) / (4 * len(errs)))
     notes = []
+    kept = False
     n = len(quads)
     if n == 1:
         notes.append("only one card found: positions far from it are unreliable")
@@ -1374,7 +1377,8 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
         b = _persp(np.asarray(previous.H, np.float64), pts)
         R, t = _rigid(a, b)
         off = float(np.max(np.linalg.norm(a @ R.T + t - b, axis=1)))
-        if off <= KEEP_FRAME_MM:
+        kept = off <= KEEP_FRAME_MM
+        if kept:
             T2 = np.eye(3)
             T2[:2, :2], T2[:2, 2] = R, t
             H = T2 @ H
@@ -1388,7 +1392,7 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
                          "them (camera or cards moved): the table frame starts afresh")
     cal = Calibration(True, H, (), (), rms_mm, "; ".join(notes), intrinsics, image_size)
     return CardFit(cal, tuple(quads), tuple(centers), tuple(axes),
-                   float(np.sqrt(np.mean(best.per_card ** 2))))
+                   float(np.sqrt(np.mean(best.per_card ** 2))), kept)
 
 
 def calibrate_from_cards(image_bgr: np.ndarray, card_size_mm: tuple[float, float], *,
@@ -1477,8 +1481,7 @@ class CardCalibrator:
                 return self._framed(prev, f"no card seen in this frame ({cal.reason}): the "
                                           f"last calibration ({self._cards} cards) is kept")
             return replace(cal, reason="no mat: " + cal.reason)
-        kept_frame = prev is not None and "starts afresh" not in cal.reason
-        if kept_frame and n < self._cards and prev is not None:
+        if fit.kept_frame and n < self._cards and prev is not None:
             return self._framed(prev, f"{n} cards seen here: the calibration from "
                                       f"{self._cards} cards is kept")
         self._raw, self._cards, self._thumb = cal, n, thumb

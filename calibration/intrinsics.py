@@ -224,21 +224,28 @@ def calibrate_views(views: Sequence[View], image_size: tuple[int, int],
                              rvecs=list(rvecs), tvecs=list(tvecs))
 
 
-def expand_images(inputs: Iterable[str | Path]) -> list[Path]:
-    """Files as given; a folder stands for its image files (sorted, not recursive)."""
+def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
+                empty: Callable[[Path], Exception]) -> list[Path]:
+    """Files as given; a folder stands for its files with one of ``suffixes`` (sorted by
+    name, not recursive); a folder with none raises ``empty(folder)``."""
     out: list[Path] = []
     for item in inputs:
         p = Path(item)
         if p.is_dir():
             found = sorted(f for f in p.iterdir()
-                           if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+                           if f.is_file() and f.suffix.lower() in suffixes)
             if not found:
-                raise IntrinsicsError(f"folder {str(p)!r} holds no images "
-                                      f"({', '.join(IMAGE_SUFFIXES)})")
+                raise empty(p)
             out += found
         else:
             out.append(p)
     return out
+
+
+def expand_images(inputs: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a folder stands for its image files (sorted, not recursive)."""
+    return image_files(inputs, IMAGE_SUFFIXES, lambda p: IntrinsicsError(
+        f"folder {str(p)!r} holds no images ({', '.join(IMAGE_SUFFIXES)})"))
 
 
 def calibrate_images(paths: Sequence[Path], board: BoardSpec,

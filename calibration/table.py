@@ -164,12 +164,13 @@ class TableCalibrator:
 
     def calibrate(self, image: np.ndarray) -> Calibration:
         h, w = image.shape[:2]
+        gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         found: dict[int, np.ndarray] = {}
         if self._last_px and self._last_size == (w, h):
-            found = detect_markers_near(image, self.mat, self._last_px, self._detector)
+            found = detect_markers_near(gray, self.mat, self._last_px, self._detector)
         if len(found) < 4:
             # a marker hidden or moved: search the whole frame
-            found = detect_markers(image, self.mat, self._detector)
+            found = detect_markers(gray, self.mat, self._detector)
         if len(found) == 4:
             self._last_px, self._last_size = dict(found), (w, h)
         if self.intrinsics is not None:

@@ -37,6 +37,7 @@ import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
+from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
@@ -150,19 +151,8 @@ def expand_images(inputs: list[str | Path]) -> list[Path]:
     """Files as given; folders become their images (sorted by name, by suffix
     :data:`IMAGE_SUFFIXES`, not recursive). A missing path is kept, so the caller's
     :func:`read_image` names it among the results."""
-    out: list[Path] = []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(f for f in p.iterdir()
-                           if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
-            if not found:
-                raise ImageError(f"{p}: folder holds no images "
-                                 f"({', '.join(IMAGE_SUFFIXES)})")
-            out += found
-        else:
-            out.append(p)
-    return out
+    return image_files(inputs, IMAGE_SUFFIXES, lambda p: ImageError(
+        f"{p}: folder holds no images ({', '.join(IMAGE_SUFFIXES)})"))
 
 
 # ---------------------------------------------------------------------------------------------

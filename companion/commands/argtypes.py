@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from calibration.mat import Mat
 
 
 def positive_int(text: str) -> int:
@@ -14,3 +18,24 @@ def positive_int(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return v
+
+
+def add_mat_options(p: argparse.ArgumentParser, mat_help: str) -> None:
+    """``--mat FILE`` and ``--no-mat``, for the commands that read a table."""
+    from pathlib import Path
+
+    p.add_argument("--mat", type=Path, default=None, metavar="FILE", help=mat_help)
+    p.add_argument("--no-mat", action="store_true",
+                   help="there is no printed mat: calibrate from the cards themselves (see "
+                        "docs/calibration.md for how well that works)")
+
+
+def table_mat(args: argparse.Namespace) -> "Mat | None":
+    """The mat of ``--mat`` (the standard one by default), or None for ``--no-mat``; both
+    given is a usage error."""
+    from calibration.mat import load_mat
+    from companion.core.errors import CompanionError
+
+    if args.no_mat and args.mat is not None:
+        raise CompanionError("--mat and --no-mat contradict each other: give one")
+    return None if args.no_mat else load_mat(args.mat)

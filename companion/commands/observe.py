@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import positive_int
+from companion.commands.argtypes import add_mat_options, positive_int, table_mat
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "showed no table, 2 for a bad mat, deck, camera file or model.")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE",
                    help="photos of the table, or folders of them")
-    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
-                   help="mat file (JSON: marker dictionary and size, play area; default: the "
-                        "standard 900 x 650 mm mat)")
-    p.add_argument("--no-mat", action="store_true",
-                   help="there is no printed mat: calibrate from the cards themselves (see "
-                        "docs/calibration.md for how well that works)")
+    add_mat_options(p, "mat file (JSON: marker dictionary and size, play area; default: the "
+                    "standard 900 x 650 mm mat)")
     p.add_argument("--deck", default=None, metavar="NAME|PATH",
                    help="card gallery: 'tarot' (default) or 'decktet' (shipped), a name "
                         "enrolled with 'companion enroll-deck', or a gallery file")
@@ -85,15 +81,10 @@ def _annotated_name(path: Path, used: set[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
-    from calibration.mat import load_mat
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
-    if args.no_mat and args.mat is not None:
-        from companion.core.errors import CompanionError
-
-        raise CompanionError("--mat and --no-mat contradict each other: give one")
-    mat = None if args.no_mat else load_mat(args.mat)
+    mat = table_mat(args)
     intrinsics: Path | None = args.intrinsics
     if intrinsics is None and not args.no_intrinsics:
         from calibration.intrinsics import default_camera_path

@@ -19,6 +19,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from companion.commands.argtypes import add_mat_options, table_mat
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -54,11 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="Zarcana edition (default looney)")
     p.add_argument("--players", type=_players, default=("red", "blue", "green"),
                    metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
-    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
-                   help="the calibration mat file (default: the standard 900 x 650 mm mat)")
-    p.add_argument("--no-mat", action="store_true",
-                   help="there is no printed mat: calibrate from the cards themselves (see "
-                        "docs/calibration.md for how well that works)")
+    add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
     p.add_argument("--deck", default=None, metavar="NAME",
                    help="card deck: a shipped one (tarot, decktet), an enrolled name or a "
                         "gallery file (default tarot)")
@@ -95,9 +92,7 @@ def open_recording(path: Path | None, *, game: str, edition: str,
             log.warning("%s: continuing its game (%s edition, players %s); --edition and "
                         "--players are ignored", path, recorded.edition,
                         ",".join(recorded.players))
-        history = [HistoryEntry("override" if ev.kind == "override"
-                                else "manual" if ev.note == "clicked by a player" else "move",
-                                ev.move or "", ev.player or "", state)
+        history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
                    for ev, state in moves]
         print(f"continuing the game recorded in {path} ({len(history)} moves so far)")
         return GameRecorder.resume(path), start, history, path
@@ -112,15 +107,10 @@ def run(args: argparse.Namespace) -> int:
     problem = display_problem()
     if problem is not None:
         raise NoDisplayError(problem)
-    from calibration.mat import load_mat
     from companion.live.capture import open_source
     from companion.live.session import LiveSession
 
-    if args.no_mat and args.mat is not None:
-        from companion.core.errors import CompanionError
-
-        raise CompanionError("--mat and --no-mat contradict each other: give one")
-    mat = None if args.no_mat else load_mat(args.mat)
+    mat = table_mat(args)
     source = open_source(args.source, realtime=not args.fast)
     # the pipeline first: a missing model must not leave an empty game file behind
     print("loading the vision pipeline...")

@@ -181,6 +181,19 @@ class HistoryEntry:
     frame: int | None = None
     time_s: float | None = None
 
+    @classmethod
+    def recorded(cls, kind: str, move: str | None, player: str | None, note: str,
+                 state: Any) -> "HistoryEntry":
+        """The entry of a move read back from a game file (kind "move" or "override", as
+        the session records them; a click is a "move" with :data:`CLICKED_NOTE`)."""
+        if kind != "override":
+            kind = "manual" if note == CLICKED_NOTE else "move"
+        return cls(kind, move or "", player or "", state)
+
+
+#: the note a move clicked in the window is recorded with
+CLICKED_NOTE = "clicked by a player"
+
 
 class Recorder(Protocol):
     """What the session needs of a game recorder (companion.recording.store.GameRecorder)."""
@@ -763,7 +776,7 @@ class LiveSession:
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s))
         self._record("override" if kind == "override" else "move", text, player=player,
                      observation=obs, keyframe_jpeg=jpeg, state=new,
-                     note=note or ("clicked by a player" if kind == "manual" else ""))
+                     note=note or (CLICKED_NOTE if kind == "manual" else ""))
         said = "; ".join(new.events)
         nxt = new.to_move.value if new.to_move is not None else None
         words = f"{text}" + (f" ({said})" if said else "")
