@@ -68,10 +68,28 @@ def render(out: Path) -> dict[str, Any]:
     return result
 
 
-def measure(window: Any, out: Path, raw: Any, rec: dict[str, Any]) -> dict[str, Any]:
-    """Grab the window to ``out`` and measure what the checks need."""
+def screenshot(window: Any) -> Any:
+    """The window's pixels. On a real display (xcb) they are read back from the screen, as
+    the X server shows them, not re-rendered by the widgets; offscreen has no screen to
+    read, so the widgets render themselves."""
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
     window.repaint()
-    shot = window.grab()
+    if QGuiApplication.platformName() != "xcb":
+        return window.grab()
+    window.raise_()
+    window.activateWindow()
+    for _ in range(20):                       # let the X server draw what Qt sent it
+        QApplication.processEvents()
+    QApplication.sync()
+    geo = window.geometry()                   # client area, in screen coordinates
+    return window.screen().grabWindow(0, geo.x(), geo.y(), geo.width(), geo.height())
+
+
+def measure(window: Any, out: Path, raw: Any, rec: dict[str, Any]) -> dict[str, Any]:
+    """Take a screenshot of the window to ``out`` and measure what the checks need."""
+    shot = screenshot(window)
     out.parent.mkdir(parents=True, exist_ok=True)
     shot.save(str(out))
     img = shot.toImage()
@@ -126,7 +144,14 @@ def measure(window: Any, out: Path, raw: Any, rec: dict[str, Any]) -> dict[str, 
         "tree_colours": len(tree_px),
         "roles": sorted(video.overlay().roles()),
         "size": [img.width(), img.height()],
+        "platform": _platform(),
     }
+
+
+def _platform() -> str:
+    from PySide6.QtGui import QGuiApplication
+
+    return QGuiApplication.platformName()
 
 
 if __name__ == "__main__":

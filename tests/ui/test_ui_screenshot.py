@@ -1,8 +1,9 @@
 """A screenshot of the real main window on the sample game: video, overlay and scores drawn.
 
-With an ``Xvfb`` binary the window runs on a real X server in a child process; without one
-(this machine) it is rendered on Qt's offscreen platform and grabbed. The screenshot is kept
-in ``tests/ui/_artifacts/window.png`` for a person to look at.
+With an ``Xvfb`` binary (Debian's ``xvfb``, which ``.ci/run`` installs where it can) the
+window runs on a real X server in a child process and the screenshot is read back from that
+screen; without one it is rendered on Qt's offscreen platform and grabbed. The screenshots
+are kept in ``tests/ui/_artifacts/`` for a person to look at.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +25,25 @@ HERE = Path(__file__).resolve().parent
 def under_xvfb(out: Path) -> dict[str, Any]:
     xvfb = shutil.which("Xvfb")
     assert xvfb is not None
-    display = f":{90 + os.getpid() % 9}"
-    server = subprocess.Popen([xvfb, display, "-screen", "0", "1600x1000x24", "-nolisten",
-                               "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # -displayfd: the server picks a free display and writes its number when it is ready
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen([xvfb, "-displayfd", str(write_fd), "-screen", "0",
+                               "1600x1000x24", "-nolisten", "tcp"], pass_fds=(write_fd,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
     try:
-        time.sleep(1.0)
+        with os.fdopen(read_fd) as ready:
+            number = ready.readline().strip()
+        assert number.isdigit(), f"Xvfb did not start (exit {server.poll()})"
+        display = f":{number}"
         env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
                    PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
         proc = subprocess.run([sys.executable, str(HERE / "screenshot_app.py"), str(out)],
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert result["platform"] == "xcb", result["platform"]
+        return result
     finally:
         server.terminate()
         server.wait(10)
