@@ -1271,7 +1271,7 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
         image = np.clip(image, 0, 255).astype(np.uint8)
     h_img, w_img = image.shape[:2]
     image_size = (int(w_img), int(h_img))
-    if intrinsics is not None:
+    if intrinsics is not None and intrinsics.distorts:
         image = cv2.undistort(image, intrinsics.K, intrinsics.dist)
     gray = _gray(image)
     imgf = gray.astype(np.float32)

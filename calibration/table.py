@@ -36,6 +36,12 @@ class Intrinsics:
     K: np.ndarray
     dist: np.ndarray
 
+    @property
+    def distorts(self) -> bool:
+        """Whether the lens bends the image at all. With every coefficient zero, undistorted
+        pixels are the image's own (same K), and undistorting a frame is a costly copy."""
+        return bool(np.any(np.abs(np.asarray(self.dist, np.float64)) > 0))
+
     def undistort_points(self, px: np.ndarray) -> np.ndarray:
         pts = np.asarray(px, np.float64).reshape(-1, 1, 2)
         return cv2.undistortPoints(pts, self.K, self.dist, P=self.K).reshape(-1, 2)
@@ -288,7 +294,7 @@ def rectify(image: np.ndarray, calib: Calibration, px_per_mm: float = 1.0,
     if mat is None:
         raise ValueError("rectify needs the mat for the table's size")
     src = image
-    if calib.intrinsics is not None:
+    if calib.intrinsics is not None and calib.intrinsics.distorts:
         src = cv2.undistort(image, calib.intrinsics.K, calib.intrinsics.dist)
     S = np.array([[px_per_mm, 0, margin_mm * px_per_mm - 0.5],
                   [0, px_per_mm, margin_mm * px_per_mm - 0.5],

@@ -190,7 +190,7 @@ def image_points(calib: Calibration, mm: np.ndarray) -> np.ndarray:
     the calibration carries it; :meth:`Calibration.to_image` gives undistorted pixels)."""
     ideal = calib.to_image(np.asarray(mm, np.float64).reshape(-1, 2))
     intr = calib.intrinsics
-    if intr is None or not np.any(np.abs(np.asarray(intr.dist)) > 0):
+    if intr is None or not intr.distorts:
         return ideal
     K = np.asarray(intr.K, np.float64)
     n = (ideal - K[:2, 2]) / np.diag(K)[:2]
@@ -312,8 +312,12 @@ class TablePipeline:
         it (no distortion left to model). The maps are built once per camera: undistorting
         each frame from scratch costs several times the remap."""
         intr = calib.intrinsics
-        if intr is None or not np.any(np.abs(np.asarray(intr.dist)) > 0):
+        if intr is None:
             return image, calib
+        if not intr.distorts:
+            # K alone moves no pixel; without the intrinsics nothing downstream undistorts
+            # the whole frame again (the detector's view would, at 45 ms a frame)
+            return image, replace(calib, intrinsics=None)
         h, w = image.shape[:2]
         maps = self._undistort_maps.get((w, h))
         if maps is None:

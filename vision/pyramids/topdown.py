@@ -166,11 +166,15 @@ class TopDown:
                            dst=maps[i * size_px:(i + 1) * size_px],
                            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                            borderMode=cv2.BORDER_REPLICATE)
-        # all patches in one remap: their maps stacked into one tall image
-        out = cv2.remap(image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR,
-                        borderMode=cv2.BORDER_REPLICATE)
-        res: np.ndarray = out.reshape(n, size_px, size_px, 3)
-        return res
+        # all patches in few remaps: their maps stacked into one tall image, cut where a
+        # side would reach remap's limit of 32767 px
+        rows = (32000 // size_px) * size_px
+        res = np.empty((n * size_px, size_px, 3), np.uint8)
+        for a in range(0, n * size_px, rows):
+            m = maps[a:a + rows]
+            res[a:a + rows] = cv2.remap(image, m[..., 0], m[..., 1], cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_REPLICATE)
+        return res.reshape(n, size_px, size_px, 3)
 
 
 def paper_ring_mm(mat: Mat, step_mm: float = 1.0) -> np.ndarray:

@@ -1,0 +1,144 @@
+"""The pipeline's fast paths give what the plain computation gives.
+
+Each speed-up of the per-frame work is checked against a straightforward version of the same
+computation: the colour table's per-image labels, the Lab bin index, the rotated-box NMS,
+the patch cutter past remap's size limit, the detector view's shrink before the warp, and
+skipping the undistortion for a lens with no distortion.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.table import Calibration, Intrinsics  # noqa: E402
+from vision.detection.cards import _rotated_nms  # noqa: E402
+from vision.detection.view import DetectorView  # noqa: E402
+from vision.pyramids.colors import BINS, SHIFT, bin_index, default_model  # noqa: E402
+from vision.pyramids.topdown import TopDown  # noqa: E402
+
+
+def _photo(seed: int, h: int = 240, w: int = 320) -> np.ndarray:
+    """Smooth blobs of colour with noise: a colour histogram that is not uniform."""
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, (h // 16, w // 16, 3), dtype=np.uint8)
+    img = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int16)
+    img += rng.integers(-12, 13, img.shape, dtype=np.int16)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bin_index_is_the_quantised_lab_bin(seed):
+    img = _photo(seed)
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.int64) >> SHIFT
+    want = (lab[..., 0] * BINS + lab[..., 1]) * BINS + lab[..., 2]
+    assert np.array_equal(bin_index(img).astype(np.int64), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_labels_are_the_tables_decisions(seed):
+    model = default_model()
+    idx = bin_index(_photo(seed))
+    want, _ = model.tables(idx)
+    got = model.labels(idx)
+    assert got.dtype == np.uint8 and got.shape == want.shape
+    assert np.array_equal(got, want)
+
+
+def _greedy_nms(cx, cy, w, h, ang, scores, iou):
+    """The plain definition: in score order, a box stays unless it overlaps a kept one."""
+    kept: list[int] = []
+    for i in np.argsort(-scores, kind="stable"):
+        ri = ((float(cx[i]), float(cy[i])), (float(w[i]), float(h[i])), math.degrees(ang[i]))
+        ok = True
+        for k in kept:
+            rk = ((float(cx[k]), float(cy[k])), (float(w[k]), float(h[k])), math.degrees(ang[k]))
+            r, pts = cv2.rotatedRectangleIntersection(ri, rk)
+            inter = cv2.contourArea(pts) if r != cv2.INTERSECT_NONE and pts is not None else 0.0
+            if inter / max(1e-6, w[i] * h[i] + w[k] * h[k] - inter) > iou:
+                ok = False
+                break
+        if ok:
+            kept.append(int(i))
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rotated_nms_keeps_what_plain_greedy_nms_keeps(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    cards = rng.uniform(0, 320, (10, 2))
+    k = rng.integers(0, len(cards), n)
+    cx = (cards[k, 0] + rng.normal(0, 3, n)).astype(np.float32)
+    cy = (cards[k, 1] + rng.normal(0, 3, n)).astype(np.float32)
+    w = rng.uniform(20, 40, n).astype(np.float32)
+    h = rng.uniform(35, 60, n).astype(np.float32)
+    ang = rng.uniform(0, math.pi, n).astype(np.float32)
+    scores = rng.random(n).astype(np.float32)
+    got = _rotated_nms(cx, cy, w, h, ang, scores, 0.5).tolist()
+    assert got == _greedy_nms(cx, cy, w, h, ang, scores, 0.5)
+    assert 1 <= len(got) <= n
+
+
+def _plain_calibration(px_per_mm: float) -> Calibration:
+    """A camera looking straight down: table mm -> pixels is a scale and a shift."""
+    to_px = np.array([[px_per_mm, 0, 40.0], [0, px_per_mm, 30.0], [0, 0, 1.0]])
+    return Calibration(True, H=np.linalg.inv(to_px))
+
+
+def test_patches_beyond_remaps_size_limit():
+    """More patches than one remap can stack (32767 px): cut in pieces, the same pixels."""
+    calib = _plain_calibration(1.2)
+    td = TopDown(calib, DEFAULT_MAT)
+    img = _photo(7, 1080, 1200)
+    rng = np.random.default_rng(3)
+    centers = rng.uniform(60, 600, (620, 2))
+    angles = rng.uniform(0, 360, 620)
+    every = td.patches(img, centers, angles, 64, 72.0)
+    tail = td.patches(img, centers[560:], angles[560:], 64, 72.0)
+    assert every.shape == (620, 64, 64, 3)
+    assert np.array_equal(every[560:], tail)
+    assert every[:, 20:44, 20:44].std() > 5       # real pixels, not a border fill
+
+
+@pytest.mark.parametrize("px_per_mm", [0.9, 1.15, 1.4])
+def test_detector_view_averages_fine_detail_instead_of_aliasing(px_per_mm):
+    """A one-pixel checkerboard shrunk 2-3x onto the canvas is an even grey, as an area
+    average makes it (a bare warp samples it into stripes of black and white). 0.9 to 1.4
+    image px per mm puts the canvas at 1/3 to 1/2 of the image's scale, the range that now
+    takes the whole-factor shrink."""
+    calib = _plain_calibration(px_per_mm)
+    view = DetectorView.for_mat(DEFAULT_MAT, 320)
+    h = int(DEFAULT_MAT.height_mm * px_per_mm) + 80
+    w = int(DEFAULT_MAT.width_mm * px_per_mm) + 80
+    yy, xx = np.mgrid[0:h, 0:w]
+    board = np.where((xx + yy) % 2 == 0, 255, 0).astype(np.uint8)
+    canvas = view.render(cv2.merge([board] * 3), calib, DEFAULT_MAT)
+    inside = canvas[20:150, 20:250, 0].astype(np.float64)
+    assert abs(inside.mean() - 127.5) < 12
+    assert inside.std() < 20
+
+
+def test_a_lens_without_distortion_is_not_undistorted():
+    """Intrinsics with every distortion coefficient zero move no pixel: the detector's view
+    is the same as with no intrinsics, and the pipeline hands on the frame itself."""
+    from vision.pipeline import TablePipeline
+
+    K = np.array([[900.0, 0, 640], [0, 900.0, 360], [0, 0, 1]])
+    flat = Intrinsics(K, np.zeros(5))
+    bent = Intrinsics(K, np.array([-0.1, 0.02, 0, 0, 0]))
+    assert not flat.distorts and bent.distorts
+    calib = _plain_calibration(1.2)
+    img = _photo(11, 720, 1280)
+    view = DetectorView.for_mat(DEFAULT_MAT, 320)
+    with_k = Calibration(True, H=calib.H, intrinsics=flat)
+    assert np.array_equal(view.render(img, with_k, DEFAULT_MAT),
+                          view.render(img, calib, DEFAULT_MAT))
+    ideal, ideal_calib = TablePipeline._undistorted(
+        TablePipeline.__new__(TablePipeline), img, with_k)
+    assert ideal is img and ideal_calib.intrinsics is None
