@@ -19,34 +19,13 @@ from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene
 TABLE = (60, 85, 110)  # a brownish wood tone (BGR)
 
 
-@pytest.fixture(scope="module")
-def deck():
-    from vision.synth.deck import load_deck, shared_dir
-
-    sd = shared_dir()
-    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
-        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
-    return load_deck(sd / "decks" / "rws-tarot")
-
-
-@pytest.fixture(scope="module")
-def finder():
-    from models import ModelError
-    from vision.pyramids import PyramidFinder
-
-    try:
-        return PyramidFinder(DEFAULT_MAT)
-    except ModelError as exc:
-        pytest.skip(f"pyramid models not shipped: {exc}")
-
-
-def _shoot(deck, pyramids, tilt=12.0, seed=3, cards=()):
+def _shoot(tarot, pyramids, tilt=12.0, seed=3, cards=()):
     # tilted and off-centre so that the upright apex leans (parallax) and the calibration
     # has to undo perspective
     cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=tilt, yaw=8.0, tilt_dir=200.0)
     st = plain_style(TABLE, seed=seed)
     st.lights = [Light(40, 60, 0.6, 0.3, 3.0)]
-    image, truth = render(TableScene(cards=list(cards), pyramids=pyramids), deck, DEFAULT_MAT,
+    image, truth = render(TableScene(cards=list(cards), pyramids=pyramids), tarot, DEFAULT_MAT,
                           cam, st)
     calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
     assert calib.calibrated
@@ -66,9 +45,9 @@ def _angle_diff(a, b):
     ("white", 2, True, None),
     ("black", 3, False, 200.0),
 ])
-def test_single_pyramid(deck, finder, color, pips, upright, pointing):
+def test_single_pyramid(tarot, finder, color, pips, upright, pointing):
     p = PyramidPlacement(color, pips, upright, (620.0, 210.0), pointing, yaw_deg=25.0)
-    image, calib, _ = _shoot(deck, [p])
+    image, calib, _ = _shoot(tarot, [p])
     found = finder.find(image, calib)
     assert len(found) == 1, [f.to_dict() for f in found]
     (f,) = found
@@ -82,17 +61,17 @@ def test_single_pyramid(deck, finder, color, pips, upright, pointing):
         assert f.pointing_deg is None
 
 
-def test_two_pyramids_apart(deck, finder):
+def test_two_pyramids_apart(tarot, finder):
     ps = [PyramidPlacement("purple", 3, True, (300.0, 400.0), None, yaw_deg=10.0),
           PyramidPlacement("cyan", 2, False, (360.0, 400.0), 200.0)]
-    image, calib, _ = _shoot(deck, ps, tilt=5.0, seed=4)
+    image, calib, _ = _shoot(tarot, ps, tilt=5.0, seed=4)
     found = sorted(finder.find(image, calib), key=lambda f: f.base_center_mm[0])
     assert [(f.color, f.pips, f.upright) for f in found] == [("purple", 3, True),
                                                              ("cyan", 2, False)]
 
 
-def test_empty_table_gives_none(deck, finder):
-    image, calib, _ = _shoot(deck, [])
+def test_empty_table_gives_none(tarot, finder):
+    image, calib, _ = _shoot(tarot, [])
     assert finder.find(image, calib) == []
 
 
@@ -114,11 +93,11 @@ def _same(found, placed):
             assert _angle_diff(f.pointing_deg, p.pointing_deg) < 30.0, f.to_dict()
 
 
-def test_touching_pyramids_of_one_colour(deck, finder):
+def test_touching_pyramids_of_one_colour(tarot, finder):
     ps = [PyramidPlacement("red", 1, True, (450.0, 300.0), None, yaw_deg=5.0),
           PyramidPlacement("red", 2, True, (468.0, 300.0), None, yaw_deg=40.0),
           PyramidPlacement("red", 1, False, (452.0, 322.0), 90.0)]
-    image, calib, _ = _shoot(deck, ps, tilt=8.0, seed=5)
+    image, calib, _ = _shoot(tarot, ps, tilt=8.0, seed=5)
     _same(finder.find(image, calib), ps)
 
 
@@ -131,16 +110,16 @@ def _cards():
             for k, cid in enumerate(ART)]
 
 
-def test_card_art_alone_is_no_pyramid(deck, finder):
-    image, calib, _ = _shoot(deck, [], seed=6, cards=_cards())
+def test_card_art_alone_is_no_pyramid(tarot, finder):
+    image, calib, _ = _shoot(tarot, [], seed=6, cards=_cards())
     assert finder.find(image, calib) == []
 
 
-def test_pyramids_on_card_art(deck, finder):
+def test_pyramids_on_card_art(tarot, finder):
     ps = [PyramidPlacement("yellow", 2, True, (300.0, 330.0), None, yaw_deg=15.0,
                            rest_height_mm=0.35),
           PyramidPlacement("blue", 3, False, (395.0, 320.0), 270.0, rest_height_mm=0.35),
           PyramidPlacement("orange", 1, True, (490.0, 340.0), None, rest_height_mm=0.35),
           PyramidPlacement("green", 2, False, (585.0, 330.0), 30.0, rest_height_mm=0.35)]
-    image, calib, _ = _shoot(deck, ps, seed=7, cards=_cards())
+    image, calib, _ = _shoot(tarot, ps, seed=7, cards=_cards())
     _same(finder.find(image, calib), ps)

@@ -1,9 +1,7 @@
-"""Fixtures for the synthetic renderer tests. Card art comes from shared/decks (never from
-the repository); the tests skip when that folder is not there."""
+"""Fixtures for the synthetic renderer tests (``shared`` and ``tarot`` are in
+``tests/conftest.py``). Card art comes from shared/decks, never from the repository."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,22 +9,6 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from calibration.mat import DEFAULT_MAT  # noqa: E402
-from vision.synth.deck import shared_dir  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    sd = shared_dir()
-    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
-        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
-    return sd
-
-
-@pytest.fixture(scope="session")
-def tarot(shared):
-    from vision.synth.deck import load_deck
-
-    return load_deck(shared / "decks" / "rws-tarot")
 
 
 @pytest.fixture(scope="session")

@@ -27,33 +27,12 @@ SHOWN = [("red", 2, True, (360.0, 330.0)), ("blue", 3, False, (450.0, 320.0)),
          ("green", 1, True, (540.0, 335.0))]
 
 
-@pytest.fixture(scope="module")
-def deck():
-    from vision.synth.deck import load_deck, shared_dir
-
-    sd = shared_dir()
-    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
-        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
-    return load_deck(sd / "decks" / "rws-tarot")
-
-
-@pytest.fixture(scope="module")
-def finder():
-    from models import ModelError
-    from vision.pyramids import PyramidFinder
-
-    try:
-        return PyramidFinder(DEFAULT_MAT)
-    except ModelError as exc:
-        pytest.skip(f"pyramid models not shipped: {exc}")
-
-
-def _shoot(deck, pyramids, wb=ORANGE_LAMP, seed=7):
+def _shoot(tarot, pyramids, wb=ORANGE_LAMP, seed=7):
     cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=10.0, yaw=5.0, tilt_dir=30.0)
     st = plain_style((70, 95, 120), seed=seed)
     st.lights = [Light(60, 65, 0.6, 0.3, 3.0)]
     st.wb = wb
-    image, truth = render(TableScene(pyramids=pyramids), deck, DEFAULT_MAT, cam, st)
+    image, truth = render(TableScene(pyramids=pyramids), tarot, DEFAULT_MAT, cam, st)
     calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
     assert calib.calibrated
     return image, calib, truth
@@ -73,11 +52,11 @@ def test_zone_default_and_named():
     assert calibration_zone(m) == (10, 20, 210, 120)
 
 
-def test_calibrate_under_orange_light_then_find_with_the_profile(deck, finder, tmp_path):
+def test_calibrate_under_orange_light_then_find_with_the_profile(tarot, finder, tmp_path):
     from vision.pyramids import PyramidFinder
     from vision.pyramids.profile import measure_profile
 
-    image, calib, _ = _shoot(deck, _placements(SHOWN))
+    image, calib, _ = _shoot(tarot, _placements(SHOWN))
     profile, shown = measure_profile(finder, image, calib, ["red", "blue", "green"])
     assert profile.names() == ["red", "blue", "green"]
     for s, (_, _, _, xy) in zip(shown, SHOWN):
@@ -92,7 +71,7 @@ def test_calibrate_under_orange_light_then_find_with_the_profile(deck, finder, t
     # the same plastic elsewhere on the table, under the same lamp: named by the profile
     others = [("green", 2, False, (250.0, 480.0)), ("red", 3, True, (700.0, 180.0)),
               ("blue", 1, True, (640.0, 500.0))]
-    image2, calib2, truth2 = _shoot(deck, _placements(others, 45.0), seed=8)
+    image2, calib2, truth2 = _shoot(tarot, _placements(others, 45.0), seed=8)
     with_profile = PyramidFinder(DEFAULT_MAT, colors=path)
     found = with_profile.find(image2, calib2)
     got = sorted((f.color, round(f.base_center_mm[0], -1)) for f in found)
@@ -100,36 +79,36 @@ def test_calibrate_under_orange_light_then_find_with_the_profile(deck, finder, t
     assert [g[0] for g in got] == [w[0] for w in want], [f.to_dict() for f in found]
 
 
-def test_an_unusual_red_is_learned(deck, finder, monkeypatch):
+def test_an_unusual_red_is_learned(tarot, finder, monkeypatch):
     """A pinkish red set of pyramids: after calibration the finder calls it red."""
     from vision.pyramids import PyramidFinder
     from vision.pyramids.profile import measure_profile
     from vision.synth import render as render_mod
 
     monkeypatch.setitem(render_mod.PYRAMID_BGR, "red", (150, 90, 235))
-    image, calib, _ = _shoot(deck, _placements([("red", 3, True, (450.0, 320.0))]),
+    image, calib, _ = _shoot(tarot, _placements([("red", 3, True, (450.0, 320.0))]),
                              wb=(1.0, 1.0, 1.0))
     profile, _ = measure_profile(finder, image, calib, ["red"])
     later = [("red", 2, True, (300.0, 450.0)), ("red", 3, False, (620.0, 200.0))]
-    image2, calib2, _ = _shoot(deck, _placements(later, 300.0), wb=(1.0, 1.0, 1.0), seed=9)
+    image2, calib2, _ = _shoot(tarot, _placements(later, 300.0), wb=(1.0, 1.0, 1.0), seed=9)
     found = PyramidFinder(DEFAULT_MAT, colors=profile).find(image2, calib2)
     assert sorted(f.color for f in found) == ["red", "red"], [f.to_dict() for f in found]
 
 
-def test_wrong_count_is_a_clear_error(deck, finder):
+def test_wrong_count_is_a_clear_error(tarot, finder):
     from vision.pyramids.profile import measure_profile
 
-    image, calib, _ = _shoot(deck, _placements(SHOWN[:2]))
+    image, calib, _ = _shoot(tarot, _placements(SHOWN[:2]))
     with pytest.raises(ProfileError, match=r"found 2 pyramid\(s\).*expected 3"):
         measure_profile(finder, image, calib, ["red", "blue", "green"])
     with pytest.raises(ProfileError, match="unknown colour 'pink'"):
         measure_profile(finder, image, calib, ["pink"])
 
 
-def test_cli(deck, finder, tmp_path, capsys):
+def test_cli(tarot, finder, tmp_path, capsys):
     from companion.cli import main
 
-    image, _, _ = _shoot(deck, _placements(SHOWN))
+    image, _, _ = _shoot(tarot, _placements(SHOWN))
     img = tmp_path / "shown.jpg"
     cv2.imwrite(str(img), image)
     out = tmp_path / "p" / "colors.json"

@@ -23,16 +23,6 @@ from vision.synth.render import plain_style, render  # noqa: E402
 from vision.synth.scene import TableScene  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def deck():
-    from vision.synth.deck import load_deck, shared_dir
-
-    sd = shared_dir()
-    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
-        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
-    return load_deck(sd / "decks" / "rws-tarot")
-
-
 def _camera(dist: bool = True):
     cam = camera_over_mat(DEFAULT_MAT, (1280, 720), tilt=14.0, yaw=20.0, tilt_dir=120.0)
     if dist:
@@ -57,10 +47,10 @@ def test_image_px_matches_the_camera_projection():
     assert td.image_px(pts.reshape(10, 20, 2)).shape == (10, 20, 2)
 
 
-def test_view_and_patches_show_the_table_where_it_is(deck):
+def test_view_and_patches_show_the_table_where_it_is(tarot):
     cam = _camera()
     style = plain_style((60, 85, 110), seed=1)
-    image, _ = render(TableScene(), deck, DEFAULT_MAT, cam, style)
+    image, _ = render(TableScene(), tarot, DEFAULT_MAT, cam, style)
     # a small bright square drawn on the table at a known place (500, 300) mm, 10 mm wide
     sq = np.array([[495, 295], [505, 295], [505, 305], [495, 305]], np.float64)
     px = cam.project(np.column_stack([sq, np.zeros(4)]))
@@ -98,12 +88,12 @@ def test_a_moved_camera_is_noticed():
 # BGR gains of the lamp: an orange one and a blue one, each with its brightest channel
 # at 1 (a camera's exposure keeps the paper from clipping)
 @pytest.mark.parametrize("wb", [(1.0, 1.0, 1.0), (0.37, 0.63, 1.0), (1.0, 0.69, 0.43)])
-def test_marker_paper_undoes_the_colour_of_the_light(deck, wb):
+def test_marker_paper_undoes_the_colour_of_the_light(tarot, wb):
     cam = _camera(dist=False)
     style = plain_style((60, 85, 110), seed=2)
-    neutral, _ = render(TableScene(), deck, DEFAULT_MAT, cam, style)
+    neutral, _ = render(TableScene(), tarot, DEFAULT_MAT, cam, style)
     style.wb = wb
-    tinted, _ = render(TableScene(), deck, DEFAULT_MAT, cam, style)
+    tinted, _ = render(TableScene(), tarot, DEFAULT_MAT, cam, style)
     calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(tinted)
     assert calib.calibrated
     td = TopDown(calib, DEFAULT_MAT)
