@@ -312,12 +312,8 @@ class TablePipeline:
         it (no distortion left to model). The maps are built once per camera: undistorting
         each frame from scratch costs several times the remap."""
         intr = calib.intrinsics
-        if intr is None:
+        if intr is None or not intr.distorts:
             return image, calib
-        if not intr.distorts:
-            # K alone moves no pixel; without the intrinsics nothing downstream undistorts
-            # the whole frame again (the detector's view would, at 45 ms a frame)
-            return image, replace(calib, intrinsics=None)
         h, w = image.shape[:2]
         maps = self._undistort_maps.get((w, h))
         if maps is None:

@@ -67,20 +67,34 @@ class ColorModel:
     def tables(self, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(label per bin uint8, normalised class scores per bin float32) for an image whose
         Lab bin indices are ``idx`` (None: the global background only)."""
-        lik = self.likelihood
-        bg = lik[:, BACKGROUND]
+        sc = np.empty_like(self.likelihood)
+        sc[:, :BACKGROUND] = self._color_scores()
+        # the floor makes empty bins background
+        sc[:, BACKGROUND] = self.bg_weight * self._background(idx) + 1e-7
+        sc /= sc.sum(axis=1, keepdims=True)
+        return np.argmax(sc, axis=1).astype(np.uint8), sc
+
+    def _color_scores(self) -> np.ndarray:
+        """(BINS**3, colours) float32: the colours' likelihoods times their ``class_gain``
+        (the same for every image, so kept)."""
+        if not hasattr(self, "_colors"):
+            sc = self.likelihood[:, :BACKGROUND].copy()
+            if self.class_gain is not None:
+                sc *= np.asarray(self.class_gain, np.float32)
+            self._colors = sc
+        return self._colors
+
+    def _background(self, idx: np.ndarray | None) -> np.ndarray:
+        """Background likelihood per bin: the global one, joined by the image's own colours
+        (``idx``: its Lab bin indices; None: the global one alone)."""
+        bg: np.ndarray = self.likelihood[:, BACKGROUND]
         if idx is not None and self.image_share > 0:
             # every other row and column: the image's colours, a quarter of the counting
             h = np.bincount(idx[::2, ::2].ravel(), minlength=BINS ** 3).astype(np.float32)
             h = _smooth(h.reshape(BINS, BINS, BINS, 1)).reshape(-1)
             h /= max(float(h.sum()), 1.0)
             bg = (1 - self.image_share) * bg + self.image_share * h
-        sc = lik.copy()
-        if self.class_gain is not None:
-            sc[:, :BACKGROUND] *= np.asarray(self.class_gain, np.float32)
-        sc[:, BACKGROUND] = self.bg_weight * bg + 1e-7  # empty bins are background
-        sc /= sc.sum(axis=1, keepdims=True)
-        return np.argmax(sc, axis=1).astype(np.uint8), sc
+        return bg
 
     def labels(self, idx: np.ndarray) -> np.ndarray:
         """The label per bin of :meth:`tables` (its first half) for an image whose Lab bin
@@ -88,17 +102,10 @@ class ColorModel:
         on the image, so the colours' best class and score per bin are kept between frames
         and each bin is background exactly where its background score beats them."""
         if not hasattr(self, "_best_color"):
-            sc = self.likelihood[:, :BACKGROUND].copy()
-            if self.class_gain is not None:
-                sc *= np.asarray(self.class_gain, np.float32)
+            sc = self._color_scores()
             self._best_color = (np.argmax(sc, axis=1).astype(np.uint8), sc.max(axis=1))
         arg, best = self._best_color
-        bg = self.likelihood[:, BACKGROUND]
-        if self.image_share > 0:
-            h = np.bincount(idx[::2, ::2].ravel(), minlength=BINS ** 3).astype(np.float32)
-            h = _smooth(h.reshape(BINS, BINS, BINS, 1)).reshape(-1)
-            h /= max(float(h.sum()), 1.0)
-            bg = (1 - self.image_share) * bg + self.image_share * h
+        bg = self._background(idx)
         # argmax picks the first of equal scores, and background is the last class
         out: np.ndarray = np.where(self.bg_weight * bg + 1e-7 > best, np.uint8(BACKGROUND), arg)
         return out

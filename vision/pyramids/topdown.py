@@ -45,7 +45,7 @@ def table_to_image(calib: Calibration, pts_mm: np.ndarray) -> np.ndarray:
     Hinv = np.linalg.inv(calib.H)
     hom = np.hstack([pts, np.ones((len(pts), 1))]) @ Hinv.T
     und = hom[:, :2] / hom[:, 2:3]
-    if calib.intrinsics is None or not np.any(calib.intrinsics.dist):
+    if calib.intrinsics is None or not calib.intrinsics.distorts:
         return und
     K = calib.intrinsics.K
     norm = np.hstack([(und - K[:2, 2]) / np.array([K[0, 0], K[1, 1]]), np.ones((len(pts), 1))])
