@@ -9,13 +9,16 @@ Stages, each timed into the record's ``timings_ms``:
 2. **cards**: a card detector (any object with ``detect(image, calib, mat) -> CardBoxes``;
    by default the ONNX one of :mod:`vision.detection.cards`) says where cards lie and which
    way their long side runs.
-3. **identify**: every box is cut out of the image as an upright patch through the
+3. **fit**: each box is snapped onto the card's own edges (:mod:`vision.cards.fit`): the
+   detector's boxes are a few millimetres and degrees off, which is enough for the gallery
+   to read a patch as another card.
+4. **identify**: every box is cut out of the image as an upright patch through the
    calibration (:func:`vision.cards.identify.warp_card_mm`, at the deck's card size) and the
    deck's gallery names it; the gallery also says which end is the top of the art, which a
    box cannot. A patch the gallery takes for bare table is dropped when the detector was
    unsure of the box too (a false box); any other card the gallery is unsure of is kept with
    its nearest card id, ``"identified": false`` and a low confidence.
-4. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-3 on a
+5. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-4 on a
    second thread when ``threads >= 2`` (both spend their time in OpenCV/numpy/onnxruntime,
    which release the GIL).
 
@@ -40,6 +43,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
+from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 
@@ -68,6 +72,14 @@ DROP_TABLE_BELOW_SCORE = 0.6
 #: matches best is kept; a refined card also gets the refined centre and angle.
 REFINE_ANGLES_DEG = (-8.0, -4.0, 4.0, 8.0)
 REFINE_STEP_MM = 6.0
+
+#: A box fitted to edges (vision/cards/fit.py) further than FIT_SHORT_MOVE_MM from the
+#: detector's is kept only when the gallery reads its cut better by FIT_LONG_MOVE_GAIN (margin
+#: units): the cards under the top of a pile offer edges a few millimetres off everywhere, and
+#: a box pulled onto them still reads as the same card (sample game, draw pile). A fit that
+#: corrects a misread card gains far more (7 -> 26 on the sample frames).
+FIT_SHORT_MOVE_MM = 4.0
+FIT_LONG_MOVE_GAIN = 2.0
 
 
 class ImageError(CompanionError, ValueError):
@@ -336,16 +348,31 @@ class TablePipeline:
         t1 = time.perf_counter()
         timings["undistort"] = (t_u - t0) * 1000
         timings["cards"] = (t1 - t_u) * 1000
-        # copies: refinement updates them, the detector's boxes stay as they were
+        # copies: fitting and refinement update them, the detector's boxes stay as they were
         centers = np.array(boxes.centers_mm, np.float64).reshape(-1, 2)
         axes = np.array(boxes.angles_deg, np.float64).reshape(-1)
         sizes = np.asarray(boxes.sizes_mm, np.float64).reshape(-1, 2)
         scores = np.asarray(boxes.scores, np.float64).reshape(-1)
+        fits = fit_card_boxes(ideal, ideal_calib, centers, axes, self.card_size_mm)
+        t_f = time.perf_counter()
+        timings["fit"] = (t_f - t1) * 1000
         # the crop's top edge toward the box's long-axis direction: the gallery then tells
-        # whether the art's top is there or at the other end
-        crops = [warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
-                 for i in range(len(scores))]
-        matches: list[CardMatch] = self.gallery.identify_batch(crops)
+        # whether the art's top is there or at the other end. A fitted box is cut beside the
+        # detector's own: in a pile the edges of the cards underneath can pull the fit off
+        # the top card, so the gallery decides which of the two cuts shows a card better.
+        moved = [i for i, f in enumerate(fits) if f.moved]
+        crops = [warp_card_mm(ideal, ideal_calib, f.center_mm, f.axis_deg % 180.0,
+                              self.card_size_mm) for f in fits]
+        crops += [warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
+                  for i in moved]
+        found = self.gallery.identify_batch(crops)
+        matches: list[CardMatch] = found[:len(fits)]
+        for i, f in enumerate(fits):
+            centers[i], axes[i] = f.center_mm, f.axis_deg % 180.0
+        for i, m_det in zip(moved, found[len(fits):]):
+            needed = FIT_LONG_MOVE_GAIN if fits[i].shift_mm > FIT_SHORT_MOVE_MM else 0.0
+            if _cut_score(matches[i]) < _cut_score(m_det) + needed:
+                centers[i], axes[i], matches[i] = boxes.centers_mm[i], boxes.angles_deg[i], m_det
         refined = 0
         for i, m in enumerate(matches):
             weak_table = m.card_id is None and m.confidence <= 0.0 \
@@ -383,25 +410,21 @@ class TablePipeline:
                 "id_confidence": round(float(m.confidence), 4),
             })
         cards, dupes = _one_per_card(cards)
-        timings["identify"] = (time.perf_counter() - t1) * 1000
+        timings["identify"] = (time.perf_counter() - t_f) * 1000
         return cards, dropped + dupes, refined
 
     def _refine(self, image: np.ndarray, calib: Calibration, center: np.ndarray, axis: float,
                 match: CardMatch) -> tuple[np.ndarray, float, CardMatch]:
         """The (centre, axis, match) of the cut around a box that the gallery matches best
         (largest margin to the next card; bare table never wins), searched coarse to fine."""
-        def score(m: CardMatch) -> float:
-            looks_like_table = m.card_id is None and m.confidence <= 0.0
-            return -1e9 if looks_like_table else m.margin - 0.05 * m.distance
-
-        best = (score(match), np.asarray(center, np.float64), float(axis), match)
+        best = (_cut_score(match), np.asarray(center, np.float64), float(axis), match)
 
         def trial(cands: list[tuple[np.ndarray, float]]) -> None:
             nonlocal best
             crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), a, self.card_size_mm)
                      for c, a in cands]
             for (c, a), m in zip(cands, self.gallery.identify_batch(crops)):
-                sc = score(m)
+                sc = _cut_score(m)
                 if sc > best[0]:
                     best = (sc, c, a, m)
 
@@ -497,6 +520,13 @@ class TablePipeline:
 #: Two cards whose centres are closer than this are one card seen twice (two boxes, or a box
 #: refined onto its neighbour): a card that much under another is not half uncovered.
 SAME_CARD_MM = 20.0
+
+
+def _cut_score(m: CardMatch) -> float:
+    """How well a cut shows a card: the gallery's margin to the next card, less a little for
+    distance from the prototypes; a cut that looks like bare table never wins."""
+    looks_like_table = m.card_id is None and m.confidence <= 0.0
+    return -1e9 if looks_like_table else m.margin - 0.05 * m.distance
 
 
 def _one_per_card(cards: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

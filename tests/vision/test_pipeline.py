@@ -55,7 +55,13 @@ def pipeline(fake):
         yield p
 
 
-def _check_cards(record: dict, truth: dict, tol_mm: float = 1.0, max_flipped: int = 0
+#: Even from the true boxes, a card's centre is where the pipeline fits it to the card's edges
+#: in the image (vision/cards/fit.py), which lie a millimetre or two from the rendered truth
+#: (the calibration's error, a card's border lines): a box left 5 mm off still fails.
+CARD_TOL_MM = 4.0
+
+
+def _check_cards(record: dict, truth: dict, tol_mm: float = CARD_TOL_MM, max_flipped: int = 0
                  ) -> None:
     want = [c for c in truth["cards"] if c.get("in_frame", True)]
     got = record["cards"]
@@ -157,6 +163,44 @@ def test_decktet_table_with_the_shipped_decktet_gallery(fake):
     _check_cards(record, truth, max_flipped=2)
 
 
+class JitteredBoxes(TruthBoxes):
+    """The true boxes moved as far as the shipped detector's usually are (bench/vision.py:
+    a median 3.7 mm and 2.3 degrees, 90th percentile 8.6 mm and 7 degrees), seeded."""
+
+    def detect(self, image, calib, mat):
+        from vision.detection.cards import CardBoxes
+
+        b = super().detect(image, calib, mat)
+        rng = np.random.default_rng(7)
+        turn = rng.uniform(3.0, 6.0, len(b)) * rng.choice([-1.0, 1.0], len(b))
+        step = rng.uniform(3.0, 6.0, len(b))
+        way = rng.uniform(0.0, 2 * math.pi, len(b))
+        moved = b.centers_mm + np.column_stack([np.cos(way), np.sin(way)]) * step[:, None]
+        return CardBoxes(moved, (b.angles_deg + turn) % 180.0, b.sizes_mm, b.scores)
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_boxes_millimetres_off_are_fitted_back_onto_the_cards(frame):
+    # every box 3-6 mm and 3-6 degrees off: the edge fit (vision/cards/fit.py) puts them back
+    path = SAMPLES / frame
+    jittered = JitteredBoxes()
+    jittered.add(path)
+    with TablePipeline(mat=DEFAULT_MAT, deck="tarot", card_detector=jittered,
+                       pyramid_finder=jittered, threads=1) as p:
+        record = p.observe_file(path)
+    truth = truth_of(path)
+    # the top card of a pile is only named, not placed to the millimetre: the cards under it
+    # show edges a few millimetres off on every side, and the fit may take one of them
+    _check_cards(record, truth, tol_mm=25.0)
+    for r, t in _match(record["cards"], truth["cards"], "center_mm", 25.0):
+        if t.get("stack_size", 1) > 1:
+            continue
+        assert math.dist(r["center_mm"], t["center_mm"]) <= CARD_TOL_MM, (r["id"], t["center_mm"])
+        if r["face_up"]:
+            d = angle_diff_deg(r["angle_deg"], t["angle_deg"])
+            assert min(d, 180.0 - d) < 2.0, (r["id"], d)
+
+
 def test_no_table_is_a_record_with_the_reason(pipeline, fake):
     blank = np.full((480, 640, 3), 128, np.uint8)
     calls = fake.calls
@@ -185,7 +229,7 @@ def test_hidden_markers_reuse_the_last_good_calibration(fake):
     assert warm["calibrated"] is True
     assert warm["calibration"]["markers_seen"] == [2, 3]
     assert warm["calibration"]["markers_assumed"] == [0, 1]
-    _check_cards(warm, truth, tol_mm=1.0)
+    _check_cards(warm, truth)
     assert cold["calibration"]["markers_seen"] == [2, 3]
 
 
