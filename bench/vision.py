@@ -478,7 +478,7 @@ def speed_text(t: dict[str, Any], reference: Path | None, ref_note: str) -> str:
             continue
         lines.append(f"| whole pipeline (`TablePipeline.observe`), {label} | "
                      f"{_q(tot, 50):.0f} | {_q(tot, 90):.0f} |")
-        for key in ("calibrate", "undistort", "cards", "identify", "pyramids"):
+        for key in ("calibrate", "undistort", "cards", "fit", "identify", "pyramids"):
             if key in st:
                 lines.append(f"| - stage {key} | {_q(st[key], 50):.0f} | "
                              f"{_q(st[key], 90):.0f} |")

@@ -79,24 +79,36 @@ class CardFit:
 
 @lru_cache(maxsize=16)
 def _sample_indices(w_px: int, h_px: int, card_w: float, card_h: float
-                    ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Flat view indices of the sheared sampling lines: (turns, rows, columns) for the long
-    edges and (turns, columns, rows) for the short ones, and the numbers of samples."""
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Flat view indices of the sheared sampling lines, (turns, samples, positions), for the
+    long edges (positions: view columns) and for the short ones (view rows), only at the
+    positions an edge may be found at (around where the box puts each edge); those
+    positions; and the numbers of samples per line."""
     cx, cy = w_px / 2 - 0.5, h_px / 2 - 0.5
     t = np.tan(np.radians(np.asarray(TURNS_DEG)))[:, None]
     half_h = card_h * PX_PER_MM * SIDE_SPAN / 2
     half_w = card_w * PX_PER_MM * SIDE_SPAN / 2
     ys = np.arange(int(cy - half_h), int(cy + half_h) + 1, SAMPLE_STEP)
     xs = np.arange(int(cx - half_w), int(cx + half_w) + 1, SAMPLE_STEP)
+    reach = int(round(MAX_SHIFT_MM * PX_PER_MM)) + EDGE_SLACK_PX + 1
+
+    def around(c: float, half: float, size: int) -> np.ndarray:
+        lo, hi = int(round(c - half)), int(round(c + half))
+        pos = np.concatenate([np.arange(lo - reach, lo + reach + 1),
+                              np.arange(hi - reach, hi + reach + 1)])
+        return np.unique(np.clip(pos, 0, size - 1))
+
+    cols = around(cx, card_w * PX_PER_MM / 2, w_px)
+    rows = around(cy, card_h * PX_PER_MM / 2, h_px)
     # a long edge turned by t about the view centre: x = x0 + (y - cy) * t; a short edge:
     # y = y0 - (x - cx) * t (the view's y runs along the card's long axis)
     off_long = np.round((ys[None, :] - cy) * t).astype(np.intp)
     off_short = np.round((xs[None, :] - cx) * -t).astype(np.intp)
-    cols = np.clip(np.arange(w_px)[None, None, :] + off_long[:, :, None], 0, w_px - 1)
-    long_idx = (ys[None, :, None] * w_px + cols).astype(np.intp)
-    rows = np.clip(np.arange(h_px)[None, None, :] + off_short[:, :, None], 0, h_px - 1)
-    short_idx = (rows * w_px + xs[None, :, None]).astype(np.intp)
-    return long_idx, short_idx, len(ys), len(xs)
+    c_at = np.clip(cols[None, None, :] + off_long[:, :, None], 0, w_px - 1)
+    long_idx = (ys[None, :, None] * w_px + c_at).astype(np.intp)
+    r_at = np.clip(rows[None, None, :] + off_short[:, :, None], 0, h_px - 1)
+    short_idx = (r_at * w_px + xs[None, :, None]).astype(np.intp)
+    return long_idx, short_idx, cols, rows, len(ys), len(xs)
 
 
 def fit_card_box(image: np.ndarray, H_px_to_mm: np.ndarray, center_mm: Sequence[float],
@@ -104,55 +116,84 @@ def fit_card_box(image: np.ndarray, H_px_to_mm: np.ndarray, center_mm: Sequence[
     """The box of a ``card_size_mm`` (short, long) card near (``center_mm``, ``axis_deg``)
     whose outline best follows the edges in ``image`` (BGR or grey, undistorted), with
     ``H_px_to_mm`` the calibration's image-to-table homography."""
+    return _fit(image, H_px_to_mm, np.asarray([center_mm], np.float64).reshape(1, 2),
+                np.asarray([axis_deg], np.float64), card_size_mm)[0]
+
+
+def _fit(image: np.ndarray, H_px_to_mm: np.ndarray, centers: np.ndarray, axes: np.ndarray,
+         card_size_mm: Sequence[float]) -> list[CardFit]:
+    """Every box at once: one warp per card, then the gradients and profiles of all the
+    views stacked (a frame's 10-20 cards cost about as much as two did one by one)."""
+    n = len(axes)
+    if n == 0:
+        return []
     card_w, card_h = float(min(card_size_mm)), float(max(card_size_mm))
-    a = math.radians(axis_deg)
-    u = np.array([math.cos(a), math.sin(a)])        # the view's +y: along the long side
-    r = np.array([-math.sin(a), math.cos(a)])       # the view's +x
     w_px = int(round((card_w + 2 * PAD_MM) * PX_PER_MM))
     h_px = int(round((card_h + 2 * PAD_MM) * PX_PER_MM))
     cx, cy = w_px / 2 - 0.5, h_px / 2 - 0.5
     s = 1.0 / PX_PER_MM
-    c = np.asarray(center_mm, np.float64)
-    view_to_mm = np.array([[r[0] * s, u[0] * s, c[0] - cx * s * r[0] - cy * s * u[0]],
-                           [r[1] * s, u[1] * s, c[1] - cx * s * r[1] - cy * s * u[1]],
-                           [0.0, 0.0, 1.0]])
-    M = np.linalg.inv(np.asarray(H_px_to_mm, np.float64)) @ view_to_mm
-    view = cv2.warpPerspective(image, M, (w_px, h_px),
-                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_REPLICATE)
-    if view.ndim == 3:
-        view = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY)
-    gx = np.abs(cv2.Sobel(view, cv2.CV_16S, 1, 0, ksize=3))
-    gy = np.abs(cv2.Sobel(view, cv2.CV_16S, 0, 1, ksize=3))
-    long_idx, short_idx, n_long, n_short = _sample_indices(w_px, h_px, card_w, card_h)
-    across_long = np.take(gx.ravel(), long_idx).sum(axis=1, dtype=np.int32)    # (turns, w)
-    across_short = np.take(gy.ravel(), short_idx).sum(axis=1, dtype=np.int32)  # (turns, h)
+    to_image = np.linalg.inv(np.asarray(H_px_to_mm, np.float64))
+    views = np.empty((n, h_px, w_px), np.uint8)
+    view_to_mm = np.empty((n, 3, 3))
+    for i in range(n):
+        a = math.radians(float(axes[i]))
+        u = (math.cos(a), math.sin(a))         # the view's +y: along the long side
+        r = (-math.sin(a), math.cos(a))        # the view's +x
+        c = centers[i]
+        view_to_mm[i] = [[r[0] * s, u[0] * s, c[0] - cx * s * r[0] - cy * s * u[0]],
+                         [r[1] * s, u[1] * s, c[1] - cx * s * r[1] - cy * s * u[1]],
+                         [0.0, 0.0, 1.0]]
+        view = cv2.warpPerspective(image, to_image @ view_to_mm[i], (w_px, h_px),
+                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+        views[i] = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY) if view.ndim == 3 else view
+    # the views stacked into one tall image: only their first and last rows see a neighbour
+    # view, and no edge is sampled there
+    tall = views.reshape(n * h_px, w_px)
+    gx = np.abs(cv2.Sobel(tall, cv2.CV_16S, 1, 0, ksize=3)).reshape(n, -1)
+    gy = np.abs(cv2.Sobel(tall, cv2.CV_16S, 0, 1, ksize=3)).reshape(n, -1)
+    long_idx, short_idx, cols, rows, n_long, n_short = _sample_indices(w_px, h_px, card_w,
+                                                                       card_h)
+    # (n, turns, view columns) and (n, turns, view rows); zero where no edge can be
+    across_long = np.zeros((n, len(TURNS_DEG), w_px), np.int32)
+    across_long[:, :, cols] = np.take(gx, long_idx, axis=1).sum(axis=2, dtype=np.int32)
+    across_short = np.zeros((n, len(TURNS_DEG), h_px), np.int32)
+    across_short[:, :, rows] = np.take(gy, short_idx, axis=1).sum(axis=2, dtype=np.int32)
     d = np.arange(-MAX_SHIFT_MM, MAX_SHIFT_MM + 1)
     dpx = np.round(d * PX_PER_MM).astype(np.intp)
     left = np.clip(int(round(cx - card_w / 2 * PX_PER_MM)) + dpx, 0, w_px - 1)
     right = np.clip(int(round(cx + card_w / 2 * PX_PER_MM)) + dpx, 0, w_px - 1)
     top = np.clip(int(round(cy - card_h / 2 * PX_PER_MM)) + dpx, 0, h_px - 1)
     bottom = np.clip(int(round(cy + card_h / 2 * PX_PER_MM)) + dpx, 0, h_px - 1)
-    price = SHIFT_PRICE * np.abs(d)[None, :].astype(np.float64)
-    sx = (across_long[:, left] + across_long[:, right]) / n_long - price      # (turns, shifts)
-    sy = (across_short[:, top] + across_short[:, bottom]) / n_short - price
-    best_x, best_y = sx.max(axis=1), sy.max(axis=1)
-    k = int(np.argmax(best_x + best_y))
-    ix, iy = int(np.argmax(sx[k])), int(np.argmax(sy[k]))
-    edge = float(sx[k, ix] + sy[k, iy] + price[0, ix] + price[0, iy]) / 4.0
-    if edge < MIN_EDGE:
-        return CardFit((float(c[0]), float(c[1])), float(axis_deg), 0.0, 0.0, 0.0)
-    # each edge on its own within EDGE_SLACK_PX of the pair's fit (the card's size in this
-    # view is off by the calibration's scale error, up to a millimetre or two), to a
-    # fraction of a pixel (a parabola through the peak and its neighbours); the centre is
-    # midway between the edges
+    price = SHIFT_PRICE * np.abs(d).astype(np.float64)
+    # (n, turns, shifts): both long edges, and both short edges, a card apart
+    sx = (across_long[:, :, left] + across_long[:, :, right]) / n_long - price
+    sy = (across_short[:, :, top] + across_short[:, :, bottom]) / n_short - price
+    best_x, best_y = sx.max(axis=2), sy.max(axis=2)
+    both = best_x + best_y
     step = TURNS_DEG[1] - TURNS_DEG[0] if len(TURNS_DEG) > 1 else 0.0
-    turn = TURNS_DEG[k] + step * _vertex(best_x + best_y, k)
-    x = (_edge_at(across_long[k], int(left[ix])) + _edge_at(across_long[k], int(right[ix]))) / 2
-    y = (_edge_at(across_short[k], int(top[iy])) + _edge_at(across_short[k], int(bottom[iy]))) / 2
-    p = view_to_mm @ np.array([x, y, 1.0])
-    moved = (float(p[0]), float(p[1]))
-    return CardFit(moved, float(axis_deg + turn), float(math.dist(moved, c)), float(turn), edge)
+    out = []
+    for i in range(n):
+        c = centers[i]
+        k = int(np.argmax(both[i]))
+        ix, iy = int(np.argmax(sx[i, k])), int(np.argmax(sy[i, k]))
+        edge = float(sx[i, k, ix] + sy[i, k, iy] + price[ix] + price[iy]) / 4.0
+        if edge < MIN_EDGE:
+            out.append(CardFit((float(c[0]), float(c[1])), float(axes[i]), 0.0, 0.0, 0.0))
+            continue
+        # each edge on its own within EDGE_SLACK_PX of the pair's fit (the card's size in
+        # this view is off by the calibration's scale error, up to a millimetre or two), to
+        # a fraction of a pixel (a parabola through the peak and its neighbours); the centre
+        # is midway between the edges
+        turn = TURNS_DEG[k] + step * _vertex(both[i], k)
+        pl, ps = across_long[i, k], across_short[i, k]
+        x = (_edge_at(pl, int(left[ix])) + _edge_at(pl, int(right[ix]))) / 2
+        y = (_edge_at(ps, int(top[iy])) + _edge_at(ps, int(bottom[iy]))) / 2
+        p = view_to_mm[i] @ np.array([x, y, 1.0])
+        moved = (float(p[0]), float(p[1]))
+        out.append(CardFit(moved, float(axes[i] + turn), float(math.dist(moved, c)),
+                           float(turn), edge))
+    return out
 
 
 def _edge_at(profile: np.ndarray, i: int) -> float:
@@ -171,12 +212,12 @@ def _vertex(v: np.ndarray, i: int) -> float:
     den = a - 2.0 * b + c
     if den >= 0.0:
         return 0.0
-    return float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+    return min(0.5, max(-0.5, 0.5 * (a - c) / den))
 
 
 def fit_card_boxes(image: np.ndarray, calib: Any, centers_mm: np.ndarray, axes_deg: np.ndarray,
                    card_size_mm: Sequence[float]) -> list[CardFit]:
     """:func:`fit_card_box` for every box (``calib``: a :class:`calibration.table.Calibration`
     of ``image``, which must be undistorted)."""
-    return [fit_card_box(image, calib.H, centers_mm[i], float(axes_deg[i]), card_size_mm)
-            for i in range(len(axes_deg))]
+    return _fit(image, calib.H, np.asarray(centers_mm, np.float64).reshape(-1, 2),
+                np.asarray(axes_deg, np.float64).reshape(-1), card_size_mm)
