@@ -43,7 +43,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
-from vision.cards.fit import fit_card_boxes
+from vision.cards.fit import CardFit, fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 
@@ -353,7 +353,14 @@ class TablePipeline:
         axes = np.array(boxes.angles_deg, np.float64).reshape(-1)
         sizes = np.asarray(boxes.sizes_mm, np.float64).reshape(-1, 2)
         scores = np.asarray(boxes.scores, np.float64).reshape(-1)
-        fits = fit_card_boxes(ideal, ideal_calib, centers, axes, self.card_size_mm)
+        # a weak box is not fitted: it may lie across two cards or on a pile's edge, and a cut
+        # snapped onto whatever edges are there can read as a card that is not on the table
+        sure = np.flatnonzero(scores >= DROP_TABLE_BELOW_SCORE)
+        fits = [CardFit((float(c[0]), float(c[1])), float(a), 0.0, 0.0, 0.0)
+                for c, a in zip(centers, axes)]
+        for i, f in zip(sure, fit_card_boxes(ideal, ideal_calib, centers[sure], axes[sure],
+                                             self.card_size_mm)):
+            fits[i] = f
         t_f = time.perf_counter()
         timings["fit"] = (t_f - t1) * 1000
         # the crop's top edge toward the box's long-axis direction: the gallery then tells

@@ -201,6 +201,23 @@ def test_boxes_millimetres_off_are_fitted_back_onto_the_cards(frame):
             assert min(d, 180.0 - d) < 2.0, (r["id"], d)
 
 
+def test_a_weak_box_across_two_cards_does_not_become_a_card(real_detector_path):
+    # on sample frame 0013 the shipped detector gives a weak box (score 0.37) across two
+    # lattice cards and the gap between them; fitted onto the edges around it, its cut read
+    # as cups-06 (not on the table) with confidence 0.99 and the demo's referee saw a card
+    # change. Weak boxes stay unfitted.
+    if real_detector_path is None:
+        pytest.skip("models/cards-obb.onnx is not shipped yet")
+    path = SAMPLES / "zarcana/0013.jpg"
+    with TablePipeline(deck="tarot", pyramid_finder=TruthBoxes(), threads=1) as p:
+        record = p.observe_file(path)
+    truth = truth_of(path)
+    want = [c for c in truth["cards"] if c.get("in_frame", True)]
+    pairs = _match(record["cards"], want, "center_mm", 25.0)
+    assert len(pairs) == len(record["cards"]) == len(want)
+    assert all(r["id"] == t["id"] for r, t in pairs)
+
+
 def test_no_table_is_a_record_with_the_reason(pipeline, fake):
     blank = np.full((480, 640, 3), 128, np.uint8)
     calls = fake.calls
