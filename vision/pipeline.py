@@ -43,7 +43,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
-from vision.cards.fit import CardFit, fit_card_boxes
+from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 
@@ -356,34 +356,29 @@ class TablePipeline:
         # a weak box is not fitted: it may lie across two cards or on a pile's edge, and a cut
         # snapped onto whatever edges are there can read as a card that is not on the table
         sure = np.flatnonzero(scores >= DROP_TABLE_BELOW_SCORE)
-        fits = [CardFit((float(c[0]), float(c[1])), float(a), 0.0, 0.0, 0.0)
-                for c, a in zip(centers, axes)]
-        for i, f in zip(sure, fit_card_boxes(ideal, ideal_calib, centers[sure], axes[sure],
-                                             self.card_size_mm)):
-            fits[i] = f
+        fits = fit_card_boxes(ideal, ideal_calib, centers[sure], axes[sure], self.card_size_mm)
+        moved = [(int(i), f) for i, f in zip(sure, fits) if f.moved]
+        for i, f in zip(sure, fits):
+            centers[i], axes[i] = f.center_mm, f.axis_deg % 180.0
         t_f = time.perf_counter()
         timings["fit"] = (t_f - t1) * 1000
         # the crop's top edge toward the box's long-axis direction: the gallery then tells
         # whether the art's top is there or at the other end. A fitted box is cut beside the
         # detector's own: in a pile the edges of the cards underneath can pull the fit off
         # the top card, so the gallery decides which of the two cuts shows a card better.
-        moved = [i for i, f in enumerate(fits) if f.moved]
-        crops = [warp_card_mm(ideal, ideal_calib, f.center_mm, f.axis_deg % 180.0,
-                              self.card_size_mm) for f in fits]
-        crops += [warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
-                  for i in moved]
+        crops = [warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
+                 for i in range(len(scores))]
+        crops += [warp_card_mm(ideal, ideal_calib, boxes.centers_mm[i],
+                               float(boxes.angles_deg[i]), self.card_size_mm) for i, _ in moved]
         found = self.gallery.identify_batch(crops)
-        matches: list[CardMatch] = found[:len(fits)]
-        for i, f in enumerate(fits):
-            centers[i], axes[i] = f.center_mm, f.axis_deg % 180.0
-        for i, m_det in zip(moved, found[len(fits):]):
-            needed = FIT_LONG_MOVE_GAIN if fits[i].shift_mm > FIT_SHORT_MOVE_MM else 0.0
+        matches: list[CardMatch] = found[:len(scores)]
+        for (i, f), m_det in zip(moved, found[len(scores):]):
+            needed = FIT_LONG_MOVE_GAIN if f.shift_mm > FIT_SHORT_MOVE_MM else 0.0
             if _cut_score(matches[i]) < _cut_score(m_det) + needed:
                 centers[i], axes[i], matches[i] = boxes.centers_mm[i], boxes.angles_deg[i], m_det
         refined = 0
         for i, m in enumerate(matches):
-            weak_table = m.card_id is None and m.confidence <= 0.0 \
-                and scores[i] < DROP_TABLE_BELOW_SCORE
+            weak_table = m.looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE
             if not m.accepted and not weak_table:
                 c, a, m2 = self._refine(ideal, ideal_calib, centers[i], float(axes[i]), m)
                 if m2.accepted:
@@ -392,8 +387,7 @@ class TablePipeline:
         cards: list[dict[str, Any]] = []
         dropped = 0
         for i, m in enumerate(matches):
-            looks_like_table = m.card_id is None and m.confidence <= 0.0
-            if looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE:
+            if m.looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE:
                 # nearest class bare table (the gallery's rejection class), weak box: false
                 dropped += 1
                 log.debug("box at %s dropped: the patch looks like bare table",
@@ -532,8 +526,7 @@ SAME_CARD_MM = 20.0
 def _cut_score(m: CardMatch) -> float:
     """How well a cut shows a card: the gallery's margin to the next card, less a little for
     distance from the prototypes; a cut that looks like bare table never wins."""
-    looks_like_table = m.card_id is None and m.confidence <= 0.0
-    return -1e9 if looks_like_table else m.margin - 0.05 * m.distance
+    return -1e9 if m.looks_like_table else m.margin - 0.05 * m.distance
 
 
 def _one_per_card(cards: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from calibration.table import Calibration
-from vision.cards.fit import CardFit, fit_card_box, fit_card_boxes
+from vision.cards.fit import EdgeFit, fit_card_box, fit_card_boxes
 from vision.cards.identify import card_corners_mm
 
 CARD = (70.0, 120.0)
@@ -53,7 +53,7 @@ def _table(cards: list[tuple[tuple[float, float], float]], seed: int = 0) -> tup
     return image, np.linalg.inv(_camera())
 
 
-def _off(fit: CardFit, center: tuple[float, float], angle: float) -> tuple[float, float]:
+def _off(fit: EdgeFit, center: tuple[float, float], angle: float) -> tuple[float, float]:
     da = (fit.axis_deg - angle) % 180.0
     return math.dist(fit.center_mm, center), min(da, 180.0 - da)
 
@@ -93,7 +93,7 @@ def test_a_neighbour_across_a_narrow_gap_does_not_pull_the_box():
 def test_no_edges_leaves_the_box_where_it_was():
     blank = np.full((600, 800, 3), 90, np.uint8)
     fit = fit_card_box(blank, np.linalg.inv(_camera()), (150.0, 150.0), 30.0, CARD)
-    assert fit == CardFit((150.0, 150.0), 30.0, 0.0, 0.0, 0.0)
+    assert fit == EdgeFit((150.0, 150.0), 30.0, 0.0, 0.0, 0.0)
     assert not fit.moved
 
 

@@ -61,7 +61,7 @@ SAMPLE_STEP = 2
 
 
 @dataclass(frozen=True)
-class CardFit:
+class EdgeFit:
     """A box fitted to a card's edges: ``center_mm`` and ``axis_deg`` (the long side's
     direction, as the detector gives it), the move from the detector's box, and
     ``edge`` (the mean gradient along the fitted edges; 0 when nothing was fitted)."""
@@ -112,7 +112,7 @@ def _sample_indices(w_px: int, h_px: int, card_w: float, card_h: float
 
 
 def fit_card_box(image: np.ndarray, H_px_to_mm: np.ndarray, center_mm: Sequence[float],
-                 axis_deg: float, card_size_mm: Sequence[float]) -> CardFit:
+                 axis_deg: float, card_size_mm: Sequence[float]) -> EdgeFit:
     """The box of a ``card_size_mm`` (short, long) card near (``center_mm``, ``axis_deg``)
     whose outline best follows the edges in ``image`` (BGR or grey, undistorted), with
     ``H_px_to_mm`` the calibration's image-to-table homography."""
@@ -121,7 +121,7 @@ def fit_card_box(image: np.ndarray, H_px_to_mm: np.ndarray, center_mm: Sequence[
 
 
 def _fit(image: np.ndarray, H_px_to_mm: np.ndarray, centers: np.ndarray, axes: np.ndarray,
-         card_size_mm: Sequence[float]) -> list[CardFit]:
+         card_size_mm: Sequence[float]) -> list[EdgeFit]:
     """Every box at once: one warp per card, then the gradients and profiles of all the
     views stacked (a frame's 10-20 cards cost about as much as two did one by one)."""
     n = len(axes)
@@ -179,7 +179,7 @@ def _fit(image: np.ndarray, H_px_to_mm: np.ndarray, centers: np.ndarray, axes: n
         ix, iy = int(np.argmax(sx[i, k])), int(np.argmax(sy[i, k]))
         edge = float(sx[i, k, ix] + sy[i, k, iy] + price[ix] + price[iy]) / 4.0
         if edge < MIN_EDGE:
-            out.append(CardFit((float(c[0]), float(c[1])), float(axes[i]), 0.0, 0.0, 0.0))
+            out.append(EdgeFit((float(c[0]), float(c[1])), float(axes[i]), 0.0, 0.0, 0.0))
             continue
         # each edge on its own within EDGE_SLACK_PX of the pair's fit (the card's size in
         # this view is off by the calibration's scale error, up to a millimetre or two), to
@@ -191,7 +191,7 @@ def _fit(image: np.ndarray, H_px_to_mm: np.ndarray, centers: np.ndarray, axes: n
         y = (_edge_at(ps, int(top[iy])) + _edge_at(ps, int(bottom[iy]))) / 2
         p = view_to_mm[i] @ np.array([x, y, 1.0])
         moved = (float(p[0]), float(p[1]))
-        out.append(CardFit(moved, float(axes[i] + turn), float(math.dist(moved, c)),
+        out.append(EdgeFit(moved, float(axes[i] + turn), float(math.dist(moved, c)),
                            float(turn), edge))
     return out
 
@@ -216,7 +216,7 @@ def _vertex(v: np.ndarray, i: int) -> float:
 
 
 def fit_card_boxes(image: np.ndarray, calib: Any, centers_mm: np.ndarray, axes_deg: np.ndarray,
-                   card_size_mm: Sequence[float]) -> list[CardFit]:
+                   card_size_mm: Sequence[float]) -> list[EdgeFit]:
     """:func:`fit_card_box` for every box (``calib``: a :class:`calibration.table.Calibration`
     of ``image``, which must be undistorted)."""
     return _fit(image, calib.H, np.asarray(centers_mm, np.float64).reshape(-1, 2),

@@ -88,6 +88,11 @@ class CardMatch:
     def accepted(self) -> bool:
         return self.card_id is not None
 
+    @property
+    def looks_like_table(self) -> bool:
+        """Nearest to the gallery's bare-table class (rejected with confidence 0)."""
+        return self.card_id is None and self.confidence <= 0.0
+
 
 # ---------------------------------------------------------------------------------------------
 # geometry: quads to the canonical patch
