@@ -1,6 +1,6 @@
 """A hue's size is read from its silhouette as well as from the shape classifier: a classifier
 leaning to the wrong size is overruled by how each size's solid fits the colour's pixels
-(rendered scene, seeded)."""
+(rendered scenes, seeded)."""
 
 from __future__ import annotations
 
@@ -19,66 +19,60 @@ from vision.synth.camera import camera_over_mat  # noqa: E402
 from vision.synth.render import plain_style, render  # noqa: E402
 from vision.synth.scene import PyramidPlacement, TableScene  # noqa: E402
 
-TRUE_PIPS = {(300.0, 300.0): 3, (600.0, 330.0): 1}
+#: one scene per pyramid (colour, true pips, yaw), each read by a stand-in leaning to size 2
+PYRAMIDS = (("red", 3, 20.0), ("blue", 1, 0.0))
+WRONG_PIPS = 2
 
 
 class LeaningShape:
-    """Stands in for pyramids-shape.onnx: upright, and 60:40 for a size one off the truth."""
+    """Stands in for pyramids-shape.onnx: upright, 60:40 for WRONG_PIPS against the truth."""
 
     names = SHAPE_CLASSES
 
-    def __init__(self, wrong: dict[tuple[float, float], int]) -> None:
-        self.wrong = wrong
-        self.centers: list[np.ndarray] = []
+    def __init__(self, true_pips: int) -> None:
+        self.true_pips = true_pips
 
     def probs(self, patches: np.ndarray) -> np.ndarray:
         out = np.zeros((len(patches), len(self.names)), np.float32)
-        for row, c in zip(out, self.centers):
-            key = min(self.wrong, key=lambda k: float(np.hypot(*(np.subtract(k, c)))))
-            truth = TRUE_PIPS[key]
-            row[self.names.index(f"{self.wrong[key]}U")] = 0.6
-            row[self.names.index(f"{truth}U")] = 0.4
+        out[:, self.names.index(f"{WRONG_PIPS}U")] = 0.6
+        out[:, self.names.index(f"{self.true_pips}U")] = 0.4
         return out
 
 
 @pytest.fixture(scope="module")
-def shot(tarot: Any) -> tuple[np.ndarray, Any]:
+def shots(tarot: Any) -> list[tuple[np.ndarray, Any, int]]:
     cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=10.0, yaw=5.0, tilt_dir=60.0)
-    scene = TableScene(pyramids=[
-        PyramidPlacement("red", TRUE_PIPS[(300.0, 300.0)], True, (300.0, 300.0), yaw_deg=20.0),
-        PyramidPlacement("blue", TRUE_PIPS[(600.0, 330.0)], True, (600.0, 330.0), yaw_deg=0.0)])
-    image, _ = render(scene, tarot, DEFAULT_MAT, cam, plain_style((70, 95, 120), seed=5))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
-    assert calib.calibrated
-    return image, calib
+    out = []
+    for (color, pips, yaw), xy in zip(PYRAMIDS, ((300.0, 300.0), (600.0, 330.0))):
+        scene = TableScene(pyramids=[PyramidPlacement(color, pips, True, xy, yaw_deg=yaw)])
+        image, _ = render(scene, tarot, DEFAULT_MAT, cam, plain_style((70, 95, 120), seed=5))
+        calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+        assert calib.calibrated
+        out.append((image, calib, pips))
+    return out
 
 
-def _find(image: np.ndarray, calib: Any, weight: float, monkeypatch: Any) -> dict[str, int]:
+def _find(shots: list[tuple[np.ndarray, Any, int]], weight: float,
+          monkeypatch: Any) -> dict[str, int]:
     import vision.pyramids.find as find_mod
     from vision.pyramids import PyramidFinder
 
     monkeypatch.setattr(find_mod, "SIZE_FIT_WEIGHT", weight)
     finder = PyramidFinder(DEFAULT_MAT)
-    stub = LeaningShape({(300.0, 300.0): 2, (600.0, 330.0): 2})
-    real_how = finder.how
-    finder.how = stub  # type: ignore[assignment]
-    # the stub needs each patch's candidate: record them as the finder asks
-    look = finder.look(image, calib)
-    centers = np.array([c.center_mm for c in look.candidates])
-    keep = np.flatnonzero(finder.what.probs(look.patches(image, centers))[
-        :, finder.what.column("none")] < finder.max_none)
-    stub.centers = list(centers[keep])
-    assert set(real_how.names) == set(stub.names) and len(SHAPE_CLASSES) == 3 * (1 + SECTORS)
-    return {f.color: f.pips for f in finder.find(image, calib)}
+    assert set(finder.how.names) == set(LeaningShape.names)
+    assert len(SHAPE_CLASSES) == 3 * (1 + SECTORS)
+    read: dict[str, int] = {}
+    for image, calib, pips in shots:
+        finder.how = LeaningShape(pips)  # type: ignore[assignment]
+        read.update({f.color: f.pips for f in finder.find(image, calib)})
+    return read
 
 
-def test_the_silhouette_overrules_a_classifier_leaning_to_the_wrong_size(shot, monkeypatch):
-    image, calib = shot
-    assert _find(image, calib, 20.0, monkeypatch) == {"red": 3, "blue": 1}
+def test_the_silhouette_overrules_a_classifier_leaning_to_the_wrong_size(shots, monkeypatch):
+    assert _find(shots, 20.0, monkeypatch) == {"red": 3, "blue": 1}
 
 
-def test_without_the_fit_the_classifier_size_stands(shot, monkeypatch):
-    # the same scene and stub with the fit switched off: the stub's wrong size comes out,
+def test_without_the_fit_the_classifier_size_stands(shots, monkeypatch):
+    # the same scenes and stand-ins with the fit switched off: the stub's wrong size comes out,
     # so the test above is the fit's doing
-    image, calib = shot
-    assert _find(image, calib, 0.0, monkeypatch) == {"red": 2, "blue": 2}
+    assert _find(shots, 0.0, monkeypatch) == {"red": 2, "blue": 2}

@@ -264,12 +264,11 @@ class PyramidFinder:
             p_up, p_lie, _ = by_size[pips - 1]
         if not upright:
             pointing = ang
-        conf = (1.0 - float(p_what[self.what.column("none")])) * max(p_up, p_lie) / max(
-            1e-6, totals[pips - 1])
+        conf = (1.0 - p_none) * max(p_up, p_lie) / max(1e-6, totals[pips - 1])
         return PyramidFind(
             color=color, pips=pips, upright=upright, pointing_deg=pointing,
             base_center_mm=(float(base[0]), float(base[1])), confidence=float(conf),
-            extra={"p_pyramid": round(1.0 - float(p_what[self.what.column("none")]), 3),
+            extra={"p_pyramid": round(1.0 - p_none, 3),
                    "p_color": round(p_color, 3), "p_size": round(float(totals[pips - 1]), 3),
                    "iou": round(iou, 3)})
 
