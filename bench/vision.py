@@ -1,7 +1,7 @@
 """Benchmark of the whole table pipeline (vision/pipeline.py): photo in, observation record out.
 
 Renders its own scenes with :mod:`vision.synth` from seeds >= 900000 (training data uses
-seeds < 10000, so no image here was ever trained or tuned on), 1920x1080, no hands, each
+seeds below 600000, so no image here was ever trained or tuned on), 1920x1080, no hands, each
 JPEG-compressed as the renderer's style says and decoded again, in three groups:
 
 * ``ordinary``: the renderer's own scenes (``--game mixed``: Zarcana lattices and free
@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="images per group (default 180: 540 in all, about 5%% of them with "
                          "the mat partly out of view)")
     ap.add_argument("--seed", type=int, default=MIN_SEED,
-                    help=f"run seed, at least {MIN_SEED} (training uses < 10000)")
+                    help=f"run seed, at least {MIN_SEED} (training and tuning: < 600000)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the accuracy part")
     ap.add_argument("--groups", default=DEFAULT_GROUPS,
                     help=f"comma-separated, of {', '.join(GROUPS)} (default {DEFAULT_GROUPS})")
@@ -631,10 +631,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.platform()}; {os.cpu_count()} CPUs shared with other work (load average "
         f"{load:.2f} at the end)  ",
         f"Images: {args.count_per_group} per group, {len(tasks)} in all, rendered by the bench "
-        f"from seed {args.seed} + group (never used in training: training seeds are < 10000), "
+        f"from seed {args.seed} + group (never used in training or tuning: those seeds are "
+        f"below 600000), "
         f"{SIZE[0]}x{SIZE[1]}, JPEG, no hands; accuracy part {t_acc:.0f} s with "
         f"{args.jobs} worker(s). Cards: {detector}; identity: the shipped galleries "
-        "(`models/cards-*.npz`); pyramids: " + finder + ". "
+        "(`models/cards-*.npz`) and, for the tarot, the identity network "
+        "(`models/cards-tarot-net.onnx`); pyramids: " + finder + ". "
         + ("The pipeline gets no camera intrinsics (marker calibration only).  "
            if args.no_intrinsics else
            "Each image is a new camera: the pipeline forgets the last calibration and gets "

@@ -1,4 +1,5 @@
-"""``companion train cards``: render scenes, train the card detector, export ONNX.
+"""``companion train cards``: render scenes, train the card detector, export ONNX;
+``companion train card-net``: train a deck's card identity network (vision/cards/train_net.py).
 
 Needs the ``train`` extra (ultralytics); never run in CI. Everything is offline: the model
 starts from its YAML and nothing is downloaded.
@@ -25,28 +26,42 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Render training scenes, train a model with ultralytics "
                        "and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
-    p.add_argument("model", choices=["cards"], help="which model: cards = the card detector")
+    p.add_argument("model", choices=["cards", "card-net"],
+                   help="which model: cards = the card detector, card-net = a deck's card "
+                        "identity network")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
     p.add_argument("--val-count", type=positive_int, default=120,
                    help="rendered validation scenes (default 120)")
-    p.add_argument("--seed", type=int, default=1000,
-                   help="first render seed; validation uses seed + 2 (default 1000)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="cards: first render seed, validation uses seed + 2 (default 1000); "
+                        "card-net: the crops' seed (default 11)")
     p.add_argument("--decktet-share", type=float, default=0.15,
                    help="share of training scenes dealt with the Decktet (default 0.15)")
     p.add_argument("--render", type=Path, action="append", default=None,
                    help="use this already rendered synth folder for training instead of "
-                        "rendering (repeatable)")
+                        "rendering (repeatable); card-net: its cards are cut and added to "
+                        "the simulated crops")
     p.add_argument("--val-render", type=Path, action="append", default=None,
                    help="already rendered validation folder (repeatable)")
     p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
-    p.add_argument("--epochs", type=positive_int, default=30)
+    p.add_argument("--epochs", type=positive_int, default=None,
+                   help="most epochs (default: cards 30, card-net 60)")
     p.add_argument("--hours", type=float, default=None,
                    help="wall-clock budget in hours (overrides --epochs)")
     p.add_argument("--batch", type=positive_int, default=16)
     p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
+    p.add_argument("--deck", type=Path, default=None,
+                   help="card-net: the deck folder, one image per card (default: the shared "
+                        "Rider-Waite-Smith tarot)")
+    p.add_argument("--per-card", type=positive_int, default=500,
+                   help="card-net: simulated crops per card (default 500)")
+    p.add_argument("--minutes", type=float, default=40.0,
+                   help="card-net: wall-clock training budget (default 40)")
+    p.add_argument("--threads", type=positive_int, default=2,
+                   help="card-net: torch threads (default 2)")
     p.set_defaults(func=run)
 
 
@@ -73,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
     from vision.synth.deck import default_deck_dir
     from vision.synth.generate import Progress
 
+    if args.model == "card-net":
+        return _card_net(args)
+    args.seed = 1000 if args.seed is None else args.seed
+    args.epochs = args.epochs or 30
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     train_sets = list(args.render or [])
@@ -102,4 +121,22 @@ def run(args: argparse.Namespace) -> int:
     print(f"card detector: {out / 'cards-obb.onnx'}  mAP50 {figures['mAP50']:.3f}  "
           f"precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  "
           f"({figures['train_seconds']} s)")
+    return 0
+
+
+def _card_net(args: argparse.Namespace) -> int:
+    from vision.cards.train_net import train
+    from vision.synth.deck import default_deck_dir, load_deck
+
+    deck = Path(args.deck) if args.deck else default_deck_dir("rws-tarot")
+    load_deck(deck)  # a bad folder is named now (DeckError), not after minutes of crops
+    for folder in args.render or []:
+        if not (Path(folder) / "mat.json").is_file():
+            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    figures = train(deck, args.out, per_card=args.per_card, minutes=args.minutes,
+                    epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
+                    jobs=args.jobs, threads=args.threads, batch=128,
+                    render_dirs=list(args.render or []))
+    print(f"card identity network: {figures['onnx']}  validation top-1 "
+          f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
     return 0

@@ -58,6 +58,9 @@ GREY_WH = (16, 28)      # grey thumbnail (also the fine HOG's input)
 CHROMA_WH = (8, 14)
 
 HOG_BINS = 9
+#: Chances of 0, 1, 2, 3 pyramid-like occluders on an enrollment crop (the identity network
+#: of vision/cards/train_net.py trains with more of them).
+OCCLUDERS_P = (0.6, 0.25, 0.1, 0.05)
 
 
 class GalleryError(CompanionError, ValueError):
@@ -502,8 +505,10 @@ def _background(rng: np.random.Generator, h: int, w: int, pool: list[np.ndarray]
 
 
 def _augment(art: np.ndarray, rng: np.random.Generator, pool: list[np.ndarray],
-             strength: float = 1.0, card: bool = True) -> np.ndarray:
-    """One simulated crop (CROP_SIZE, uint8) of a card face ``art`` (float32 texture)."""
+             strength: float = 1.0, card: bool = True,
+             occluders_p: Sequence[float] | None = None) -> np.ndarray:
+    """One simulated crop (CROP_SIZE, uint8) of a card face ``art`` (float32 texture);
+    ``occluders_p``: chances of 0-3 occluders (default :data:`OCCLUDERS_P`)."""
     cw, ch = CROP_SIZE
     # camera resolution: the card is L px long in the image, then warped to the crop
     L = float(np.exp(rng.uniform(math.log(45), math.log(220))))
@@ -537,7 +542,7 @@ def _augment(art: np.ndarray, rng: np.random.Generator, pool: list[np.ndarray],
     else:
         img = cv2.resize(art, (sw, sh), interpolation=cv2.INTER_AREA)
     # pyramid-like occluders or their shadows
-    for _ in range(int(rng.choice([0, 1, 2, 3], p=[0.6, 0.25, 0.1, 0.05]))):
+    for _ in range(int(rng.choice([0, 1, 2, 3], p=occluders_p or OCCLUDERS_P))):
         n = int(rng.integers(3, 5))
         c = rng.uniform([0, 0], [sw, sh])
         r = rng.uniform(0.12, 0.35) * sw
