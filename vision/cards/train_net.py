@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import logging
 import math
@@ -257,7 +258,8 @@ def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
     def said(stage: str) -> Callable[[int, int], None]:
         return lambda k, n: log.info("%s crops: %d/%d chunks", stage, k, n)
 
-    cache = out / "crops.npz"
+    # caches for a second run in the same folder, named by what made them
+    cache = out / f"crops-{per_card}-{val_per_card}-{seed}.npz"
     if cache.is_file():
         d = np.load(cache, allow_pickle=False)
         Xtr, ytr, Xva, yva = d["Xtr"], d["ytr"], d["Xva"], d["yva"]
@@ -269,7 +271,9 @@ def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
         ytr, yva = _label_index(labels, names), _label_index(vlabels, names)
         np.savez(cache, Xtr=Xtr, ytr=ytr, Xva=Xva, yva=yva, names=np.array(names))
     if render_dirs:
-        rcache = out / "render-crops.npz"
+        key = hashlib.sha1("|".join(sorted(str(Path(d).resolve()) for d in render_dirs))
+                           .encode("utf-8")).hexdigest()[:10]
+        rcache = out / f"render-crops-{key}-{seed}.npz"
         if rcache.is_file():
             r = np.load(rcache, allow_pickle=False)
             Xr, rlabels = r["X"], [str(v) for v in r["y"]]
