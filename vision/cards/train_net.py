@@ -72,12 +72,12 @@ def class_names(card_ids: Sequence[str]) -> list[str]:
     return [n for c in ids for n in (c, c + ROTATED_SUFFIX)] + [BACK_ID, NONE_ID]
 
 
-def _chunk(task: tuple[str, list[str], int, int, float, bool]) -> tuple[np.ndarray, list[str]]:
+def _chunk(task: tuple[str, list[str], int, int, float]) -> tuple[np.ndarray, list[str]]:
     """Crops of some cards (``which`` ids, or ``back`` / ``__none__``) from one seed."""
     from vision.cards import identify as idf
     from vision.synth.deck import load_deck
 
-    folder, which, n, seed, strength, _ = task
+    folder, which, n, seed, strength = task
     deck = load_deck(folder, validate=False)
     rng = np.random.default_rng(seed)
     pool = idf._table_pool(np.random.default_rng([seed, 2]))
@@ -124,13 +124,11 @@ def make_crops(deck_folder: str | Path, per_card: int, seed: int, jobs: int = 2,
     names = class_names(deck.ids)
     ids = [c for c in deck.ids if c != BACK_ID]
     groups = [ids[i:i + 4] for i in range(0, len(ids), 4)]
-    tasks = [(str(deck.folder), g, per_card, int(seed) * 1000 + k, strength, False)
+    tasks = [(str(deck.folder), g, per_card, int(seed) * 1000 + k, strength)
              for k, g in enumerate(groups)]
     # the extra classes: as many crops as two cards' worth (many looks of one class)
-    tasks.append((str(deck.folder), [BACK_ID], per_card * 3, int(seed) * 1000 + 900, strength,
-                  False))
-    tasks.append((str(deck.folder), [NONE_ID], per_card * 3, int(seed) * 1000 + 901, strength,
-                  False))
+    tasks.append((str(deck.folder), [BACK_ID], per_card * 3, int(seed) * 1000 + 900, strength))
+    tasks.append((str(deck.folder), [NONE_ID], per_card * 3, int(seed) * 1000 + 901, strength))
     X: list[np.ndarray] = []
     y: list[str] = []
     with ProcessPoolExecutor(max(1, jobs)) as ex:
@@ -193,29 +191,30 @@ def _label_index(labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([index[c] for c in labels], np.int64)
 
 
-class _Net:  # built lazily: torch is imported only when training
-    @staticmethod
-    def build(nc: int, work: Path) -> Any:
-        import torch
-        from ultralytics.nn.tasks import ClassificationModel
+def build_net(nc: int, work: Path) -> Any:
+    """The network (a torch module) from :data:`MODEL_YAML`; torch is imported only here,
+    when training."""
+    import torch
+    from ultralytics.nn.tasks import ClassificationModel
 
-        class Wrapped(torch.nn.Module):
-            """BGR uint8-range NHWC is the caller's business; this takes RGB 0..1 NCHW and
-            normalises each crop's channels (the light's level and colour drop out)."""
+    class Wrapped(torch.nn.Module):
+        """BGR uint8-range NHWC is the caller's business; this takes RGB 0..1 NCHW and
+        normalises each crop's channels (the light's level and colour drop out)."""
 
-            def __init__(self) -> None:
-                super().__init__()
-                yaml_path = work / "card-net.yaml"
-                yaml_path.write_text(MODEL_YAML.format(nc=nc), encoding="utf-8")
-                self.net = ClassificationModel(str(yaml_path), ch=3, nc=nc, verbose=False)
+        def __init__(self) -> None:
+            super().__init__()
+            yaml_path = work / "card-net.yaml"
+            yaml_path.write_text(MODEL_YAML.format(nc=nc), encoding="utf-8")
+            self.net = ClassificationModel(str(yaml_path), ch=3, nc=nc, verbose=False)
 
-            def forward(self, x: Any) -> Any:
-                m = x.mean(dim=(2, 3), keepdim=True)
-                s = x.std(dim=(1, 2, 3), keepdim=True)
-                out = self.net((x - m) / (s + 0.02))
-                return out if self.training else out[1] if isinstance(out, tuple) else out
+        def forward(self, x: Any) -> Any:
+            m = x.mean(dim=(2, 3), keepdim=True)
+            s = x.std(dim=(1, 2, 3), keepdim=True)
+            out = self.net((x - m) / (s + 0.02))
+            # in eval the head gives (probabilities, logits); when exporting, probabilities
+            return out if self.training else out[1] if isinstance(out, tuple) else out
 
-        return Wrapped()
+    return Wrapped()
 
 
 def _to_tensor(X: np.ndarray) -> Any:
@@ -291,7 +290,7 @@ def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
     log.info("%d training and %d validation crops in %.0f s", len(Xtr), len(Xva), t_data)
     rng = np.random.default_rng(seed)
     Xva_t, yva_t = _turn(Xva, yva, names, np.random.default_rng(seed + 1))
-    model = _Net.build(len(names), out)
+    model = build_net(len(names), out)
     if init is not None:
         model.load_state_dict(torch.load(str(init), map_location="cpu"))
         log.info("going on from %s", init)
