@@ -6,8 +6,10 @@ or a wheel alike.
 
 from __future__ import annotations
 
+import ast
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from companion.core.errors import CompanionError
 
@@ -26,3 +28,30 @@ def model_path(name: str) -> Path:
         raise ModelError(f"model file {name!r} is missing from {path.parent} "
                          "(reinstall the package, or train it: see models/README.md)")
     return path
+
+
+def open_onnx(path: str | Path, threads: int = 1) -> tuple[Any, dict[str, str], list[str]]:
+    """(onnxruntime session on the CPU, the model's metadata, its class names) of the ONNX
+    file ``path``; the names come from the ``names`` metadata (``{0: "a", ...}``, empty when
+    absent or unreadable). Raises :class:`ModelError` naming the file when it is missing or
+    cannot be loaded."""
+    import onnxruntime as ort
+
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"model file {path} is missing")
+    try:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = max(1, int(threads))
+        so.inter_op_num_threads = 1
+        so.log_severity_level = 3
+        session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own untyped errors
+        raise ModelError(f"model file {path}: cannot be loaded ({exc})") from None
+    meta = dict(session.get_modelmeta().custom_metadata_map)
+    try:
+        names_map = ast.literal_eval(meta.get("names", "{}"))
+        names = [str(names_map[i]) for i in range(len(names_map))]
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        names = []
+    return session, meta, names

@@ -11,7 +11,6 @@ rest (:mod:`vision.pipeline`).
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 from typing import Sequence
@@ -32,28 +31,10 @@ class CardNet:
     """One deck's identity network. ``threads``: onnxruntime intra-op threads."""
 
     def __init__(self, path: str | Path, threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        from models import ModelError
+        from models import ModelError, open_onnx
 
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ModelError(f"model file {self.path} is missing")
-        try:
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = max(1, int(threads))
-            so.inter_op_num_threads = 1
-            so.log_severity_level = 3
-            self.session = ort.InferenceSession(str(self.path), so,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise ModelError(f"model file {self.path}: cannot be loaded ({exc})") from None
-        meta = self.session.get_modelmeta().custom_metadata_map
-        try:
-            names_map = ast.literal_eval(meta.get("names", "{}"))
-            names = [str(names_map[i]) for i in range(len(names_map))]
-        except (ValueError, SyntaxError, KeyError, TypeError):
-            names = []
+        self.session, meta, names = open_onnx(self.path, threads)
         if meta.get("task") != "card-identity" or NONE_ID not in names or BACK_ID not in names:
             raise ModelError(f"model file {self.path}: not a card identity network "
                              f"(metadata task {meta.get('task')!r}, {len(names)} classes)")

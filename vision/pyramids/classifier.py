@@ -20,7 +20,6 @@ their input is RGB in [0, 1], NCHW, and their class names are in the ONNX metada
 
 from __future__ import annotations
 
-import ast
 import logging
 import math
 from pathlib import Path
@@ -72,28 +71,11 @@ class PatchClassifier:
     ``names``."""
 
     def __init__(self, path: Path, expected: tuple[str, ...], threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        from models import ModelError
+        from models import ModelError, open_onnx
 
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ModelError(f"model file {self.path} is missing")
-        try:
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = max(1, int(threads))
-            so.inter_op_num_threads = 1
-            so.log_severity_level = 3
-            self.session = ort.InferenceSession(str(self.path), so,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise ModelError(f"model file {self.path}: cannot be loaded ({exc})") from None
-        meta = self.session.get_modelmeta().custom_metadata_map
-        try:
-            names_map = ast.literal_eval(meta.get("names", "{}"))
-            names = tuple(str(names_map[i]) for i in range(len(names_map)))
-        except (ValueError, SyntaxError, KeyError, TypeError):
-            names = ()
+        self.session, _, listed = open_onnx(self.path, threads)
+        names = tuple(listed)
         if set(names) != set(expected):
             raise ModelError(f"model file {self.path}: classes {names or '(none)'} are not "
                              f"the expected {expected}")
