@@ -414,7 +414,9 @@ class TablePipeline:
             if not m.accepted and not weak_table:
                 c, a, m2 = self._refine(ideal, ideal_calib, centers[i], float(axes[i]), m)
                 if m2.accepted:
-                    centers[i], axes[i], matches[i] = c, a % 180.0, m2
+                    # the axis as cut: folded back into 0..180 across the wrap, the cut
+                    # would be the other way up from the one the gallery read
+                    centers[i], axes[i], matches[i] = c, a, m2
                     refined += 1
         # the gallery has chosen each card's cut (fitted or detector's, refined); the network
         # reads again the cuts the gallery is not sure of, and where it is unsure itself,
@@ -514,7 +516,7 @@ class TablePipeline:
             if not m.looks_like_table and m.confidence > out[i].confidence + 0.05:
                 out[i] = m
                 if box:
-                    centers[i], axes[i] = c, a % 180.0
+                    centers[i], axes[i] = c, a
         return out
 
     def _pyramids(self, image: np.ndarray, calib: Calibration

@@ -395,3 +395,51 @@ def test_missing_detector_model_is_a_model_error(monkeypatch, tmp_path):
     monkeypatch.setattr(cards, "model_path", lambda name: corrupt)
     with pytest.raises(models.ModelError, match="cannot be loaded"):
         TablePipeline(deck="tarot", pyramid_finder=TruthBoxes())
+
+
+def test_a_refined_cut_across_the_axis_wrap_keeps_the_art_direction():
+    """A card the gallery cannot name at first is cut again at turned angles; a cut turned
+    across 0/180 degrees (axis 179 -> 183) shows the art the other way up from one at 3
+    degrees, so its reading must keep the angle it was cut at (a card at art angle 0 came
+    out at 183 while the axis was folded back into 0..180)."""
+    from calibration.table import Calibration
+    from vision.cards.identify import CardMatch
+    from vision.detection.cards import CardBoxes
+    from vision.synth.deck import shared_dir
+
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
+        pytest.skip("shared/decks not found (set ARCANA_SHARED)")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from test_card_identify import _render
+
+    image, truth, cam = _render(sd / "decks" / "rws-tarot",
+                                [("swords-12", (450.0, 300.0), 0.0, True)], seed=3)
+    calib = Calibration(True, H=np.linalg.inv(cam.table_homography()))
+
+    class WeakBox:  # weak: not fitted to edges, so the cut starts at exactly this axis
+        def detect(self, image, calib, mat):
+            return CardBoxes(np.array([[451.0, 301.0]]), np.array([179.0]),
+                             np.array([[70.0, 120.0]]), np.array([0.5]))
+
+    with TablePipeline(deck="tarot", card_detector=WeakBox(), pyramid_finder=TruthBoxes(),
+                       threads=1, card_net=False) as p:
+        real = p.gallery.identify_batch
+        calls = []
+
+        def unsure_at_first(crops):
+            found = real(crops)
+            calls.append(len(crops))
+            if len(calls) > 1:
+                return found
+            # the first reading: not sure of the card (the refinement's trigger)
+            return [CardMatch(None, m.best_id, m.rotated, 0.3, 0.1, 0.0, m.distance)
+                    for m in found]
+
+        p.gallery.identify_batch = unsure_at_first
+        cards, _, refined = p._cards(image, calib, {})
+    assert refined == 1 and len(cards) == 1
+    assert cards[0]["id"] == "swords-12"
+    assert angle_diff_deg(cards[0]["angle_deg"], 0.0) < 10.0, cards[0]["angle_deg"]
