@@ -26,9 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Render training scenes, train a model with ultralytics "
                        "and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
-    p.add_argument("model", choices=["cards", "card-net"],
+    p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat"],
                    help="which model: cards = the card detector, card-net = a deck's card "
-                        "identity network")
+                        "identity network, pyramids = the pyramid patch classifiers (colour; "
+                        "pips and pose), pyramid-heat = the pyramid heat map")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
@@ -50,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="most epochs (default: cards 30, card-net 60)")
     p.add_argument("--hours", type=float, default=None,
                    help="wall-clock budget in hours (overrides --epochs)")
-    p.add_argument("--batch", type=positive_int, default=16)
+    p.add_argument("--batch", type=positive_int, default=None,
+                   help="batch size (default: cards 16, pyramids 256, pyramid-heat 32)")
     p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
@@ -58,10 +60,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "Rider-Waite-Smith tarot)")
     p.add_argument("--per-card", type=positive_int, default=500,
                    help="card-net: simulated crops per card (default 500)")
-    p.add_argument("--minutes", type=float, default=40.0,
-                   help="card-net: wall-clock training budget (default 40)")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="card-net, pyramids, pyramid-heat: wall-clock training budget "
+                        "(default: card-net 40, the others 10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
-                   help="card-net: torch threads (default 2)")
+                   help="card-net, pyramid-heat: torch threads (default 2)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="data-loader workers (default: cards 2, pyramids 0)")
+    p.add_argument("--init", type=Path, default=None,
+                   help="cards: go on from these weights (an ultralytics best.pt) instead of "
+                        "starting from the YAML")
+    p.add_argument("--lr0", type=float, default=None,
+                   help="cards: initial learning rate (default: ultralytics' 0.01)")
+    p.add_argument("--max-none", default="45000,4000",
+                   help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
+    p.add_argument("--width", type=positive_int, default=48,
+                   help="pyramid-heat: channels of the dilated blocks (default 48)")
     p.set_defaults(func=run)
 
 
@@ -90,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.model == "card-net":
         return _card_net(args)
+    if args.model in ("pyramids", "pyramid-heat"):
+        return _pyramids(args)
     args.seed = 1000 if args.seed is None else args.seed
     args.epochs = args.epochs or 30
     out: Path = args.out
@@ -110,9 +126,12 @@ def run(args: argparse.Namespace) -> int:
     for folder in train_sets + val_sets:
         if not (folder / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    if args.init is not None and not Path(args.init).is_file():
+        raise TrainError(f"--init {args.init}: no such weights file")
     cfg = CardTrainConfig(out=out, imgsz=args.imgsz, epochs=args.epochs, hours=args.hours,
-                          batch=args.batch, train_sets=train_sets, val_sets=val_sets,
-                          device=str(args.device), seed=args.seed)
+                          batch=args.batch or 16, train_sets=train_sets, val_sets=val_sets,
+                          device=str(args.device), seed=args.seed, init=args.init,
+                          lr0=args.lr0, workers=2 if args.workers is None else args.workers)
     total = sum(len(list(f.glob("*.jpg"))) for f in train_sets + val_sets)
     bar = Progress(total, "rectify")
     data_yaml = build_dataset(cfg, bar.update)
@@ -133,10 +152,56 @@ def _card_net(args: argparse.Namespace) -> int:
     for folder in args.render or []:
         if not (Path(folder) / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
-    figures = train(deck, args.out, per_card=args.per_card, minutes=args.minutes,
+    figures = train(deck, args.out, per_card=args.per_card,
+                    minutes=40.0 if args.minutes is None else args.minutes,
                     epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
                     jobs=args.jobs, threads=args.threads, batch=128,
                     render_dirs=list(args.render or []))
     print(f"card identity network: {figures['onnx']}  validation top-1 "
           f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
+    return 0
+
+
+def _render_folders(args: argparse.Namespace, what: str) -> list[Path]:
+    folders = [Path(f) for f in args.render or []]
+    if not folders:
+        raise TrainError(f"{what} trains on rendered scenes: give --render FOLDER (repeatable; "
+                         "make them with 'companion synth --game mixed')")
+    for folder in folders:
+        if not (folder / "mat.json").is_file():
+            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    return folders
+
+
+def _pyramids(args: argparse.Namespace) -> int:
+    """``pyramids``: both patch classifiers; ``pyramid-heat``: the heat map."""
+    folders = _render_folders(args, f"train {args.model}")
+    minutes = 10.0 if args.minutes is None else args.minutes
+    if args.model == "pyramid-heat":
+        from vision.pyramids.train_heat import prepare, train
+
+        data = prepare(folders, args.out / "views.npz", args.jobs)
+        device = "cuda" if str(args.device) not in ("cpu", "") else "cpu"
+        path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
+                     batch=args.batch or 32, device=device,
+                     width=args.width, dilations=(1, 2, 4, 8))
+        print(f"pyramid heat map: {path}")
+        return 0
+    from vision.pyramids.train import train_pyramid_classifier
+
+    try:
+        cap = tuple(int(x) for x in str(args.max_none).split(","))
+        if len(cap) != 2 or min(cap) < 0:
+            raise ValueError
+    except ValueError:
+        raise TrainError(f"--max-none {args.max_none!r}: expected two counts, "
+                         "e.g. 45000,4000") from None
+    figures = train_pyramid_classifier(
+        args.out, render_dirs=folders, minutes=minutes, device=str(args.device),
+        batch=args.batch or 256, threads=args.threads,
+        seed=args.seed or 0, jobs=args.jobs, workers=args.workers or 0,
+        max_none=(cap[0], cap[1]))
+    print("pyramid classifiers: " + ", ".join(
+        f"{k} top-1 {v['top1']:.3f}" for k, v in figures.items()
+        if isinstance(v, dict) and "top1" in v) + f"  ({args.out})")
     return 0

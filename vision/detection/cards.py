@@ -9,7 +9,6 @@ gallery's job (:mod:`vision.cards.identify`).
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

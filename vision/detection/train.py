@@ -40,6 +40,8 @@ class CardTrainConfig:
     device: str = "cpu"
     seed: int = 0
     mat: Mat = DEFAULT_MAT
+    init: Path | None = None          # go on from these weights (a best.pt), not the YAML
+    lr0: float | None = None
 
 
 def build_dataset(cfg: CardTrainConfig, progress: Any = None) -> Path:
@@ -70,11 +72,11 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     from ultralytics import YOLO  # the train extra
 
     out = Path(cfg.out).resolve()
-    model = YOLO(cfg.model_yaml, task="obb")
+    model = YOLO(str(cfg.init) if cfg.init else cfg.model_yaml, task="obb")
     t0 = time.monotonic()
     kwargs: dict[str, Any] = dict(
         data=str(data_yaml), imgsz=cfg.imgsz, epochs=cfg.epochs, batch=cfg.batch,
-        workers=cfg.workers, device=cfg.device, pretrained=False, plots=False,
+        workers=cfg.workers, device=cfg.device, pretrained=cfg.init is not None, plots=False,
         project=str(out), name="run", exist_ok=True, seed=cfg.seed, deterministic=False,
         # the canvas has a fixed scale and the table's orientation is arbitrary: rotate and
         # flip freely, hardly rescale, no colour-space surprises beyond the renderer's own
@@ -82,6 +84,10 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
         close_mosaic=3, hsv_h=0.02, amp=False, val=True, patience=100, verbose=False)
     if cfg.hours:
         kwargs["time"] = float(cfg.hours)
+    if cfg.lr0 is not None:
+        kwargs["lr0"] = float(cfg.lr0)
+    if cfg.init is not None:
+        kwargs["warmup_epochs"] = 0.5   # going on from trained weights: a short warm-up
     model.train(**kwargs)
     train_s = time.monotonic() - t0
     best = out / "run" / "weights" / "best.pt"

@@ -18,7 +18,6 @@ separating.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 import cv2

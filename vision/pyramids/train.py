@@ -44,7 +44,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from calibration.mat import Mat, load_mat
+from calibration.mat import load_mat
 from vision.pyramids.classifier import (
     COLOR_CLASSES,
     COLOR_MODEL,
@@ -216,14 +216,24 @@ def build_patch_dataset(render_dirs: Sequence[Path], out_dir: Path,
             if progress is not None:
                 progress(1)
     if max_none is not None:
-        pick = np.random.default_rng([seed, 1])
-        for split, cap in zip(("train", "val"), max_none):
-            files = sorted((out_dir / "color" / split / "none").iterdir())
-            if len(files) > cap:
-                for k in pick.permutation(len(files))[cap:]:
-                    files[int(k)].unlink()
-                counts[f"color-{split}"]["none"] = cap
+        for split, kept in cap_none(out_dir, max_none, seed).items():
+            counts[f"color-{split}"]["none"] = kept
     return counts
+
+
+def cap_none(out_dir: Path, max_none: tuple[int, int], seed: int = 0) -> dict[str, int]:
+    """Keep at most ``max_none`` (train, val) ``none`` patches of ``out_dir/color``, a seeded
+    random choice (patches cut by several :func:`build_patch_dataset` runs into one folder
+    are capped once, at the end); returns how many each split keeps."""
+    pick = np.random.default_rng([seed, 1])
+    kept = {}
+    for split, cap in zip(("train", "val"), max_none):
+        files = sorted((out_dir / "color" / split / "none").iterdir())
+        if len(files) > cap:
+            for k in pick.permutation(len(files))[cap:]:
+                files[int(k)].unlink()
+        kept[split] = min(cap, len(files))
+    return kept
 
 
 def mine_hard_examples(render_dirs: Sequence[Path], data_dir: Path, color_model: Path,
@@ -297,7 +307,8 @@ def render_training_scenes(out_dir: Path, counts: tuple[int, int] = (900, 300),
 
 def _train_one(data: Path, work: Path, nc: int, minutes: float, epochs: int, batch: int,
                device: str, seed: int, init: Path | None = None, name: str | None = None,
-               lr0: float = 0.003) -> tuple[Path, dict[str, float]]:
+               lr0: float = 0.003, workers: int = 0, export: bool = True
+               ) -> tuple[Path, dict[str, float]]:
     """Train one classifier on ``data`` (an ultralytics classification folder) from the
     YAML, or on from the weights ``init`` (a ``best.pt`` of an earlier run)."""
     from ultralytics import YOLO
@@ -312,7 +323,7 @@ def _train_one(data: Path, work: Path, nc: int, minutes: float, epochs: int, bat
         model = YOLO(str(init))
     t0 = time.perf_counter()
     model.train(data=str(data), epochs=epochs, time=minutes / 60.0 if minutes else None,
-                imgsz=PATCH_PX, batch=batch, workers=0, device=device,
+                imgsz=PATCH_PX, batch=batch, workers=workers, device=device,
                 # False re-initialises every layer: right from the YAML, wrong when going on
                 # from our own weights (nothing is downloaded either way)
                 pretrained=init is not None,
@@ -325,17 +336,49 @@ def _train_one(data: Path, work: Path, nc: int, minutes: float, epochs: int, bat
     best = work / name / "weights" / "best.pt"
     trained = YOLO(str(best))
     metrics = trained.val(data=str(data), imgsz=PATCH_PX, batch=batch, device=device,
-                          plots=False, verbose=False, workers=0)
+                          plots=False, verbose=False, workers=workers)
+    figures = {"top1": float(metrics.top1), "top5": float(metrics.top5),
+               "train_seconds": round(secs)}
+    if not export:   # e.g. on a lent GPU machine: export best.pt where the runtime lives
+        return best, figures
     onnx = Path(trained.export(format="onnx", imgsz=PATCH_PX, dynamic=True, simplify=False))
-    return onnx, {"top1": float(metrics.top1), "top5": float(metrics.top5),
-                  "train_seconds": round(secs)}
+    return onnx, figures
+
+
+def _cut_one(args: tuple[Path, Path, int]) -> dict[str, Counter[str]]:
+    folder, data, seed = args
+    return build_patch_dataset([folder], data, seed=seed, max_none=None)
+
+
+def cut_patches(render_dirs: Sequence[Path], data: Path, seed: int = 0, jobs: int = 1,
+                max_none: tuple[int, int] = MAX_NONE,
+                progress: Callable[[int], None] | None = None) -> dict[str, Counter[str]]:
+    """:func:`build_patch_dataset` over ``render_dirs``, one process per folder with
+    ``jobs`` > 1 (each folder its own seed ``seed + k`` and its own every-10th validation
+    scenes), ``none`` capped once at the end."""
+    if jobs <= 1:
+        return build_patch_dataset(render_dirs, data, seed=seed, progress=progress,
+                                   max_none=max_none)
+    from concurrent.futures import ProcessPoolExecutor
+
+    counts: dict[str, Counter[str]] = {}
+    work = [(Path(d), data, seed + k) for k, d in enumerate(render_dirs)]
+    with ProcessPoolExecutor(jobs) as pool:
+        for d, c in zip(render_dirs, pool.map(_cut_one, work)):
+            log.info("patches cut from %s: %s", d, {k: sum(v.values()) for k, v in c.items()})
+            for k, v in c.items():
+                counts.setdefault(k, Counter()).update(v)
+    for split, kept in cap_none(data, max_none, seed).items():
+        counts[f"color-{split}"]["none"] = kept
+    return counts
 
 
 def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | None = None,
                              minutes: float = 10.0, more_minutes: float = 0.0,
                              mine_minutes: float = 0.0, epochs: int = 100, batch: int = 128,
                              device: str = "cpu", threads: int = 1, seed: int = 0,
-                             reuse_patches: bool = False,
+                             reuse_patches: bool = False, jobs: int = 1, workers: int = 0,
+                             max_none: tuple[int, int] = MAX_NONE,
                              progress: Callable[[int], None] | None = None
                              ) -> dict[str, Any]:
     """Train both classifiers and export them as ``out_dir/pyramids-color.onnx`` and
@@ -348,7 +391,9 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     with ``time=`` would do the same on a machine that is not shared), then, with
     ``mine_minutes``, add the colour model's mistakes on the training scenes
     (:func:`mine_hard_examples`) and train it on for that long. Wall-clock budgets: the
-    epochs reached depend on the machine."""
+    epochs reached depend on the machine. ``jobs``: processes cutting patches (one per render
+    folder); ``workers``: ultralytics data-loader workers (0 on a shared CPU, a few on a GPU
+    machine); ``max_none``: ``none`` patches kept (train, validation)."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -361,24 +406,27 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     if not (reuse_patches and (data / "color" / "train").is_dir()):
         if data.exists():
             shutil.rmtree(data)
-        counts = build_patch_dataset(dirs, data, seed=seed, progress=progress)
+        counts = cut_patches(dirs, data, seed=seed, jobs=jobs, max_none=max_none,
+                             progress=progress)
         figures["patches"] = {k: dict(v) for k, v in counts.items()}
     runs = out_dir / "runs"
     for task, classes, name in (("color", COLOR_CLASSES, COLOR_MODEL),
                                 ("shape", SHAPE_CLASSES, SHAPE_MODEL)):
         nc = len(classes)
-        onnx, fig = _train_one(data / task, runs, nc, minutes, epochs, batch, device, seed)
+        onnx, fig = _train_one(data / task, runs, nc, minutes, epochs, batch, device, seed,
+                               workers=workers)
         figures[f"{task}-1"] = fig
         if more_minutes > 0:
             onnx, fig = _train_one(data / task, runs, nc, more_minutes, epochs, batch, device,
                                    seed + 1, init=runs / task / "weights" / "best.pt",
-                                   name=f"{task}-2", lr0=0.002)
+                                   name=f"{task}-2", lr0=0.002, workers=workers)
             figures[f"{task}-2"] = fig
         if task == "color" and mine_minutes > 0:
             figures["hard"] = dict(mine_hard_examples(dirs, data, onnx, progress=progress))
             last = runs / ("color-2" if more_minutes > 0 else "color") / "weights" / "best.pt"
             onnx, fig = _train_one(data / task, runs, nc, mine_minutes, epochs, batch, device,
-                                   seed + 2, init=last, name="color-3", lr0=0.001)
+                                   seed + 2, init=last, name="color-3", lr0=0.001,
+                                   workers=workers)
             figures["color-3"] = fig
         shutil.copyfile(onnx, out_dir / name)
     (out_dir / "figures.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
@@ -402,14 +450,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes cutting patches, one per render folder (default 1)")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="data-loader workers while training (default 0)")
+    ap.add_argument("--max-none", default=f"{MAX_NONE[0]},{MAX_NONE[1]}",
+                    help="'none' patches kept, TRAIN,VAL (default %(default)s)")
     args = ap.parse_args(argv)
+    try:
+        cap = tuple(int(x) for x in args.max_none.split(","))
+        if len(cap) != 2 or min(cap) < 0:
+            raise ValueError
+    except ValueError:
+        ap.error(f"--max-none {args.max_none!r}: expected two counts, e.g. 45000,4000")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     figures = train_pyramid_classifier(
         args.out, render_dirs=args.render, minutes=args.minutes,
         more_minutes=args.more_minutes, mine_minutes=args.mine_minutes, epochs=args.epochs,
         batch=args.batch, device=args.device, threads=args.threads,
-        reuse_patches=args.reuse_patches)
+        reuse_patches=args.reuse_patches, jobs=args.jobs, workers=args.workers,
+        max_none=(cap[0], cap[1]))
     print(json.dumps({k: v for k, v in figures.items() if k not in ("patches", "renders")}))
     return 0
 

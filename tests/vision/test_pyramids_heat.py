@@ -1,0 +1,122 @@
+"""The pyramid heat map: input shape, peaks, sampling, the shipped network and bad files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.pyramids.heat import CELL_MM, HEAT_PPM, PAD_TO, STRIDE, HeatMap, heat_input
+
+
+def test_input_is_shrunk_to_the_network_scale_and_padded():
+    view = np.full((650, 900, 3), 200, np.uint8)
+    x = heat_input(view, 1.0)
+    assert x.dtype == np.float32 and x.shape[:2] == (1, 3)
+    h, w = x.shape[2:]
+    assert h % PAD_TO == 0 and w % PAD_TO == 0
+    assert h - PAD_TO < 650 * HEAT_PPM <= h and w - PAD_TO < 900 * HEAT_PPM <= w
+    # the view's pixels, then grey padding
+    assert x[0, :, 0, 0] == pytest.approx(200 / 255)
+    assert x[0, :, -1, -1] == pytest.approx(128 / 255)
+
+
+def test_peaks_are_local_maxima_refined_between_cells():
+    p = np.zeros((40, 50), np.float32)
+    p[10, 20] = 0.9
+    p[10, 21] = 0.9 / 2          # pulls the peak towards +u
+    p[30, 5] = 0.6
+    p[30, 40] = 0.2              # under the threshold
+    pts, vals = HeatMap(p).peaks(0.3)
+    order = np.argsort(-vals)
+    pts, vals = pts[order], vals[order]
+    assert len(pts) == 2 and vals[0] == pytest.approx(0.9)
+    assert pts[0][1] == pytest.approx(10.5 * CELL_MM)
+    assert 20.5 * CELL_MM < pts[0][0] < 21.5 * CELL_MM
+    assert pts[1] == pytest.approx([5.5 * CELL_MM, 30.5 * CELL_MM])
+    assert HeatMap(p).peaks(0.95)[0].shape == (0, 2)
+
+
+def test_values_at_points_take_the_best_neighbouring_cell():
+    p = np.zeros((40, 50), np.float32)
+    p[10, 20] = 0.8
+    hm = HeatMap(p)
+    at = hm.at(np.array([[20.5 * CELL_MM, 10.5 * CELL_MM],    # on the cell
+                         [21.5 * CELL_MM, 11.5 * CELL_MM],    # a diagonal neighbour
+                         [23.5 * CELL_MM, 10.5 * CELL_MM],    # three cells off
+                         [-50.0, 10.0]]))                     # off the map
+    assert at.tolist() == pytest.approx([0.8, 0.8, 0.0, 0.0])
+    assert hm.at(np.zeros((0, 2))).shape == (0,)
+
+
+#: white and clear pyramids on card art and on the bare table: the colour table alone
+#: proposes few of these (bench/RESULTS.md "## Pyramids")
+LIGHT = [("white", 2, True, (300.0, 300.0)), ("clear", 3, True, (480.0, 310.0)),
+         ("white", 1, False, (620.0, 420.0)), ("clear", 2, False, (200.0, 500.0))]
+CARDS = [("major-02", (300.0, 310.0), 0.0), ("cups-07", (480.0, 300.0), 90.0),
+         ("swords-03", (620.0, 430.0), 10.0)]
+
+
+def _light_scene(tarot):
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(
+        cards=[CardPlacement(cid, xy, ang) for cid, xy, ang in CARDS],
+        pyramids=[PyramidPlacement(c, pips, up, xy, None if up else 135.0, yaw_deg=15.0)
+                  for c, pips, up, xy in LIGHT])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    assert calib.calibrated
+    return image, calib, truth
+
+
+def test_the_heat_map_peaks_on_white_and_clear_pyramids(tarot, finder):
+    from vision.pyramids.find import VIEW_PPM
+
+    image, calib, truth = _light_scene(tarot)
+    look = finder.look(image, calib)
+    hm = finder.heat(look.view, VIEW_PPM)
+    pts, vals = hm.peaks(0.3)
+    for p in truth["pyramids"]:
+        d = np.linalg.norm(pts - np.array(p["base_center_mm"]), axis=1)
+        # the peak marks the silhouette's middle, a few mm from the base centre
+        assert d.min() < 15.0, (p["color"], p["pips"], p["upright"])
+    # and stays low over bare table and card art away from them
+    far = [pt for pt in pts if min(np.linalg.norm(pt - np.array(p["base_center_mm"]))
+                                   for p in truth["pyramids"]) > 30.0]
+    assert len(far) <= 1
+
+
+def test_the_finder_finds_white_and_clear_pyramids(tarot, finder):
+    image, calib, truth = _light_scene(tarot)
+    finds = finder.find(image, calib)
+    for p in truth["pyramids"]:
+        near = [f for f in finds
+                if np.linalg.norm(np.subtract(f.base_center_mm, p["base_center_mm"])) < 12.0]
+        assert near, (p["color"], p["pips"])
+        assert near[0].color == p["color"]
+    assert len(finds) == len(truth["pyramids"])
+
+
+def test_a_bare_table_has_no_heat(finder):
+    view = np.full((650, 900, 3), 150, np.uint8)
+    hm = finder.heat(view, 1.0)
+    assert hm.p.shape == (int(650 * HEAT_PPM) // STRIDE, int(900 * HEAT_PPM) // STRIDE)
+    assert float(hm.p.max()) < 0.3
+
+
+def test_bad_heat_model_files_are_named(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from models import ModelError
+    from vision.pyramids.heat import HeatNet
+
+    junk = tmp_path / "pyramids-heat.onnx"
+    junk.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="pyramids-heat.onnx"):
+        HeatNet(junk)
+    with pytest.raises(ModelError, match="missing"):
+        HeatNet(tmp_path / "absent.onnx")

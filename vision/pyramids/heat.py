@@ -1,0 +1,123 @@
+"""Where pyramids stand: a small fully convolutional network over the whole top-down view.
+
+The colour table (:mod:`vision.pyramids.proposals`) finds pyramids by their plastic's
+colour, which white and clear plastic do not have: on card paper and art most of them make
+no candidate at all, and the patch classifier, seeing the paper around them, is rarely sure
+of the ones that do. ``pyramids-heat.onnx`` looks at the shape instead: given the
+normalised top-down view at :data:`HEAT_PPM` px/mm it gives, for every :data:`CELL_MM` mm
+cell, how likely the middle of a pyramid's silhouette lies there. Its peaks are extra
+candidates, and its value at a candidate is evidence the finder weighs with the patch
+classifier's (:mod:`vision.pyramids.find`).
+
+Runtime: numpy, OpenCV and onnxruntime only; the network is trained by
+:mod:`vision.pyramids.train_heat`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+HEAT_MODEL = "pyramids-heat.onnx"
+#: the network's input: the top-down view at this many px per mm (2 mm a pixel)
+HEAT_PPM = 0.5
+#: ... and its output: one cell per STRIDE input pixels
+STRIDE = 2
+CELL_MM = STRIDE / HEAT_PPM
+#: input sides are padded to a multiple of this
+PAD_TO = 4
+
+
+def heat_input(view: np.ndarray, view_ppm: float) -> np.ndarray:
+    """The network's input (1, 3, H, W) float32 0..1 (BGR as the view) from a top-down view
+    at ``view_ppm`` px/mm, shrunk to :data:`HEAT_PPM` and padded bottom/right with grey."""
+    scale = HEAT_PPM / view_ppm
+    small = view if abs(scale - 1.0) < 1e-9 else cv2.resize(
+        view, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    h, w = small.shape[:2]
+    ph, pw = -h % PAD_TO, -w % PAD_TO
+    if ph or pw:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_CONSTANT,
+                                   value=(128, 128, 128))
+    out: np.ndarray = (small.astype(np.float32) * (1.0 / 255.0)).transpose(2, 0, 1)[None]
+    return out
+
+
+@dataclass
+class HeatMap:
+    """The network's answer for one view: ``p[v, u]`` for the cell whose middle is table
+    point ((u + 0.5) * CELL_MM, (v + 0.5) * CELL_MM)."""
+
+    p: np.ndarray
+
+    def at(self, pts_mm: np.ndarray) -> np.ndarray:
+        """The largest value within one cell of each point (N, 2) mm (0 outside)."""
+        pts = np.asarray(pts_mm, np.float64).reshape(-1, 2)
+        if not len(pts):
+            return np.zeros(0, np.float32)
+        grown = cv2.dilate(self.p, np.ones((3, 3), np.uint8))
+        uv = np.floor(pts / CELL_MM).astype(np.int64)
+        h, w = grown.shape
+        ok = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+        out = np.zeros(len(pts), np.float32)
+        out[ok] = grown[uv[ok, 1], uv[ok, 0]]
+        return out
+
+    def peaks(self, min_p: float) -> tuple[np.ndarray, np.ndarray]:
+        """Local maxima (3x3) of at least ``min_p``: (centres mm (N, 2), values (N,)),
+        each centre refined to the weighted mean of its 3x3 neighbourhood."""
+        p = self.p
+        mx = cv2.dilate(p, np.ones((3, 3), np.uint8))
+        vs, us = np.nonzero((p >= mx) & (p >= min_p))
+        if not len(vs):
+            return np.zeros((0, 2)), np.zeros(0, np.float32)
+        pad = np.pad(p, 1)
+        pts = np.empty((len(vs), 2))
+        for i, (v, u) in enumerate(zip(vs, us)):
+            win = pad[v:v + 3, u:u + 3].astype(np.float64)
+            s = win.sum()
+            du = (win.sum(axis=0) @ np.array([-1.0, 0.0, 1.0])) / s
+            dv = (win.sum(axis=1) @ np.array([-1.0, 0.0, 1.0])) / s
+            pts[i] = ((u + 0.5 + du) * CELL_MM, (v + 0.5 + dv) * CELL_MM)
+        return pts, p[vs, us]
+
+
+class HeatNet:
+    """``HeatNet(path)(view, view_ppm)`` -> :class:`HeatMap` (onnxruntime, ``threads``)."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        from models import ModelError
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ModelError(f"model file {self.path} is missing")
+        try:
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = max(1, int(threads))
+            so.inter_op_num_threads = 1
+            so.log_severity_level = 3
+            self.session = ort.InferenceSession(str(self.path), so,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(f"model file {self.path}: cannot be loaded ({exc})") from None
+        inputs = self.session.get_inputs()
+        if len(inputs) != 1 or len(inputs[0].shape) != 4 or inputs[0].shape[1] != 3:
+            raise ModelError(f"model file {self.path}: expected one (1, 3, H, W) input, got "
+                             f"{[tuple(i.shape) for i in inputs]}")
+        self._input = inputs[0].name
+
+    def __call__(self, view: np.ndarray, view_ppm: float) -> HeatMap:
+        x = heat_input(view, view_ppm)
+        logits = self.session.run(None, {self._input: x})[0][0, 0]
+        h = int(round(view.shape[0] * HEAT_PPM / view_ppm)) // STRIDE
+        w = int(round(view.shape[1] * HEAT_PPM / view_ppm)) // STRIDE
+        p = 1.0 / (1.0 + np.exp(-logits[:h, :w].astype(np.float32)))
+        return HeatMap(np.ascontiguousarray(p, np.float32))

@@ -1,0 +1,373 @@
+"""Train the pyramid heat map (``models/pyramids-heat.onnx``, :mod:`vision.pyramids.heat`).
+
+    python -m vision.pyramids.train_heat --out runs/heat --render DIR [--render DIR ...]
+        [--minutes 25] [--threads 2]
+
+Needs the ``train`` extra (torch); never imported at runtime and never run in CI. Nothing is
+downloaded: the network is small and defined here, trained from random weights.
+
+Data: each image of the rendered folders (``companion synth`` output) is calibrated from its
+markers with its true intrinsics and turned into the finder's normalised top-down view
+(:class:`vision.pyramids.find.Looker`), shrunk to :data:`heat.HEAT_PPM`. The target of each
+:data:`heat.CELL_MM` cell is 1 where the centroid of a pyramid's silhouette (as the view
+shows it, parallax included) falls, a Gaussian of :data:`SIGMA_MM` around it, 0 elsewhere;
+pyramids less than half visible (hands) are "don't care" within :data:`IGNORE_MM`. Every
+10th image is validation. Loss: the CenterNet focal loss on the cells. Training sees random
+crops with flips and quarter turns (the view's parallax points every way already) and a
+little brightness and contrast jitter; progress is logged every epoch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from calibration.mat import load_mat
+from vision.pyramids.heat import CELL_MM, PAD_TO, STRIDE, heat_input
+
+log = logging.getLogger(__name__)
+
+SIGMA_MM = 3.0
+IGNORE_MM = 14.0
+VAL_EVERY = 10
+CROP = 256
+
+
+# -- data -------------------------------------------------------------------------------------
+
+def _centroid(poly: np.ndarray) -> np.ndarray:
+    m = cv2.moments(poly.astype(np.float32))
+    if m["m00"] <= 0:
+        out: np.ndarray = poly.mean(axis=0)
+        return out
+    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
+
+
+def prepare_one(args: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(view at HEAT_PPM uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2)) of
+    one rendered image, or None when its markers do not calibrate it."""
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import VIEW_PPM, Looker
+    from vision.pyramids.train_colors import truth_calibration, truth_silhouettes_mm
+
+    img_path, mat_path = args
+    image = cv2.imread(img_path, cv2.IMREAD_COLOR)
+    if image is None:
+        log.warning("%s: unreadable, skipped", img_path)
+        return None
+    truth = json.loads(Path(img_path).with_suffix(".json").read_text(encoding="utf-8"))
+    mat = load_mat(Path(mat_path))
+    calib = truth_calibration(image, truth, mat)
+    if not calib.calibrated:
+        return None
+    look = Looker(mat, default_model()).look(image, calib)
+    x = heat_input(look.view, VIEW_PPM)[0]
+    small = np.clip(x.transpose(1, 2, 0) * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    cents, dont = [], []
+    for p, sil in zip(truth.get("pyramids", []), truth_silhouettes_mm(truth, calib)):
+        c = _centroid(sil)
+        if p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True):
+            cents.append(c)
+        elif p.get("visible", 1.0) > 0.02:
+            dont.append(c)
+    return (small, np.array(cents, np.float64).reshape(-1, 2),
+            np.array(dont, np.float64).reshape(-1, 2))
+
+
+def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(target (h, w) float32, weight (h, w) float32) on the output cells."""
+    h, w = shape_hw
+    uu, vv = np.meshgrid((np.arange(w) + 0.5) * CELL_MM, (np.arange(h) + 0.5) * CELL_MM)
+    t = np.zeros((h, w), np.float32)
+    for cx, cy in cents:
+        g = np.exp(-((uu - cx) ** 2 + (vv - cy) ** 2) / (2 * SIGMA_MM ** 2))
+        t = np.maximum(t, g.astype(np.float32))
+        u, v = int(cx // CELL_MM), int(cy // CELL_MM)
+        if 0 <= u < w and 0 <= v < h:
+            t[v, u] = 1.0
+    wt = np.ones((h, w), np.float32)
+    for cx, cy in dont:
+        wt[(uu - cx) ** 2 + (vv - cy) ** 2 <= IGNORE_MM ** 2] = 0.0
+    return t, wt
+
+
+def prepare(folders: list[Path], cache: Path, jobs: int) -> dict[str, np.ndarray]:
+    """Every image of ``folders`` prepared once (cached in ``cache``, an .npz)."""
+    if cache.is_file():
+        log.info("using prepared data %s", cache)
+        return dict(np.load(cache))
+    work: list[tuple[str, str]] = []
+    for folder in folders:
+        mat = folder / "mat.json"
+        work += [(str(p), str(mat)) for p in sorted(folder.glob("[0-9]*.jpg"))]
+    views, tgts, wts = [], [], []
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for i, res in enumerate(pool.map(prepare_one, work, chunksize=8)):
+            if res is not None:
+                small, cents, dont = res
+                h, w = small.shape[0] // STRIDE, small.shape[1] // STRIDE
+                t, wt = targets((h, w), cents, dont)
+                views.append(small)
+                tgts.append(t)
+                wts.append(wt)
+            if (i + 1) % 100 == 0 or i + 1 == len(work):
+                log.info("prepared %d/%d images (%.0f s)", i + 1, len(work),
+                         time.monotonic() - t0)
+    data = {"views": np.stack(views), "targets": np.stack(tgts), "weights": np.stack(wts)}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **data)
+    return data
+
+
+# -- network ----------------------------------------------------------------------------------
+
+def build_net(width: int = 32, dilations: tuple[int, ...] = (2, 4, 8)) -> Any:
+    """Stem to the output cells (stride :data:`heat.STRIDE`), one full 3x3 conv, then one
+    depthwise-separable dilated block per ``dilations`` (receptive field ~ 80 mm at the
+    default: a pyramid and what it stands on), one logit a cell. At the default width 32
+    ~9.5 k parameters, ~10 ms on one onnxruntime thread for the default mat's view."""
+    import torch.nn as nn
+
+    def cbr(i: int, o: int, k: int = 3, s: int = 1, d: int = 1, g: int = 1) -> Any:
+        return nn.Sequential(nn.Conv2d(i, o, k, s, padding=d * (k // 2), dilation=d, groups=g,
+                                       bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    def sep(c: int, d: int) -> Any:
+        return nn.Sequential(cbr(c, c, 3, 1, d, g=c), cbr(c, c, 1))
+
+    head = nn.Conv2d(width, 1, 1)
+    nn.init.constant_(head.bias, -4.0)   # most cells are empty: start there
+    return nn.Sequential(cbr(3, 16, 3, STRIDE), cbr(16, width),
+                         *[sep(width, d) for d in dilations], head)
+
+
+def focal_loss(logits: Any, target: Any, weight: Any) -> Any:
+    import torch
+
+    p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
+    pos = (target >= 0.999).float()
+    lp = -torch.log(p) * (1 - p) ** 2 * pos
+    ln = -torch.log(1 - p) * p ** 2 * (1 - target) ** 4 * (1 - pos)
+    n = (pos * weight).sum().clamp(min=1.0)
+    return ((lp + ln) * weight).sum() / n
+
+
+class _Batches:
+    """Training batches drawn from all views held as tensors on ``device`` (the GPU when
+    there is one: cutting, turning and jittering there keeps it busy): a random
+    :data:`CROP` square of each, a random quarter turn, a random mirror, a little
+    brightness and contrast jitter."""
+
+    def __init__(self, data: dict[str, np.ndarray], device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = device
+        self.views = torch.from_numpy(data["views"]).to(device)        # N, H, W, 3 uint8
+        self.targets = torch.from_numpy(data["targets"]).to(device)    # N, h, w
+        self.weights = torch.from_numpy(data["weights"]).to(device)
+
+    def draw(self, idx: np.ndarray, rng: np.random.Generator) -> tuple[Any, Any, Any]:
+        torch = self.torch
+        H, W = self.views.shape[1:3]
+        xs, ts, ws = [], [], []
+        for i in idx:
+            y0 = int(rng.integers(0, (H - CROP) // STRIDE + 1)) * STRIDE
+            x0 = int(rng.integers(0, (W - CROP) // STRIDE + 1)) * STRIDE
+            c0, r0, c = x0 // STRIDE, y0 // STRIDE, CROP // STRIDE
+            v = self.views[i, y0:y0 + CROP, x0:x0 + CROP].permute(2, 0, 1)
+            t = self.targets[i, r0:r0 + c, c0:c0 + c][None]
+            w = self.weights[i, r0:r0 + c, c0:c0 + c][None]
+            k = int(rng.integers(0, 4))
+            flip = bool(rng.random() < 0.5)
+            v, t, w = (torch.rot90(a, k, (1, 2)) for a in (v, t, w))
+            if flip:
+                v, t, w = (torch.flip(a, (2,)) for a in (v, t, w))
+            xs.append(v)
+            ts.append(t)
+            ws.append(w)
+        x = torch.stack(xs).float() / 255.0
+        n = len(idx)
+        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (n, 1, 1, 1))).float().to(self.device)
+        bias = torch.from_numpy(rng.uniform(-0.08, 0.08, (n, 1, 1, 1))).float().to(self.device)
+        return (x - 0.5) * gain + 0.5 + bias, torch.stack(ts), torch.stack(ws)
+
+    def whole(self, i: int) -> tuple[Any, Any, Any]:
+        """One whole view, as the finder gives it (padded as :func:`heat.heat_input` pads)."""
+        torch = self.torch
+        v = self.views[i].permute(2, 0, 1).float()[None] / 255.0
+        ph, pw = -v.shape[2] % PAD_TO, -v.shape[3] % PAD_TO
+        if ph or pw:
+            v = torch.nn.functional.pad(v, (0, pw, 0, ph), value=128 / 255)
+        return v, self.targets[i][None, None], self.weights[i][None, None]
+
+
+def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
+    """Loss, and peak recall / precision at 0.3 within 8 mm, on whole validation views."""
+    import torch
+
+    from vision.pyramids.heat import HeatMap
+
+    net.eval()
+    losses, tp, n_t, n_p = [], 0, 0, 0
+    with torch.no_grad():
+        for i in idx:
+            x, t, w = batches.whole(int(i))
+            h, ww = t.shape[2:]
+            out = net(x)[:, :, :h, :ww]
+            losses.append(float(focal_loss(out, t, w)))
+            p = torch.sigmoid(out)[0, 0].cpu().numpy()
+            tn, wn = t[0, 0].cpu().numpy(), w[0, 0].cpu().numpy()
+            pts, _ = HeatMap(p).peaks(0.3)
+            tv, tu = np.nonzero(tn >= 0.999)
+            truth = np.column_stack([(tu + 0.5) * CELL_MM, (tv + 0.5) * CELL_MM])
+            n_t += len(truth)
+            keep = wn[np.clip((pts[:, 1] // CELL_MM).astype(int), 0, h - 1),
+                      np.clip((pts[:, 0] // CELL_MM).astype(int), 0, ww - 1)] > 0 \
+                if len(pts) else np.zeros(0, bool)
+            pts = pts[keep]
+            n_p += len(pts)
+            if len(pts) and len(truth):
+                d = np.linalg.norm(truth[:, None] - pts[None], axis=2)
+                tp += int((d.min(axis=1) <= 8.0).sum())
+    net.train()
+    return {"loss": float(np.mean(losses)), "recall": tp / max(1, n_t),
+            "precision": min(1.0, tp / max(1, n_p))}
+
+
+def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
+          seed: int = 0, batch: int = 16, lr: float = 3e-3, device: str = "cpu",
+          width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
+          eval_every_s: float = 60.0) -> Path:
+    """Train for ``minutes`` of wall clock (cosine learning rate over it), validating every
+    ``eval_every_s`` seconds (at least once an epoch on a slow machine); keeps the weights
+    of the best validation loss (``out/best.pt``) and exports them to
+    ``out/pyramids-heat.onnx``."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, threads))
+    rng = np.random.default_rng(seed)
+    n = len(data["views"])
+    val = np.arange(0, n, VAL_EVERY)
+    tr = np.setdiff1d(np.arange(n), val)
+    log.info("%d training views, %d validation views, device %s, width %d, dilations %s",
+             len(tr), len(val), device, width, dilations)
+    batches = _Batches(data, device)
+    net = build_net(width, dilations).to(device)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    t0 = time.monotonic()
+    deadline = t0 + 60.0 * minutes
+    best: tuple[float, Any] = (math.inf, None)
+    out.mkdir(parents=True, exist_ok=True)
+    epoch, steps, last_eval, total = 0, 0, t0, []
+    while time.monotonic() < deadline:
+        epoch += 1
+        order = rng.permutation(tr)
+        for s in range(max(1, len(tr) // batch)):
+            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
+            for g in opt.param_groups:
+                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            x, t, w = batches.draw(order[s * batch:(s + 1) * batch], rng)
+            loss = focal_loss(net(x), t, w)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total.append(loss.item())
+            steps += 1
+            now = time.monotonic()
+            if now >= deadline or now - last_eval >= eval_every_s:
+                break
+        now = time.monotonic()
+        if now >= deadline or now - last_eval >= eval_every_s or device == "cpu":
+            last_eval = now
+            ev = evaluate(net, batches, val)
+            log.info("epoch %d, step %d (%.1f min): train loss %.3f, val loss %.3f, peak "
+                     "recall %.3f, precision %.3f", epoch, steps, (now - t0) / 60,
+                     np.mean(total), ev["loss"], ev["recall"], ev["precision"])
+            total = []
+            if ev["loss"] < best[0]:
+                best = (ev["loss"], {k: v.detach().cpu().clone()
+                                     for k, v in net.state_dict().items()})
+                torch.save({"state": best[1], "width": width, "dilations": list(dilations)},
+                           out / "best.pt")
+    net = net.cpu()
+    if best[1] is not None:
+        net.load_state_dict(best[1])
+    return export(net, out / "pyramids-heat.onnx")
+
+
+def export(net: Any, path: Path) -> Path:
+    import torch
+
+    net.eval()
+    x = torch.zeros(1, 3, 328, 452)
+    torch.onnx.export(net, x, str(path), input_names=["view"], output_names=["heat"],
+                      dynamic_axes={"view": {2: "h", 3: "w"}, "heat": {2: "hc", 3: "wc"}},
+                      opset_version=17, dynamo=False)
+    log.info("wrote %s (%d bytes)", path, path.stat().st_size)
+    return path
+
+
+def export_checkpoint(best: Path, path: Path) -> Path:
+    """Export a ``best.pt`` written by :func:`train` (on another machine, say) to ONNX."""
+    import torch
+
+    ck = torch.load(best, map_location="cpu")
+    net = build_net(int(ck["width"]), tuple(ck["dilations"]))
+    net.load_state_dict(ck["state"])
+    return export(net, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_heat",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="working folder")
+    ap.add_argument("--render", type=Path, action="append", default=[],
+                    help="rendered synth folder (repeatable)")
+    ap.add_argument("--minutes", type=float, default=25.0, help="training wall clock")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--jobs", type=int, default=2, help="processes preparing the views")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--width", type=int, default=32, help="channels of the dilated blocks")
+    ap.add_argument("--dilations", default="2,4,8", help="one dilated block per number")
+    ap.add_argument("--views", type=Path, default=None,
+                    help="prepared views (.npz; default OUT/views.npz, made when missing)")
+    ap.add_argument("--prepare-only", action="store_true", help="prepare the views and stop")
+    ap.add_argument("--export", type=Path, default=None, metavar="BEST_PT",
+                    help="only export this best.pt to OUT/pyramids-heat.onnx")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.export is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        print(export_checkpoint(args.export, args.out / "pyramids-heat.onnx"))
+        return 0
+    views = args.views or args.out / "views.npz"
+    if not views.is_file() and not args.render:
+        ap.error(f"{views} does not exist: give --render folders to prepare it from")
+    data = prepare(args.render, views, args.jobs)
+    if args.prepare_only:
+        return 0
+    dil = tuple(int(d) for d in args.dilations.split(","))
+    path = train(data, args.out, args.minutes, args.threads, args.seed, batch=args.batch,
+                 lr=args.lr, device=args.device, width=args.width, dilations=dil)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
