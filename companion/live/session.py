@@ -705,11 +705,17 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
-        if hidden and self.covered_cards_wait:
+        faceless = self._faceless_cells(st, view)
+        if (hidden or faceless) and self.covered_cards_wait:
             # A territory gone without a legal move to destroy it is far more often a hand
-            # or an arm over it than a card taken away: wait for a clear view.
-            cells = ", ".join(f"{i},{j}" for i, j in hidden[:6])
-            return [LiveEvent(EventKind.WAITING, f"card(s) at {cells} not seen and no move "
+            # or an arm over it than a card taken away: wait for a clear view. So is a
+            # face-up territory read as face down: a hand over most of a card leaves the
+            # camera a patch that looks like no face (a face-down territory is only ever
+            # built new, which a legal move explains before this point).
+            cells = ", ".join(f"{i},{j}" for i, j in sorted(hidden + faceless)[:6])
+            what = "not seen" if not faceless else \
+                "not seen or seen face down" if hidden else "seen face down"
+            return [LiveEvent(EventKind.WAITING, f"card(s) at {cells} {what} and no move "
                               "explains it: is something covering the table? waiting for a "
                               "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
@@ -751,6 +757,13 @@ class LiveSession:
         """Board cells that hold a card in the game but show none to the camera."""
         board = TableView.of(st).cards
         return sorted(c for c in board if c not in view.cards)
+
+    @staticmethod
+    def _faceless_cells(st: ZarcanaState, view: TableView) -> list[tuple[int, int]]:
+        """Board cells whose top card is face up in the game but face down to the camera."""
+        board = TableView.of(st).cards
+        return sorted(c for c, cid in board.items()
+                      if cid != BACK and view.cards.get(c) == BACK)
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

@@ -224,6 +224,22 @@ def test_frames_with_a_hand_are_never_trusted() -> None:
     assert len(s.history) == 3
 
 
+def test_a_territory_read_face_down_with_no_move_to_explain_it_is_waited_on() -> None:
+    # a hand over most of a card can leave the camera a patch it reads as a card's back
+    s = new_session()
+    play(s, range(4))
+    n = len(s.history)
+    faceless = sample_record(3)   # the table as it stands, swords-05 (a territory) face down
+    hit = [c for c in faceless["cards"] if c["id"] == "swords-05"]
+    assert len(hit) == 1
+    hit[0]["id"] = "back"
+    ev = s.observe(faceless, frame=60)
+    assert [e.kind for e in ev] == [EventKind.WAITING] and "face down" in ev[0].text
+    assert len(s.history) == n and s.status is Status.PLAYING
+    # the clear view after it is judged as usual
+    assert [e.kind for e in s.observe(sample_record(4), frame=61)] == [EventKind.ACCEPTED]
+
+
 def test_end_game_scores_and_finishes_the_recording() -> None:
     rec = FakeRecorder()
     s = new_session(recorder=rec)
