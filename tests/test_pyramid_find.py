@@ -128,3 +128,34 @@ def test_pyramids_on_card_art(tarot, finder):
           PyramidPlacement("green", 2, False, (585.0, 330.0), 30.0, rest_height_mm=0.35)]
     image, calib, _ = _shoot(tarot, ps, seed=7, cards=_cards())
     _same(finder.find(image, calib), ps)
+
+
+def test_the_sample_game_frames_have_every_pyramid_and_nothing_false():
+    # the 24 frames the demo plays: every pyramid found with its colour and pips, and no
+    # find on card art (flat yellow art the colour classifier is sure of is held back by
+    # the heat map, MIN_HEAT_FLAT)
+    import json
+    from importlib.resources import files
+
+    from calibration.mat import load_mat
+    from vision.pyramids.train_colors import truth_calibration
+
+    folder = files("sample_images") / "zarcana"
+    mat = load_mat(folder / "mat.json")
+    frames = sorted(p for p in folder.iterdir()
+                    if p.name[:4].isdigit() and p.name.endswith(".jpg"))
+    assert len(frames) == 24
+    from vision.pyramids import PyramidFinder
+
+    here = PyramidFinder(mat)
+    for img in frames:
+        truth = json.loads((folder / img.name.replace(".jpg", ".json")).read_text())
+        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
+        finds = here.find(image, truth_calibration(image, truth, mat))
+        left = list(finds)
+        for p in truth["pyramids"]:
+            near = [f for f in left if math.dist(f.base_center_mm, p["base_center_mm"]) < 12.0]
+            assert near, (img.name, p)
+            assert (near[0].color, near[0].pips) == (p["color"], p["pips"]), (img.name, p)
+            left.remove(near[0])
+        assert not left, (img.name, [f.to_dict() for f in left])

@@ -103,6 +103,10 @@ MIN_HEAT_LIGHT = 0.2
 #: against a larger one (dev renders: 2 of the 3 true hues under MIN_HEAT, none of the 32
 #: false ones, are at 0.7 or more)
 HEAT_OVERRULED_IOU = 0.7
+#: a hue that does not fill its silhouette (taken only because the colour classifier is
+#: sure, SURE) needs at least this much heat: flat card art in a pyramid's colour (dev
+#: renders: 7 of the 38 such false finds above MIN_HEAT, 4 of the 95 true ones)
+MIN_HEAT_FLAT = 0.2
 HUES = frozenset(COLORS[:7])
 DARK_CLASSES = "dark"     # the seven hues and black
 LIGHT_CLASSES = "light"   # white and clear
@@ -297,6 +301,9 @@ class PyramidFinder:
             return None
         if color in HUES and iou < self.min_iou_hue and p_none > SURE:
             log.debug("%s at %s rejected: silhouette IoU %.2f", color, center.round(1), iou)
+            return None
+        if self.heat is not None and color in HUES and iou < self.min_iou_hue \
+                and heat < MIN_HEAT_FLAT:
             return None
         if color in HUES and iou > 0.0:
             # the silhouette's size, seen in the colour's pixels, against the classifier's
