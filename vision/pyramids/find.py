@@ -1,4 +1,5 @@
-"""Pyramid finder: colour-table candidates, two small patch classifiers, exact geometry.
+"""Pyramid finder: colour-table and heat-map candidates, two small patch classifiers, exact
+geometry.
 
 1. **Top-down view** (:mod:`vision.pyramids.topdown`): the table plane at
    :data:`VIEW_PPM` px/mm, read from the camera image through one cached map (lens and
@@ -6,7 +7,10 @@
 2. **Candidates** (:mod:`vision.pyramids.proposals`): the Lab colour table marks pixels that
    look like pyramid plastic; each blob, each colour within a blob, and each distance peak of
    a large blob is a candidate. Tuned for recall: most candidates on card art are not
-   pyramids.
+   pyramids. The heat map (:mod:`vision.pyramids.heat`, ``pyramids-heat.onnx``) over the
+   whole view adds its peaks where the colour table proposed nothing (white and clear
+   plastic, which has no colour of its own), and candidates where it is cold are not read
+   (:data:`COLD`).
 3. **What** (:mod:`vision.pyramids.classifier`, ``pyramids-color.onnx``): a patch around each
    candidate, turned so that "up" is away from the camera's nadir, is ``none`` or one of the
    ten colours. This is what tells a pyramid from a yellow patch of card art: it sees
@@ -19,7 +23,10 @@
    best of classifier and fit together: :data:`SIZE_FIT_WEIGHT`), which gives
    ``base_center_mm`` (base square centre, or the centroid of the face it lies on) to about
    a millimetre.
-6. Finds whose silhouettes overlap are one pyramid: the more confident stays.
+6. The heat map has a say: white and clear are taken on less certainty where it is warm
+   (:data:`HEAT_LIGHT`); finds where it is cold are dropped (:data:`MIN_HEAT`,
+   :data:`MIN_HEAT_LIGHT`, :data:`MIN_HEAT_FLAT`) unless a hue fills its silhouette.
+7. Finds whose silhouettes overlap are one pyramid: the more confident stays.
 
 A colour profile from ``companion calibrate-colors`` (:mod:`vision.pyramids.profile`)
 teaches both the colour table and the colour decision a player's own plastic.
