@@ -187,20 +187,17 @@ def _pyramids(args: argparse.Namespace) -> int:
                      width=args.width, dilations=(1, 2, 4, 8))
         print(f"pyramid heat map: {path}")
         return 0
-    from vision.pyramids.train import train_pyramid_classifier
+    from vision.pyramids.train import parse_max_none, train_pyramid_classifier
 
     try:
-        cap = tuple(int(x) for x in str(args.max_none).split(","))
-        if len(cap) != 2 or min(cap) < 0:
-            raise ValueError
-    except ValueError:
-        raise TrainError(f"--max-none {args.max_none!r}: expected two counts, "
-                         "e.g. 45000,4000") from None
+        cap = parse_max_none(args.max_none)
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
     figures = train_pyramid_classifier(
         args.out, render_dirs=folders, minutes=minutes, device=str(args.device),
         batch=args.batch or 256, threads=args.threads,
         seed=args.seed or 0, jobs=args.jobs, workers=args.workers or 0,
-        max_none=(cap[0], cap[1]))
+        max_none=cap)
     print("pyramid classifiers: " + ", ".join(
         f"{k} top-1 {v['top1']:.3f}" for k, v in figures.items()
         if isinstance(v, dict) and "top1" in v) + f"  ({args.out})")

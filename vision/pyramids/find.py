@@ -59,7 +59,7 @@ from vision.pyramids.classifier import (
     pointing_from_sectors,
 )
 from vision.pyramids.colors import BACKGROUND, COLORS, ColorModel, default_model
-from vision.pyramids.geometry import camera_center, footprint_mm
+from vision.pyramids.geometry import camera_center, footprint_mm, polygon_centroid
 from vision.pyramids.heat import HEAT_MODEL, HeatMap, HeatNet
 from vision.pyramids.proposals import Candidate, Segmentation, propose, segment
 from vision.pyramids.topdown import TopDown, apply_gains
@@ -359,7 +359,7 @@ class PyramidFinder:
         ang0 = 0.0 if pointing is None else pointing
         # start: the silhouette's centroid on the candidate (a blob centroid)
         hull = self._hull_px(pips, upright, ang0, center, cam)
-        shift = center * VIEW_PPM - 0.5 - _centroid(hull)
+        shift = center * VIEW_PPM - 0.5 - polygon_centroid(hull)
         base = center + shift / VIEW_PPM
         label = look.seg.label
         r = int(math.ceil(40 * VIEW_PPM))
@@ -398,7 +398,7 @@ class PyramidFinder:
             m = cv2.moments(sel, binaryImage=True)
             if m["m00"] < 10:
                 break
-            d = np.array([m["m10"], m["m01"]]) / m["m00"] - _centroid(h)
+            d = np.array([m["m10"], m["m01"]]) / m["m00"] - polygon_centroid(h)
             base = base + d / VIEW_PPM
         best = (score(base, ang0), base, ang0)
         if not upright:
@@ -430,14 +430,6 @@ def _same_pyramid(a: PyramidFind, ha: np.ndarray, b: PyramidFind, hb: np.ndarray
     # well inside (3 mm): a touching neighbour's base lies on the silhouette's edge
     return (cv2.pointPolygonTest(hb.astype(np.float32), a.base_center_mm, True) > 3.0
             or cv2.pointPolygonTest(ha.astype(np.float32), b.base_center_mm, True) > 3.0)
-
-
-def _centroid(poly: np.ndarray) -> np.ndarray:
-    m = cv2.moments(poly.astype(np.float32))
-    if m["m00"] <= 0:
-        out: np.ndarray = poly.mean(axis=0)
-        return out
-    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:

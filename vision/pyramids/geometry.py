@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 
+import cv2
 import numpy as np
 
 from calibration.table import Calibration
@@ -98,3 +99,12 @@ def footprint_mm(pips: int, upright: bool, angle_deg: float, center_mm: np.ndarr
     k = hc / np.maximum(hc - up, 1.0)
     out: np.ndarray = cam[:2] + (xy - cam[:2]) * k
     return out
+
+
+def polygon_centroid(poly: np.ndarray) -> np.ndarray:
+    """Area centroid of a polygon (N, 2); the mean of its vertices when it has no area."""
+    m = cv2.moments(poly.astype(np.float32))
+    if m["m00"] <= 0:
+        out: np.ndarray = poly.mean(axis=0)
+        return out
+    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])

@@ -92,22 +92,10 @@ class HeatNet:
     """``HeatNet(path)(view, view_ppm)`` -> :class:`HeatMap` (onnxruntime, ``threads``)."""
 
     def __init__(self, path: Path, threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        from models import ModelError
+        from models import ModelError, open_onnx
 
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ModelError(f"model file {self.path} is missing")
-        try:
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = max(1, int(threads))
-            so.inter_op_num_threads = 1
-            so.log_severity_level = 3
-            self.session = ort.InferenceSession(str(self.path), so,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise ModelError(f"model file {self.path}: cannot be loaded ({exc})") from None
+        self.session, _, _ = open_onnx(self.path, threads)
         inputs = self.session.get_inputs()
         if len(inputs) != 1 or len(inputs[0].shape) != 4 or inputs[0].shape[1] != 3:
             raise ModelError(f"model file {self.path}: expected one (1, 3, H, W) input, got "

@@ -57,6 +57,7 @@ from vision.pyramids.classifier import (
 )
 from vision.pyramids.colors import ColorModel, default_model
 from vision.pyramids.find import Look, Looker
+from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.train_colors import truth_calibration, truth_silhouettes_mm
 
 log = logging.getLogger(__name__)
@@ -98,21 +99,13 @@ head:
 
 # -- data -------------------------------------------------------------------------------------
 
-def _centroid(poly: np.ndarray) -> np.ndarray:
-    m = cv2.moments(poly.astype(np.float32))
-    if m["m00"] <= 0:
-        out: np.ndarray = poly.mean(axis=0)
-        return out
-    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
-
-
 def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Look,
                   rng: np.random.Generator) -> list[tuple[np.ndarray, str, str | None]]:
     """(patch, colour class, shape class or None) for one rendered scene."""
     calib = look.topdown.calib
     pyrs = truth.get("pyramids", [])
     sils = truth_silhouettes_mm(truth, calib)
-    cents = np.array([_centroid(s) for s in sils]) if sils else np.zeros((0, 2))
+    cents = np.array([polygon_centroid(s) for s in sils]) if sils else np.zeros((0, 2))
     grown = [cv2.convexHull(s.astype(np.float32)) for s in sils]
     good = [p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True) for p in pyrs]
     centers: list[np.ndarray] = []
@@ -219,6 +212,17 @@ def build_patch_dataset(render_dirs: Sequence[Path], out_dir: Path,
         for split, kept in cap_none(out_dir, max_none, seed).items():
             counts[f"color-{split}"]["none"] = kept
     return counts
+
+
+def parse_max_none(text: str) -> tuple[int, int]:
+    """``"TRAIN,VAL"`` -> the two ``none`` caps; ValueError quoting ``text`` otherwise."""
+    try:
+        cap: tuple[int, ...] = tuple(int(x) for x in str(text).split(","))
+    except ValueError:
+        cap = ()
+    if len(cap) != 2 or min(cap) < 0:
+        raise ValueError(f"--max-none {text!r}: expected two counts, e.g. 45000,4000")
+    return cap[0], cap[1]
 
 
 def cap_none(out_dir: Path, max_none: tuple[int, int], seed: int = 0) -> dict[str, int]:
@@ -459,18 +463,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="'none' patches kept, TRAIN,VAL (default %(default)s)")
     args = ap.parse_args(argv)
     try:
-        cap = tuple(int(x) for x in args.max_none.split(","))
-        if len(cap) != 2 or min(cap) < 0:
-            raise ValueError
-    except ValueError:
-        ap.error(f"--max-none {args.max_none!r}: expected two counts, e.g. 45000,4000")
+        cap = parse_max_none(args.max_none)
+    except ValueError as exc:
+        ap.error(str(exc))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     figures = train_pyramid_classifier(
         args.out, render_dirs=args.render, minutes=args.minutes,
         more_minutes=args.more_minutes, mine_minutes=args.mine_minutes, epochs=args.epochs,
         batch=args.batch, device=args.device, threads=args.threads,
         reuse_patches=args.reuse_patches, jobs=args.jobs, workers=args.workers,
-        max_none=(cap[0], cap[1]))
+        max_none=cap)
     print(json.dumps({k: v for k, v in figures.items() if k not in ("patches", "renders")}))
     return 0
 

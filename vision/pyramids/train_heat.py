@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 
 from calibration.mat import load_mat
+from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.heat import CELL_MM, PAD_TO, STRIDE, heat_input
 
 log = logging.getLogger(__name__)
@@ -43,14 +44,6 @@ CROP = 256
 
 
 # -- data -------------------------------------------------------------------------------------
-
-def _centroid(poly: np.ndarray) -> np.ndarray:
-    m = cv2.moments(poly.astype(np.float32))
-    if m["m00"] <= 0:
-        out: np.ndarray = poly.mean(axis=0)
-        return out
-    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
-
 
 def prepare_one(args: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(view at HEAT_PPM uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2)) of
@@ -74,7 +67,7 @@ def prepare_one(args: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     small = np.clip(x.transpose(1, 2, 0) * 255.0 + 0.5, 0, 255).astype(np.uint8)
     cents, dont = [], []
     for p, sil in zip(truth.get("pyramids", []), truth_silhouettes_mm(truth, calib)):
-        c = _centroid(sil)
+        c = polygon_centroid(sil)
         if p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True):
             cents.append(c)
         elif p.get("visible", 1.0) > 0.02:
