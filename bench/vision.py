@@ -113,29 +113,9 @@ def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float,
 
 def crowded_scene(rng: np.random.Generator, deck: Any, mat: Any) -> Any:
     """12-20 lattice cards; half of them (at least four) carry three pyramids each."""
-    from companion.core.pieces import DIRECTIONS, Color, Pose, Pyramid
-    from vision.synth.generate import _piles, _place_lattice, random_lattice
-    from vision.synth.scene import scene_from_lattice
+    from vision.synth.generate import random_crowded_scene
 
-    colors = [c for c in Color]
-    for _ in range(30):
-        cards, _pyr, flip = random_lattice(rng, deck, int(rng.integers(12, 21)))
-        cells = sorted(cards)
-        k = max(4, len(cells) // 2)
-        chosen = [cells[int(i)] for i in rng.permutation(len(cells))[:k]]
-        pyramids = {}
-        for c in chosen:
-            pyramids[c] = [Pyramid(colors[int(rng.integers(len(colors)))], int(rng.integers(1, 4)),
-                                   Pose.UP if rng.random() < 0.55
-                                   else DIRECTIONS[int(rng.integers(4))]) for _ in range(3)]
-        scene = scene_from_lattice(cards, pyramids, card_size_mm=deck.card_size_mm, rng=rng,
-                                   flip=flip, slop_mm=rng.uniform(0.5, 4.0),
-                                   slop_deg=rng.uniform(0.5, 4.0))
-        placed = _place_lattice(rng, scene, mat)
-        if placed is not None:
-            _piles(placed, rng, deck, mat, {c.id for c in placed.cards})
-            return placed
-    raise RuntimeError("no crowded lattice fits the mat")
+    return random_crowded_scene(rng, deck, mat)
 
 
 def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
@@ -143,7 +123,7 @@ def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
     """(decoded JPEG, truth record, what was drawn for this group) of image ``index``."""
     import cv2
 
-    from vision.synth.generate import image_rng, random_scene, random_style
+    from vision.synth.generate import image_rng, lamp_light, random_scene, random_style
     from vision.synth.render import render
 
     rng = image_rng(seed + GROUPS.index(group), index)
@@ -153,14 +133,7 @@ def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
     style = random_style(rng, int(rng.integers(0, 2**62)), 0.0, deck.back_file is not None, mat)
     info: dict[str, Any] = {}
     if hard:
-        mode = str(rng.choice(["dim", "coloured", "both"]))
-        if mode in ("dim", "both"):
-            style.exposure = float(rng.uniform(0.35, 0.6))
-            style.ambient *= float(rng.uniform(0.5, 0.9))
-        if mode in ("coloured", "both"):
-            tint = rng.uniform(-0.3, 0.3, 3)
-            style.wb = tuple(float(v) for v in np.exp(tint - tint.mean()))
-        info["light"] = mode
+        info["light"] = lamp_light(rng, style)
     elif group == "unseen-printing":
         style.printing_strength = float(rng.uniform(1.6, 2.4))
     image, truth = render(scene, deck, mat, cam, style, f"{group}-{index:05d}.jpg")

@@ -12,7 +12,7 @@ from calibration.mat import Mat, MatError, load_mat
 from companion.core.errors import NotationError
 from companion.core.observation import Observation, ObservationError
 from vision.synth.deck import load_deck
-from vision.synth.errors import DeckError, SceneError
+from vision.synth.errors import DeckError, SceneError, SynthError
 from vision.synth.generate import SynthConfig, encode_jpeg, make_example, synthesize
 from vision.synth.render import plain_style, render
 from vision.synth.scene import CardPlacement, TableScene, scene_from_lattice
@@ -167,3 +167,26 @@ def test_cli_bad_input_is_one_clean_line(tmp_path, capsys):
     rc = _cli(["synth", "--out", str(tmp_path / "x"), "--count", "1", "--mat", str(bad_mat)])
     assert rc == 2
     assert "missing field 'marker_size_mm'" in capsys.readouterr().err
+
+
+def test_lamp_light_is_dimmer_and_ordinary_light_keeps_its_bytes(tarot, mat):
+    """``light="lamp"`` darkens or tints the same table; ``"ordinary"`` draws nothing more
+    from the image's generator, so a seed renders as it did before lights were a choice."""
+    import numpy as np
+
+    from vision.synth.generate import image_rng, random_scene
+
+    plain, t_plain, s_plain = make_example(3, 1, tarot, mat, size=(320, 240))
+    again, _, _ = make_example(3, 1, tarot, mat, size=(320, 240), light="ordinary")
+    assert np.array_equal(plain, again)
+    lamp, t_lamp, s_lamp = make_example(3, 1, tarot, mat, size=(320, 240), light="lamp")
+    assert t_lamp["cards"] == t_plain["cards"] and t_lamp["pyramids"] == t_plain["pyramids"]
+    tinted = max(s_lamp.wb) / min(s_lamp.wb) > max(s_plain.wb) / min(s_plain.wb) + 0.05
+    assert s_lamp.exposure < 0.61 or tinted
+    assert not np.array_equal(plain, lamp)
+    # a crowded table: at least four cards carry three pyramids each
+    scene = random_scene(image_rng(4, 0), tarot, mat, "crowded")
+    assert len(scene.cards) >= 12
+    assert len(scene.pyramids) >= 12
+    with pytest.raises(SynthError, match="unknown light 'neon'"):
+        make_example(3, 1, tarot, mat, size=(320, 240), light="neon")

@@ -50,8 +50,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--card-size", type=_card_size, default=None, metavar="WxH",
                    help="card size in mm when the deck folder does not say (e.g. 70x120)")
     p.add_argument("--mat", type=Path, default=None, help="mat file (default: the spec's mat)")
-    p.add_argument("--game", choices=("zarcana", "free", "mixed"), default="zarcana",
-                   help="layouts: Zarcana lattice, free rows (Arcanoid/Arcanum) or a mix")
+    p.add_argument("--game", choices=("zarcana", "free", "mixed", "crowded"),
+                   default="zarcana",
+                   help="layouts: Zarcana lattice, free rows (Arcanoid/Arcanum), a mix of "
+                        "the two, or crowded late-game lattices (three pyramids on half the "
+                        "cards)")
+    p.add_argument("--light", choices=("ordinary", "lamp", "mixed"), default="ordinary",
+                   help="lighting: everyday rooms (default), a dim or coloured lamp in every "
+                        "image, or half and half")
     p.add_argument("--hands", type=_fraction, default=0.2,
                    help="share of images with hands over the table (default 0.2)")
     p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
@@ -82,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     mat = load_mat(args.mat)
     size = None if args.width is None else (args.width, args.height)
     cfg = SynthConfig(out=args.out, count=args.count, seed=args.seed, deck=deck, mat=mat,
-                      game=args.game, hands=args.hands, size=size,
+                      game=args.game, hands=args.hands, light=args.light, size=size,
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
                       val_fraction=args.val)
     bar = Progress(args.count, "synth", force=not args.no_progress)

@@ -91,6 +91,7 @@ def write_dataset_card(out: Path, cfg: Any, deck: Any, extra: str = "") -> None:
         f"{deck.card_size_mm[1]} mm, {len(deck.ids)} cards)",
         f"- game layouts: {cfg.game}",
         f"- share of images with hands: {cfg.hands}",
+        f"- lighting: {cfg.light}",
         f"- resolution: {size}",
         f"- lens distortion: {'yes' if cfg.distortion else 'no'}",
         f"- validation share: {cfg.val_fraction} (decided per image from seed and index)",

@@ -31,7 +31,9 @@ from vision.synth.scene import (CardPlacement, PyramidPlacement, TableScene, lyi
 
 log = logging.getLogger(__name__)
 
-GAMES = ("zarcana", "free", "mixed")
+GAMES = ("zarcana", "free", "mixed", "crowded")
+#: lighting: the renderer's everyday rooms, a dim or coloured lamp in every image, or either
+LIGHTS = ("ordinary", "lamp", "mixed")
 COLORS = tuple(c.value for c in Color)
 SKIN = [(95, 135, 200), (120, 160, 225), (70, 105, 165), (50, 75, 120), (35, 55, 90),
         (150, 180, 230), (85, 120, 185)]
@@ -340,6 +342,30 @@ def random_free_scene(rng: np.random.Generator, deck: Deck, mat: Mat) -> TableSc
     return scene
 
 
+def random_crowded_scene(rng: np.random.Generator, deck: Deck, mat: Mat) -> TableScene:
+    """A late-game Zarcana table: 12-20 lattice cards, half of them (at least four) carrying
+    three pyramids each (touching, stacked views, the pyramids' hardest case)."""
+    colors = [c for c in Color]
+    for _ in range(30):
+        cards, _pyr, flip = random_lattice(rng, deck, int(rng.integers(12, 21)))
+        cells = sorted(cards)
+        k = max(4, len(cells) // 2)
+        chosen = [cells[int(i)] for i in rng.permutation(len(cells))[:k]]
+        pyramids = {}
+        for c in chosen:
+            pyramids[c] = [Pyramid(colors[int(rng.integers(len(colors)))], int(rng.integers(1, 4)),
+                                   Pose.UP if rng.random() < 0.55
+                                   else DIRECTIONS[int(rng.integers(4))]) for _ in range(3)]
+        scene = scene_from_lattice(cards, pyramids, card_size_mm=deck.card_size_mm, rng=rng,
+                                   flip=flip, slop_mm=rng.uniform(0.5, 4.0),
+                                   slop_deg=rng.uniform(0.5, 4.0))
+        placed = _place_lattice(rng, scene, mat)
+        if placed is not None:
+            _piles(placed, rng, deck, mat, {c.id for c in placed.cards})
+            return placed
+    raise SynthError("no crowded lattice fits the mat")
+
+
 def random_scene(rng: np.random.Generator, deck: Deck, mat: Mat, game: str) -> TableScene:
     if game == "mixed":
         game = "zarcana" if rng.random() < 0.65 else "free"
@@ -347,6 +373,8 @@ def random_scene(rng: np.random.Generator, deck: Deck, mat: Mat, game: str) -> T
         return random_zarcana_scene(rng, deck, mat)
     if game == "free":
         return random_free_scene(rng, deck, mat)
+    if game == "crowded":
+        return random_crowded_scene(rng, deck, mat)
     raise SynthError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
 
 
@@ -446,6 +474,21 @@ def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: b
     return st
 
 
+def lamp_light(rng: np.random.Generator, st: Style) -> str:
+    """Turn ``st`` into a lamp-lit room: dim (exposure 0.35-0.6, less ambient light),
+    coloured (a per-channel tint up to about +-30%, far beyond a white balance's drift) or
+    both. Returns which. Evening tables are lit like this; the everyday looks of
+    :func:`random_style` stay near daylight."""
+    mode = str(rng.choice(["dim", "coloured", "both"]))
+    if mode in ("dim", "both"):
+        st.exposure = float(rng.uniform(0.35, 0.6))
+        st.ambient *= float(rng.uniform(0.5, 0.9))
+    if mode in ("coloured", "both"):
+        tint = rng.uniform(-0.3, 0.3, 3)
+        st.wb = tuple(float(v) for v in np.exp(tint - tint.mean()))
+    return mode
+
+
 # ---------------------------------------------------------------------------------------------
 # one image, a dataset
 
@@ -459,6 +502,7 @@ class SynthConfig:
     mat: Mat = DEFAULT_MAT
     game: str = "zarcana"
     hands: float = 0.2
+    light: str = "ordinary"
     size: tuple[int, int] | None = None
     distortion: bool = True
     jobs: int = 1
@@ -468,13 +512,19 @@ class SynthConfig:
 def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarcana",
                  hands: float = 0.2, size: tuple[int, int] | None = None,
                  distortion: bool = True, image_name: str = "image.jpg",
-                 scene: TableScene | None = None) -> tuple[np.ndarray, dict[str, Any], Style]:
+                 scene: TableScene | None = None, light: str = "ordinary"
+                 ) -> tuple[np.ndarray, dict[str, Any], Style]:
     """Render image ``index`` of run ``seed``: (BGR image, truth record, style)."""
+    if light not in LIGHTS:
+        raise SynthError(f"unknown light {light!r}: expected one of {', '.join(LIGHTS)}")
     rng = image_rng(seed, index)
     if scene is None:
         scene = random_scene(rng, deck, mat, game)
     cam = random_camera(rng, mat, deck.card_size_mm[1], size, distortion)
     style = random_style(rng, int(rng.integers(0, 2**62)), hands, deck.back_file is not None, mat)
+    # drawn after everything else: "ordinary" renders stay what they were for a seed
+    if light == "lamp" or (light == "mixed" and rng.random() < 0.5):
+        lamp_light(rng, style)
     image, truth = render(scene, deck, mat, cam, style, image_name)
     return image, truth, style
 
@@ -514,17 +564,17 @@ def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dic
 
 
 def _work(args: tuple) -> tuple[int, int]:
-    (index, seed, game, hands, size, distortion, out, val_fraction) = args
+    (index, seed, game, hands, size, distortion, out, val_fraction, light) = args
     return write_example(Path(out), index, seed, _W["deck"], _W["mat"], game, hands, size,
-                         distortion, val_fraction)
+                         distortion, val_fraction, light)
 
 
 def write_example(out: Path, index: int, seed: int, deck: Deck, mat: Mat, game: str,
                   hands: float, size: tuple[int, int] | None, distortion: bool,
-                  val_fraction: float = 0.1) -> tuple[int, int]:
+                  val_fraction: float = 0.1, light: str = "ordinary") -> tuple[int, int]:
     name = f"{index:05d}.jpg"
     image, truth, style = make_example(seed, index, deck, mat, game, hands, size, distortion,
-                                       image_name=name)
+                                       image_name=name, light=light)
     truth["split"] = split_of(seed, index, val_fraction)
     truth["seed"] = [int(seed), int(index)]
     data = encode_jpeg(image, style.jpeg_quality)
@@ -582,12 +632,14 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
         raise SynthError(f"unknown game {cfg.game!r}: expected one of {', '.join(GAMES)}")
     t0 = time.monotonic()
     sizes = [0, 0]
+    if cfg.light not in LIGHTS:
+        raise SynthError(f"unknown light {cfg.light!r}: expected one of {', '.join(LIGHTS)}")
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
-              cfg.val_fraction) for i in range(cfg.count)]
+              cfg.val_fraction, cfg.light) for i in range(cfg.count)]
     if cfg.jobs <= 1:
         for t in tasks:
             a, b = write_example(out, t[0], cfg.seed, deck, cfg.mat, cfg.game, cfg.hands,
-                                 cfg.size, cfg.distortion, cfg.val_fraction)
+                                 cfg.size, cfg.distortion, cfg.val_fraction, cfg.light)
             sizes[0] += a
             sizes[1] += b
             if progress:
