@@ -68,10 +68,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--workers", type=int, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
-                   help="cards: go on from these weights (an ultralytics best.pt) instead of "
-                        "starting from the YAML")
+                   help="go on from earlier weights instead of starting afresh: cards and "
+                        "pyramid-heat, a best.pt; card-net, a card-net-best.pt; pyramids, a "
+                        "folder holding color-best.pt and/or shape-best.pt")
     p.add_argument("--lr0", type=float, default=None,
-                   help="cards: initial learning rate (default: ultralytics' 0.01)")
+                   help="initial learning rate (default: cards 0.01, card-net 0.004, "
+                        "pyramids and pyramid-heat 0.003; with --init, card-net, pyramids and "
+                        "pyramid-heat 0.001)")
     p.add_argument("--max-none", default="45000,4000",
                    help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
     p.add_argument("--width", type=positive_int, default=48,
@@ -156,7 +159,8 @@ def _card_net(args: argparse.Namespace) -> int:
                     minutes=40.0 if args.minutes is None else args.minutes,
                     epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
                     jobs=args.jobs, threads=args.threads, batch=128,
-                    render_dirs=list(args.render or []))
+                    render_dirs=list(args.render or []), init=args.init,
+                    lr=args.lr0 or (0.004 if args.init is None else 0.001))
     print(f"card identity network: {figures['onnx']}  validation top-1 "
           f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
     return 0
@@ -182,9 +186,12 @@ def _pyramids(args: argparse.Namespace) -> int:
 
         data = prepare(folders, args.out / "views.npz", args.jobs)
         device = "cuda" if str(args.device) not in ("cpu", "") else "cpu"
+        if args.init is not None and not args.init.is_file():
+            raise TrainError(f"--init {args.init}: no such best.pt")
         path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                      batch=args.batch or 32, device=device,
-                     width=args.width, dilations=(1, 2, 4, 8))
+                     width=args.width, dilations=(1, 2, 4, 8), init=args.init,
+                     lr=args.lr0 or (3e-3 if args.init is None else 1e-3))
         print(f"pyramid heat map: {path}")
         return 0
     from vision.pyramids.train import parse_max_none, train_pyramid_classifier
@@ -193,11 +200,18 @@ def _pyramids(args: argparse.Namespace) -> int:
         cap = parse_max_none(args.max_none)
     except ValueError as exc:
         raise TrainError(str(exc)) from None
+    init: dict[str, Path] = {}
+    if args.init is not None:
+        init = {task: args.init / f"{task}-best.pt" for task in ("color", "shape")
+                if (args.init / f"{task}-best.pt").is_file()}
+        if not init:
+            raise TrainError(f"--init {args.init}: expected a folder holding color-best.pt "
+                             "and/or shape-best.pt")
     figures = train_pyramid_classifier(
         args.out, render_dirs=folders, minutes=minutes, device=str(args.device),
         batch=args.batch or 256, threads=args.threads,
         seed=args.seed or 0, jobs=args.jobs, workers=args.workers or 0,
-        max_none=cap)
+        max_none=cap, init=init, lr0=args.lr0 or (0.003 if not init else 0.001))
     print("pyramid classifiers: " + ", ".join(
         f"{k} top-1 {v['top1']:.3f}" for k, v in figures.items()
         if isinstance(v, dict) and "top1" in v) + f"  ({args.out})")

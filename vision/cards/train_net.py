@@ -405,13 +405,18 @@ def main(argv: list[str] | None = None) -> int:
                          "added to the training crops (repeatable)")
     ap.add_argument("--epoch-size", type=int, default=40_000,
                     help="crops drawn per epoch (default 40000)")
+    ap.add_argument("--init", type=Path, default=None, metavar="BEST_PT",
+                    help="go on from these weights (a card-net-best.pt) instead of random ones")
+    ap.add_argument("--lr", type=float, default=None,
+                    help="peak learning rate (default 0.004, 0.001 with --init)")
     a = ap.parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     os.environ.setdefault("YOLO_OFFLINE", "1")
     fig = train(a.deck, a.out, per_card=a.per_card, minutes=a.minutes, epochs=a.epochs,
                 seed=a.seed, jobs=a.jobs, threads=a.threads, render_dirs=a.render,
-                epoch_size=a.epoch_size)
+                epoch_size=a.epoch_size, init=a.init,
+                lr=a.lr or (0.004 if a.init is None else 0.001))
     print(json.dumps({k: v for k, v in fig.items() if k != "epochs"}, indent=1))
     return 0
 

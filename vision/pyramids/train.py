@@ -37,7 +37,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -383,6 +383,7 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
                              device: str = "cpu", threads: int = 1, seed: int = 0,
                              reuse_patches: bool = False, jobs: int = 1, workers: int = 0,
                              max_none: tuple[int, int] = MAX_NONE,
+                             init: Mapping[str, Path] | None = None, lr0: float = 0.003,
                              progress: Callable[[int], None] | None = None
                              ) -> dict[str, Any]:
     """Train both classifiers and export them as ``out_dir/pyramids-color.onnx`` and
@@ -397,7 +398,9 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     (:func:`mine_hard_examples`) and train it on for that long. Wall-clock budgets: the
     epochs reached depend on the machine. ``jobs``: processes cutting patches (one per render
     folder); ``workers``: ultralytics data-loader workers (0 on a shared CPU, a few on a GPU
-    machine); ``max_none``: ``none`` patches kept (train, validation)."""
+    machine); ``max_none``: ``none`` patches kept (train, validation); ``init``: go on from
+    earlier weights (``{"color": best.pt, "shape": best.pt}``, either or both) instead of the
+    YAML, at learning rate ``lr0`` (lower than from scratch: new scenes, not a new task)."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -417,8 +420,9 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     for task, classes, name in (("color", COLOR_CLASSES, COLOR_MODEL),
                                 ("shape", SHAPE_CLASSES, SHAPE_MODEL)):
         nc = len(classes)
+        start = (init or {}).get(task)
         onnx, fig = _train_one(data / task, runs, nc, minutes, epochs, batch, device, seed,
-                               workers=workers)
+                               init=start, workers=workers, lr0=lr0)
         figures[f"{task}-1"] = fig
         if more_minutes > 0:
             onnx, fig = _train_one(data / task, runs, nc, more_minutes, epochs, batch, device,
@@ -461,6 +465,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="data-loader workers while training (default 0)")
     ap.add_argument("--max-none", default=f"{MAX_NONE[0]},{MAX_NONE[1]}",
                     help="'none' patches kept, TRAIN,VAL (default %(default)s)")
+    ap.add_argument("--init-color", type=Path, default=None, metavar="BEST_PT",
+                    help="colour model: go on from these weights instead of the YAML")
+    ap.add_argument("--init-shape", type=Path, default=None, metavar="BEST_PT",
+                    help="shape model: go on from these weights instead of the YAML")
+    ap.add_argument("--lr0", type=float, default=0.003, help="first run's learning rate")
     args = ap.parse_args(argv)
     try:
         cap = parse_max_none(args.max_none)
@@ -472,7 +481,8 @@ def main(argv: list[str] | None = None) -> int:
         more_minutes=args.more_minutes, mine_minutes=args.mine_minutes, epochs=args.epochs,
         batch=args.batch, device=args.device, threads=args.threads,
         reuse_patches=args.reuse_patches, jobs=args.jobs, workers=args.workers,
-        max_none=cap)
+        max_none=cap, lr0=args.lr0,
+        init={k: v for k, v in (("color", args.init_color), ("shape", args.init_shape)) if v})
     print(json.dumps({k: v for k, v in figures.items() if k not in ("patches", "renders")}))
     return 0
 

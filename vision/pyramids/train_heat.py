@@ -242,11 +242,13 @@ def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
           seed: int = 0, batch: int = 16, lr: float = 3e-3, device: str = "cpu",
           width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
-          eval_every_s: float = 60.0) -> Path:
+          eval_every_s: float = 60.0, init: Path | None = None) -> Path:
     """Train for ``minutes`` of wall clock (cosine learning rate over it), validating every
     ``eval_every_s`` seconds (at least once an epoch on a slow machine); keeps the weights
     of the best validation loss (``out/best.pt``) and exports them to
-    ``out/pyramids-heat.onnx``."""
+    ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
+    width and dilations replace ``width`` and ``dilations``; the starting weights are
+    validated first, so the result is never worse on this validation set than them)."""
     import torch
 
     torch.manual_seed(seed)
@@ -258,13 +260,28 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     log.info("%d training views, %d validation views, device %s, width %d, dilations %s",
              len(tr), len(val), device, width, dilations)
     batches = _Batches(data, device)
-    net = build_net(width, dilations).to(device)
+    start = None
+    if init is not None:
+        start = torch.load(init, map_location="cpu")
+        width, dilations = int(start["width"]), tuple(int(d) for d in start["dilations"])
+        log.info("going on from %s (width %d, dilations %s)", init, width, dilations)
+    net = build_net(width, dilations)
+    if start is not None:
+        net.load_state_dict(start["state"])
+    net = net.to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     t0 = time.monotonic()
     deadline = t0 + 60.0 * minutes
     best: tuple[float, Any] = (math.inf, None)
     out.mkdir(parents=True, exist_ok=True)
     epoch, steps, last_eval, total = 0, 0, t0, []
+    if start is not None:
+        ev = evaluate(net, batches, val)
+        log.info("starting weights: val loss %.3f, peak recall %.3f, precision %.3f",
+                 ev["loss"], ev["recall"], ev["precision"])
+        best = (ev["loss"], {k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
+        torch.save({"state": best[1], "width": width, "dilations": list(dilations)},
+                   out / "best.pt")
     while time.monotonic() < deadline:
         epoch += 1
         order = rng.permutation(tr)
@@ -290,9 +307,13 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
                      "recall %.3f, precision %.3f", epoch, steps, (now - t0) / 60,
                      np.mean(total), ev["loss"], ev["recall"], ev["precision"])
             total = []
+            # the latest weights too: the loss is not the finder's whole story (a heat map
+            # that finds more pyramids and a few more false peaks can serve it better)
+            state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+            torch.save({"state": state, "width": width, "dilations": list(dilations)},
+                       out / "last.pt")
             if ev["loss"] < best[0]:
-                best = (ev["loss"], {k: v.detach().cpu().clone()
-                                     for k, v in net.state_dict().items()})
+                best = (ev["loss"], state)
                 torch.save({"state": best[1], "width": width, "dilations": list(dilations)},
                            out / "best.pt")
     net = net.cpu()
@@ -341,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--views", type=Path, default=None,
                     help="prepared views (.npz; default OUT/views.npz, made when missing)")
     ap.add_argument("--prepare-only", action="store_true", help="prepare the views and stop")
+    ap.add_argument("--init", type=Path, default=None, metavar="BEST_PT",
+                    help="go on from this best.pt (its width and dilations) instead of "
+                         "random weights")
     ap.add_argument("--export", type=Path, default=None, metavar="BEST_PT",
                     help="only export this best.pt to OUT/pyramids-heat.onnx")
     args = ap.parse_args(argv)
@@ -357,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     dil = tuple(int(d) for d in args.dilations.split(","))
     path = train(data, args.out, args.minutes, args.threads, args.seed, batch=args.batch,
-                 lr=args.lr, device=args.device, width=args.width, dilations=dil)
+                 lr=args.lr, device=args.device, width=args.width, dilations=dil,
+                 init=args.init)
     print(path)
     return 0
 
