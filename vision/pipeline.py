@@ -640,6 +640,10 @@ def _fuse(g: CardMatch, n: CardMatch) -> CardMatch:
     """One answer from the gallery's (``g``) and the network's (``n``) reading of a cut."""
     if n.looks_like_table:
         return g
+    if g.looks_like_table and n.confidence < NET_OVERRULES_TABLE:
+        # the gallery's bare-table verdict stands, even where its nearest card is the
+        # network's: bare cloth reads as a card back to both at low confidence
+        return g
     if n.best_id == g.best_id:
         if n.accepted or not g.accepted:
             return n
