@@ -78,12 +78,7 @@ DROP_TABLE_BELOW_SCORE = 0.6
 #: degrees off cuts a patch with table along one side and a strip of the card missing, which
 #: reads as table or as a back (bench/vision.py). The patch is cut again around the box,
 #: coarse to fine (angle, then position, then half steps), and the cut the identifier
-#: matches best is kept; a refined card also gets the refined centre and angle. Only for
-#: decks read by the gallery alone: where an identity network reads the cards, its own recuts
-#: (:meth:`TablePipeline._net_recut`) do this job, and the gallery's search only costs time
-#: (dev renders of seed 500000, with and without it: hard-scene wrong ids 12 -> 11 of 1,975,
-#: ordinary and unseen printing unchanged, the card stages' CPU time on a hard frame 125 ->
-#: 112 ms median, p90 of the identify stage 191 -> 137 ms).
+#: matches best is kept; a refined card also gets the refined centre and angle.
 REFINE_ANGLES_DEG = (-8.0, -4.0, 4.0, 8.0)
 REFINE_STEP_MM = 6.0
 
@@ -416,7 +411,7 @@ class TablePipeline:
         refined = 0
         for i, m in enumerate(matches):
             weak_table = m.looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE
-            if not m.accepted and not weak_table and self.card_net is None:
+            if not m.accepted and not weak_table:
                 c, a, m2 = self._refine(ideal, ideal_calib, centers[i], float(axes[i]), m)
                 if m2.accepted:
                     # the axis as cut: folded back into 0..180 across the wrap, the cut
