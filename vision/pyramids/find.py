@@ -301,7 +301,8 @@ class PyramidFinder:
                 pointing = (up_deg + rel) % 360.0
             return (*self._place(look, cand, color, size, upright, pointing, center), pointing)
 
-        base, ang, iou, pointing = place(pips)
+        # the checks that need no fit come first: a fit costs a few silhouettes drawn, and
+        # most candidates turned away are turned away by these
         p_none = float(p_what[self.what.column("none")])
         if cand.source == "heat" and color in HUES:
             # a hue's plastic makes colour-table candidates of its own; one the heat map
@@ -310,11 +311,15 @@ class PyramidFinder:
             return None
         if color in ("white", "clear") and p_none >= self.max_none_light and heat < HEAT_LIGHT:
             return None
-        if self.heat is not None and heat < (MIN_HEAT_LIGHT if color in ("white", "clear")
-                                             else MIN_HEAT) \
-                and not (color in HUES and iou >= HEAT_OVERRULED_IOU):
-            return None
         if color == "black" and p_none >= MAX_NONE_BLACK:
+            return None
+        cold = self.heat is not None and heat < (
+            MIN_HEAT_LIGHT if color in ("white", "clear") else MIN_HEAT)
+        if cold and color not in HUES:
+            return None
+        base, ang, iou, pointing = place(pips)
+        if cold and not iou >= HEAT_OVERRULED_IOU:
+            # a hue that fills its silhouette stands against a cold heat map
             return None
         if color in HUES and iou < self.min_iou_hue and p_none > SURE:
             log.debug("%s at %s rejected: silhouette IoU %.2f", color, center.round(1), iou)
