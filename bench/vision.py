@@ -111,24 +111,18 @@ def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float,
     return look_camera(target, f * card_long_mm / L, t, yaw, tilt_dir, f, w, h, dist)
 
 
-def crowded_scene(rng: np.random.Generator, deck: Any, mat: Any) -> Any:
-    """12-20 lattice cards; half of them (at least four) carry three pyramids each."""
-    from vision.synth.generate import random_crowded_scene
-
-    return random_crowded_scene(rng, deck, mat)
-
-
 def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
                 ) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
     """(decoded JPEG, truth record, what was drawn for this group) of image ``index``."""
     import cv2
 
-    from vision.synth.generate import image_rng, lamp_light, random_scene, random_style
+    from vision.synth.generate import (image_rng, lamp_light, random_crowded_scene,
+                                       random_scene, random_style)
     from vision.synth.render import render
 
     rng = image_rng(seed + GROUPS.index(group), index)
     hard = group == "hard"
-    scene = crowded_scene(rng, deck, mat) if hard else random_scene(rng, deck, mat, "mixed")
+    scene = random_crowded_scene(rng, deck, mat) if hard else random_scene(rng, deck, mat, "mixed")
     cam = _camera(rng, mat, deck.card_size_mm[1], (15.0, 25.0) if hard else (0.0, 15.0))
     style = random_style(rng, int(rng.integers(0, 2**62)), 0.0, deck.back_file is not None, mat)
     info: dict[str, Any] = {}

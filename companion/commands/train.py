@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     from vision.synth.deck import default_deck_dir
     from vision.synth.generate import Progress
 
+    # a weights file (a folder for pyramids, checked there) is named now, not after the
+    # minutes of rendering or cutting that come before it is read
+    if args.init is not None and args.model != "pyramids" and not Path(args.init).is_file():
+        raise TrainError(f"--init {args.init}: no such weights file")
     if args.model == "card-net":
         return _card_net(args)
     if args.model in ("pyramids", "pyramid-heat"):
@@ -129,8 +133,6 @@ def run(args: argparse.Namespace) -> int:
     for folder in train_sets + val_sets:
         if not (folder / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
-    if args.init is not None and not Path(args.init).is_file():
-        raise TrainError(f"--init {args.init}: no such weights file")
     cfg = CardTrainConfig(out=out, imgsz=args.imgsz, epochs=args.epochs, hours=args.hours,
                           batch=args.batch or 16, train_sets=train_sets, val_sets=val_sets,
                           device=str(args.device), seed=args.seed, init=args.init,
@@ -186,8 +188,6 @@ def _pyramids(args: argparse.Namespace) -> int:
 
         data = prepare(folders, args.out / "views.npz", args.jobs)
         device = "cuda" if str(args.device) not in ("cpu", "") else "cpu"
-        if args.init is not None and not args.init.is_file():
-            raise TrainError(f"--init {args.init}: no such best.pt")
         path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                      batch=args.batch or 32, device=device,
                      width=args.width, dilations=(1, 2, 4, 8), init=args.init,

@@ -275,13 +275,18 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     best: tuple[float, Any] = (math.inf, None)
     out.mkdir(parents=True, exist_ok=True)
     epoch, steps, last_eval, total = 0, 0, t0, []
+
+    def snapshot(name: str) -> dict[str, Any]:
+        """The weights now, saved as ``out/name`` (with what :func:`build_net` needs)."""
+        state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+        torch.save({"state": state, "width": width, "dilations": list(dilations)}, out / name)
+        return state
+
     if start is not None:
         ev = evaluate(net, batches, val)
         log.info("starting weights: val loss %.3f, peak recall %.3f, precision %.3f",
                  ev["loss"], ev["recall"], ev["precision"])
-        best = (ev["loss"], {k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
-        torch.save({"state": best[1], "width": width, "dilations": list(dilations)},
-                   out / "best.pt")
+        best = (ev["loss"], snapshot("best.pt"))
     while time.monotonic() < deadline:
         epoch += 1
         order = rng.permutation(tr)
@@ -309,13 +314,10 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
             total = []
             # the latest weights too: the loss is not the finder's whole story (a heat map
             # that finds more pyramids and a few more false peaks can serve it better)
-            state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-            torch.save({"state": state, "width": width, "dilations": list(dilations)},
-                       out / "last.pt")
+            state = snapshot("last.pt")
             if ev["loss"] < best[0]:
                 best = (ev["loss"], state)
-                torch.save({"state": best[1], "width": width, "dilations": list(dilations)},
-                           out / "best.pt")
+                (out / "best.pt").write_bytes((out / "last.pt").read_bytes())
     net = net.cpu()
     if best[1] is not None:
         net.load_state_dict(best[1])

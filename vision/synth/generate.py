@@ -474,6 +474,11 @@ def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: b
     return st
 
 
+def _check_light(light: str) -> None:
+    if light not in LIGHTS:
+        raise SynthError(f"unknown light {light!r}: expected one of {', '.join(LIGHTS)}")
+
+
 def lamp_light(rng: np.random.Generator, st: Style) -> str:
     """Turn ``st`` into a lamp-lit room: dim (exposure 0.35-0.6, less ambient light),
     coloured (a per-channel tint up to about +-30%, far beyond a white balance's drift) or
@@ -515,8 +520,7 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
                  scene: TableScene | None = None, light: str = "ordinary"
                  ) -> tuple[np.ndarray, dict[str, Any], Style]:
     """Render image ``index`` of run ``seed``: (BGR image, truth record, style)."""
-    if light not in LIGHTS:
-        raise SynthError(f"unknown light {light!r}: expected one of {', '.join(LIGHTS)}")
+    _check_light(light)
     rng = image_rng(seed, index)
     if scene is None:
         scene = random_scene(rng, deck, mat, game)
@@ -632,8 +636,7 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
         raise SynthError(f"unknown game {cfg.game!r}: expected one of {', '.join(GAMES)}")
     t0 = time.monotonic()
     sizes = [0, 0]
-    if cfg.light not in LIGHTS:
-        raise SynthError(f"unknown light {cfg.light!r}: expected one of {', '.join(LIGHTS)}")
+    _check_light(cfg.light)
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
               cfg.val_fraction, cfg.light) for i in range(cfg.count)]
     if cfg.jobs <= 1:
