@@ -122,10 +122,10 @@ def test_a_fixed_camera_finds_its_markers_near_where_they_were(scene_and_truth,
     whole = []
     real = table.detect_markers
 
-    def counting(img, mat, detector=None):
+    def counting(img, mat, detector=None, **kw):
         if img.shape[:2] == image.shape[:2]:
             whole.append(1)
-        return real(img, mat, detector)
+        return real(img, mat, detector, **kw)
 
     monkeypatch.setattr(table, "detect_markers", counting)
     again = calibrator.calibrate(image)
@@ -138,3 +138,74 @@ def test_a_fixed_camera_finds_its_markers_near_where_they_were(scene_and_truth,
     moved[:, 60:] = image[:, :-60]
     bumped = calibrator.calibrate(moved)
     assert whole and bumped.calibrated and bumped.markers_seen == (0, 1, 2, 3)
+
+
+@pytest.fixture(scope="module")
+def far_blurred_scene():
+    """The fixture's table from 1.5 times as far, out of focus (Gaussian sigma 1.5 px):
+    one marker's cells smear until the plain detector passes it by."""
+    import math
+
+    from vision.synth.camera import fit_distance, look_camera, mat_outline
+
+    sd = shared_dir()
+    if sd is None:
+        pytest.skip("shared/decks not found")
+    deck = load_deck(sd / "decks" / "rws-tarot")
+    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"],
+                                (0, 1): [("wands-10", False)]},
+                               {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
+                               card_size_mm=deck.card_size_mm, center_on=(450, 320))
+    w, h = 1600, 900
+    f = w / 2 / math.tan(math.radians(32.5))
+    target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
+    D = fit_distance(target, 18, 27, 200, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
+    cam = look_camera(target, 1.5 * D, 18, 27, 200, f, w, h, np.zeros(5))
+    image, truth = render(scene, deck, DEFAULT_MAT, cam,
+                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90))
+    return cv2.GaussianBlur(image, (0, 0), 1.5), truth
+
+
+def test_a_blurred_marker_is_found_on_a_second_sharpened_look(far_blurred_scene) -> None:
+    from calibration.table import detect_markers
+
+    image, truth = far_blurred_scene
+    plain = detect_markers(image, DEFAULT_MAT, second_look=False)
+    both = detect_markers(image, DEFAULT_MAT)
+    assert len(plain) == 3, "the scene no longer hides a marker from the plain detector"
+    assert sorted(both) == [0, 1, 2, 3]
+    # a marker the plain image shows keeps its plain corners
+    for mid, c in plain.items():
+        assert np.array_equal(both[mid], c)
+    # the sharpened marker's corners are where the truth says, to a pixel or two
+    (extra,) = set(both) - set(plain)
+    want = np.array(truth["markers"][str(extra)]["corners_px"], np.float64)
+    assert np.abs(both[extra] - want).max() < 2.5
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(image)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3) and not cal.reason
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    assert np.abs(cal.to_table(px) - mm).max() < 2.0
+
+
+def test_a_marker_off_the_frame_is_not_searched_sharpened_every_frame(far_blurred_scene,
+                                                                      monkeypatch) -> None:
+    """Where the second look found nothing new, the whole frame is not sharpened again for
+    SECOND_LOOK_PAUSE frames: a marker out of view stays out of view."""
+    import calibration.table as table
+
+    image, truth = far_blurred_scene
+    hidden = _hide(image, truth, (0, 1, 2))  # leaves one marker, sharp or not
+    looks = []
+    real = table._sharpened
+    monkeypatch.setattr(table, "_sharpened", lambda g: looks.append(g.shape) or real(g))
+    calibrator = TableCalibrator(DEFAULT_MAT)
+    full = image.shape[:2]
+    for _ in range(table.SECOND_LOOK_PAUSE + 2):
+        assert calibrator.calibrate(hidden).calibrated
+    assert [s for s in looks if s == full] == [full, full]
+    # a frame with all four again: found, sharpened once, and its windows remembered
+    looks.clear()
+    assert calibrator.calibrate(image).markers_seen == (0, 1, 2, 3)
+    assert calibrator.calibrate(image).markers_seen == (0, 1, 2, 3)
+    assert all(s != full for s in looks[1:])
