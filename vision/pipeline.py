@@ -45,6 +45,7 @@ from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.fit import fit_card_boxes
+from vision.detection.view import MARGIN_MM
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 from vision.cards.net import CardNet
@@ -230,6 +231,30 @@ def image_points(calib: Calibration, mm: np.ndarray) -> np.ndarray:
     return out
 
 
+def table_window(calib: Calibration, mat: Mat, size: tuple[int, int], pad_mm: float
+                 ) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1): the pixels of an undistorted image (``calib`` without a lens) where
+    the mat plus ``pad_mm`` around it lies, or None when that is the whole frame (or the
+    padded mat reaches behind the camera, where a homography's image means nothing)."""
+    if calib.H is None:
+        return None
+    w, h = size
+    xs = np.linspace(-pad_mm, mat.width_mm + pad_mm, 5)
+    ys = np.linspace(-pad_mm, mat.height_mm + pad_mm, 5)
+    outline = np.array([(x, y) for x in xs for y in ys if x in (xs[0], xs[-1])
+                        or y in (ys[0], ys[-1])], np.float64)
+    p = np.column_stack([outline, np.ones(len(outline))]) @ np.linalg.inv(calib.H).T
+    if not (np.all(p[:, 2] > 1e-9) or np.all(p[:, 2] < -1e-9)):
+        return None
+    px = p[:, :2] / p[:, 2:3]
+    x0, y0 = (max(0, int(math.floor(v)) - 2) for v in px.min(axis=0))
+    x1 = min(w, int(math.ceil(px[:, 0].max())) + 2)
+    y1 = min(h, int(math.ceil(px[:, 1].max())) + 2)
+    if x1 - x0 < 2 or y1 - y0 < 2 or (x1 - x0) * (y1 - y0) > 0.9 * w * h:
+        return None
+    return x0, y0, x1, y1
+
+
 def _r(v: float, nd: int = 1) -> float:
     return round(float(v), nd) + 0.0  # + 0.0: no -0.0 in the JSON
 
@@ -365,9 +390,19 @@ class TablePipeline:
             maps = cv2.initUndistortRectifyMap(K, np.asarray(intr.dist, np.float64), None, K,
                                                (w, h), cv2.CV_16SC2)
             self._undistort_maps[(w, h)] = maps
-        ideal = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_CONSTANT)
-        return ideal, replace(calib, intrinsics=None)
+        ideal_calib = replace(calib, intrinsics=None)
+        window = table_window(ideal_calib, self.mat, (w, h),
+                              MARGIN_MM + max(self.card_size_mm))
+        if window is None:
+            ideal = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT)
+        else:
+            # only where the table can be: the rest of a far camera's frame is never read
+            x0, y0, x1, y1 = window
+            ideal = np.zeros_like(image)
+            cv2.remap(image, maps[0][y0:y1, x0:x1], maps[1][y0:y1, x0:x1], cv2.INTER_LINEAR,
+                      dst=ideal[y0:y1, x0:x1], borderMode=cv2.BORDER_CONSTANT)
+        return ideal, ideal_calib
 
     def _cards(self, image: np.ndarray, calib: Calibration, timings: dict[str, float]
                ) -> tuple[list[dict[str, Any]], int, int]:

@@ -2,13 +2,15 @@
 
 Each speed-up of the per-frame work is checked against a straightforward version of the same
 computation: the colour table's per-image labels, the Lab bin index, the rotated-box NMS,
-the patch cutter past remap's size limit, the detector view's shrink before the warp, and
-skipping the undistortion for a lens with no distortion.
+the patch cutter past remap's size limit, the detector view's shrink before the warp,
+skipping the undistortion for a lens with no distortion, and undistorting only the part of
+the frame where the table lies.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -142,3 +144,42 @@ def test_a_lens_without_distortion_is_not_undistorted():
     ideal, ideal_calib = TablePipeline._undistorted(
         TablePipeline.__new__(TablePipeline), img, with_k)
     assert ideal is img and ideal_calib is with_k
+
+
+def _far_calibration(lens: Intrinsics) -> Calibration:
+    """A camera straight down, far enough that the mat fills about a third of the frame."""
+    to_px = np.array([[0.6, 0, 640.0], [0, 0.6, 300.0], [0, 0, 1.0]])
+    return Calibration(True, H=np.linalg.inv(to_px), intrinsics=lens)
+
+
+def test_the_lens_is_taken_out_only_where_the_table_can_be():
+    """A far camera: the undistorted frame is the whole frame's undistortion inside the
+    window (the mat, the detector's margin and a card length around it) and black outside;
+    a camera whose frame the table fills gets the whole frame."""
+    from vision.detection.view import MARGIN_MM
+    from vision.pipeline import TablePipeline, table_window
+
+    K = np.array([[1100.0, 0, 960], [0, 1100.0, 540], [0, 0, 1]])
+    lens = Intrinsics(K, np.array([-0.12, 0.03, 0.0005, -0.0004, 0.0]))
+    img = _photo(12, 1080, 1920)
+    pl = TablePipeline.__new__(TablePipeline)
+    pl.mat, pl.card_size_mm, pl._undistort_maps = DEFAULT_MAT, (70.0, 120.0), {}
+    calib = _far_calibration(lens)
+    ideal, ideal_calib = pl._undistorted(img, calib)
+    assert ideal_calib.intrinsics is None
+    pad = MARGIN_MM + 120.0
+    x0, y0, x1, y1 = table_window(ideal_calib, DEFAULT_MAT, (1920, 1080), pad)
+    # the padded mat: (-160 .. 1060) x (-160 .. 810) mm at 0.6 px/mm from (640, 300)
+    assert (x0, y0, x1, y1) == (542, 202, 1278, 788)
+    m1, m2 = cv2.initUndistortRectifyMap(K, lens.dist, None, K, (1920, 1080), cv2.CV_16SC2)
+    whole = cv2.remap(img, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    assert np.array_equal(ideal[y0:y1, x0:x1], whole[y0:y1, x0:x1])
+    outside = np.ones(img.shape[:2], bool)
+    outside[y0:y1, x0:x1] = False
+    assert not ideal[outside].any()
+    # close up: the window would be most of the frame, so the whole frame is undistorted
+    near = Calibration(True, H=np.linalg.inv(np.array([[1.6, 0, 240.0], [0, 1.6, 20.0],
+                                                       [0, 0, 1.0]])), intrinsics=lens)
+    assert table_window(replace(near, intrinsics=None), DEFAULT_MAT, (1920, 1080), pad) is None
+    close, _ = pl._undistorted(img, near)
+    assert np.array_equal(close, whole)

@@ -331,11 +331,17 @@ class PyramidFinder:
             # the silhouette's size, seen in the colour's pixels, against the classifier's
             # (after the checks above: only for finds, each size costs a fit)
             fits = {pips: (base, ang, iou, pointing)}
+
+            def worth(s: int) -> float:
+                return math.log(totals[s - 1] + 1e-6)
+
             for size in (1, 2, 3):
-                if size != pips:
+                # a size the classifier all but rules out cannot win even with a perfect
+                # silhouette (IoU 1): not fitted, same answer, a fit saved
+                if size != pips and worth(size) + SIZE_FIT_WEIGHT > \
+                        worth(pips) + SIZE_FIT_WEIGHT * iou:
                     fits[size] = place(size)
-            pips = max(fits, key=lambda s: math.log(totals[s - 1] + 1e-6)
-                       + SIZE_FIT_WEIGHT * fits[s][2])
+            pips = max(fits, key=lambda s: worth(s) + SIZE_FIT_WEIGHT * fits[s][2])
             base, ang, iou, pointing = fits[pips]
             p_up, p_lie, _ = by_size[pips - 1]
         if not upright:
