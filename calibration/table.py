@@ -147,6 +147,16 @@ def _detect(gray: np.ndarray, detector: Any) -> dict[int, np.ndarray]:
     return found
 
 
+def _with_second_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: Any
+                      ) -> dict[int, np.ndarray]:
+    """``found`` plus the markers that only a sharpened copy of ``gray`` shows (a marker
+    in both keeps its plain corners)."""
+    out = dict(found)
+    for mid, c in _detect(_sharpened(gray), detector).items():
+        out.setdefault(mid, c)
+    return out
+
+
 def detect_markers(image: np.ndarray, mat: Mat, detector: Any = None,
                    second_look: bool = True) -> dict[int, np.ndarray]:
     """Marker id -> its 4 corner pixels (OpenCV order), for the mat's ids 0..3 only.
@@ -158,8 +168,7 @@ def detect_markers(image: np.ndarray, mat: Mat, detector: Any = None,
     det = detector or _detector(mat)
     found = _detect(gray, det)
     if second_look and len(found) < 4:
-        for mid, c in _detect(_sharpened(gray), det).items():
-            found.setdefault(mid, c)
+        found = _with_second_look(gray, found, det)
     return found
 
 
@@ -235,11 +244,9 @@ class TableCalibrator:
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
                     self._fruitless_look = (seen, fruitless[1] - 1)
                 else:
-                    more = detect_markers(_sharpened(gray), self.mat, self._detector,
-                                          second_look=False)
-                    self._fruitless_look = None if set(more) - seen \
+                    found = _with_second_look(gray, found, self._detector)
+                    self._fruitless_look = None if len(found) > len(seen) \
                         else (seen, SECOND_LOOK_PAUSE)
-                    found = {**more, **found}
         if len(found) == 4:
             self._last_px, self._last_size = dict(found), (w, h)
         if self.intrinsics is not None:

@@ -45,10 +45,10 @@ from calibration.intrinsics import image_files
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.fit import fit_card_boxes
-from vision.detection.view import MARGIN_MM
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 from vision.cards.net import CardNet
+from vision.detection.view import MARGIN_MM
 
 log = logging.getLogger(__name__)
 
@@ -239,20 +239,19 @@ def table_window(calib: Calibration, mat: Mat, size: tuple[int, int], pad_mm: fl
     if calib.H is None:
         return None
     w, h = size
-    xs = np.linspace(-pad_mm, mat.width_mm + pad_mm, 5)
-    ys = np.linspace(-pad_mm, mat.height_mm + pad_mm, 5)
-    outline = np.array([(x, y) for x in xs for y in ys if x in (xs[0], xs[-1])
-                        or y in (ys[0], ys[-1])], np.float64)
-    p = np.column_stack([outline, np.ones(len(outline))]) @ np.linalg.inv(calib.H).T
+    # a homography maps the padded mat's edges to straight lines: its corners bound it
+    x0, y0, x1, y1 = -pad_mm, -pad_mm, mat.width_mm + pad_mm, mat.height_mm + pad_mm
+    corners = np.array([[x0, y0, 1.0], [x1, y0, 1.0], [x1, y1, 1.0], [x0, y1, 1.0]])
+    p = corners @ np.linalg.inv(calib.H).T
     if not (np.all(p[:, 2] > 1e-9) or np.all(p[:, 2] < -1e-9)):
         return None
     px = p[:, :2] / p[:, 2:3]
-    x0, y0 = (max(0, int(math.floor(v)) - 2) for v in px.min(axis=0))
-    x1 = min(w, int(math.ceil(px[:, 0].max())) + 2)
-    y1 = min(h, int(math.ceil(px[:, 1].max())) + 2)
-    if x1 - x0 < 2 or y1 - y0 < 2 or (x1 - x0) * (y1 - y0) > 0.9 * w * h:
+    u0, v0 = (max(0, int(math.floor(v)) - 2) for v in px.min(axis=0))
+    u1 = min(w, int(math.ceil(px[:, 0].max())) + 2)
+    v1 = min(h, int(math.ceil(px[:, 1].max())) + 2)
+    if u1 - u0 < 2 or v1 - v0 < 2 or (u1 - u0) * (v1 - v0) > 0.9 * w * h:
         return None
-    return x0, y0, x1, y1
+    return u0, v0, u1, v1
 
 
 def _r(v: float, nd: int = 1) -> float:

@@ -161,8 +161,7 @@ def _card_net(args: argparse.Namespace) -> int:
                     minutes=40.0 if args.minutes is None else args.minutes,
                     epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
                     jobs=args.jobs, threads=args.threads, batch=128,
-                    render_dirs=list(args.render or []), init=args.init,
-                    lr=args.lr0 or (0.004 if args.init is None else 0.001))
+                    render_dirs=list(args.render or []), init=args.init, lr=args.lr0)
     print(f"card identity network: {figures['onnx']}  validation top-1 "
           f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
     return 0

@@ -238,15 +238,25 @@ def _turn(X: np.ndarray, y: np.ndarray, names: Sequence[str], rng: np.random.Gen
     return X, y
 
 
+#: peak learning rate from random weights, and going on from trained ones (new crops of
+#: the same cards: smaller steps)
+LR = 0.004
+LR_INIT = 0.001
+
+
 def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
           val_per_card: int = 20, minutes: float = 40.0, epochs: int = 60, batch: int = 128,
-          seed: int = 11, jobs: int = 2, threads: int = 2, lr: float = 0.004,
+          seed: int = 11, jobs: int = 2, threads: int = 2, lr: float | None = None,
           render_dirs: Sequence[str | Path] = (), epoch_size: int = 40_000,
           init: str | Path | None = None) -> dict[str, Any]:
     """Make the crops, train for ``minutes`` (or ``epochs``), export
     ``out_dir/card-net.onnx`` (input ``images`` (N, 3, 112, 64) RGB 0..1; output class
-    probabilities; class names in the metadata ``names``) and write ``figures.json``."""
+    probabilities; class names in the metadata ``names``) and write ``figures.json``.
+    ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
+
+    if not lr:
+        lr = LR if init is None else LR_INIT
 
     torch.set_num_threads(max(1, int(threads)))
     torch.manual_seed(seed)
@@ -415,8 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("YOLO_OFFLINE", "1")
     fig = train(a.deck, a.out, per_card=a.per_card, minutes=a.minutes, epochs=a.epochs,
                 seed=a.seed, jobs=a.jobs, threads=a.threads, render_dirs=a.render,
-                epoch_size=a.epoch_size, init=a.init,
-                lr=a.lr or (0.004 if a.init is None else 0.001))
+                epoch_size=a.epoch_size, init=a.init, lr=a.lr)
     print(json.dumps({k: v for k, v in fig.items() if k != "epochs"}, indent=1))
     return 0
 
