@@ -14,7 +14,8 @@ from vision.synth.render import Style, render  # noqa: E402
 from vision.synth.scene import scene_from_lattice  # noqa: E402
 
 
-def _camera(size, tilt, yaw, tilt_dir, dist):
+def _camera(size, tilt, yaw, tilt_dir, dist, farther=1.0):
+    """A camera framing the mat (``farther`` times the distance at which it fills the view)."""
     import math
 
     from vision.synth.camera import fit_distance, look_camera, mat_outline
@@ -23,11 +24,12 @@ def _camera(size, tilt, yaw, tilt_dir, dist):
     f = w / 2 / math.tan(math.radians(32.5))
     target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
     D = fit_distance(target, tilt, yaw, tilt_dir, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
-    return look_camera(target, D, tilt, yaw, tilt_dir, f, w, h, np.asarray(dist, float))
+    return look_camera(target, farther * D, tilt, yaw, tilt_dir, f, w, h,
+                       np.asarray(dist, float))
 
 
-@pytest.fixture(scope="module")
-def scene_and_truth():
+def _render_table(dist, farther=1.0):
+    """(image, truth) of the tests' small table: four cards, two pyramids, a wooden table."""
     sd = shared_dir()
     if sd is None:
         pytest.skip("shared/decks not found")
@@ -36,9 +38,14 @@ def scene_and_truth():
                                 (0, 1): [("wands-10", False)]},
                                {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
                                card_size_mm=deck.card_size_mm, center_on=(450, 320))
-    cam = _camera((1600, 900), 18, 27, 200, [-0.12, 0.03, 0.0005, -0.0004, 0.0])
-    image, truth = render(scene, deck, DEFAULT_MAT, cam,
-                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90))
+    cam = _camera((1600, 900), 18, 27, 200, dist, farther)
+    return render(scene, deck, DEFAULT_MAT, cam,
+                  Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90))
+
+
+@pytest.fixture(scope="module")
+def scene_and_truth():
+    image, truth = _render_table([-0.12, 0.03, 0.0005, -0.0004, 0.0])
     intr = Intrinsics(np.array(truth["camera"]["K"]), np.array(truth["camera"]["dist"]))
     px = np.array([c["center_px"] for c in truth["cards"]])
     mm = np.array([c["center_mm"] for c in truth["cards"]])
@@ -144,25 +151,7 @@ def test_a_fixed_camera_finds_its_markers_near_where_they_were(scene_and_truth,
 def far_blurred_scene():
     """The fixture's table from 1.5 times as far, out of focus (Gaussian sigma 1.5 px):
     one marker's cells smear until the plain detector passes it by."""
-    import math
-
-    from vision.synth.camera import fit_distance, look_camera, mat_outline
-
-    sd = shared_dir()
-    if sd is None:
-        pytest.skip("shared/decks not found")
-    deck = load_deck(sd / "decks" / "rws-tarot")
-    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"],
-                                (0, 1): [("wands-10", False)]},
-                               {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
-                               card_size_mm=deck.card_size_mm, center_on=(450, 320))
-    w, h = 1600, 900
-    f = w / 2 / math.tan(math.radians(32.5))
-    target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
-    D = fit_distance(target, 18, 27, 200, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
-    cam = look_camera(target, 1.5 * D, 18, 27, 200, f, w, h, np.zeros(5))
-    image, truth = render(scene, deck, DEFAULT_MAT, cam,
-                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90))
+    image, truth = _render_table(np.zeros(5), farther=1.5)
     return cv2.GaussianBlur(image, (0, 0), 1.5), truth
 
 
