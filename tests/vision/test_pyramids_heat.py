@@ -133,3 +133,44 @@ def test_bad_heat_model_files_are_named(tmp_path):
         HeatNet(junk)
     with pytest.raises(ModelError, match="missing"):
         HeatNet(tmp_path / "absent.onnx")
+
+
+def test_a_hue_only_the_heat_map_proposes_needs_both_networks_sure(tarot, finder):
+    """Under dim or coloured light a hue's plastic can leave the colour table's bins, so only
+    the heat map proposes it: read when the colour classifier is sure, the heat is warm and
+    some of a hue's plastic lies there; turned away as card art otherwise."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.classifier import COLOR_CLASSES, SHAPE_CLASSES, patch_up_deg
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import HEAT_HUE_MAX_NONE, HEAT_HUE_MIN_HEAT
+    from vision.pyramids.proposals import Candidate
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("red", 3, True, (400.0, 300.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    look = finder.look(image, calib)
+    where = np.array(truth["pyramids"][0]["base_center_mm"], np.float64)
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "heat")
+    up = float(patch_up_deg(where[None], look.camera[:2])[0])
+    p_how = np.zeros(len(SHAPE_CLASSES), np.float32)
+    p_how[finder.how.names.index("3U")] = 1.0
+
+    def read(p_none: float, heat: float, at: Candidate = cand):
+        p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+        p_what[finder.what.column("none")] = p_none
+        p_what[finder.what.column("red")] = 1.0 - p_none
+        return finder._read(look, at, p_what, p_how, up, heat)
+
+    sure = read(HEAT_HUE_MAX_NONE / 4, HEAT_HUE_MIN_HEAT + 0.2)
+    assert sure is not None and sure.color == "red" and sure.pips == 3
+    assert np.linalg.norm(np.subtract(sure.base_center_mm, where)) < 3.0
+    assert read(HEAT_HUE_MAX_NONE / 4, HEAT_HUE_MIN_HEAT - 0.1) is None      # heat too cool
+    assert read(HEAT_HUE_MAX_NONE + 0.1, HEAT_HUE_MIN_HEAT + 0.2) is None    # classifier unsure
+    # both networks sure, but not a pixel of a hue's plastic there: bare table
+    bare = Candidate((200.0, 500.0), BACKGROUND, 0.0, "heat")
+    assert read(HEAT_HUE_MAX_NONE / 4, HEAT_HUE_MIN_HEAT + 0.2, bare) is None

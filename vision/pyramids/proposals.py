@@ -45,7 +45,7 @@ class Candidate:
     center_mm: tuple[float, float]
     color: int               # colour index the table favours (a hint; BACKGROUND: none)
     area_mm2: float          # area of the blob it came from
-    source: str              # "blob", "part" or "peak"
+    source: str              # "blob", "part", "peak", or "heat" (the heat map alone)
 
 
 @dataclass
