@@ -316,8 +316,8 @@ class PyramidFinder:
         # the checks that need no fit come first: a fit costs a few silhouettes drawn, and
         # most candidates turned away are turned away by these
         p_none = float(p_what[self.what.column("none")])
-        if cand.source == "heat" and color in HUES and not (
-                p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
+        heat_hue = cand.source == "heat" and color in HUES
+        if heat_hue and not (p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
             # a hue's plastic makes colour-table candidates of its own; one the heat map
             # alone proposes is card art (on dev renders these were nearly all false, read
             # as red with no red pixels under them) unless both networks are sure of it
@@ -331,7 +331,7 @@ class PyramidFinder:
         if cold and color not in HUES:
             return None
         base, ang, iou, pointing = place(pips)
-        if cand.source == "heat" and color in HUES and iou <= 0.0:
+        if heat_hue and iou <= 0.0:
             # not a pixel of a hue's plastic under it: the false ones on dev renders were
             # all such (card art both networks took for a pyramid)
             return None
