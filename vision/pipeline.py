@@ -48,7 +48,7 @@ from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 from vision.cards.net import CardNet
-from vision.detection.view import MARGIN_MM
+from vision.detection.view import shown_mm
 
 log = logging.getLogger(__name__)
 
@@ -231,16 +231,18 @@ def image_points(calib: Calibration, mm: np.ndarray) -> np.ndarray:
     return out
 
 
-def table_window(calib: Calibration, mat: Mat, size: tuple[int, int], pad_mm: float
-                 ) -> tuple[int, int, int, int] | None:
+def table_window(calib: Calibration, area_mm: tuple[float, float, float, float],
+                 size: tuple[int, int], pad_mm: float) -> tuple[int, int, int, int] | None:
     """(x0, y0, x1, y1): the pixels of an undistorted image (``calib`` without a lens) where
-    the mat plus ``pad_mm`` around it lies, or None when that is the whole frame (or the
-    padded mat reaches behind the camera, where a homography's image means nothing)."""
+    the table's ``area_mm`` (x0, y0, x1, y1) plus ``pad_mm`` around it lies, or None when
+    that is the whole frame (or the padded area reaches behind the camera, where a
+    homography's image means nothing)."""
     if calib.H is None:
         return None
     w, h = size
-    # a homography maps the padded mat's edges to straight lines: its corners bound it
-    x0, y0, x1, y1 = -pad_mm, -pad_mm, mat.width_mm + pad_mm, mat.height_mm + pad_mm
+    # a homography maps the padded area's edges to straight lines: its corners bound it
+    x0, y0 = area_mm[0] - pad_mm, area_mm[1] - pad_mm
+    x1, y1 = area_mm[2] + pad_mm, area_mm[3] + pad_mm
     corners = np.array([[x0, y0, 1.0], [x1, y0, 1.0], [x1, y1, 1.0], [x0, y1, 1.0]])
     p = corners @ np.linalg.inv(calib.H).T
     if not (np.all(p[:, 2] > 1e-9) or np.all(p[:, 2] < -1e-9)):
@@ -390,8 +392,8 @@ class TablePipeline:
                                                (w, h), cv2.CV_16SC2)
             self._undistort_maps[(w, h)] = maps
         ideal_calib = replace(calib, intrinsics=None)
-        window = table_window(ideal_calib, self.mat, (w, h),
-                              MARGIN_MM + max(self.card_size_mm))
+        # the detector's view, and a card's length beyond it (a card it sees at its edge)
+        window = table_window(ideal_calib, shown_mm(self.mat), (w, h), max(self.card_size_mm))
         if window is None:
             ideal = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR,
                               borderMode=cv2.BORDER_CONSTANT)

@@ -120,7 +120,7 @@ def test_detector_view_averages_fine_detail_instead_of_aliasing(px_per_mm):
     w = int(DEFAULT_MAT.width_mm * px_per_mm) + 80
     yy, xx = np.mgrid[0:h, 0:w]
     board = np.where((xx + yy) % 2 == 0, 255, 0).astype(np.uint8)
-    canvas = view.render(cv2.merge([board] * 3), calib, DEFAULT_MAT)
+    canvas = view.render(cv2.merge([board] * 3), calib)
     inside = canvas[20:150, 20:250, 0].astype(np.float64)
     assert abs(inside.mean() - 127.5) < 12
     assert inside.std() < 20
@@ -139,8 +139,8 @@ def test_a_lens_without_distortion_is_not_undistorted():
     img = _photo(11, 720, 1280)
     view = DetectorView.for_mat(DEFAULT_MAT, 320)
     with_k = Calibration(True, H=calib.H, intrinsics=flat)
-    assert np.array_equal(view.render(img, with_k, DEFAULT_MAT),
-                          view.render(img, calib, DEFAULT_MAT))
+    assert np.array_equal(view.render(img, with_k),
+                          view.render(img, calib))
     ideal, ideal_calib = TablePipeline._undistorted(
         TablePipeline.__new__(TablePipeline), img, with_k)
     assert ideal is img and ideal_calib is with_k
@@ -154,9 +154,10 @@ def _far_calibration(lens: Intrinsics) -> Calibration:
 
 def test_the_lens_is_taken_out_only_where_the_table_can_be():
     """A far camera: the undistorted frame is the whole frame's undistortion inside the
-    window (the mat, the detector's margin and a card length around it) and black outside;
+    window (the table the detector's square view shows, and a card length around it) and
+    black outside;
     a camera whose frame the table fills gets the whole frame."""
-    from vision.detection.view import MARGIN_MM
+    from vision.detection.view import shown_mm
     from vision.pipeline import TablePipeline, table_window
 
     K = np.array([[1100.0, 0, 960], [0, 1100.0, 540], [0, 0, 1]])
@@ -167,10 +168,11 @@ def test_the_lens_is_taken_out_only_where_the_table_can_be():
     calib = _far_calibration(lens)
     ideal, ideal_calib = pl._undistorted(img, calib)
     assert ideal_calib.intrinsics is None
-    pad = MARGIN_MM + 120.0
-    x0, y0, x1, y1 = table_window(ideal_calib, DEFAULT_MAT, (1920, 1080), pad)
-    # the padded mat: (-160 .. 1060) x (-160 .. 810) mm at 0.6 px/mm from (640, 300)
-    assert (x0, y0, x1, y1) == (542, 202, 1278, 788)
+    area, pad = shown_mm(DEFAULT_MAT), 120.0
+    assert area == (-40.0, -40.0, 940.0, 940.0)   # the 900 x 650 mat's square view
+    x0, y0, x1, y1 = table_window(ideal_calib, area, (1920, 1080), pad)
+    # the padded view: (-160 .. 1060) x (-160 .. 1060) mm at 0.6 px/mm from (640, 300)
+    assert (x0, y0, x1, y1) == (542, 202, 1278, 938)
     m1, m2 = cv2.initUndistortRectifyMap(K, lens.dist, None, K, (1920, 1080), cv2.CV_16SC2)
     whole = cv2.remap(img, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     assert np.array_equal(ideal[y0:y1, x0:x1], whole[y0:y1, x0:x1])
@@ -180,6 +182,6 @@ def test_the_lens_is_taken_out_only_where_the_table_can_be():
     # close up: the window would be most of the frame, so the whole frame is undistorted
     near = Calibration(True, H=np.linalg.inv(np.array([[1.6, 0, 240.0], [0, 1.6, 20.0],
                                                        [0, 0, 1.0]])), intrinsics=lens)
-    assert table_window(replace(near, intrinsics=None), DEFAULT_MAT, (1920, 1080), pad) is None
+    assert table_window(replace(near, intrinsics=None), area, (1920, 1080), pad) is None
     close, _ = pl._undistorted(img, near)
     assert np.array_equal(close, whole)

@@ -298,6 +298,38 @@ def test_real_detector_when_shipped(real_detector_path, frame):
     assert all(math.dist(r["center_mm"], t["center_mm"]) < 8.0 for r, t in pairs)
 
 
+
+def test_cards_laid_down_south_of_the_mat_are_seen(real_detector_path):
+    """The detector's square view shows the table below a landscape mat (its spare side)
+    rather than padding: cards a player lays down 100-200 mm off the mat's south edge are
+    found and read, as well as the ones on the mat."""
+    if real_detector_path is None:
+        pytest.skip("models/cards-obb.onnx is not shipped yet")
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.deck import default_deck_dir, load_deck
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import CardPlacement, TableScene
+
+    deck = load_deck(default_deck_dir("rws-tarot"), validate=False)
+    cards = [CardPlacement("major-19", (300.0, 300.0), 0.0),
+             CardPlacement("cups-03", (600.0, 320.0), 90.0),
+             CardPlacement("wands-07", (350.0, 760.0), 90.0),      # 110 mm off the mat
+             CardPlacement("swords-12", (560.0, 840.0), 0.0)]      # 190 mm off the mat
+    # the whole mat and the table south of it in the frame
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=5.0, target=(450.0, 480.0),
+                          card_px=110.0)
+    image, truth = render(TableScene(cards=cards), deck, DEFAULT_MAT, cam,
+                          plain_style((60, 85, 110), seed=4))
+    with TablePipeline(mat=DEFAULT_MAT, deck="tarot", pyramid_finder=TruthBoxes()) as p:
+        p.set_camera(Intrinsics(cam.K, cam.dist))
+        record = p.observe(image, "south.jpg")
+    assert record["calibrated"], record["calibration"]
+    pairs = _match(record["cards"], truth["cards"], "center_mm", 25.0)
+    assert sorted(t["id"] for r, t in pairs if r["id"] == t["id"]) == sorted(
+        c.id for c in cards)
+    assert len(record["cards"]) == len(cards)
+
+
 # --- reading images ------------------------------------------------------------------------
 
 

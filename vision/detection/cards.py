@@ -150,7 +150,7 @@ class CardDetector:
         if not calib.calibrated or calib.H is None:
             return CardBoxes.empty()
         view = self.view(mat)
-        canvas = view.render(image_bgr, calib, mat)
+        canvas = view.render(image_bgr, calib)
         self.last_view = canvas
         return self.detect_canvas(canvas, view)
 

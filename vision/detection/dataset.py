@@ -89,7 +89,7 @@ def export_folder(src: str | Path, out: str | Path, split: str, size: int,
             continue
         truth = json.loads(truth_path.read_text(encoding="utf-8"))
         calib = truth_calibration(truth)
-        canvas = view.render(image, calib, mat)
+        canvas = view.render(image, calib)
         stem = f"{src.name}-{img_path.stem}"
         cv2.imwrite(str(out / "images" / split / f"{stem}.jpg"), canvas,
                     [cv2.IMWRITE_JPEG_QUALITY, 92])

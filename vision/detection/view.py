@@ -1,5 +1,9 @@
 """The detector's view of the table: the mat rectified top-down onto a square canvas.
 
+The canvas is square and the mat is not: the spare side (south of a landscape mat) shows
+the table beyond the margin, where players lay cards down near their seats, rather than
+padding.
+
 Detecting in the table frame instead of the camera image means a card always has the same
 size in pixels whatever the camera's height, tilt or resolution, so a small model at a small
 input size suffices, and its boxes are already in millimetres. Training images are made with
@@ -23,9 +27,16 @@ MARGIN_MM = 40.0
 PAD_VALUE = 114
 
 
+def shown_mm(mat: Mat, margin_mm: float = MARGIN_MM) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1): the table the canvas shows, in mm: the mat plus ``margin_mm`` on its
+    long side, and as far again on its short side as the square allows."""
+    span = max(mat.width_mm, mat.height_mm) + 2 * margin_mm
+    return (-margin_mm, -margin_mm, span - margin_mm, span - margin_mm)
+
+
 @dataclass(frozen=True)
 class DetectorView:
-    """Square ``size`` px canvas showing the mat plus :data:`MARGIN_MM`, top-left aligned."""
+    """Square ``size`` px canvas showing :func:`shown_mm` of the table, top-left aligned."""
 
     size: int
     px_per_mm: float
@@ -33,8 +44,8 @@ class DetectorView:
 
     @classmethod
     def for_mat(cls, mat: Mat, size: int, margin_mm: float = MARGIN_MM) -> "DetectorView":
-        span = max(mat.width_mm, mat.height_mm) + 2 * margin_mm
-        return cls(int(size), float(size) / span, float(margin_mm))
+        x0, _, x1, _ = shown_mm(mat, margin_mm)
+        return cls(int(size), float(size) / (x1 - x0), float(margin_mm))
 
     def to_mm(self, px: np.ndarray) -> np.ndarray:
         """Canvas pixel coordinates (continuous, pixel centres at +0.5) to table mm."""
@@ -43,7 +54,7 @@ class DetectorView:
     def to_px(self, mm: np.ndarray) -> np.ndarray:
         return (np.asarray(mm, np.float64) + self.margin_mm) * self.px_per_mm
 
-    def render(self, image: np.ndarray, calib: Calibration, mat: Mat) -> np.ndarray:
+    def render(self, image: np.ndarray, calib: Calibration) -> np.ndarray:
         """The canvas for ``image`` (BGR). Raises ValueError when ``calib`` has no H."""
         if calib.H is None:
             raise ValueError("not calibrated: " + calib.reason)
@@ -64,12 +75,10 @@ class DetectorView:
             src = cv2.resize(src[:hk, :wk], (wk // k, hk // k), interpolation=cv2.INTER_AREA)
             f = 1.0 / k
             M = M @ np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
-        w = min(self.size, int(round((mat.width_mm + 2 * self.margin_mm) * self.px_per_mm)))
-        h = min(self.size, int(round((mat.height_mm + 2 * self.margin_mm) * self.px_per_mm)))
-        canvas = np.full((self.size, self.size, 3), PAD_VALUE, np.uint8)
-        canvas[:h, :w] = cv2.warpPerspective(src, M, (w, h), flags=cv2.INTER_LINEAR,
-                                             borderMode=cv2.BORDER_CONSTANT,
-                                             borderValue=(PAD_VALUE,) * 3)
+        # the whole square: what lies beyond the frame is padding
+        canvas: np.ndarray = cv2.warpPerspective(
+            src, M, (self.size, self.size), flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
         return canvas
 
 
