@@ -70,13 +70,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards and "
                         "pyramid-heat, a best.pt; card-net, a card-net-best.pt; pyramids, a "
-                        "folder holding color-best.pt and/or shape-best.pt")
+                        "folder holding color-best.pt and/or shape-best.pt, or an earlier "
+                        "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
                    help="initial learning rate (default: cards 0.01, card-net 0.004, "
                         "pyramids and pyramid-heat 0.003; with --init, card-net, pyramids and "
                         "pyramid-heat 0.001)")
     p.add_argument("--max-none", default="45000,4000",
                    help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
+    p.add_argument("--only", choices=["color", "shape"], default=None,
+                   help="pyramids: train this patch classifier alone (default: both)")
     p.add_argument("--width", type=positive_int, default=48,
                    help="pyramid-heat: channels of the dilated blocks (default 48)")
     p.set_defaults(func=run)
@@ -178,8 +181,29 @@ def _render_folders(args: argparse.Namespace, what: str) -> list[Path]:
     return folders
 
 
+def _pyramid_init(folder: Path, tasks: tuple[str, ...]) -> dict[str, Path]:
+    """The weights each classifier in ``tasks`` goes on from: ``{task}-best.pt`` in
+    ``folder``, or where an earlier ``train pyramids --out folder`` left it."""
+    init: dict[str, Path] = {}
+    for task in tasks:
+        for path in (folder / f"{task}-best.pt", folder / "runs" / task / "weights" / "best.pt"):
+            if path.is_file():
+                init[task] = path
+                break
+    if not init:
+        wanted = " and/or ".join(f"{t}-best.pt" for t in tasks)
+        raise TrainError(f"--init {folder}: expected {wanted} there, or an earlier "
+                         "'train pyramids --out' folder")
+    return init
+
+
 def _pyramids(args: argparse.Namespace) -> int:
-    """``pyramids``: both patch classifiers; ``pyramid-heat``: the heat map."""
+    """``pyramids``: both patch classifiers (or ``--only`` one); ``pyramid-heat``: the heat
+    map."""
+    tasks = (args.only,) if args.model == "pyramids" and args.only else ("color", "shape")
+    init: dict[str, Path] = {}
+    if args.model == "pyramids" and args.init is not None:
+        init = _pyramid_init(Path(args.init), tasks)
     folders = _render_folders(args, f"train {args.model}")
     minutes = 10.0 if args.minutes is None else args.minutes
     if args.model == "pyramid-heat":
@@ -199,18 +223,12 @@ def _pyramids(args: argparse.Namespace) -> int:
         cap = parse_max_none(args.max_none)
     except ValueError as exc:
         raise TrainError(str(exc)) from None
-    init: dict[str, Path] = {}
-    if args.init is not None:
-        init = {task: args.init / f"{task}-best.pt" for task in ("color", "shape")
-                if (args.init / f"{task}-best.pt").is_file()}
-        if not init:
-            raise TrainError(f"--init {args.init}: expected a folder holding color-best.pt "
-                             "and/or shape-best.pt")
     figures = train_pyramid_classifier(
         args.out, render_dirs=folders, minutes=minutes, device=str(args.device),
         batch=args.batch or 256, threads=args.threads,
         seed=args.seed or 0, jobs=args.jobs, workers=args.workers or 0,
-        max_none=cap, init=init, lr0=args.lr0 or (0.003 if not init else 0.001))
+        max_none=cap, init=init, lr0=args.lr0 or (0.003 if not init else 0.001),
+        tasks=tasks)
     print("pyramid classifiers: " + ", ".join(
         f"{k} top-1 {v['top1']:.3f}" for k, v in figures.items()
         if isinstance(v, dict) and "top1" in v) + f"  ({args.out})")

@@ -74,6 +74,8 @@ NEG_KEEP = 0.4
 #: ``none`` patches kept at most (train, val): about 1.5 times the pyramids
 MAX_NONE = (45_000, 4_000)
 VAL_EVERY = 10
+#: the two classifiers, by the names their patch folders and ``best.pt`` files carry
+TASKS = ("color", "shape")
 #: render seeds of the training scenes (Zarcana, free layouts); benchmarks use others
 TRAIN_SEEDS = (91001, 91002)
 
@@ -384,6 +386,7 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
                              reuse_patches: bool = False, jobs: int = 1, workers: int = 0,
                              max_none: tuple[int, int] = MAX_NONE,
                              init: Mapping[str, Path] | None = None, lr0: float = 0.003,
+                             tasks: Sequence[str] = TASKS,
                              progress: Callable[[int], None] | None = None
                              ) -> dict[str, Any]:
     """Train both classifiers and export them as ``out_dir/pyramids-color.onnx`` and
@@ -400,8 +403,14 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     folder); ``workers``: ultralytics data-loader workers (0 on a shared CPU, a few on a GPU
     machine); ``max_none``: ``none`` patches kept (train, validation); ``init``: go on from
     earlier weights (``{"color": best.pt, "shape": best.pt}``, either or both) instead of the
-    YAML, at learning rate ``lr0`` (lower than from scratch: new scenes, not a new task)."""
+    YAML, at learning rate ``lr0`` (lower than from scratch: new scenes, not a new task);
+    ``tasks``: which of the two to train (``"color"``, ``"shape"``; the patches of both are
+    cut either way, so a later run can train the other on them)."""
+    unknown = sorted(set(tasks) - set(TASKS))
+    if unknown or not tasks:
+        raise ValueError(f"tasks {list(tasks)}: expected one or both of {', '.join(TASKS)}")
     import torch
+
 
     torch.set_num_threads(max(1, int(threads)))
     os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -419,6 +428,8 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     runs = out_dir / "runs"
     for task, classes, name in (("color", COLOR_CLASSES, COLOR_MODEL),
                                 ("shape", SHAPE_CLASSES, SHAPE_MODEL)):
+        if task not in tasks:
+            continue
         nc = len(classes)
         start = (init or {}).get(task)
         onnx, fig = _train_one(data / task, runs, nc, minutes, epochs, batch, device, seed,
@@ -470,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--init-shape", type=Path, default=None, metavar="BEST_PT",
                     help="shape model: go on from these weights instead of the YAML")
     ap.add_argument("--lr0", type=float, default=0.003, help="first run's learning rate")
+    ap.add_argument("--only", choices=TASKS, default=None,
+                    help="train this classifier alone (default: both)")
     args = ap.parse_args(argv)
     try:
         cap = parse_max_none(args.max_none)
@@ -481,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         more_minutes=args.more_minutes, mine_minutes=args.mine_minutes, epochs=args.epochs,
         batch=args.batch, device=args.device, threads=args.threads,
         reuse_patches=args.reuse_patches, jobs=args.jobs, workers=args.workers,
-        max_none=cap, lr0=args.lr0,
+        max_none=cap, lr0=args.lr0, tasks=(args.only,) if args.only else TASKS,
         init={k: v for k, v in (("color", args.init_color), ("shape", args.init_shape)) if v})
     print(json.dumps({k: v for k, v in figures.items() if k not in ("patches", "renders")}))
     return 0

@@ -1,0 +1,41 @@
+"""`companion train pyramids --init/--only`: which weights each classifier goes on from (no
+training here: that needs the train extra and is never run in CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from companion.commands.train import TrainError, _pyramid_init
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"weights")
+    return path
+
+
+def test_init_takes_named_weights_or_an_earlier_out_folder(tmp_path: Path) -> None:
+    named = _touch(tmp_path / "a" / "shape-best.pt")
+    assert _pyramid_init(tmp_path / "a", ("shape",)) == {"shape": named}
+    # an earlier `train pyramids --out b`: the weights where ultralytics left them
+    color = _touch(tmp_path / "b" / "runs" / "color" / "weights" / "best.pt")
+    shape = _touch(tmp_path / "b" / "runs" / "shape" / "weights" / "best.pt")
+    assert _pyramid_init(tmp_path / "b", ("color", "shape")) == {"color": color,
+                                                                 "shape": shape}
+    assert _pyramid_init(tmp_path / "b", ("shape",)) == {"shape": shape}
+
+
+def test_init_without_the_wanted_weights_names_the_folder_and_the_files(tmp_path: Path
+                                                                         ) -> None:
+    _touch(tmp_path / "c" / "color-best.pt")
+    with pytest.raises(TrainError, match=r"--init .*c: expected shape-best\.pt"):
+        _pyramid_init(tmp_path / "c", ("shape",))
+
+
+def test_an_unknown_classifier_is_refused_before_anything_is_imported() -> None:
+    from vision.pyramids.train import train_pyramid_classifier
+
+    with pytest.raises(ValueError, match="expected one or both of color, shape"):
+        train_pyramid_classifier(Path("unused"), tasks=("colour",))
