@@ -174,3 +174,37 @@ def test_a_hue_only_the_heat_map_proposes_needs_both_networks_sure(tarot, finder
     # both networks sure, but not a pixel of a hue's plastic there: bare table
     bare = Candidate((200.0, 500.0), BACKGROUND, 0.0, "heat")
     assert read(HEAT_HUE_MAX_NONE / 4, HEAT_HUE_MIN_HEAT + 0.2, bare) is None
+
+
+def test_black_needs_the_heat_white_and_clear_need(tarot, finder):
+    """Black is the colour of ink, night skies and shadows: a black find, however sure the
+    colour classifier, needs the heat map's MIN_HEAT_BLACK where a hue needs only MIN_HEAT."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.classifier import COLOR_CLASSES, SHAPE_CLASSES, patch_up_deg
+    from vision.pyramids.find import MIN_HEAT, MIN_HEAT_BLACK
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    assert MIN_HEAT < MIN_HEAT_BLACK
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("black", 2, True, (400.0, 300.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    look = finder.look(image, calib)
+    where = np.array(truth["pyramids"][0]["base_center_mm"], np.float64)
+    near = [c for c in look.candidates if np.linalg.norm(np.subtract(c.center_mm, where)) < 8]
+    assert near, "the colour table proposes the black pyramid"
+    up = float(patch_up_deg(where[None], look.camera[:2])[0])
+    p_how = np.zeros(len(SHAPE_CLASSES), np.float32)
+    p_how[finder.how.names.index("2U")] = 1.0
+    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+    p_what[finder.what.column("black")] = 1.0
+
+    def read(heat: float):
+        return finder._read(look, near[0], p_what, p_how, up, heat)
+
+    warm = read(MIN_HEAT_BLACK + 0.05)
+    assert warm is not None and (warm.color, warm.pips, warm.upright) == ("black", 2, True)
+    assert read((MIN_HEAT + MIN_HEAT_BLACK) / 2) is None   # warm enough for a hue, not for black

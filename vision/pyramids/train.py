@@ -389,9 +389,10 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
                              tasks: Sequence[str] = TASKS,
                              progress: Callable[[int], None] | None = None
                              ) -> dict[str, Any]:
-    """Train both classifiers and export them as ``out_dir/pyramids-color.onnx`` and
-    ``out_dir/pyramids-shape.onnx``; returns the figures (validation top-1 accuracy per
-    stage, patch counts, seconds), also written to ``out_dir/figures.json``.
+    """Train both classifiers (or those in ``tasks``) and export them as
+    ``out_dir/pyramids-color.onnx`` and ``out_dir/pyramids-shape.onnx``; returns the figures
+    (validation top-1 accuracy per stage, patch counts, seconds), also written to
+    ``out_dir/figures.json``.
 
     Stages: render the training scenes (unless ``render_dirs``), cut the patches (unless
     ``reuse_patches`` and they are there), train each model ``minutes`` from its YAML, then
@@ -410,7 +411,6 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     if unknown or not tasks:
         raise ValueError(f"tasks {list(tasks)}: expected one or both of {', '.join(TASKS)}")
     import torch
-
 
     torch.set_num_threads(max(1, int(threads)))
     os.environ.setdefault("YOLO_OFFLINE", "1")
