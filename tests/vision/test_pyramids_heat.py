@@ -135,30 +135,40 @@ def test_bad_heat_model_files_are_named(tmp_path):
         HeatNet(tmp_path / "absent.onnx")
 
 
-def test_a_hue_only_the_heat_map_proposes_needs_both_networks_sure(tarot, finder):
-    """Under dim or coloured light a hue's plastic can leave the colour table's bins, so only
-    the heat map proposes it: read when the colour classifier is sure, the heat is warm and
-    some of a hue's plastic lies there; turned away as card art otherwise."""
+def _one_pyramid_read(tarot, finder, color: str, pips: int):
+    """(look, the pyramid's base centre mm, the patch's up direction, shape probabilities
+    sure of an upright of ``pips``) for one upright ``color`` pyramid rendered on bare table:
+    what the finder's _read is handed, less the colour probabilities a test sets."""
     from calibration.mat import DEFAULT_MAT
     from calibration.table import Intrinsics, TableCalibrator
-    from vision.pyramids.classifier import COLOR_CLASSES, SHAPE_CLASSES, patch_up_deg
-    from vision.pyramids.colors import BACKGROUND
-    from vision.pyramids.find import HEAT_HUE_MAX_NONE, HEAT_HUE_MIN_HEAT
-    from vision.pyramids.proposals import Candidate
+    from vision.pyramids.classifier import SHAPE_CLASSES, patch_up_deg
     from vision.synth.camera import camera_over_mat
     from vision.synth.render import plain_style, render
     from vision.synth.scene import PyramidPlacement, TableScene
 
     cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    scene = TableScene(pyramids=[PyramidPlacement("red", 3, True, (400.0, 300.0))])
+    scene = TableScene(pyramids=[PyramidPlacement(color, pips, True, (400.0, 300.0))])
     image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
     calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
     look = finder.look(image, calib)
     where = np.array(truth["pyramids"][0]["base_center_mm"], np.float64)
-    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "heat")
     up = float(patch_up_deg(where[None], look.camera[:2])[0])
     p_how = np.zeros(len(SHAPE_CLASSES), np.float32)
-    p_how[finder.how.names.index("3U")] = 1.0
+    p_how[finder.how.names.index(f"{pips}U")] = 1.0
+    return look, where, up, p_how
+
+
+def test_a_hue_only_the_heat_map_proposes_needs_both_networks_sure(tarot, finder):
+    """Under dim or coloured light a hue's plastic can leave the colour table's bins, so only
+    the heat map proposes it: read when the colour classifier is sure, the heat is warm and
+    some of a hue's plastic lies there; turned away as card art otherwise."""
+    from vision.pyramids.classifier import COLOR_CLASSES
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import HEAT_HUE_MAX_NONE, HEAT_HUE_MIN_HEAT
+    from vision.pyramids.proposals import Candidate
+
+    look, where, up, p_how = _one_pyramid_read(tarot, finder, "red", 3)
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "heat")
 
     def read(p_none: float, heat: float, at: Candidate = cand):
         p_what = np.zeros(len(COLOR_CLASSES), np.float32)
@@ -179,26 +189,13 @@ def test_a_hue_only_the_heat_map_proposes_needs_both_networks_sure(tarot, finder
 def test_black_needs_the_heat_white_and_clear_need(tarot, finder):
     """Black is the colour of ink, night skies and shadows: a black find, however sure the
     colour classifier, needs the heat map's MIN_HEAT_BLACK where a hue needs only MIN_HEAT."""
-    from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
-    from vision.pyramids.classifier import COLOR_CLASSES, SHAPE_CLASSES, patch_up_deg
+    from vision.pyramids.classifier import COLOR_CLASSES
     from vision.pyramids.find import MIN_HEAT, MIN_HEAT_BLACK
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import PyramidPlacement, TableScene
 
     assert MIN_HEAT < MIN_HEAT_BLACK
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    scene = TableScene(pyramids=[PyramidPlacement("black", 2, True, (400.0, 300.0))])
-    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
-    look = finder.look(image, calib)
-    where = np.array(truth["pyramids"][0]["base_center_mm"], np.float64)
+    look, where, up, p_how = _one_pyramid_read(tarot, finder, "black", 2)
     near = [c for c in look.candidates if np.linalg.norm(np.subtract(c.center_mm, where)) < 8]
     assert near, "the colour table proposes the black pyramid"
-    up = float(patch_up_deg(where[None], look.camera[:2])[0])
-    p_how = np.zeros(len(SHAPE_CLASSES), np.float32)
-    p_how[finder.how.names.index("2U")] = 1.0
     p_what = np.zeros(len(COLOR_CLASSES), np.float32)
     p_what[finder.what.column("black")] = 1.0
 
