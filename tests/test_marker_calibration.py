@@ -92,18 +92,18 @@ def test_one_marker_without_history_still_calibrates_but_says_so(scene_and_truth
     assert np.abs(cal.to_table(px) - mm).max() < 8.0  # IPPE pose from one marker: about 5 mm here
 
 
-
 @pytest.mark.parametrize("hidden", [(1, 3), (0, 2)])
 def test_two_diagonal_markers_without_history_place_cards_within_2mm(scene_and_truth,
                                                                       hidden) -> None:
     # eight corners in two far-apart squares, with the lens known, fix the camera's pose:
     # a planar PnP that goes through a homography of the points (IPPE) put cards 10-30 mm
-    # off on renders of the benchmark's kind; a full pose solve (SQPnP) puts them within 1
+    # off on renders of the benchmark's kind; a full pose solve (SQPnP) within 1 mm there
     image, truth, intr, px, mm = scene_and_truth
     cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(_hide(image, truth, hidden))
     seen = tuple(k for k in (0, 1, 2, 3) if k not in hidden)
     assert cal.calibrated and cal.markers_seen == seen and "less accurate" in cal.reason
     assert np.abs(cal.to_table(px) - mm).max() < 2.0
+
 
 def test_no_marker_is_not_calibrated_and_says_why(scene_and_truth) -> None:
     image, truth, intr, px, mm = scene_and_truth

@@ -78,6 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pyramid-heat 0.001)")
     p.add_argument("--max-none", default="45000,4000",
                    help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
+    # the names of vision.pyramids.train.TASKS, written out: importing it here would load
+    # OpenCV on every start of the CLI
     p.add_argument("--only", choices=["color", "shape"], default=None,
                    help="pyramids: train this patch classifier alone (default: both)")
     p.add_argument("--width", type=positive_int, default=48,
@@ -200,7 +202,9 @@ def _pyramid_init(folder: Path, tasks: tuple[str, ...]) -> dict[str, Path]:
 def _pyramids(args: argparse.Namespace) -> int:
     """``pyramids``: both patch classifiers (or ``--only`` one); ``pyramid-heat``: the heat
     map."""
-    tasks = (args.only,) if args.model == "pyramids" and args.only else ("color", "shape")
+    from vision.pyramids.train import TASKS
+
+    tasks = (args.only,) if args.model == "pyramids" and args.only else TASKS
     init: dict[str, Path] = {}
     if args.model == "pyramids" and args.init is not None:
         init = _pyramid_init(Path(args.init), tasks)

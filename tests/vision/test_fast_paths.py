@@ -155,8 +155,7 @@ def _far_calibration(lens: Intrinsics) -> Calibration:
 def test_the_lens_is_taken_out_only_where_the_table_can_be():
     """A far camera: the undistorted frame is the whole frame's undistortion inside the
     window (the table the detector's square view shows, and a card length around it) and
-    black outside;
-    a camera whose frame the table fills gets the whole frame."""
+    black outside; a camera whose frame the table fills gets the whole frame."""
     from vision.detection.view import shown_mm
     from vision.pipeline import TablePipeline, table_window
 

@@ -298,7 +298,6 @@ def test_real_detector_when_shipped(real_detector_path, frame):
     assert all(math.dist(r["center_mm"], t["center_mm"]) < 8.0 for r, t in pairs)
 
 
-
 def test_cards_laid_down_south_of_the_mat_are_seen(real_detector_path):
     """The detector's square view shows the table below a landscape mat (its spare side)
     rather than padding: cards a player lays down 100-200 mm off the mat's south edge are
