@@ -243,9 +243,9 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
           seed: int = 0, batch: int = 16, lr: float = 3e-3, device: str = "cpu",
           width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
           eval_every_s: float = 60.0, init: Path | None = None) -> Path:
-    """Train for ``minutes`` of wall clock (cosine learning rate over it), validating every
-    ``eval_every_s`` seconds (at least once an epoch on a slow machine); keeps the weights
-    of the best validation loss (``out/best.pt``) and exports them to
+    """Train for ``minutes`` of wall clock (cosine learning rate over it), validating after
+    every ``eval_every_s`` seconds of training (at least once an epoch on a slow machine);
+    keeps the weights of the best validation loss (``out/best.pt``) and exports them to
     ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
     width and dilations replace ``width`` and ``dilations``; the starting weights are
     validated first, so the result is never worse on this validation set than them)."""
@@ -287,6 +287,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
         log.info("starting weights: val loss %.3f, peak recall %.3f, precision %.3f",
                  ev["loss"], ev["recall"], ev["precision"])
         best = (ev["loss"], snapshot("best.pt"))
+        last_eval = time.monotonic()
     while time.monotonic() < deadline:
         epoch += 1
         order = rng.permutation(tr)
@@ -306,8 +307,10 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
                 break
         now = time.monotonic()
         if now >= deadline or now - last_eval >= eval_every_s or device == "cpu":
-            last_eval = now
             ev = evaluate(net, batches, val)
+            # the interval counts training only: on a CPU, validating hundreds of whole
+            # views takes most of a minute, and counting it left seconds to train between
+            last_eval = time.monotonic()
             log.info("epoch %d, step %d (%.1f min): train loss %.3f, val loss %.3f, peak "
                      "recall %.3f, precision %.3f", epoch, steps, (now - t0) / 60,
                      np.mean(total), ev["loss"], ev["recall"], ev["precision"])
