@@ -5,8 +5,11 @@ homography from (undistorted) pixels to table millimetres follows from any marke
 Hands and cards hide markers during play: :class:`TableCalibrator` keeps the last good
 calibration and, when only some markers are seen, fits the homography to the markers it
 sees plus where the last calibration puts the hidden ones, as long as the seen markers
-still agree with it (the camera has not moved). With no marker and no usable previous
-calibration it says so instead of guessing.
+still agree with it (the camera has not moved). Without an earlier calibration, one to
+three markers and a known lens give a camera pose (PnP) rather than a free homography.
+With no marker and no usable previous calibration it says so instead of guessing. Each
+marker's corners are measured twice: found by the detector, then refined along its edges
+(:func:`refine_corners`), which blur does not pull.
 """
 
 from __future__ import annotations
