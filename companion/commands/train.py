@@ -218,7 +218,7 @@ def _pyramids(args: argparse.Namespace) -> int:
         path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                      batch=args.batch or 32, device=device,
                      width=args.width, dilations=(1, 2, 4, 8), init=args.init,
-                     lr=args.lr0 or (3e-3 if args.init is None else 1e-3))
+                     lr=args.lr0)
         print(f"pyramid heat map: {path}")
         return 0
     from vision.pyramids.train import parse_max_none, train_pyramid_classifier
@@ -231,7 +231,7 @@ def _pyramids(args: argparse.Namespace) -> int:
         args.out, render_dirs=folders, minutes=minutes, device=str(args.device),
         batch=args.batch or 256, threads=args.threads,
         seed=args.seed or 0, jobs=args.jobs, workers=args.workers or 0,
-        max_none=cap, init=init, lr0=args.lr0 or (0.003 if not init else 0.001),
+        max_none=cap, init=init, lr0=args.lr0,
         tasks=tasks)
     print("pyramid classifiers: " + ", ".join(
         f"{k} top-1 {v['top1']:.3f}" for k, v in figures.items()

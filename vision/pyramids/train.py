@@ -78,6 +78,10 @@ VAL_EVERY = 10
 TASKS = ("color", "shape")
 #: render seeds of the training scenes (Zarcana, free layouts); benchmarks use others
 TRAIN_SEEDS = (91001, 91002)
+#: first run's learning rate from the YAML, and going on from earlier weights (new scenes,
+#: not a new task)
+LR = 0.003
+LR_INIT = 0.001
 
 #: a small classification network: YOLO11 building blocks at an eighth of the "n" width,
 #: four stride-2 stages to a 4x4 map and one more to 2x2 (64 px in): ~13 MFLOPs a patch,
@@ -313,7 +317,7 @@ def render_training_scenes(out_dir: Path, counts: tuple[int, int] = (900, 300),
 
 def _train_one(data: Path, work: Path, nc: int, minutes: float, epochs: int, batch: int,
                device: str, seed: int, init: Path | None = None, name: str | None = None,
-               lr0: float = 0.003, workers: int = 0, export: bool = True
+               lr0: float = LR, workers: int = 0, export: bool = True
                ) -> tuple[Path, dict[str, float]]:
     """Train one classifier on ``data`` (an ultralytics classification folder) from the
     YAML, or on from the weights ``init`` (a ``best.pt`` of an earlier run)."""
@@ -385,7 +389,7 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
                              device: str = "cpu", threads: int = 1, seed: int = 0,
                              reuse_patches: bool = False, jobs: int = 1, workers: int = 0,
                              max_none: tuple[int, int] = MAX_NONE,
-                             init: Mapping[str, Path] | None = None, lr0: float = 0.003,
+                             init: Mapping[str, Path] | None = None, lr0: float | None = None,
                              tasks: Sequence[str] = TASKS,
                              progress: Callable[[int], None] | None = None
                              ) -> dict[str, Any]:
@@ -404,9 +408,12 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     folder); ``workers``: ultralytics data-loader workers (0 on a shared CPU, a few on a GPU
     machine); ``max_none``: ``none`` patches kept (train, validation); ``init``: go on from
     earlier weights (``{"color": best.pt, "shape": best.pt}``, either or both) instead of the
-    YAML, at learning rate ``lr0`` (lower than from scratch: new scenes, not a new task);
+    YAML; ``lr0``: the first run's learning rate (default :data:`LR`, :data:`LR_INIT` going
+    on from ``init``);
     ``tasks``: which of the two to train (``"color"``, ``"shape"``; the patches of both are
     cut either way, so a later run can train the other on them)."""
+    if not lr0:
+        lr0 = LR if not init else LR_INIT
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown or not tasks:
         raise ValueError(f"tasks {list(tasks)}: expected one or both of {', '.join(TASKS)}")
@@ -480,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="colour model: go on from these weights instead of the YAML")
     ap.add_argument("--init-shape", type=Path, default=None, metavar="BEST_PT",
                     help="shape model: go on from these weights instead of the YAML")
-    ap.add_argument("--lr0", type=float, default=0.003, help="first run's learning rate")
+    ap.add_argument("--lr0", type=float, default=None,
+                    help=f"first run's learning rate (default {LR}, {LR_INIT} with --init-*)")
     ap.add_argument("--only", choices=TASKS, default=None,
                     help="train this classifier alone (default: both)")
     args = ap.parse_args(argv)

@@ -38,6 +38,9 @@ from vision.pyramids.heat import CELL_MM, PAD_TO, STRIDE, heat_input
 log = logging.getLogger(__name__)
 
 SIGMA_MM = 3.0
+#: peak learning rate from random weights, and going on from a best.pt
+LR = 3e-3
+LR_INIT = 1e-3
 IGNORE_MM = 14.0
 VAL_EVERY = 10
 CROP = 256
@@ -240,7 +243,7 @@ def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
 
 
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
-          seed: int = 0, batch: int = 16, lr: float = 3e-3, device: str = "cpu",
+          seed: int = 0, batch: int = 16, lr: float | None = None, device: str = "cpu",
           width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
           eval_every_s: float = 60.0, init: Path | None = None) -> Path:
     """Train for ``minutes`` of wall clock (cosine learning rate over it), validating after
@@ -248,8 +251,12 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     keeps the weights of the best validation loss (``out/best.pt``) and exports them to
     ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
     width and dilations replace ``width`` and ``dilations``; the starting weights are
-    validated first, so the result is never worse on this validation set than them)."""
+    validated first, so the result is never worse on this validation set than them).
+    ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
+
+    if not lr:
+        lr = LR if init is None else LR_INIT
 
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, threads))
@@ -361,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--lr", type=float, default=None,
+                    help=f"peak learning rate (default {LR}, {LR_INIT} with --init)")
     ap.add_argument("--width", type=int, default=32, help="channels of the dilated blocks")
     ap.add_argument("--dilations", default="2,4,8", help="one dilated block per number")
     ap.add_argument("--views", type=Path, default=None,
