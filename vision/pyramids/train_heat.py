@@ -38,12 +38,12 @@ from vision.pyramids.heat import CELL_MM, PAD_TO, STRIDE, heat_input
 log = logging.getLogger(__name__)
 
 SIGMA_MM = 3.0
-#: peak learning rate from random weights, and going on from a best.pt
-LR = 3e-3
-LR_INIT = 1e-3
 IGNORE_MM = 14.0
 VAL_EVERY = 10
 CROP = 256
+#: peak learning rate from random weights, and going on from a best.pt
+LR = 3e-3
+LR_INIT = 1e-3
 
 
 # -- data -------------------------------------------------------------------------------------
