@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from vision.pyramids.heat import CELL_MM, HEAT_PPM, PAD_TO, STRIDE, HeatMap, heat_input
+from models import model_path
+from vision.pyramids.heat import (
+    CELL_MM,
+    HEAT_MODEL,
+    HEAT_PPM,
+    PAD_TO,
+    STRIDE,
+    HeatMap,
+    heat_input,
+)
 
 
 def test_input_is_shrunk_to_the_network_scale_and_padded():
@@ -205,3 +216,91 @@ def test_black_needs_the_heat_white_and_clear_need(tarot, finder):
     warm = read(MIN_HEAT_BLACK + 0.05)
     assert warm is not None and (warm.color, warm.pips, warm.upright) == ("black", 2, True)
     assert read((MIN_HEAT + MIN_HEAT_BLACK) / 2) is None   # warm enough for a hue, not for black
+
+
+# -- the input resolution a heat map is trained at ---------------------------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_stride_and_padding_follow_the_input_resolution():
+    from vision.pyramids.heat import pad_to, stride_for
+
+    assert (stride_for(0.5), pad_to(0.5)) == (STRIDE, PAD_TO)
+    assert (stride_for(1.0), pad_to(1.0)) == (4, 8)
+    with pytest.raises(ValueError, match="0.3 px/mm"):
+        stride_for(0.3)     # 4 mm cells would be 1.2 pixels
+    view = np.full((650, 900, 3), 200, np.uint8)
+    x = heat_input(view, 1.0, 1.0)   # no shrinking, padded to whole pairs of cells
+    assert x.shape == (1, 3, 656, 904)
+    assert x[0, :, 649, 899] == pytest.approx(200 / 255)
+    assert x[0, :, 650, 0] == pytest.approx(128 / 255)
+
+
+def test_a_heat_map_file_says_its_own_input_resolution():
+    """A map trained at 1 px/mm (``train_heat --ppm 1.0``) is fed the view at 1 px/mm and
+    still answers in 4 mm cells; the shipped one is at 0.5 px/mm."""
+    pytest.importorskip("onnxruntime")
+    from vision.pyramids.heat import HeatNet
+
+    fine = HeatNet(DATA / "heat-1ppm.onnx")
+    assert (fine.ppm, fine.stride) == (1.0, 4)
+    hm = fine(np.full((650, 900, 3), 150, np.uint8), 1.0)
+    assert hm.p.shape == (650 // 4, 900 // 4)
+    shipped = HeatNet(model_path(HEAT_MODEL))
+    assert (shipped.ppm, shipped.stride) == (HEAT_PPM, STRIDE)
+
+
+def test_a_heat_map_at_an_unusable_resolution_is_named(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from models import ModelError
+    from vision.pyramids.heat import HeatNet
+
+    with pytest.raises(ModelError, match=r"heat-bad-ppm\.onnx.*view_ppm '0\.3'"):
+        HeatNet(DATA / "heat-bad-ppm.onnx")
+
+
+# -- training patches at the heat map's peaks --------------------------------------------------
+
+def test_heat_peaks_are_cut_as_training_patches_every_none_kept(tarot, finder, monkeypatch):
+    """The classifiers are trained where the finder will ask them: the heat map's peaks
+    too. A peak on a pyramid is that pyramid's patch; one on bare table or art is ``none``,
+    always kept (the colour table's ``none`` candidates are thinned, NEG_KEEP)."""
+    from vision.pyramids import train as T
+    from vision.pyramids.geometry import polygon_centroid
+    from vision.pyramids.train_colors import truth_silhouettes_mm
+
+    image, calib, truth = _light_scene(tarot)
+    look = finder.look(image, calib)
+    monkeypatch.setattr(T, "NEG_KEEP", 0.0)
+    monkeypatch.setattr(T, "RANDOM_NEGATIVES", 0)
+    rng = np.random.default_rng(0)
+    plain = T.scene_samples(image, truth, look, rng)
+    assert all(c != "none" for _, c, _ in plain)
+    cent = polygon_centroid(truth_silhouettes_mm(truth, calib)[1])    # the upright clear
+    peaks = np.array([cent, [760.0, 120.0], [150.0, 600.0]])          # + two on bare table
+    more = T.scene_samples(image, truth, look, rng, peaks)
+    added = [(c, s) for _, c, s in more[len(plain) - len(truth["pyramids"]):]][:3]
+    assert [c for c, _ in added] == ["clear", "none", "none"]
+    assert added[0][1] == "3U" and added[1][1] is None
+
+
+def test_heat_peaks_beside_a_colour_table_candidate_add_nothing(tarot, finder):
+    from vision.pyramids.find import HEAT_MERGE_MM
+    from vision.pyramids.train import HEAT_CUT_PEAK, heat_peaks
+
+    image, calib, _ = _light_scene(tarot)
+    look = finder.look(image, calib)
+    assert look.candidates
+    near = np.array(look.candidates[0].center_mm) + [HEAT_MERGE_MM / 2, 0.0]
+    far = np.array([760.0, 120.0])
+
+    class Stub:   # a heat map warm at exactly those two cells, faintly
+        def __call__(self, view, ppm):
+            p = np.zeros((view.shape[0] // 4, view.shape[1] // 4), np.float32)
+            for x, y in (near, far):
+                p[int(y // CELL_MM), int(x // CELL_MM)] = HEAT_CUT_PEAK + 0.01
+            return HeatMap(p)
+
+    pts = heat_peaks(Stub(), look)
+    assert len(pts) == 1 and np.linalg.norm(pts[0] - far) < CELL_MM

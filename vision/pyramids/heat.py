@@ -25,23 +25,41 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 HEAT_MODEL = "pyramids-heat.onnx"
-#: the network's input: the top-down view at this many px per mm (2 mm a pixel)
+#: the network's input: the top-down view at this many px per mm (2 mm a pixel) unless the
+#: model file says otherwise (its metadata ``view_ppm``: a finer map sees clear plastic's
+#: thin refracted edges, which 2 mm a pixel averages away)
 HEAT_PPM = 0.5
-#: ... and its output: one cell per STRIDE input pixels
+#: the output: one cell per CELL_MM of table, whatever the input's resolution
+CELL_MM = 4.0
+#: ... which is one cell per STRIDE input pixels at HEAT_PPM
 STRIDE = 2
-CELL_MM = STRIDE / HEAT_PPM
-#: input sides are padded to a multiple of this
+#: input sides are padded to a multiple of this (at HEAT_PPM; pad_to() for another)
 PAD_TO = 4
 
 
-def heat_input(view: np.ndarray, view_ppm: float) -> np.ndarray:
+def stride_for(ppm: float) -> int:
+    """Input pixels per output cell at ``ppm`` px/mm (2 at 0.5, 4 at 1.0)."""
+    s = CELL_MM * ppm
+    if abs(s - round(s)) > 1e-6 or round(s) < 1:
+        raise ValueError(f"heat map input at {ppm} px/mm: {CELL_MM} mm cells need a whole "
+                         f"number of pixels, got {s}")
+    return int(round(s))
+
+
+def pad_to(ppm: float) -> int:
+    """Input sides are padded to a multiple of this at ``ppm`` (two cells)."""
+    return 2 * stride_for(ppm)
+
+
+def heat_input(view: np.ndarray, view_ppm: float, ppm: float = HEAT_PPM) -> np.ndarray:
     """The network's input (1, 3, H, W) float32 0..1 (BGR as the view) from a top-down view
-    at ``view_ppm`` px/mm, shrunk to :data:`HEAT_PPM` and padded bottom/right with grey."""
-    scale = HEAT_PPM / view_ppm
+    at ``view_ppm`` px/mm, shrunk to ``ppm`` and padded bottom/right with grey."""
+    scale = ppm / view_ppm
     small = view if abs(scale - 1.0) < 1e-9 else cv2.resize(
         view, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     h, w = small.shape[:2]
-    ph, pw = -h % PAD_TO, -w % PAD_TO
+    mult = pad_to(ppm)
+    ph, pw = -h % mult, -w % mult
     if ph or pw:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_CONSTANT,
                                    value=(128, 128, 128))
@@ -95,17 +113,23 @@ class HeatNet:
         from models import ModelError, open_onnx
 
         self.path = Path(path)
-        self.session, _, _ = open_onnx(self.path, threads)
+        self.session, meta, _ = open_onnx(self.path, threads)
         inputs = self.session.get_inputs()
         if len(inputs) != 1 or len(inputs[0].shape) != 4 or inputs[0].shape[1] != 3:
             raise ModelError(f"model file {self.path}: expected one (1, 3, H, W) input, got "
                              f"{[tuple(i.shape) for i in inputs]}")
         self._input = inputs[0].name
+        try:
+            self.ppm = float(meta.get("view_ppm", HEAT_PPM))
+            self.stride = stride_for(self.ppm)
+        except ValueError as exc:
+            raise ModelError(f"model file {self.path}: metadata view_ppm "
+                             f"{meta.get('view_ppm')!r}: {exc}") from None
 
     def __call__(self, view: np.ndarray, view_ppm: float) -> HeatMap:
-        x = heat_input(view, view_ppm)
+        x = heat_input(view, view_ppm, self.ppm)
         logits = self.session.run(None, {self._input: x})[0][0, 0]
-        h = int(round(view.shape[0] * HEAT_PPM / view_ppm)) // STRIDE
-        w = int(round(view.shape[1] * HEAT_PPM / view_ppm)) // STRIDE
+        h = int(round(view.shape[0] * self.ppm / view_ppm)) // self.stride
+        w = int(round(view.shape[1] * self.ppm / view_ppm)) // self.stride
         p = 1.0 / (1.0 + np.exp(-logits[:h, :w].astype(np.float32)))
         return HeatMap(np.ascontiguousarray(p, np.float32))

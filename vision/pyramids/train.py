@@ -16,6 +16,10 @@ square, :data:`classifier.PATCH_MM` of table, turned away from the nadir):
   silhouette (grown by 3 mm) and :data:`NEG_MM` from every centroid (a random
   :data:`NEG_KEEP` of those); otherwise left out (half on a pyramid: neither answer is
   right);
+* at every peak of at least :data:`HEAT_CUT_PEAK` of the shipped heat map
+  (``pyramids-heat.onnx``) away from those candidates, labelled the same way but every
+  ``none`` kept: the finder reads the map's peaks too, and the card art and shadows that warm
+  it are the hardest ``none`` there is;
 * at each visible pyramid's silhouette centroid moved by up to 4 mm (so pyramids the colour
   table misses, white and clear most of all, are still learned);
 * at a few random points of the mat away from pyramids;
@@ -68,6 +72,9 @@ POS_MM = 6.0
 NEG_MM = 12.0
 JITTER_MM = 4.0
 RANDOM_NEGATIVES = 4
+#: heat map peaks at least this warm are cut too (the finder proposes from 0.3, and faint
+#: peaks are where white and clear plastic and their look-alikes are)
+HEAT_CUT_PEAK = 0.1
 #: share of the candidates' ``none`` patches kept: card art gives ~8 per pyramid, more
 #: than a short CPU training can use
 NEG_KEEP = 0.4
@@ -106,8 +113,10 @@ head:
 # -- data -------------------------------------------------------------------------------------
 
 def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Look,
-                  rng: np.random.Generator) -> list[tuple[np.ndarray, str, str | None]]:
-    """(patch, colour class, shape class or None) for one rendered scene."""
+                  rng: np.random.Generator, heat_peaks: np.ndarray | None = None
+                  ) -> list[tuple[np.ndarray, str, str | None]]:
+    """(patch, colour class, shape class or None) for one rendered scene; ``heat_peaks``
+    (N, 2) mm: more candidates, every ``none`` among them kept."""
     calib = look.topdown.calib
     pyrs = truth.get("pyramids", [])
     sils = truth_silhouettes_mm(truth, calib)
@@ -121,15 +130,16 @@ def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Look,
         return any(cv2.pointPolygonTest(h, (float(pt[0]), float(pt[1])), True) > -grow_mm
                    for h in grown)
 
-    for c in look.candidates:
-        pt = np.array(c.center_mm)
+    peaks = np.zeros((0, 2)) if heat_peaks is None else np.asarray(heat_peaks).reshape(-1, 2)
+    cand_pts = [(np.array(c.center_mm, np.float64), NEG_KEEP) for c in look.candidates]
+    for pt, keep in cand_pts + [(p, 1.0) for p in peaks]:
         d = np.linalg.norm(cents - pt, axis=1) if len(cents) else np.array([np.inf])
         k = int(np.argmin(d))
         if d[k] <= POS_MM and len(cents):
             if good[k]:
                 centers.append(pt)
                 labels.append(k)
-        elif d.min() > NEG_MM and not inside_any(pt, 3.0) and rng.random() < NEG_KEEP:
+        elif d.min() > NEG_MM and not inside_any(pt, 3.0) and rng.random() < keep:
             centers.append(pt)
             labels.append(None)
     for k, ok in enumerate(good):
@@ -168,13 +178,37 @@ def _scenes(folder: Path) -> Iterable[tuple[str, Path, Path]]:
             yield img.stem, img, js
 
 
+def heat_peaks(heat: Any, look: Look) -> np.ndarray:
+    """The peaks (N, 2) mm of at least :data:`HEAT_CUT_PEAK` of the heat map ``heat`` (a
+    :class:`vision.pyramids.heat.HeatNet`) that the colour table did not propose, as the
+    finder merges them."""
+    from vision.pyramids.find import HEAT_MERGE_MM, VIEW_PPM
+
+    pts, _ = heat(look.view, VIEW_PPM).peaks(HEAT_CUT_PEAK)
+    if len(pts) and look.candidates:
+        have = np.array([c.center_mm for c in look.candidates], np.float64)
+        pts = pts[np.linalg.norm(pts[:, None] - have[None], axis=2).min(axis=1)
+                  > HEAT_MERGE_MM]
+    return np.asarray(pts, np.float64).reshape(-1, 2)
+
+
 def build_patch_dataset(render_dirs: Sequence[Path], out_dir: Path,
                         model: ColorModel | None = None, seed: int = 0,
                         progress: Callable[[int], None] | None = None,
-                        max_none: tuple[int, int] | None = MAX_NONE) -> dict[str, Counter[str]]:
+                        max_none: tuple[int, int] | None = MAX_NONE,
+                        heat_model: Path | None | bool = True) -> dict[str, Counter[str]]:
     """Write ``out_dir/color/{train,val}/CLASS/*.png`` and ``out_dir/shape/...`` from
     rendered folders; returns the patch count per split and class. ``max_none``: at most
-    this many ``none`` patches (train, val) are kept, a seeded random choice."""
+    this many ``none`` patches (train, val) are kept, a seeded random choice.
+    ``heat_model``: the heat map whose peaks are cut too (True: the shipped one; False or
+    None: the colour table's candidates alone)."""
+    from vision.pyramids.heat import HEAT_MODEL, HeatNet
+
+    heat = None
+    if heat_model:
+        from models import model_path
+
+        heat = HeatNet(model_path(HEAT_MODEL) if heat_model is True else Path(heat_model))
     model = model or default_model()
     rng = np.random.default_rng(seed)
     counts: dict[str, Counter[str]] = {"color-train": Counter(), "color-val": Counter(),
@@ -202,7 +236,9 @@ def build_patch_dataset(render_dirs: Sequence[Path], out_dir: Path,
                 continue
             look = looker.look(image, calib)
             tag = f"{folder.name}-{stem}"
-            for k, (patch, ccls, scls) in enumerate(scene_samples(image, truth, look, rng)):
+            peaks = None if heat is None else heat_peaks(heat, look)
+            for k, (patch, ccls, scls) in enumerate(scene_samples(image, truth, look, rng,
+                                                                  peaks)):
                 for flip in (False, True):
                     im = patch[:, ::-1] if flip else patch
                     name = f"{tag}-{k}{'m' if flip else ''}.png"
@@ -355,24 +391,27 @@ def _train_one(data: Path, work: Path, nc: int, minutes: float, epochs: int, bat
     return onnx, figures
 
 
-def _cut_one(args: tuple[Path, Path, int]) -> dict[str, Counter[str]]:
-    folder, data, seed = args
-    return build_patch_dataset([folder], data, seed=seed, max_none=None)
+def _cut_one(args: tuple[Path, Path, int, bool]) -> dict[str, Counter[str]]:
+    folder, data, seed, heat_peaks = args
+    return build_patch_dataset([folder], data, seed=seed, max_none=None,
+                               heat_model=heat_peaks)
 
 
 def cut_patches(render_dirs: Sequence[Path], data: Path, seed: int = 0, jobs: int = 1,
                 max_none: tuple[int, int] = MAX_NONE,
-                progress: Callable[[int], None] | None = None) -> dict[str, Counter[str]]:
+                progress: Callable[[int], None] | None = None,
+                heat_peaks: bool = True) -> dict[str, Counter[str]]:
     """:func:`build_patch_dataset` over ``render_dirs``, one process per folder with
     ``jobs`` > 1 (each folder its own seed ``seed + k`` and its own every-10th validation
-    scenes), ``none`` capped once at the end."""
+    scenes), ``none`` capped once at the end. ``heat_peaks``: cut at the shipped heat map's
+    peaks too (False: the colour table's candidates alone, as before 2026-11-24)."""
     if jobs <= 1:
         return build_patch_dataset(render_dirs, data, seed=seed, progress=progress,
-                                   max_none=max_none)
+                                   max_none=max_none, heat_model=heat_peaks)
     from concurrent.futures import ProcessPoolExecutor
 
     counts: dict[str, Counter[str]] = {}
-    work = [(Path(d), data, seed + k) for k, d in enumerate(render_dirs)]
+    work = [(Path(d), data, seed + k, heat_peaks) for k, d in enumerate(render_dirs)]
     with ProcessPoolExecutor(jobs) as pool:
         for d, c in zip(render_dirs, pool.map(_cut_one, work)):
             log.info("patches cut from %s: %s", d, {k: sum(v.values()) for k, v in c.items()})
@@ -391,8 +430,8 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
                              max_none: tuple[int, int] = MAX_NONE,
                              init: Mapping[str, Path] | None = None, lr0: float | None = None,
                              tasks: Sequence[str] = TASKS,
-                             progress: Callable[[int], None] | None = None
-                             ) -> dict[str, Any]:
+                             progress: Callable[[int], None] | None = None,
+                             heat_peaks: bool = True) -> dict[str, Any]:
     """Train both classifiers (or those in ``tasks``) and export them as
     ``out_dir/pyramids-color.onnx`` and ``out_dir/pyramids-shape.onnx``; returns the figures
     (validation top-1 accuracy per stage, patch counts, seconds), also written to
@@ -411,7 +450,8 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
     YAML; ``lr0``: the first run's learning rate (default :data:`LR`, :data:`LR_INIT` going
     on from ``init``);
     ``tasks``: which of the two to train (``"color"``, ``"shape"``; the patches of both are
-    cut either way, so a later run can train the other on them)."""
+    cut either way, so a later run can train the other on them); ``heat_peaks``: cut at the
+    heat map's peaks too (:func:`cut_patches`)."""
     if not lr0:
         lr0 = LR if not init else LR_INIT
     unknown = sorted(set(tasks) - set(TASKS))
@@ -430,7 +470,7 @@ def train_pyramid_classifier(out_dir: Path, *, render_dirs: Sequence[Path] | Non
         if data.exists():
             shutil.rmtree(data)
         counts = cut_patches(dirs, data, seed=seed, jobs=jobs, max_none=max_none,
-                             progress=progress)
+                             progress=progress, heat_peaks=heat_peaks)
         figures["patches"] = {k: dict(v) for k, v in counts.items()}
     runs = out_dir / "runs"
     for task, classes, name in (("color", COLOR_CLASSES, COLOR_MODEL),
@@ -491,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"first run's learning rate (default {LR}, {LR_INIT} with --init-*)")
     ap.add_argument("--only", choices=TASKS, default=None,
                     help="train this classifier alone (default: both)")
+    ap.add_argument("--no-heat-peaks", action="store_true",
+                    help="cut patches at the colour table's candidates only, not at the "
+                         "heat map's peaks too (how the shipped classifiers were cut)")
     args = ap.parse_args(argv)
     try:
         cap = parse_max_none(args.max_none)
@@ -503,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         batch=args.batch, device=args.device, threads=args.threads,
         reuse_patches=args.reuse_patches, jobs=args.jobs, workers=args.workers,
         max_none=cap, lr0=args.lr0, tasks=(args.only,) if args.only else TASKS,
+        heat_peaks=not args.no_heat_peaks,
         init={k: v for k, v in (("color", args.init_color), ("shape", args.init_shape)) if v})
     print(json.dumps({k: v for k, v in figures.items() if k not in ("patches", "renders")}))
     return 0

@@ -8,7 +8,8 @@ downloaded: the network is small and defined here, trained from random weights.
 
 Data: each image of the rendered folders (``companion synth`` output) is calibrated from its
 markers with its true intrinsics and turned into the finder's normalised top-down view
-(:class:`vision.pyramids.find.Looker`), shrunk to :data:`heat.HEAT_PPM`. The target of each
+(:class:`vision.pyramids.find.Looker`), shrunk to ``--ppm`` (default :data:`heat.HEAT_PPM`;
+the exported model says its own in its metadata, ``view_ppm``). The target of each
 :data:`heat.CELL_MM` cell is 1 where the centroid of a pyramid's silhouette (as the view
 shows it, parallax included) falls, a Gaussian of :data:`SIGMA_MM` around it, 0 elsewhere;
 pyramids less than half visible (hands) are "don't care" within :data:`IGNORE_MM`. Every
@@ -33,14 +34,15 @@ import numpy as np
 
 from calibration.mat import load_mat
 from vision.pyramids.geometry import polygon_centroid
-from vision.pyramids.heat import CELL_MM, PAD_TO, STRIDE, heat_input
+from vision.pyramids.heat import CELL_MM, HEAT_PPM, heat_input, pad_to, stride_for
 
 log = logging.getLogger(__name__)
 
 SIGMA_MM = 3.0
 IGNORE_MM = 14.0
 VAL_EVERY = 10
-CROP = 256
+#: training crops are this many mm square (256 px at 0.5 px/mm)
+CROP_MM = 512
 #: peak learning rate from random weights, and going on from a best.pt
 LR = 3e-3
 LR_INIT = 1e-3
@@ -48,14 +50,16 @@ LR_INIT = 1e-3
 
 # -- data -------------------------------------------------------------------------------------
 
-def prepare_one(args: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(view at HEAT_PPM uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2)) of
-    one rendered image, or None when its markers do not calibrate it."""
+def prepare_one(args: tuple[str, str, float]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(view at ``ppm`` uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2)) of
+    one rendered image ``(image path, mat path, ppm)``, or None when its markers do not
+    calibrate it."""
     from vision.pyramids.colors import default_model
     from vision.pyramids.find import VIEW_PPM, Looker
     from vision.pyramids.train_colors import truth_calibration, truth_silhouettes_mm
 
-    img_path, mat_path = args
+    img_path, mat_path, ppm = args
     image = cv2.imread(img_path, cv2.IMREAD_COLOR)
     if image is None:
         log.warning("%s: unreadable, skipped", img_path)
@@ -66,7 +70,7 @@ def prepare_one(args: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     if not calib.calibrated:
         return None
     look = Looker(mat, default_model()).look(image, calib)
-    x = heat_input(look.view, VIEW_PPM)[0]
+    x = heat_input(look.view, VIEW_PPM, ppm)[0]
     small = np.clip(x.transpose(1, 2, 0) * 255.0 + 0.5, 0, 255).astype(np.uint8)
     cents, dont = [], []
     for p, sil in zip(truth.get("pyramids", []), truth_silhouettes_mm(truth, calib)):
@@ -97,22 +101,30 @@ def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray
     return t, wt
 
 
-def prepare(folders: list[Path], cache: Path, jobs: int) -> dict[str, np.ndarray]:
-    """Every image of ``folders`` prepared once (cached in ``cache``, an .npz)."""
+def prepare(folders: list[Path], cache: Path, jobs: int, ppm: float = HEAT_PPM
+            ) -> dict[str, np.ndarray]:
+    """Every image of ``folders`` prepared once at ``ppm`` px/mm (cached in ``cache``, an
+    .npz that records its ``ppm``)."""
+    stride = stride_for(ppm)
     if cache.is_file():
         log.info("using prepared data %s", cache)
-        return dict(np.load(cache))
-    work: list[tuple[str, str]] = []
+        data = dict(np.load(cache))
+        had = float(data.pop("ppm", HEAT_PPM))
+        if abs(had - ppm) > 1e-9:
+            raise ValueError(f"{cache}: views prepared at {had} px/mm, not {ppm}: give "
+                             f"another --views file or --ppm {had}")
+        return data
+    work: list[tuple[str, str, float]] = []
     for folder in folders:
         mat = folder / "mat.json"
-        work += [(str(p), str(mat)) for p in sorted(folder.glob("[0-9]*.jpg"))]
+        work += [(str(p), str(mat), ppm) for p in sorted(folder.glob("[0-9]*.jpg"))]
     views, tgts, wts = [], [], []
     t0 = time.monotonic()
     with ProcessPoolExecutor(max(1, jobs)) as pool:
         for i, res in enumerate(pool.map(prepare_one, work, chunksize=8)):
             if res is not None:
                 small, cents, dont = res
-                h, w = small.shape[0] // STRIDE, small.shape[1] // STRIDE
+                h, w = small.shape[0] // stride, small.shape[1] // stride
                 t, wt = targets((h, w), cents, dont)
                 views.append(small)
                 tgts.append(t)
@@ -122,17 +134,19 @@ def prepare(folders: list[Path], cache: Path, jobs: int) -> dict[str, np.ndarray
                          time.monotonic() - t0)
     data = {"views": np.stack(views), "targets": np.stack(tgts), "weights": np.stack(wts)}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, **data)
+    np.savez(cache, ppm=np.float64(ppm), **data)
     return data
 
 
 # -- network ----------------------------------------------------------------------------------
 
-def build_net(width: int = 32, dilations: tuple[int, ...] = (2, 4, 8)) -> Any:
-    """Stem to the output cells (stride :data:`heat.STRIDE`), one full 3x3 conv, then one
-    depthwise-separable dilated block per ``dilations`` (receptive field ~ 80 mm at the
-    default: a pyramid and what it stands on), one logit a cell. At the default width 32
-    ~9.5 k parameters, ~10 ms on one onnxruntime thread for the default mat's view."""
+def build_net(width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
+              stride: int = 2) -> Any:
+    """Stem to the output cells (one stride-2 convolution per halving: ``stride`` 2 at 0.5
+    px/mm, 4 at 1 px/mm), one full 3x3 conv, then one depthwise-separable dilated block per
+    ``dilations`` (receptive field ~ 80 mm at the default: a pyramid and what it stands on),
+    one logit a cell. At the default width 32 ~9.5 k parameters, ~10 ms on one onnxruntime
+    thread for the default mat's view at 0.5 px/mm."""
     import torch.nn as nn
 
     def cbr(i: int, o: int, k: int = 3, s: int = 1, d: int = 1, g: int = 1) -> Any:
@@ -142,10 +156,13 @@ def build_net(width: int = 32, dilations: tuple[int, ...] = (2, 4, 8)) -> Any:
     def sep(c: int, d: int) -> Any:
         return nn.Sequential(cbr(c, c, 3, 1, d, g=c), cbr(c, c, 1))
 
+    halvings = int(round(math.log2(stride)))
+    if stride < 2 or 2 ** halvings != stride:
+        raise ValueError(f"stride {stride}: expected a power of two, at least 2")
+    stem = [cbr(3, 16, 3, 2)] + [cbr(16, 16, 3, 2) for _ in range(halvings - 1)]
     head = nn.Conv2d(width, 1, 1)
     nn.init.constant_(head.bias, -4.0)   # most cells are empty: start there
-    return nn.Sequential(cbr(3, 16, 3, STRIDE), cbr(16, width),
-                         *[sep(width, d) for d in dilations], head)
+    return nn.Sequential(*stem, cbr(16, width), *[sep(width, d) for d in dilations], head)
 
 
 def focal_loss(logits: Any, target: Any, weight: Any) -> Any:
@@ -165,11 +182,15 @@ class _Batches:
     :data:`CROP` square of each, a random quarter turn, a random mirror, a little
     brightness and contrast jitter."""
 
-    def __init__(self, data: dict[str, np.ndarray], device: str) -> None:
+    def __init__(self, data: dict[str, np.ndarray], device: str, ppm: float = HEAT_PPM
+                 ) -> None:
         import torch
 
         self.torch = torch
         self.device = device
+        self.ppm = ppm
+        self.stride = stride_for(ppm)
+        self.crop = int(round(CROP_MM * ppm))
         self.views = torch.from_numpy(data["views"]).to(device)        # N, H, W, 3 uint8
         self.targets = torch.from_numpy(data["targets"]).to(device)    # N, h, w
         self.weights = torch.from_numpy(data["weights"]).to(device)
@@ -177,12 +198,13 @@ class _Batches:
     def draw(self, idx: np.ndarray, rng: np.random.Generator) -> tuple[Any, Any, Any]:
         torch = self.torch
         H, W = self.views.shape[1:3]
+        S, crop = self.stride, self.crop
         xs, ts, ws = [], [], []
         for i in idx:
-            y0 = int(rng.integers(0, (H - CROP) // STRIDE + 1)) * STRIDE
-            x0 = int(rng.integers(0, (W - CROP) // STRIDE + 1)) * STRIDE
-            c0, r0, c = x0 // STRIDE, y0 // STRIDE, CROP // STRIDE
-            v = self.views[i, y0:y0 + CROP, x0:x0 + CROP].permute(2, 0, 1)
+            y0 = int(rng.integers(0, (H - crop) // S + 1)) * S
+            x0 = int(rng.integers(0, (W - crop) // S + 1)) * S
+            c0, r0, c = x0 // S, y0 // S, crop // S
+            v = self.views[i, y0:y0 + crop, x0:x0 + crop].permute(2, 0, 1)
             t = self.targets[i, r0:r0 + c, c0:c0 + c][None]
             w = self.weights[i, r0:r0 + c, c0:c0 + c][None]
             k = int(rng.integers(0, 4))
@@ -203,7 +225,8 @@ class _Batches:
         """One whole view, as the finder gives it (padded as :func:`heat.heat_input` pads)."""
         torch = self.torch
         v = self.views[i].permute(2, 0, 1).float()[None] / 255.0
-        ph, pw = -v.shape[2] % PAD_TO, -v.shape[3] % PAD_TO
+        mult = pad_to(self.ppm)
+        ph, pw = -v.shape[2] % mult, -v.shape[3] % mult
         if ph or pw:
             v = torch.nn.functional.pad(v, (0, pw, 0, ph), value=128 / 255)
         return v, self.targets[i][None, None], self.weights[i][None, None]
@@ -245,12 +268,14 @@ def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
           seed: int = 0, batch: int = 16, lr: float | None = None, device: str = "cpu",
           width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
-          eval_every_s: float = 60.0, init: Path | None = None) -> Path:
+          eval_every_s: float = 60.0, init: Path | None = None, ppm: float = HEAT_PPM
+          ) -> Path:
     """Train for ``minutes`` of wall clock (cosine learning rate over it), validating after
     every ``eval_every_s`` seconds of training (at least once an epoch on a slow machine);
     keeps the weights of the best validation loss (``out/best.pt``) and exports them to
     ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
-    width and dilations replace ``width`` and ``dilations``; the starting weights are
+    width, dilations and input resolution replace ``width``, ``dilations`` and ``ppm``,
+    which must be what ``data`` was prepared at; the starting weights are
     validated first, so the result is never worse on this validation set than them).
     ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
@@ -264,15 +289,18 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     n = len(data["views"])
     val = np.arange(0, n, VAL_EVERY)
     tr = np.setdiff1d(np.arange(n), val)
-    log.info("%d training views, %d validation views, device %s, width %d, dilations %s",
-             len(tr), len(val), device, width, dilations)
-    batches = _Batches(data, device)
     start = None
     if init is not None:
         start = torch.load(init, map_location="cpu")
         width, dilations = int(start["width"]), tuple(int(d) for d in start["dilations"])
+        was = float(start.get("ppm", HEAT_PPM))
+        if abs(was - ppm) > 1e-9:
+            raise ValueError(f"{init}: trained at {was} px/mm, the views are at {ppm}")
         log.info("going on from %s (width %d, dilations %s)", init, width, dilations)
-    net = build_net(width, dilations)
+    log.info("%d training views, %d validation views, device %s, width %d, dilations %s, "
+             "%.2f px/mm", len(tr), len(val), device, width, dilations, ppm)
+    batches = _Batches(data, device, ppm)
+    net = build_net(width, dilations, stride_for(ppm))
     if start is not None:
         net.load_state_dict(start["state"])
     net = net.to(device)
@@ -286,7 +314,8 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     def snapshot(name: str) -> dict[str, Any]:
         """The weights now, saved as ``out/name`` (with what :func:`build_net` needs)."""
         state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-        torch.save({"state": state, "width": width, "dilations": list(dilations)}, out / name)
+        torch.save({"state": state, "width": width, "dilations": list(dilations),
+                    "ppm": ppm}, out / name)
         return state
 
     if start is not None:
@@ -331,18 +360,25 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     net = net.cpu()
     if best[1] is not None:
         net.load_state_dict(best[1])
-    return export(net, out / "pyramids-heat.onnx")
+    return export(net, out / "pyramids-heat.onnx", ppm)
 
 
-def export(net: Any, path: Path) -> Path:
+def export(net: Any, path: Path, ppm: float = HEAT_PPM) -> Path:
+    """``net`` as ONNX at ``path``, its input resolution in the metadata (``view_ppm``)."""
+    import onnx
     import torch
 
     net.eval()
-    x = torch.zeros(1, 3, 328, 452)
+    mult = pad_to(ppm)
+    h, w = (int(math.ceil(mm * ppm / mult)) * mult for mm in (656, 904))
+    x = torch.zeros(1, 3, h, w)
     torch.onnx.export(net, x, str(path), input_names=["view"], output_names=["heat"],
                       dynamic_axes={"view": {2: "h", 3: "w"}, "heat": {2: "hc", 3: "wc"}},
                       opset_version=17, dynamo=False)
-    log.info("wrote %s (%d bytes)", path, path.stat().st_size)
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, {"view_ppm": repr(float(ppm))})
+    onnx.save(model, str(path))
+    log.info("wrote %s (%d bytes, %.2f px/mm)", path, path.stat().st_size, ppm)
     return path
 
 
@@ -351,9 +387,10 @@ def export_checkpoint(best: Path, path: Path) -> Path:
     import torch
 
     ck = torch.load(best, map_location="cpu")
-    net = build_net(int(ck["width"]), tuple(ck["dilations"]))
+    ppm = float(ck.get("ppm", HEAT_PPM))
+    net = build_net(int(ck["width"]), tuple(ck["dilations"]), stride_for(ppm))
     net.load_state_dict(ck["state"])
-    return export(net, path)
+    return export(net, path, ppm)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"peak learning rate (default {LR}, {LR_INIT} with --init)")
     ap.add_argument("--width", type=int, default=32, help="channels of the dilated blocks")
     ap.add_argument("--dilations", default="2,4,8", help="one dilated block per number")
+    ap.add_argument("--ppm", type=float, default=HEAT_PPM,
+                    help=f"input resolution, px per mm of table (default {HEAT_PPM}; 1.0 "
+                         "sees finer edges for a few ms more a frame)")
     ap.add_argument("--views", type=Path, default=None,
                     help="prepared views (.npz; default OUT/views.npz, made when missing)")
     ap.add_argument("--prepare-only", action="store_true", help="prepare the views and stop")
@@ -389,13 +429,20 @@ def main(argv: list[str] | None = None) -> int:
     views = args.views or args.out / "views.npz"
     if not views.is_file() and not args.render:
         ap.error(f"{views} does not exist: give --render folders to prepare it from")
-    data = prepare(args.render, views, args.jobs)
+    try:
+        stride_for(args.ppm)
+    except ValueError as exc:
+        ap.error(str(exc))
+    try:
+        data = prepare(args.render, views, args.jobs, args.ppm)
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.prepare_only:
         return 0
     dil = tuple(int(d) for d in args.dilations.split(","))
     path = train(data, args.out, args.minutes, args.threads, args.seed, batch=args.batch,
                  lr=args.lr, device=args.device, width=args.width, dilations=dil,
-                 init=args.init)
+                 init=args.init, ppm=args.ppm)
     print(path)
     return 0
 
