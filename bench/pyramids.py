@@ -257,9 +257,10 @@ def report(res: dict[str, Scorer], times: dict[str, list[float]], cmd: str, seed
               f"(`vision/pyramids/find.py`).  "),
              (f"Held-out renders: seed {seed}, {scenes} images per group, 1920x1080, calibrated "
               "from the markers with the truth intrinsics; the colour table (seed 90001), "
-              "the classifiers and the heat map (seeds 93001-93008) never saw these seeds; "
-              "thresholds were set on dev renders of seeds 4242-4244 (those for a hue only the "
-              "heat map proposes, HEAT_HUE_*, on seed 500000). A find matches a truth "
+              "the classifiers (seeds 93001-93008) and the heat map (those and 96101-96108) "
+              "never saw these seeds; thresholds were set on dev renders of seeds 4242-4244 "
+              "(those for a hue only the heat map proposes, HEAT_HUE_*, on seed 500000; the "
+              "heat floors for the retrained map on 550000 and 560000). A find matches a truth "
               "pyramid within "
               f"{MATCH_MM:.0f} mm of `base_center_mm` (greedy, nearest first); truth "
               "pyramids < 50% visible or outside the frame are ignored. Attribute columns "
