@@ -84,6 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="pyramids: train this patch classifier alone (default: both)")
     p.add_argument("--width", type=positive_int, default=48,
                    help="pyramid-heat: channels of the dilated blocks (default 48)")
+    # vision.pyramids.heat.HEAT_PPM, written out for the same reason as --only's choices
     p.add_argument("--ppm", type=float, default=0.5,
                    help="pyramid-heat: the view's resolution the map sees, px per mm of "
                         "table (default 0.5; 1.0 sees finer edges for a few ms more a frame)")

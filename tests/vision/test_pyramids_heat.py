@@ -251,7 +251,7 @@ def test_a_heat_map_file_says_its_own_input_resolution():
     assert (shipped.ppm, shipped.stride) == (HEAT_PPM, STRIDE)
 
 
-def test_a_heat_map_at_an_unusable_resolution_is_named(tmp_path):
+def test_a_heat_map_at_an_unusable_resolution_is_named():
     pytest.importorskip("onnxruntime")
     from models import ModelError
     from vision.pyramids.heat import HeatNet

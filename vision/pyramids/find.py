@@ -205,6 +205,17 @@ class Looker:
         return Look(td, gains, view, seg, propose(seg), camera_center(calib))
 
 
+def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndarray:
+    """The heat map's peaks (N, 2) mm of at least ``min_p`` more than HEAT_MERGE_MM from
+    every candidate in ``cands`` (those the colour table already proposed)."""
+    pts, _ = heat.peaks(min_p)
+    if len(pts) and cands:
+        have = np.array([c.center_mm for c in cands], np.float64)
+        pts = pts[np.linalg.norm(pts[:, None] - have[None], axis=2).min(axis=1)
+                  > HEAT_MERGE_MM]
+    return np.asarray(pts, np.float64).reshape(-1, 2)
+
+
 class PyramidFinder:
     """``PyramidFinder(mat).find(image, calib)`` -> list of :class:`PyramidFind`.
 
@@ -284,14 +295,8 @@ class PyramidFinder:
 
     def _heat_candidates(self, heat: HeatMap, cands: list[Candidate]) -> list[Candidate]:
         """The heat map's peaks where the colour table proposed nothing."""
-        pts, _ = heat.peaks(HEAT_PEAK)
-        if not len(pts):
-            return []
-        if cands:
-            have = np.array([c.center_mm for c in cands], np.float64)
-            d = np.linalg.norm(pts[:, None] - have[None], axis=2).min(axis=1)
-            pts = pts[d > HEAT_MERGE_MM]
-        return [Candidate((float(x), float(y)), BACKGROUND, 0.0, "heat") for x, y in pts]
+        return [Candidate((float(x), float(y)), BACKGROUND, 0.0, "heat")
+                for x, y in peaks_beside(heat, cands, HEAT_PEAK)]
 
     # -- reading one candidate --------------------------------------------------------------
 

@@ -31,10 +31,6 @@ HEAT_MODEL = "pyramids-heat.onnx"
 HEAT_PPM = 0.5
 #: the output: one cell per CELL_MM of table, whatever the input's resolution
 CELL_MM = 4.0
-#: ... which is one cell per STRIDE input pixels at HEAT_PPM
-STRIDE = 2
-#: input sides are padded to a multiple of this (at HEAT_PPM; pad_to() for another)
-PAD_TO = 4
 
 
 def stride_for(ppm: float) -> int:
@@ -49,6 +45,11 @@ def stride_for(ppm: float) -> int:
 def pad_to(ppm: float) -> int:
     """Input sides are padded to a multiple of this at ``ppm`` (two cells)."""
     return 2 * stride_for(ppm)
+
+
+#: input pixels per output cell at HEAT_PPM (2), and the multiple its sides are padded to (4)
+STRIDE = stride_for(HEAT_PPM)
+PAD_TO = pad_to(HEAT_PPM)
 
 
 def heat_input(view: np.ndarray, view_ppm: float, ppm: float = HEAT_PPM) -> np.ndarray:

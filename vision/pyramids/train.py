@@ -180,16 +180,11 @@ def _scenes(folder: Path) -> Iterable[tuple[str, Path, Path]]:
 
 def heat_peaks(heat: Any, look: Look) -> np.ndarray:
     """The peaks (N, 2) mm of at least :data:`HEAT_CUT_PEAK` of the heat map ``heat`` (a
-    :class:`vision.pyramids.heat.HeatNet`) that the colour table did not propose, as the
-    finder merges them."""
-    from vision.pyramids.find import HEAT_MERGE_MM, VIEW_PPM
+    :class:`vision.pyramids.heat.HeatNet`) that the colour table did not propose, merged as
+    the finder merges them."""
+    from vision.pyramids.find import VIEW_PPM, peaks_beside
 
-    pts, _ = heat(look.view, VIEW_PPM).peaks(HEAT_CUT_PEAK)
-    if len(pts) and look.candidates:
-        have = np.array([c.center_mm for c in look.candidates], np.float64)
-        pts = pts[np.linalg.norm(pts[:, None] - have[None], axis=2).min(axis=1)
-                  > HEAT_MERGE_MM]
-    return np.asarray(pts, np.float64).reshape(-1, 2)
+    return peaks_beside(heat(look.view, VIEW_PPM), look.candidates, HEAT_CUT_PEAK)
 
 
 def build_patch_dataset(render_dirs: Sequence[Path], out_dir: Path,

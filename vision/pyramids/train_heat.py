@@ -179,7 +179,7 @@ def focal_loss(logits: Any, target: Any, weight: Any) -> Any:
 class _Batches:
     """Training batches drawn from all views held as tensors on ``device`` (the GPU when
     there is one: cutting, turning and jittering there keeps it busy): a random
-    :data:`CROP` square of each, a random quarter turn, a random mirror, a little
+    :data:`CROP_MM` square of each, a random quarter turn, a random mirror, a little
     brightness and contrast jitter."""
 
     def __init__(self, data: dict[str, np.ndarray], device: str, ppm: float = HEAT_PPM
@@ -274,8 +274,8 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     every ``eval_every_s`` seconds of training (at least once an epoch on a slow machine);
     keeps the weights of the best validation loss (``out/best.pt``) and exports them to
     ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
-    width, dilations and input resolution replace ``width``, ``dilations`` and ``ppm``,
-    which must be what ``data`` was prepared at; the starting weights are
+    width and dilations replace ``width`` and ``dilations``, and a resolution other than
+    ``ppm``, the one ``data`` was prepared at, is refused; the starting weights are
     validated first, so the result is never worse on this validation set than them).
     ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
