@@ -16,6 +16,11 @@ geometry.
    candidate, turned so that "up" is away from the camera's nadir, is ``none`` or one of the
    ten colours. This is what tells a pyramid from a yellow patch of card art: it sees
    outline, faces of different brightness, ridges and the shadow, not colour alone.
+   The doubtful ones (read as white, clear or black, or proposed by the heat map alone:
+   :func:`vision.pyramids.verify.doubtful`) get a second opinion
+   (:mod:`vision.pyramids.verify`, ``pyramids-verify.onnx``), a small network trained on
+   exactly such candidates that sees a closer patch, the colour classifier's answer and the
+   heat: its p(pyramid) decides them (:data:`VERIFY_MIN`) in place of the thresholds of 6.
 4. **How** (``pyramids-shape.onnx``), on accepted candidates: pips, and upright or lying
    with the apex's direction in 30-degree sectors, read back into the table frame.
 5. **Where**: the solid's predicted silhouette (:func:`geometry.footprint_mm`, parallax from
@@ -64,6 +69,7 @@ from vision.pyramids.geometry import camera_center, footprint_mm, polygon_centro
 from vision.pyramids.heat import HEAT_MODEL, HeatMap, HeatNet
 from vision.pyramids.proposals import Candidate, Segmentation, propose, segment
 from vision.pyramids.topdown import TopDown, apply_gains
+from vision.pyramids.verify import VERIFY_MODEL, Verifier, doubtful, features
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +100,14 @@ SURE = 0.05
 #: are mixed with paper and ink
 SIZE_FIT_WEIGHT = 20.0
 #: heat map (``pyramids-heat.onnx``): its peaks of at least this are candidates too...
-#: (0.3 for the first map; the map retrained with crowded and lamp-lit tables is warmer on
-#: card art, and 0.4 with the floors below gave, on dev renders (seed 550000, 100 images a
-#: group, ordinary / crowded under lamps / unseen printing), against the first map at its
-#: own thresholds: recall 86.6 / 78.3 / 82.4 -> 86.9 / 81.7 / 82.4%, false finds 25 / 57 /
-#: 55 -> 20 / 43 / 39; with 0.3 and the first map's floors 87.8 / 83.4 / 83.5% for 34 / 81 /
-#: 63 false)
-HEAT_PEAK = 0.4
+#: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
+#: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
+#: VERIFY_MIN, decides the heat map's own candidates: on dev renders (100 images a group,
+#: ordinary / crowded under lamps / unseen printing) recall 86.9 / 81.7 / 82.4 -> 87.2 /
+#: 83.0 / 82.8% (seed 550000) and 84.2 / 81.6 / 89.1 -> 84.8 / 83.0 / 89.5% (seed 560000),
+#: false finds 20 / 43 / 39 -> 17 / 59 / 32 and 18 / 58 / 40 -> 16 / 53 / 35; 0.2 found no
+#: more)
+HEAT_PEAK = 0.3
 #: ... and white or clear is taken at the plain MAX_NONE where the heat is at least this
 #: (the colour classifier alone must be far surer: MAX_NONE_LIGHT)
 HEAT_LIGHT = 0.5
@@ -143,6 +150,15 @@ COLD = 0.02
 #: held-out bench showed many more false ones on unseen printings (83 -> 108)
 HEAT_HUE_MAX_NONE = 0.2
 HEAT_HUE_MIN_HEAT = 0.4
+#: the second opinion (``pyramids-verify.onnx``, :mod:`vision.pyramids.verify`) on a doubtful
+#: candidate (white, clear or black, or proposed by the heat map alone): it is a pyramid when
+#: p(pyramid) is at least this, whatever the colour classifier's ``none`` and the heat floors
+#: above say; a hue still has to pass the silhouette tests. Set on dev renders (seeds 550000
+#: and 560000; see HEAT_PEAK): 0.5 and 0.6 found a little more (recall +0.4 to +1.2 points a
+#: group) for more false finds (+3 to +18 a group), and no more tables exactly right; letting
+#: the thresholds decide where it is unsure (p 0.3-0.7 or 0.5-0.7) made 2-12 more false finds
+#: a group and set no more tables right
+VERIFY_MIN = 0.7
 HUES = frozenset(COLORS[:7])
 DARK_CLASSES = "dark"     # the seven hues and black
 LIGHT_CLASSES = "light"   # white and clear
@@ -180,9 +196,13 @@ class Look:
     candidates: list[Candidate]
     camera: np.ndarray        # camera centre (x, y, height) in table mm
 
-    def patches(self, image: np.ndarray, centers_mm: np.ndarray) -> np.ndarray:
+    def patches(self, image: np.ndarray, centers_mm: np.ndarray,
+                span_mm: float = PATCH_MM) -> np.ndarray:
+        """(N, PATCH_PX, PATCH_PX, 3) patches ``span_mm`` wide, "up" away from the nadir."""
         up = patch_up_deg(centers_mm, self.camera[:2])
-        p = self.topdown.patches(image, centers_mm, up, PATCH_PX, PATCH_MM)
+        p = self.topdown.patches(image, centers_mm, up, PATCH_PX, span_mm)
+        if not len(p):  # OpenCV's LUT gives None for an empty array
+            return p
         return apply_gains(p.reshape(-1, PATCH_PX, 3), self.gains).reshape(p.shape)
 
 
@@ -221,12 +241,14 @@ class PyramidFinder:
 
     ``colors``: a colour profile (:class:`vision.pyramids.profile.ColorProfile` or the path
     of its file) from ``companion calibrate-colors``; ``threads``: onnxruntime threads.
-    ``color_model`` / ``shape_model`` / ``heat_model``: other ONNX files than the shipped
-    ones (``heat_model=False``: no heat map, the colour table's candidates alone)."""
+    ``color_model`` / ``shape_model`` / ``heat_model`` / ``verify_model``: other ONNX files
+    than the shipped ones (``heat_model=False``: no heat map, the colour table's candidates
+    alone; ``verify_model=False``: no second opinion, the thresholds alone)."""
 
     def __init__(self, mat: Mat, model: ColorModel | None = None, *, colors: Any = None,
                  color_model: Path | None = None, shape_model: Path | None = None,
                  heat_model: Path | None | Literal[False] = None,
+                 verify_model: Path | None | Literal[False] = None,
                  threads: int = 1, max_none: float = MAX_NONE,
                  max_none_light: float = MAX_NONE_LIGHT,
                  min_iou_hue: float = MIN_IOU_HUE) -> None:
@@ -246,6 +268,8 @@ class PyramidFinder:
                                    threads)
         self.heat = None if heat_model is False else HeatNet(
             heat_model or model_path(HEAT_MODEL), threads)
+        self.verifier = None if verify_model is False else Verifier(
+            verify_model or model_path(VERIFY_MODEL), threads)
         self.max_none = float(max_none)
         self.min_iou_hue = float(min_iou_hue)
         self.max_none_light = float(max_none_light)
@@ -279,19 +303,39 @@ class PyramidFinder:
         patches = look.patches(image, centers)
         pw = self.what.probs(patches)
         none = pw[:, self.what.column("none")]
-        keep = np.flatnonzero(none < self.max_none)
+        p_ver = self._second_opinion(look, image, patches, pw, cands, centers, h_at)
+        # nan (not asked) is never >= VERIFY_MIN
+        keep = np.flatnonzero((none < self.max_none) | (p_ver >= VERIFY_MIN))
         finds: list[PyramidFind] = []
         if len(keep):
             ps = self.how.probs(patches[keep])
             up = patch_up_deg(centers[keep], look.camera[:2])
             for j, k in enumerate(keep):
-                f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]))
+                f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]),
+                               float(p_ver[k]))
                 if f is not None:
                     finds.append(f)
         finds = self._one_per_pyramid(finds, look.camera)
         log.debug("%d candidates -> %d pyramids in %.0f ms", len(cands), len(finds),
                   1000 * (time.perf_counter() - t0))
         return finds
+
+    def _second_opinion(self, look: Look, image: np.ndarray, patches: np.ndarray,
+                        pw: np.ndarray, cands: list[Candidate], centers: np.ndarray,
+                        h_at: np.ndarray) -> np.ndarray:
+        """p(pyramid) of the verifier for the doubtful candidates, nan for the others (and for
+        all without a heat map: the heat is one of the verifier's inputs)."""
+        out = np.full(len(cands), np.nan, np.float32)
+        if self.verifier is None or self.heat is None or not len(cands):
+            return out
+        from_heat = np.array([c.source == "heat" for c in cands])
+        ask = np.flatnonzero(doubtful(pw, self.what.names, from_heat))
+        if len(ask):
+            span = self.verifier.patch_mm
+            mine = patches[ask] if span == PATCH_MM else look.patches(image, centers[ask], span)
+            out[ask] = self.verifier.p_pyramid(
+                mine, features(pw[ask], self.what.names, h_at[ask], from_heat[ask]))
+        return out
 
     def _heat_candidates(self, heat: HeatMap, cands: list[Candidate]) -> list[Candidate]:
         """The heat map's peaks where the colour table proposed nothing."""
@@ -310,7 +354,8 @@ class PyramidFinder:
         return name, probs[name]
 
     def _read(self, look: Look, cand: Candidate, p_what: np.ndarray, p_how: np.ndarray,
-              up_deg: float, heat: float = 0.0) -> PyramidFind | None:
+              up_deg: float, heat: float = 0.0, p_ver: float = math.nan
+              ) -> PyramidFind | None:
         center = np.array(cand.center_mm, np.float64)
         color, p_color = self._color(p_what, look, center)
         names = self.how.names
@@ -335,20 +380,29 @@ class PyramidFinder:
         # most candidates turned away are turned away by these
         p_none = float(p_what[self.what.column("none")])
         heat_hue = cand.source == "heat" and color in HUES
-        if heat_hue and not (p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
-            # a hue's plastic makes colour-table candidates of its own; one the heat map
-            # alone proposes is card art (on dev renders these were nearly all false, read
-            # as red with no red pixels under them) unless both networks are sure of it
-            return None
-        if color in ("white", "clear") and p_none >= self.max_none_light and heat < HEAT_LIGHT:
-            return None
-        if color == "black" and p_none >= MAX_NONE_BLACK:
-            return None
-        cold = self.heat is not None and heat < (
-            MIN_HEAT_LIGHT if color in ("white", "clear") else
-            MIN_HEAT_BLACK if color == "black" else MIN_HEAT)
-        if cold and color not in HUES:
-            return None
+        verified = not math.isnan(p_ver)
+        if verified:
+            # the second opinion was trained on exactly these candidates: it replaces the
+            # thresholds below (a hue still has to pass the silhouette tests after the fit)
+            if p_ver < VERIFY_MIN:
+                return None
+            cold = False
+        else:
+            if heat_hue and not (p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
+                # a hue's plastic makes colour-table candidates of its own; one the heat map
+                # alone proposes is card art (on dev renders these were nearly all false,
+                # read as red with no red pixels under them) unless both networks are sure
+                return None
+            if color in ("white", "clear") and p_none >= self.max_none_light \
+                    and heat < HEAT_LIGHT:
+                return None
+            if color == "black" and p_none >= MAX_NONE_BLACK:
+                return None
+            cold = self.heat is not None and heat < (
+                MIN_HEAT_LIGHT if color in ("white", "clear") else
+                MIN_HEAT_BLACK if color == "black" else MIN_HEAT)
+            if cold and color not in HUES:
+                return None
         base, ang, iou, pointing = place(pips)
         if heat_hue and iou <= 0.0:
             # not a pixel of a hue's plastic under it: the false ones on dev renders were
@@ -382,11 +436,12 @@ class PyramidFinder:
             p_up, p_lie, _ = by_size[pips - 1]
         if not upright:
             pointing = ang
-        conf = (1.0 - p_none) * max(p_up, p_lie) / max(1e-6, totals[pips - 1])
+        p_pyr = p_ver if verified else 1.0 - p_none
+        conf = p_pyr * max(p_up, p_lie) / max(1e-6, totals[pips - 1])
         return PyramidFind(
             color=color, pips=pips, upright=upright, pointing_deg=pointing,
             base_center_mm=(float(base[0]), float(base[1])), confidence=float(conf),
-            extra={"p_pyramid": round(1.0 - p_none, 3),
+            extra={"p_pyramid": round(p_pyr, 3),
                    "p_color": round(p_color, 3), "p_size": round(float(totals[pips - 1]), 3),
                    "iou": round(iou, 3), "heat": round(heat, 3)})
 

@@ -1,0 +1,145 @@
+"""The pyramid finder's second opinion (pyramids-verify.onnx): its features, which candidates
+it is asked about, the shipped file, bad files, and how the finder takes its answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.pyramids.classifier import COLOR_CLASSES
+from vision.pyramids.verify import DOUBT_MAX_NONE, FEATURES, doubtful, features
+
+
+def _probs(rows: list[dict[str, float]], names: tuple[str, ...] = COLOR_CLASSES) -> np.ndarray:
+    p = np.zeros((len(rows), len(names)), np.float32)
+    for i, row in enumerate(rows):
+        for name, v in row.items():
+            p[i, names.index(name)] = v
+    return p
+
+
+def test_features_follow_the_spec_colour_order_whatever_the_model_says():
+    shuffled = tuple(reversed(COLOR_CLASSES))
+    p = _probs([{"none": 0.25, "clear": 0.75}], shuffled)
+    f = features(p, shuffled, np.array([0.6]), np.array([True]))
+    assert f.shape == (1, len(FEATURES)) and f.dtype == np.float32
+    assert f[0, FEATURES.index("p_none")] == pytest.approx(0.25)
+    assert f[0, FEATURES.index("p_clear")] == pytest.approx(0.75)
+    assert f[0, FEATURES.index("heat")] == pytest.approx(0.6)
+    assert f[0, FEATURES.index("from_heat")] == 1.0
+
+
+def test_features_refuse_mismatched_inputs_by_shape():
+    p = _probs([{"none": 1.0}, {"red": 1.0}])
+    with pytest.raises(ValueError, match="2 probability rows, 1 heats"):
+        features(p, COLOR_CLASSES, np.array([0.1]), np.array([False, False]))
+    with pytest.raises(ValueError, match="expected columns"):
+        features(p[:, :5], COLOR_CLASSES[:5], np.zeros(2), np.zeros(2))
+
+
+def test_doubtful_candidates_are_light_black_or_the_heat_maps_own():
+    rows = [{"none": 0.3, "white": 0.7},                      # light: asked
+            {"none": 0.3, "black": 0.7},                      # black: asked
+            {"none": 0.3, "red": 0.7},                        # a hue from the colour table
+            {"none": 0.3, "red": 0.7},                        # a hue the heat map proposed
+            {"none": DOUBT_MAX_NONE + 0.05, "clear": 0.05},   # nearly sure it is nothing
+            {"none": 0.6, "yellow": 0.1, "clear": 0.3}]       # best colour decides
+    from_heat = np.array([False, False, False, True, True, False])
+    got = doubtful(_probs(rows), COLOR_CLASSES, from_heat)
+    assert got.tolist() == [True, True, False, True, False, True]
+    assert doubtful(np.zeros((0, len(COLOR_CLASSES))), COLOR_CLASSES,
+                    np.zeros(0, bool)).shape == (0,)
+
+
+def test_the_shipped_verifier_loads_and_answers_per_patch():
+    pytest.importorskip("onnxruntime")
+    from models import model_path
+    from vision.pyramids.verify import VERIFY_MODEL, Verifier
+
+    v = Verifier(model_path(VERIFY_MODEL))
+    patches = np.full((3, 64, 64, 3), 180, np.uint8)
+    f = features(_probs([{"none": 0.9, "white": 0.1}] * 3), COLOR_CLASSES, np.zeros(3),
+                 np.ones(3, bool))
+    p = v.p_pyramid(patches, f)
+    assert p.shape == (3,) and np.all((p >= 0) & (p <= 1))
+    # a blank grey patch the heat map is cold on, that the colour classifier calls nothing
+    assert float(p.max()) < 0.5
+    assert v.p_pyramid(patches[:0], f[:0]).shape == (0,)
+    with pytest.raises(ValueError, match="expected shape"):
+        v.p_pyramid(patches, f[:, :3])
+
+
+def test_bad_verifier_files_are_named(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from models import ModelError, model_path
+    from vision.pyramids.verify import Verifier
+
+    junk = tmp_path / "pyramids-verify.onnx"
+    junk.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="pyramids-verify.onnx"):
+        Verifier(junk)
+    # a model file of another kind (the heat map): its inputs are named
+    with pytest.raises(ModelError, match="not a verifier"):
+        Verifier(model_path("pyramids-heat.onnx"))
+
+
+def test_the_finder_takes_a_doubtful_candidate_on_the_second_opinion(tarot, finder):
+    """A white pyramid the thresholds alone would turn away (the colour classifier unsure, the
+    heat cool) is taken when the verifier is sure, and a candidate the thresholds would take
+    is turned away when it is not."""
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import VERIFY_MIN
+    from vision.pyramids.proposals import Candidate
+
+    from test_pyramids_heat import _one_pyramid_read
+
+    look, where, up, p_how = _one_pyramid_read(tarot, finder, "white", 2)
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "heat")
+    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+    p_what[finder.what.column("none")] = 0.4
+    p_what[finder.what.column("white")] = 0.6
+    assert finder._read(look, cand, p_what, p_how, up, 0.1) is None      # thresholds alone
+    got = finder._read(look, cand, p_what, p_how, up, 0.1, VERIFY_MIN + 0.2)
+    assert got is not None and got.color == "white" and got.pips == 2
+    assert got.extra["p_pyramid"] == pytest.approx(VERIFY_MIN + 0.2, abs=1e-3)
+    sure = p_what.copy()
+    sure[finder.what.column("none")], sure[finder.what.column("white")] = 0.0, 1.0
+    assert finder._read(look, cand, sure, p_how, up, 0.9) is not None    # thresholds alone
+    assert finder._read(look, cand, sure, p_how, up, 0.9, VERIFY_MIN - 0.2) is None
+
+
+def test_training_labels_a_point_by_the_silhouettes_it_lies_near(tarot):
+    """The cutter's labels: a pyramid within POS_MM of a silhouette's centroid, ``none`` well
+    away from every one, left out in between and on a pyramid mostly hidden."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.geometry import polygon_centroid
+    from vision.pyramids.train_colors import truth_silhouettes_mm
+    from vision.pyramids.train_verify import NEG_MM, POS_MM, label_points
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("clear", 2, True, (400.0, 300.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    c = polygon_centroid(truth_silhouettes_mm(truth, calib)[0])
+    pts = np.array([c + [POS_MM / 2, 0.0], c + [0.0, (POS_MM + NEG_MM) / 2],
+                    c + [0.0, 3 * NEG_MM], [100.0, 100.0]])
+    assert label_points(pts, truth, calib).tolist() == [1, -1, 0, 0]
+    hidden = dict(truth, pyramids=[dict(truth["pyramids"][0], visible=0.3)])
+    assert label_points(pts[:1], hidden, calib).tolist() == [-1]
+    assert label_points(pts, dict(truth, pyramids=[]), calib).tolist() == [0, 0, 0, 0]
+
+
+def test_training_refuses_a_folder_that_is_not_rendered_and_a_span_not_cut(tmp_path):
+    from vision.pyramids.train_verify import prepare, train
+
+    (tmp_path / "photos").mkdir()
+    with pytest.raises(ValueError, match="photos is not a rendered synth folder"):
+        prepare([tmp_path / "photos"], tmp_path / "samples.npz")
+    assert not (tmp_path / "samples.npz").exists()
+    with pytest.raises(ValueError, match="no 30 mm patches were cut"):
+        train({"patches72": np.zeros((0, 64, 64, 3), np.uint8)}, tmp_path, 1.0,
+              patch_mm=30.0)

@@ -1,0 +1,381 @@
+"""Train the pyramid finder's second opinion, ``models/pyramids-verify.onnx``
+(:mod:`vision.pyramids.verify`), on rendered scenes.
+
+    python -m vision.pyramids.train_verify --out runs/verify --render DIR [--render DIR ...]
+
+Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
+to train on the CPU in tens of minutes.
+
+Data: every rendered scene is looked at as the finder looks at it (the scene's markers and
+true lens give the calibration, as for the other pyramid models): the colour table's
+candidates and the shipped heat map's peaks of at least :data:`CUT_PEAK` (the finder's
+floor, :data:`vision.pyramids.find.HEAT_PEAK`, is higher: faint peaks are where white and
+clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
+shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept. Each
+is a pyramid when it lies within :data:`POS_MM` of the centroid of the silhouette of a
+pyramid at least half visible, ``none`` when it is :data:`NEG_MM` from every centroid and
+outside every silhouette (grown by 3 mm), else left out. Every 10th scene is validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import time
+from collections.abc import Sequence
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from calibration.mat import load_mat
+from vision.pyramids.classifier import COLOR_CLASSES, PATCH_MM, PATCH_PX
+from vision.pyramids.geometry import polygon_centroid
+from vision.pyramids.verify import FEATURES, doubtful, features
+
+log = logging.getLogger(__name__)
+
+#: heat-map peaks cut (the finder's floor may be higher; see the module docstring)
+CUT_PEAK = 0.1
+POS_MM = 6.0
+NEG_MM = 12.0
+VAL_EVERY = 10
+#: patch spans cut for every sample (mm): the colour classifier's, and a closer one
+SPANS = (72.0, 48.0)
+#: the span the shipped file was trained on
+PATCH_MM_TRAIN = 48.0
+#: scenes a cutting process takes at a time
+CHUNK = 50
+LR = 3e-3
+
+
+# -- data -------------------------------------------------------------------------------------
+
+def label_points(pts: np.ndarray, truth: dict[str, Any], calib: Any) -> np.ndarray:
+    """1 (a pyramid), 0 (``none``) or -1 (left out: beside a pyramid, or on one less than
+    half visible) for each point (N, 2) mm."""
+    from vision.pyramids.train_colors import truth_silhouettes_mm
+
+    pyrs = truth.get("pyramids", [])
+    sils = truth_silhouettes_mm(truth, calib)
+    out = np.full(len(pts), -1, np.int8)
+    if not sils:
+        out[:] = 0
+        return out
+    cents = np.array([polygon_centroid(s) for s in sils])
+    hulls = [cv2.convexHull(s.astype(np.float32)) for s in sils]
+    good = np.array([p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True) for p in pyrs])
+    for i, pt in enumerate(np.asarray(pts, np.float64).reshape(-1, 2)):
+        d = np.linalg.norm(cents - pt, axis=1)
+        k = int(np.argmin(d))
+        if d[k] <= POS_MM:
+            out[i] = 1 if good[k] else -1
+        elif d[k] > NEG_MM and all(
+                cv2.pointPolygonTest(h, (float(pt[0]), float(pt[1])), True) <= -3.0
+                for h in hulls):
+            out[i] = 0
+    return out
+
+
+def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, heat_net: Any,
+                  what: Any) -> tuple[dict[float, np.ndarray], np.ndarray, np.ndarray]:
+    """({span mm: patches (N, 64, 64, 3) uint8} for each of SPANS, features (N, F) float32,
+    labels (N,) int8) of one scene's doubtful candidates, labelled (the left-out ones
+    dropped)."""
+    from vision.pyramids.find import COLD, VIEW_PPM, peaks_beside
+
+    heat = heat_net(look.view, VIEW_PPM)
+    cands = [np.array(c.center_mm, np.float64) for c in look.candidates]
+    peaks = peaks_beside(heat, look.candidates, CUT_PEAK)
+    pts = np.array(cands + list(peaks), np.float64).reshape(-1, 2)
+    from_heat = np.arange(len(pts)) >= len(cands)
+    empty = ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in SPANS},
+             np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int8))
+    if not len(pts):
+        return empty
+    h_at = heat.at(pts)
+    warm = h_at >= COLD
+    pts, h_at, from_heat = pts[warm], h_at[warm], from_heat[warm]
+    if not len(pts):
+        return empty
+    patches = look.patches(image, pts)
+    pw = what.probs(patches)
+    sel = doubtful(pw, what.names, from_heat)
+    labels = label_points(pts[sel], truth, look.topdown.calib)
+    keep = labels >= 0
+    feats = features(pw[sel], what.names, h_at[sel], from_heat[sel])
+    at = pts[sel][keep]
+    cut = {s: patches[sel][keep] if s == PATCH_MM else look.patches(image, at, s)
+           for s in SPANS}
+    return cut, feats[keep], labels[keep]
+
+
+def _key(span_mm: float) -> str:
+    return f"patches{span_mm:g}"
+
+
+def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
+    """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
+    ``first``."""
+    from models import model_path
+    from vision.pyramids.classifier import COLOR_MODEL, PatchClassifier
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import Looker
+    from vision.pyramids.heat import HEAT_MODEL, HeatNet
+    from vision.pyramids.train_colors import truth_calibration
+
+    folder, first, lo, hi = Path(args[0]), args[1], args[2], args[3]
+    cv2.setNumThreads(1)
+    mat = load_mat(folder / "mat.json")
+    looker = Looker(mat, default_model())
+    heat_net = HeatNet(model_path(HEAT_MODEL))
+    what = PatchClassifier(model_path(COLOR_MODEL), COLOR_CLASSES)
+    parts: dict[str, list[np.ndarray]] = {"features": [], "labels": [], "scene": [],
+                                          **{_key(s): [] for s in SPANS}}
+    for n, img in enumerate(sorted(folder.glob("*.jpg"))[lo:hi], lo):
+        js = img.with_suffix(".json")
+        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
+        if image is None or not js.is_file():
+            log.warning("%s: unreadable or without its truth, skipped", img)
+            continue
+        truth = json.loads(js.read_text(encoding="utf-8"))
+        calib = truth_calibration(image, truth, mat)
+        if not calib.calibrated:
+            continue
+        p, f, lab = scene_samples(image, truth, looker.look(image, calib), heat_net, what)
+        for s in SPANS:
+            parts[_key(s)].append(p[s])
+        parts["features"].append(f)
+        parts["labels"].append(lab)
+        parts["scene"].append(np.full(len(lab), first + n, np.int32))
+    if not parts["labels"]:
+        return {}
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
+def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
+    """The samples of every scene of ``folders`` (cached in ``cache``, an .npz, reused when
+    it is there)."""
+    if cache.is_file():
+        log.info("reusing %s", cache)
+        with np.load(cache) as z:
+            return {k: z[k] for k in z.files}
+    for f in folders:
+        if not (Path(f) / "mat.json").is_file():
+            raise ValueError(f"{f} is not a rendered synth folder (no mat.json)")
+    total = sum(len(list(Path(f).glob("*.jpg"))) for f in folders)
+    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK) for k, f in enumerate(folders)
+             for lo in range(0, len(list(Path(f).glob("*.jpg"))), CHUNK)]
+    t0 = time.monotonic()
+    got: list[dict[str, np.ndarray]] = []
+    with Pool(max(1, jobs)) as pool:
+        for k, part in enumerate(pool.imap_unordered(_prepare_chunk, tasks), 1):
+            got.append(part)
+            log.info("cut %d of %d scenes (%.1f min)", min(k * CHUNK, total), total,
+                     (time.monotonic() - t0) / 60)
+    got = [g for g in got if g]
+    if not got:
+        raise ValueError("no scene of the rendered folders could be calibrated")
+    data = {k: np.concatenate([g[k] for g in got]) for k in got[0]}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **data)
+    log.info("%d samples (%d pyramids) from %d scenes -> %s", len(data["labels"]),
+             int(data["labels"].sum()), len(np.unique(data["scene"])), cache)
+    return data
+
+
+# -- network ----------------------------------------------------------------------------------
+
+def build_net() -> Any:
+    """Patch branch (four stride-2 stages, 64 px -> 4 x 4, averaged) and feature branch,
+    joined by two layers into one logit: ~125 k parameters, ~17 MFLOPs a patch."""
+    import torch
+    from torch import nn
+
+    def cbr(i: int, o: int, s: int = 1) -> list[Any]:
+        return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+
+    class VerifyNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.patch = nn.Sequential(*cbr(3, 16, 2), *cbr(16, 32, 2), *cbr(32, 32),
+                                       *cbr(32, 64, 2), *cbr(64, 64), *cbr(64, 96, 2),
+                                       nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.feats = nn.Sequential(nn.Linear(len(FEATURES), 32), nn.ReLU(inplace=True))
+            self.head = nn.Sequential(nn.Linear(96 + 32, 64), nn.ReLU(inplace=True),
+                                      nn.Linear(64, 1))
+
+        def forward(self, patch: Any, feats: Any) -> Any:
+            z = torch.cat([self.patch(patch), self.feats(feats)], dim=1)
+            return self.head(z).squeeze(1)
+
+    return VerifyNet()
+
+
+def _batch(data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generator | None
+           ) -> tuple[Any, Any, Any]:
+    import torch
+
+    p = data["patches"][idx]
+    if rng is not None:
+        # the patch frame is mirror-symmetric (up is away from the nadir); a little
+        # brightness and contrast jitter for the light the renders did not draw
+        flip = rng.random(len(idx)) < 0.5
+        p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
+    x = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
+    x = x / 255.0
+    if rng is not None:
+        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(idx), 1, 1, 1))).float()
+        bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(idx), 1, 1, 1))).float()
+        x = (x * gain + bias).clamp(0, 1)
+    f = torch.from_numpy(data["features"][idx]).float()
+    y = torch.from_numpy(data["labels"][idx].astype(np.float32))
+    return x, f, y
+
+
+def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float]:
+    """Validation loss, accuracy at 0.5, and the share of pyramids kept when 95% and 99% of
+    the ``none`` are turned away."""
+    import torch
+
+    net.eval()
+    logits, ys = [], []
+    with torch.no_grad():
+        for a in range(0, len(idx), 512):
+            x, f, y = _batch(data, idx[a:a + 512], None)
+            logits.append(net(x, f).numpy())
+            ys.append(y.numpy())
+    net.train()
+    z, y = np.concatenate(logits), np.concatenate(ys)
+    loss = float(np.mean(np.logaddexp(0, z) - y * z))
+    out = {"loss": loss, "accuracy": float(((z > 0) == (y > 0.5)).mean())}
+    neg, pos = z[y < 0.5], z[y > 0.5]
+    for q in (95, 99):
+        t = np.percentile(neg, q) if len(neg) else 0.0
+        out[f"kept_at_{q}"] = float((pos > t).mean()) if len(pos) else 0.0
+    return out
+
+
+def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
+          seed: int = 0, batch: int = 128, lr: float = LR, patch_mm: float = PATCH_MM_TRAIN
+          ) -> tuple[Path, dict[str, float]]:
+    """Train for ``minutes`` of wall clock (cosine learning rate) on the patches spanning
+    ``patch_mm`` (one of SPANS), validating after each epoch on every 10th scene; exports
+    the weights of the best validation loss to ``out/pyramids-verify.onnx``. Returns the
+    file and its validation figures."""
+    if _key(patch_mm) not in data:
+        raise ValueError(f"no {patch_mm:g} mm patches were cut (spans cut: {SPANS})")
+    import torch
+
+    data = {**data, "patches": data[_key(patch_mm)]}
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, threads))
+    rng = np.random.default_rng(seed)
+    val_mask = data["scene"] % VAL_EVERY == 0
+    tr, val = np.flatnonzero(~val_mask), np.flatnonzero(val_mask)
+    if not len(tr) or not len(val):
+        raise ValueError(f"{len(tr)} training and {len(val)} validation samples: render more "
+                         "scenes")
+    log.info("%d training samples (%d pyramids), %d validation (%d pyramids)", len(tr),
+             int(data["labels"][tr].sum()), len(val), int(data["labels"][val].sum()))
+    net = build_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    lossf = torch.nn.BCEWithLogitsLoss()
+    t0 = time.monotonic()
+    deadline = t0 + 60.0 * minutes
+    best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
+    out.mkdir(parents=True, exist_ok=True)
+    epoch = 0
+    while time.monotonic() < deadline:
+        epoch += 1
+        order = rng.permutation(tr)
+        losses = []
+        for s in range(max(1, len(tr) // batch)):
+            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
+            for g in opt.param_groups:
+                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            x, f, y = _batch(data, order[s * batch:(s + 1) * batch], rng)
+            loss = lossf(net(x, f), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if time.monotonic() >= deadline:
+                break
+        ev = evaluate(net, data, val)
+        log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
+                 "pyramids kept at 95%% / 99%% of none turned away: %.3f / %.3f", epoch,
+                 (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"], ev["accuracy"],
+                 ev["kept_at_95"], ev["kept_at_99"])
+        if ev["loss"] < best[0]:
+            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            torch.save({"state": state}, out / "best.pt")
+            best = (ev["loss"], state, ev)
+    net.load_state_dict(best[1])
+    figures = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
+                   train_samples=len(tr), val_samples=len(val))
+    return export(net, out / "pyramids-verify.onnx", patch_mm), figures
+
+
+def export(net: Any, path: Path, patch_mm: float = PATCH_MM_TRAIN) -> Path:
+    """``net`` as ONNX (inputs ``patch`` (N, 3, 64, 64) RGB 0-1 and ``features`` (N, F),
+    output ``logit`` (N,)), the feature names in its metadata."""
+    import onnx
+    import torch
+
+    net.eval()
+    x = torch.zeros(2, 3, PATCH_PX, PATCH_PX)
+    f = torch.zeros(2, len(FEATURES))
+    torch.onnx.export(net, (x, f), str(path), input_names=["patch", "features"],
+                      output_names=["logit"],
+                      dynamic_axes={"patch": {0: "n"}, "features": {0: "n"}, "logit": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, {"features": ",".join(FEATURES),
+                                        "patch_mm": repr(float(patch_mm))})
+    onnx.save(model, str(path))
+    log.info("wrote %s (%d bytes)", path, path.stat().st_size)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_verify",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="working folder")
+    ap.add_argument("--render", type=Path, action="append", default=[],
+                    help="rendered synth folder (repeatable)")
+    ap.add_argument("--minutes", type=float, default=30.0, help="training wall clock")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the samples")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--patch-mm", type=float, default=PATCH_MM_TRAIN, choices=SPANS,
+                    help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
+    ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    cache = args.out / "samples.npz"
+    if not cache.is_file() and not args.render:
+        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    try:
+        data = prepare(args.render, cache, args.jobs)
+    except ValueError as exc:
+        ap.error(str(exc))
+    if args.prepare_only:
+        return 0
+    try:
+        path, figures = train(data, args.out, args.minutes, args.threads, args.seed,
+                              args.batch, patch_mm=args.patch_mm)
+    except ValueError as exc:
+        ap.error(str(exc))
+    print(path, json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""A second opinion on the finder's doubtful candidates: ``pyramids-verify.onnx``.
+
+The colour classifier (``pyramids-color.onnx``) was trained on the colour table's
+candidates, where ``none`` is coloured card art. The candidates that decide whether a table
+is read exactly right are others: the heat map's faint peaks (white and clear plastic, and
+the paper and art that look like it) and light or black reads, where the colour classifier
+is least sure. This network is trained on exactly those candidates and sees what the finder
+knows there besides the patch: the colour classifier's eleven probabilities, the heat at
+the candidate and whether the heat map alone proposed it. Its answer is p(pyramid); the
+finder takes a doubtful candidate on it (:mod:`vision.pyramids.find`).
+
+Which candidates are doubtful is said once, here (:func:`doubtful`), for the finder and for
+the training cutter (:mod:`vision.pyramids.train_verify`) alike.
+
+Runtime: numpy and onnxruntime only.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+
+from vision.pyramids.classifier import BATCH, COLOR_CLASSES, PATCH_MM
+
+log = logging.getLogger(__name__)
+
+VERIFY_MODEL = "pyramids-verify.onnx"
+#: the features beside the patch, in this order: the colour classifier's probabilities
+#: (COLOR_CLASSES order), the heat at the candidate, 1 where the heat map alone proposed it
+FEATURES: tuple[str, ...] = (*(f"p_{c}" for c in COLOR_CLASSES), "heat", "from_heat")
+LIGHT = ("white", "clear")
+#: a candidate is doubtful when the colour classifier's best colour is white, clear or black
+#: (no colour of their own: the colour table cannot back them up) or the heat map alone
+#: proposed it, and the colour classifier gives ``none`` less than this (above it, nothing
+#: the finder does would take it)
+DOUBT_MAX_NONE = 0.9
+#: table span of the verifier's patch (mm) when its file does not say (metadata ``patch_mm``):
+#: the colour classifier's; a closer patch shows clear plastic's edges at a finer scale
+PATCH_MM_DEFAULT = PATCH_MM
+
+
+def features(p_what: np.ndarray, names: tuple[str, ...] | list[str], heat: np.ndarray,
+             from_heat: np.ndarray) -> np.ndarray:
+    """(N, len(FEATURES)) float32 from the colour classifier's probabilities ``p_what``
+    (columns in the order of ``names``), the heat at each candidate and whether the heat map
+    alone proposed it."""
+    p = np.asarray(p_what, np.float32).reshape(len(p_what), len(names))
+    if p.shape[1] != len(names) or set(names) != set(COLOR_CLASSES):
+        raise ValueError(f"colour probabilities: expected columns {COLOR_CLASSES}, got "
+                         f"{tuple(names)} for an array of shape {p.shape}")
+    cols = [list(names).index(c) for c in COLOR_CLASSES]
+    h = np.asarray(heat, np.float32).reshape(-1, 1)
+    src = np.asarray(from_heat, np.float32).reshape(-1, 1)
+    if len(h) != len(p) or len(src) != len(p):
+        raise ValueError(f"features: {len(p)} probability rows, {len(h)} heats, {len(src)} "
+                         "sources; expected one of each per candidate")
+    return np.concatenate([p[:, cols], h, src], axis=1)
+
+
+def doubtful(p_what: np.ndarray, names: tuple[str, ...] | list[str],
+             from_heat: np.ndarray) -> np.ndarray:
+    """Boolean (N,): the candidates :class:`Verifier` is asked about (see
+    :data:`DOUBT_MAX_NONE`)."""
+    p = np.asarray(p_what, np.float32).reshape(len(p_what), len(names))
+    idx = list(names)
+    none = p[:, idx.index("none")]
+    colours = [c for c in COLOR_CLASSES if c != "none"]
+    best = np.array(colours)[np.argmax(p[:, [idx.index(c) for c in colours]], axis=1)] \
+        if len(p) else np.zeros(0, str)
+    light_or_black = np.isin(best, [*LIGHT, "black"])
+    out: np.ndarray = (light_or_black | np.asarray(from_heat, bool)) & (none < DOUBT_MAX_NONE)
+    return out
+
+
+class Verifier:
+    """``Verifier(path).p_pyramid(patches, feats)`` -> (N,) p(pyramid) for (N, 64, 64, 3)
+    uint8 BGR patches spanning ``patch_mm`` of table (cut as the finder cuts them,
+    :meth:`vision.pyramids.find.Look.patches`) and their :func:`features`."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        from models import ModelError, open_onnx
+
+        self.path = Path(path)
+        self.session, meta, _ = open_onnx(self.path, threads)
+        inputs = {i.name: i for i in self.session.get_inputs()}
+        if set(inputs) != {"patch", "features"}:
+            raise ModelError(f"model file {self.path}: inputs {sorted(inputs)} are not the "
+                             "expected ['features', 'patch'] (not a verifier)")
+        listed = tuple(meta.get("features", "").split(","))
+        if listed != FEATURES:
+            raise ModelError(f"model file {self.path}: its features {listed} are not the "
+                             f"finder's {FEATURES}")
+        try:
+            self.patch_mm = float(meta.get("patch_mm", PATCH_MM_DEFAULT))
+        except ValueError:
+            self.patch_mm = math.nan
+        if not 10.0 <= self.patch_mm <= 200.0:
+            raise ModelError(f"model file {self.path}: patch_mm {meta.get('patch_mm')!r} is "
+                             "not a span in mm (10-200)")
+
+    def p_pyramid(self, patches_bgr: np.ndarray, feats: np.ndarray) -> np.ndarray:
+        n = len(patches_bgr)
+        if n == 0:
+            return np.zeros(0, np.float32)
+        if feats.shape != (n, len(FEATURES)):
+            raise ValueError(f"verifier features: expected shape {(n, len(FEATURES))}, got "
+                             f"{feats.shape}")
+        x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
+        f = np.asarray(feats, np.float32)
+        outs = [self.session.run(None, {"patch": np.ascontiguousarray(x[a:a + BATCH]),
+                                        "features": np.ascontiguousarray(f[a:a + BATCH])})[0]
+                for a in range(0, n, BATCH)]
+        logit = np.concatenate([np.asarray(o, np.float32).reshape(-1) for o in outs])
+        p: np.ndarray = 1.0 / (1.0 + np.exp(-logit))
+        return p
