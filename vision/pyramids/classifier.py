@@ -66,6 +66,13 @@ def patch_up_deg(centers_mm: np.ndarray, nadir_mm: np.ndarray) -> np.ndarray:
     return out
 
 
+def network_input(patches_bgr: np.ndarray) -> np.ndarray:
+    """(N, 3, h, w) float32 RGB 0-1, what the patch networks take, from (N, h, w, 3) uint8 BGR
+    patches."""
+    x: np.ndarray = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
+    return x
+
+
 class PatchClassifier:
     """One ONNX classifier; ``probs(patches)`` -> (N, classes) float32, class names in
     ``names``."""
@@ -88,7 +95,7 @@ class PatchClassifier:
         """Class probabilities for (N, h, w, 3) uint8 BGR patches."""
         if len(patches_bgr) == 0:
             return np.zeros((0, len(self.names)), np.float32)
-        x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
+        x = network_input(patches_bgr)
         # batches of BATCH: a batch's activations then stay in the CPU's cache (about 10%
         # faster per patch than one batch of a hundred)
         outs = [self.session.run(None, {self.input: np.ascontiguousarray(x[a:a + BATCH])})[0]

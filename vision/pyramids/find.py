@@ -206,6 +206,19 @@ class Look:
         return apply_gains(p.reshape(-1, PATCH_PX, 3), self.gains).reshape(p.shape)
 
 
+@dataclass
+class Reads:
+    """The candidates the colour classifier read in one image (those where the heat map is
+    not cold), with what the finder knows of each."""
+
+    candidates: list[Candidate]
+    centers: np.ndarray       # (N, 2) mm
+    heat: np.ndarray          # (N,) the heat map at each (zeros without a heat map)
+    from_heat: np.ndarray     # (N,) bool: the heat map alone proposed it
+    patches: np.ndarray       # (N, PATCH_PX, PATCH_PX, 3) uint8, PATCH_MM wide
+    p_what: np.ndarray        # (N, classes) the colour classifier's probabilities
+
+
 class Looker:
     """Stages 1-2 (no classifiers): the normalised top-down view and the candidates, with
     the view's maps kept while the camera stays put."""
@@ -286,24 +299,13 @@ class PyramidFinder:
             return []
         t0 = time.perf_counter()
         look = self.look(image, calib)
-        heat = None if self.heat is None else self.heat(look.view, VIEW_PPM)
-        cands = look.candidates
-        if heat is not None:
-            cands = cands + self._heat_candidates(heat, cands)
-        if not cands:
+        reads = self.read_candidates(image, look)
+        if reads is None:
             return []
-        centers = np.array([c.center_mm for c in cands], np.float64)
-        h_at = np.zeros(len(cands), np.float32) if heat is None else heat.at(centers)
-        if heat is not None:
-            warm = np.flatnonzero(h_at >= COLD)
-            if not len(warm):
-                return []
-            cands = [cands[k] for k in warm]
-            centers, h_at = centers[warm], h_at[warm]
-        patches = look.patches(image, centers)
-        pw = self.what.probs(patches)
+        cands, centers, h_at = reads.candidates, reads.centers, reads.heat
+        patches, pw = reads.patches, reads.p_what
         none = pw[:, self.what.column("none")]
-        p_ver = self._second_opinion(look, image, patches, pw, cands, centers, h_at)
+        p_ver = self._second_opinion(look, image, reads)
         # nan (not asked) is never >= VERIFY_MIN
         keep = np.flatnonzero((none < self.max_none) | (p_ver >= VERIFY_MIN))
         finds: list[PyramidFind] = []
@@ -320,27 +322,52 @@ class PyramidFinder:
                   1000 * (time.perf_counter() - t0))
         return finds
 
-    def _second_opinion(self, look: Look, image: np.ndarray, patches: np.ndarray,
-                        pw: np.ndarray, cands: list[Candidate], centers: np.ndarray,
-                        h_at: np.ndarray) -> np.ndarray:
+    def read_candidates(self, image: np.ndarray, look: Look,
+                        heat_peak: float = HEAT_PEAK) -> Reads | None:
+        """Stage 2-3: the colour table's candidates and the heat map's peaks of at least
+        ``heat_peak`` beside them, those not cold, each read by the colour classifier (None
+        when there is none). The verifier's training cutter reads with a lower
+        ``heat_peak``, so that it sees the faint peaks too."""
+        heat = None if self.heat is None else self.heat(look.view, VIEW_PPM)
+        cands = look.candidates
+        if heat is not None:
+            cands = cands + self._heat_candidates(heat, cands, heat_peak)
+        if not cands:
+            return None
+        centers = np.array([c.center_mm for c in cands], np.float64)
+        h_at = np.zeros(len(cands), np.float32) if heat is None else heat.at(centers)
+        if heat is not None:
+            warm = np.flatnonzero(h_at >= COLD)
+            if not len(warm):
+                return None
+            cands = [cands[k] for k in warm]
+            centers, h_at = centers[warm], h_at[warm]
+        patches = look.patches(image, centers)
+        return Reads(cands, centers, h_at, np.array([c.source == "heat" for c in cands]),
+                     patches, self.what.probs(patches))
+
+    def _second_opinion(self, look: Look, image: np.ndarray, reads: Reads) -> np.ndarray:
         """p(pyramid) of the verifier for the doubtful candidates, nan for the others (and for
         all without a heat map: the heat is one of the verifier's inputs)."""
-        out = np.full(len(cands), np.nan, np.float32)
-        if self.verifier is None or self.heat is None or not len(cands):
+        out = np.full(len(reads.candidates), np.nan, np.float32)
+        if self.verifier is None or self.heat is None:
             return out
-        from_heat = np.array([c.source == "heat" for c in cands])
-        ask = np.flatnonzero(doubtful(pw, self.what.names, from_heat))
+        names = self.what.names
+        ask = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat))
         if len(ask):
             span = self.verifier.patch_mm
-            mine = patches[ask] if span == PATCH_MM else look.patches(image, centers[ask], span)
+            mine = reads.patches[ask] if span == PATCH_MM else look.patches(
+                image, reads.centers[ask], span)
             out[ask] = self.verifier.p_pyramid(
-                mine, features(pw[ask], self.what.names, h_at[ask], from_heat[ask]))
+                mine, features(reads.p_what[ask], names, reads.heat[ask], reads.from_heat[ask]))
         return out
 
-    def _heat_candidates(self, heat: HeatMap, cands: list[Candidate]) -> list[Candidate]:
-        """The heat map's peaks where the colour table proposed nothing."""
+    def _heat_candidates(self, heat: HeatMap, cands: list[Candidate],
+                         min_p: float = HEAT_PEAK) -> list[Candidate]:
+        """The heat map's peaks of at least ``min_p`` where the colour table proposed
+        nothing."""
         return [Candidate((float(x), float(y)), BACKGROUND, 0.0, "heat")
-                for x, y in peaks_beside(heat, cands, HEAT_PEAK)]
+                for x, y in peaks_beside(heat, cands, min_p)]
 
     # -- reading one candidate --------------------------------------------------------------
 

@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 
 from calibration.mat import load_mat
-from vision.pyramids.classifier import COLOR_CLASSES, PATCH_MM, PATCH_PX
+from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.verify import FEATURES, doubtful, features
 
@@ -81,37 +81,24 @@ def label_points(pts: np.ndarray, truth: dict[str, Any], calib: Any) -> np.ndarr
     return out
 
 
-def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, heat_net: Any,
-                  what: Any) -> tuple[dict[float, np.ndarray], np.ndarray, np.ndarray]:
+def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: Any
+                  ) -> tuple[dict[float, np.ndarray], np.ndarray, np.ndarray]:
     """({span mm: patches (N, 64, 64, 3) uint8} for each of SPANS, features (N, F) float32,
-    labels (N,) int8) of one scene's doubtful candidates, labelled (the left-out ones
-    dropped)."""
-    from vision.pyramids.find import COLD, VIEW_PPM, peaks_beside
-
-    heat = heat_net(look.view, VIEW_PPM)
-    cands = [np.array(c.center_mm, np.float64) for c in look.candidates]
-    peaks = peaks_beside(heat, look.candidates, CUT_PEAK)
-    pts = np.array(cands + list(peaks), np.float64).reshape(-1, 2)
-    from_heat = np.arange(len(pts)) >= len(cands)
-    empty = ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in SPANS},
-             np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int8))
-    if not len(pts):
-        return empty
-    h_at = heat.at(pts)
-    warm = h_at >= COLD
-    pts, h_at, from_heat = pts[warm], h_at[warm], from_heat[warm]
-    if not len(pts):
-        return empty
-    patches = look.patches(image, pts)
-    pw = what.probs(patches)
-    sel = doubtful(pw, what.names, from_heat)
-    labels = label_points(pts[sel], truth, look.topdown.calib)
-    keep = labels >= 0
-    feats = features(pw[sel], what.names, h_at[sel], from_heat[sel])
-    at = pts[sel][keep]
-    cut = {s: patches[sel][keep] if s == PATCH_MM else look.patches(image, at, s)
+    labels (N,) int8) of one scene's doubtful candidates as ``finder`` (a
+    :class:`vision.pyramids.find.PyramidFinder` with the shipped heat map and colour
+    classifier) reads them, its heat floor lowered to CUT_PEAK; labelled, the left-out ones
+    dropped."""
+    reads = finder.read_candidates(image, look, CUT_PEAK)
+    if reads is None:
+        return ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in SPANS},
+                np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int8))
+    names = finder.what.names
+    sel = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat))
+    labels = label_points(reads.centers[sel], truth, look.topdown.calib)
+    sel, labels = sel[labels >= 0], labels[labels >= 0]
+    cut = {s: reads.patches[sel] if s == PATCH_MM else look.patches(image, reads.centers[sel], s)
            for s in SPANS}
-    return cut, feats[keep], labels[keep]
+    return cut, features(reads.p_what[sel], names, reads.heat[sel], reads.from_heat[sel]), labels
 
 
 def _key(span_mm: float) -> str:
@@ -121,19 +108,15 @@ def _key(span_mm: float) -> str:
 def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
     """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
     ``first``."""
-    from models import model_path
-    from vision.pyramids.classifier import COLOR_MODEL, PatchClassifier
-    from vision.pyramids.colors import default_model
-    from vision.pyramids.find import Looker
-    from vision.pyramids.heat import HEAT_MODEL, HeatNet
+    from vision.pyramids.find import PyramidFinder
     from vision.pyramids.train_colors import truth_calibration
 
     folder, first, lo, hi = Path(args[0]), args[1], args[2], args[3]
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
-    looker = Looker(mat, default_model())
-    heat_net = HeatNet(model_path(HEAT_MODEL))
-    what = PatchClassifier(model_path(COLOR_MODEL), COLOR_CLASSES)
+    # the shipped heat map and colour classifier, as the finder reads; not the verifier
+    # being trained
+    finder = PyramidFinder(mat, verify_model=False)
     parts: dict[str, list[np.ndarray]] = {"features": [], "labels": [], "scene": [],
                                           **{_key(s): [] for s in SPANS}}
     for n, img in enumerate(sorted(folder.glob("*.jpg"))[lo:hi], lo):
@@ -146,7 +129,7 @@ def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
         calib = truth_calibration(image, truth, mat)
         if not calib.calibrated:
             continue
-        p, f, lab = scene_samples(image, truth, looker.look(image, calib), heat_net, what)
+        p, f, lab = scene_samples(image, truth, finder.look(image, calib), finder)
         for s in SPANS:
             parts[_key(s)].append(p[s])
         parts["features"].append(f)
@@ -167,9 +150,10 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np
     for f in folders:
         if not (Path(f) / "mat.json").is_file():
             raise ValueError(f"{f} is not a rendered synth folder (no mat.json)")
-    total = sum(len(list(Path(f).glob("*.jpg"))) for f in folders)
-    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK) for k, f in enumerate(folders)
-             for lo in range(0, len(list(Path(f).glob("*.jpg"))), CHUNK)]
+    sizes = [len(list(Path(f).glob("*.jpg"))) for f in folders]
+    total = sum(sizes)
+    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK) for k, (f, size) in
+             enumerate(zip(folders, sizes)) for lo in range(0, size, CHUNK)]
     t0 = time.monotonic()
     got: list[dict[str, np.ndarray]] = []
     with Pool(max(1, jobs)) as pool:

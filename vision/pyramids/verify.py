@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.pyramids.classifier import BATCH, COLOR_CLASSES, PATCH_MM
+from vision.pyramids.classifier import BATCH, COLOR_CLASSES, PATCH_MM, network_input
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,17 @@ LIGHT = ("white", "clear")
 #: proposed it, and the colour classifier gives ``none`` less than this (above it, nothing
 #: the finder does would take it)
 DOUBT_MAX_NONE = 0.9
-#: table span of the verifier's patch (mm) when its file does not say (metadata ``patch_mm``):
-#: the colour classifier's; a closer patch shows clear plastic's edges at a finer scale
-PATCH_MM_DEFAULT = PATCH_MM
+
+
+def _in_spec_order(p_what: np.ndarray, names: tuple[str, ...] | list[str]) -> np.ndarray:
+    """The colour classifier's probabilities (N, classes), columns in the order of ``names``,
+    as (N, 11) float32 in COLOR_CLASSES order; ValueError naming the shapes otherwise."""
+    p = np.asarray(p_what, np.float32)
+    if p.ndim != 2 or p.shape[1] != len(names) or set(names) != set(COLOR_CLASSES):
+        raise ValueError(f"colour probabilities: expected columns {COLOR_CLASSES}, got "
+                         f"{tuple(names)} for an array of shape {p.shape}")
+    out: np.ndarray = p[:, [list(names).index(c) for c in COLOR_CLASSES]]
+    return out
 
 
 def features(p_what: np.ndarray, names: tuple[str, ...] | list[str], heat: np.ndarray,
@@ -47,31 +55,24 @@ def features(p_what: np.ndarray, names: tuple[str, ...] | list[str], heat: np.nd
     """(N, len(FEATURES)) float32 from the colour classifier's probabilities ``p_what``
     (columns in the order of ``names``), the heat at each candidate and whether the heat map
     alone proposed it."""
-    p = np.asarray(p_what, np.float32).reshape(len(p_what), len(names))
-    if p.shape[1] != len(names) or set(names) != set(COLOR_CLASSES):
-        raise ValueError(f"colour probabilities: expected columns {COLOR_CLASSES}, got "
-                         f"{tuple(names)} for an array of shape {p.shape}")
-    cols = [list(names).index(c) for c in COLOR_CLASSES]
+    p = _in_spec_order(p_what, names)
     h = np.asarray(heat, np.float32).reshape(-1, 1)
     src = np.asarray(from_heat, np.float32).reshape(-1, 1)
     if len(h) != len(p) or len(src) != len(p):
         raise ValueError(f"features: {len(p)} probability rows, {len(h)} heats, {len(src)} "
                          "sources; expected one of each per candidate")
-    return np.concatenate([p[:, cols], h, src], axis=1)
+    return np.concatenate([p, h, src], axis=1)
 
 
 def doubtful(p_what: np.ndarray, names: tuple[str, ...] | list[str],
              from_heat: np.ndarray) -> np.ndarray:
     """Boolean (N,): the candidates :class:`Verifier` is asked about (see
     :data:`DOUBT_MAX_NONE`)."""
-    p = np.asarray(p_what, np.float32).reshape(len(p_what), len(names))
-    idx = list(names)
-    none = p[:, idx.index("none")]
-    colours = [c for c in COLOR_CLASSES if c != "none"]
-    best = np.array(colours)[np.argmax(p[:, [idx.index(c) for c in colours]], axis=1)] \
-        if len(p) else np.zeros(0, str)
+    p = _in_spec_order(p_what, names)
+    # COLOR_CLASSES: none first, then the ten colours
+    best = np.asarray(COLOR_CLASSES[1:])[np.argmax(p[:, 1:], axis=1)]
     light_or_black = np.isin(best, [*LIGHT, "black"])
-    out: np.ndarray = (light_or_black | np.asarray(from_heat, bool)) & (none < DOUBT_MAX_NONE)
+    out: np.ndarray = (light_or_black | np.asarray(from_heat, bool)) & (p[:, 0] < DOUBT_MAX_NONE)
     return out
 
 
@@ -93,8 +94,10 @@ class Verifier:
         if listed != FEATURES:
             raise ModelError(f"model file {self.path}: its features {listed} are not the "
                              f"finder's {FEATURES}")
+        # its patch's table span (mm): a closer patch than the colour classifier's shows
+        # clear plastic's edges at a finer scale; a file that does not say takes that one
         try:
-            self.patch_mm = float(meta.get("patch_mm", PATCH_MM_DEFAULT))
+            self.patch_mm = float(meta.get("patch_mm", PATCH_MM))
         except ValueError:
             self.patch_mm = math.nan
         if not 10.0 <= self.patch_mm <= 200.0:
@@ -108,7 +111,7 @@ class Verifier:
         if feats.shape != (n, len(FEATURES)):
             raise ValueError(f"verifier features: expected shape {(n, len(FEATURES))}, got "
                              f"{feats.shape}")
-        x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
+        x = network_input(patches_bgr)
         f = np.asarray(feats, np.float32)
         outs = [self.session.run(None, {"patch": np.ascontiguousarray(x[a:a + BATCH]),
                                         "features": np.ascontiguousarray(f[a:a + BATCH])})[0]
