@@ -251,7 +251,8 @@ def _pyramids(args: argparse.Namespace) -> int:
                          lr=args.lr0, ppm=args.ppm)
         except ValueError as exc:
             raise TrainError(str(exc)) from None
-        print(f"pyramid heat map: {path}")
+        print(f"pyramid heat map: {path} (the finder runs its int8 copy, "
+              f"{path.with_name('pyramids-heat.int8.onnx')})")
         return 0
     from vision.pyramids.train import parse_max_none, train_pyramid_classifier
 

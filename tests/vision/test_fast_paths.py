@@ -3,8 +3,9 @@
 Each speed-up of the per-frame work is checked against a straightforward version of the same
 computation: the colour table's per-image labels, the Lab bin index, the rotated-box NMS,
 the patch cutter past remap's size limit, the detector view's shrink before the warp,
-skipping the undistortion for a lens with no distortion, and undistorting only the part of
-the frame where the table lies.
+skipping the undistortion for a lens with no distortion, undistorting only the part of
+the frame where the table lies, and the colour table's candidates (blob statistics from the set
+pixels alone, the merge).
 """
 
 from __future__ import annotations
@@ -184,3 +185,84 @@ def test_the_lens_is_taken_out_only_where_the_table_can_be():
     assert table_window(replace(near, intrinsics=None), area, (1920, 1080), pad) is None
     close, _ = pl._undistorted(img, near)
     assert np.array_equal(close, whole)
+
+
+def _plain_propose(seg):
+    """The colour table's candidates the plain way: OpenCV's component statistics over the
+    whole view, each blob's mask cut from the label image, and the merge as a loop over the
+    candidates kept so far."""
+    from vision.pyramids import proposals as P
+
+    out = []
+    k3 = np.ones((3, 3), np.uint8)
+    for gi, group in enumerate(P.GROUPS):
+        lut = np.zeros(256, np.uint8)
+        lut[list(group)] = 1
+        fg = cv2.morphologyEx(cv2.LUT(seg.label, lut), cv2.MORPH_CLOSE, k3)
+        n, comp, stats, cents = cv2.connectedComponentsWithStats(fg, connectivity=8)
+        areas = stats[:, cv2.CC_STAT_AREA] / seg.ppm ** 2
+        for i in range(1, n):
+            if not P.MIN_AREA_BY_GROUP[gi] <= areas[i] <= P.MAX_AREA_BY_GROUP[gi]:
+                continue
+            x, y, w, h, area = (int(v) for v in stats[i])
+            sub = comp[y:y + h, x:x + w] == i
+            lab = seg.label[y:y + h, x:x + w]
+            counts = np.bincount(lab[sub], minlength=P.BACKGROUND + 1)[:P.BACKGROUND]
+            cx, cy = cents[i]
+            out.append(P.Candidate(((cx + 0.5) / seg.ppm, (cy + 0.5) / seg.ppm),
+                                   int(np.argmax(counts)), areas[i], "blob"))
+            for c in np.flatnonzero(counts):
+                if gi == 0 and counts[c] / seg.ppm ** 2 >= P.MIN_AREA_MM2 \
+                        and counts[c] < 0.9 * area:
+                    m = cv2.morphologyEx((sub & (lab == c)).astype(np.uint8),
+                                         cv2.MORPH_CLOSE, k3)
+                    nn, _, st, cc = cv2.connectedComponentsWithStats(m, connectivity=8)
+                    out.extend(P.Candidate(((x + cc[j][0] + 0.5) / seg.ppm,
+                                            (y + cc[j][1] + 0.5) / seg.ppm),
+                                           int(c), st[j, 4] / seg.ppm ** 2, "part")
+                               for j in range(1, nn) if st[j, 4] / seg.ppm ** 2 >= P.MIN_AREA_MM2)
+            if P.PEAKS_FROM_MM2 <= areas[i] <= P.PEAK_LIMIT_MM2[gi]:
+                out.extend(P._peaks(sub, (x, y), seg.ppm, lab, areas[i]))
+    order = {"part": 0, "blob": 1, "peak": 2}
+    keep: list = []
+    for c in sorted(out, key=lambda c: order[c.source]):
+        if all(math.dist(c.center_mm, k.center_mm) ** 2 > P.MERGE_MM ** 2 for k in keep):
+            keep.append(c)
+    return keep
+
+
+def _pyramid_labels(seed: int, h: int = 300, w: int = 420) -> np.ndarray:
+    """A colour table's labels as a view of pyramids gives them: discs and squares of every
+    class, touching and overlapping (one blob of several colours, two of one colour), big
+    patches of card paper and art, and speckle."""
+    from vision.pyramids.colors import BACKGROUND
+
+    rng = np.random.default_rng(seed)
+    label = np.full((h, w), BACKGROUND, np.uint8)
+    for _ in range(40):
+        c = int(rng.integers(0, 10))
+        x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
+        r = int(rng.choice([4, 8, 12, 16, 30]))
+        if rng.random() < 0.5:
+            cv2.circle(label, (x, y), r, c, -1)
+        else:
+            cv2.rectangle(label, (x - r, y - r), (x + r, y + int(r * rng.uniform(0.5, 2))), c, -1)
+    speckle = rng.random((h, w)) < 0.02
+    label[speckle] = rng.integers(0, 10, int(speckle.sum()))
+    return label
+
+
+def test_candidates_are_the_plain_components_and_merge():
+    from vision.pyramids.proposals import Segmentation, propose
+
+    kinds = set()
+    for seed in range(6):
+        for ppm in (1.0, 0.8):
+            seg = Segmentation(_pyramid_labels(seed), ppm)
+            want = _plain_propose(seg)
+            got = propose(seg)
+            assert len(want) > 10
+            assert [(c.center_mm, c.color, c.area_mm2, c.source) for c in got] == \
+                [(c.center_mm, c.color, c.area_mm2, c.source) for c in want], (seed, ppm)
+            kinds |= {c.source for c in want}
+    assert kinds == {"blob", "part", "peak"}

@@ -132,6 +132,53 @@ def test_the_finder_finds_white_and_clear_pyramids_the_colour_table_misses(tarot
     assert right(shipped) >= 1 and len(shipped) == right(shipped)
 
 
+def test_the_finder_runs_the_int8_heat_map_which_peaks_where_the_float_one_does(tarot, finder):
+    """The shipped map is the int8 copy of the trained float file (train_heat.quantize):
+    a third less time a frame, and the same peaks."""
+    from vision.pyramids.find import VIEW_PPM
+    from vision.pyramids.heat import HEAT_MODEL_FLOAT, HeatNet
+
+    assert finder.heat.path.name == HEAT_MODEL == "pyramids-heat.int8.onnx"
+    meta = dict(finder.heat.session.get_modelmeta().custom_metadata_map)
+    assert meta["quantized_from"] == HEAT_MODEL_FLOAT and float(meta["view_ppm"]) == HEAT_PPM
+    image, calib, _ = _light_scene(tarot)
+    view = finder.look(image, calib).view
+    q = finder.heat(view, VIEW_PPM).p
+    f = HeatNet(model_path(HEAT_MODEL_FLOAT))(view, VIEW_PPM)
+    diff = np.abs(q - f.p)
+    assert diff.max() < 0.2 and diff.mean() < 0.005
+    # every peak of the float map is one of the int8 map's, within a cell, and the other way
+    # round (the floor a little lower on the other side: a peak at 0.31 may read 0.29)
+    for a, b in ((f, HeatMap(q)), (HeatMap(q), f)):
+        pts, _ = a.peaks(0.3)
+        near, _ = b.peaks(0.2)
+        assert len(pts) >= 2
+        for pt in pts:
+            assert np.linalg.norm(near - pt, axis=1).min() <= CELL_MM
+
+
+def test_quantize_writes_an_int8_copy_that_keeps_the_metadata(tmp_path):
+    pytest.importorskip("onnx")     # the train extra
+    pytest.importorskip("onnxruntime.quantization")
+    from vision.pyramids.heat import HeatNet
+    from vision.pyramids.train_heat import int8_path, quantize
+
+    src = tmp_path / "heat-1ppm.onnx"
+    src.write_bytes((DATA / "heat-1ppm.onnx").read_bytes())
+    rng = np.random.default_rng(5)
+    views = [rng.integers(0, 256, (90, 130, 3), dtype=np.uint8) for _ in range(3)]
+    out = quantize(src, views)
+    assert out == int8_path(src) == tmp_path / "heat-1ppm.int8.onnx"
+    q, f = HeatNet(out), HeatNet(src)
+    assert (q.ppm, q.stride) == (1.0, 4)      # the float file's view_ppm, kept
+    assert dict(q.session.get_modelmeta().custom_metadata_map)["quantized_from"] == src.name
+    assert out.stat().st_size < src.stat().st_size
+    assert not list(tmp_path.glob("*.pre"))
+    assert np.abs(q(views[0], 1.0).p - f(views[0], 1.0).p).max() < 0.2
+    with pytest.raises(ValueError, match="no views"):
+        quantize(src, [], tmp_path / "none.onnx")
+
+
 def test_a_bare_table_has_no_heat(finder):
     view = np.full((650, 900, 3), 150, np.uint8)
     hm = finder.heat(view, 1.0)

@@ -7,7 +7,7 @@ geometry.
 2. **Candidates** (:mod:`vision.pyramids.proposals`): the Lab colour table marks pixels that
    look like pyramid plastic; each blob, each colour within a blob, and each distance peak of
    a large blob is a candidate. Tuned for recall: most candidates on card art are not
-   pyramids. The heat map (:mod:`vision.pyramids.heat`, ``pyramids-heat.onnx``) over the
+   pyramids. The heat map (:mod:`vision.pyramids.heat`, ``pyramids-heat.int8.onnx``) over the
    whole view adds its peaks where the colour table proposed nothing (white and clear
    plastic, which has no colour of its own; a hue there only where both networks are sure,
    :data:`HEAT_HUE_MAX_NONE`: light that shifts its plastic out of the colour table), and
@@ -99,7 +99,7 @@ SURE = 0.05
 #: to right, 3 to wrong. White, clear and black keep the classifier's size: their pixels
 #: are mixed with paper and ink
 SIZE_FIT_WEIGHT = 20.0
-#: heat map (``pyramids-heat.onnx``): its peaks of at least this are candidates too...
+#: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
 #: VERIFY_MIN, decides the heat map's own candidates: on dev renders (100 images a group,
@@ -137,8 +137,10 @@ HEAT_OVERRULED_IOU = 0.7
 MIN_HEAT_FLAT = 0.3
 #: candidates where the heat map is below this are not read at all, a saving of time: on dev
 #: renders 58% of the colour table's candidates (61 an image) are, and none of the true
-#: finds was under 0.03
-COLD = 0.02
+#: finds was under 0.03 (0.02 for the first map). 0.1 with the verifier: of the finds on dev
+#: seeds 550000 and 560000 (100 images a group) 2 of 5,915 right ones and 4 of 238 false
+#: ones were under it, and it halves the candidates read (40 -> 19 an image, 2 ms a frame)
+COLD = 0.1
 #: a hue that only the heat map proposed (the colour table made no candidate there) is card
 #: art the classifier was never shown, unless the classifier is this sure of a pyramid (p
 #: of none below it) where the heat is at least HEAT_HUE_MIN_HEAT, and some of a hue's

@@ -24,7 +24,11 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-HEAT_MODEL = "pyramids-heat.onnx"
+#: the file the finder runs: the int8 copy of the trained float network
+#: (``HEAT_MODEL_FLOAT``, :func:`vision.pyramids.train_heat.quantize`), 8 -> 5 ms a frame on
+#: one thread of this machine's CPU with the same peaks (models/pyramids-heat.md)
+HEAT_MODEL = "pyramids-heat.int8.onnx"
+HEAT_MODEL_FLOAT = "pyramids-heat.onnx"
 #: the network's input: the top-down view at this many px per mm (2 mm a pixel) unless the
 #: model file says otherwise (its metadata ``view_ppm``: a finer map sees clear plastic's
 #: thin refracted edges, which 2 mm a pixel averages away)
