@@ -14,6 +14,7 @@ marker's corners are measured twice: found by the detector, then refined along i
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,10 +40,11 @@ class Intrinsics:
     K: np.ndarray
     dist: np.ndarray
 
-    @property
+    @functools.cached_property
     def distorts(self) -> bool:
         """Whether the lens bends the image at all. With every coefficient zero, undistorted
-        pixels are the image's own (same K), and undistorting a frame is a costly copy."""
+        pixels are the image's own (same K), and undistorting a frame is a costly copy.
+        (Kept: asked for every card patch of every frame; the instance is frozen.)"""
         return bool(np.any(np.abs(np.asarray(self.dist, np.float64)) > 0))
 
     def undistort_points(self, px: np.ndarray) -> np.ndarray:
@@ -84,9 +86,15 @@ class Calibration:
         """Table mm (N, 2) to (undistorted) image pixels (N, 2)."""
         if self.H is None:
             raise ValueError("not calibrated: " + self.reason)
-        Hi = np.linalg.inv(self.H)
         pts = np.asarray(mm, np.float64).reshape(-1, 1, 2)
-        return cv2.perspectiveTransform(pts, Hi).reshape(-1, 2)
+        return cv2.perspectiveTransform(pts, self._table_to_image).reshape(-1, 2)
+
+    @functools.cached_property
+    def _table_to_image(self) -> np.ndarray:
+        """inv(H), once per calibration: the card stages map dozens of cuts a frame."""
+        assert self.H is not None
+        Hi: np.ndarray = np.linalg.inv(self.H)
+        return Hi
 
     def record(self) -> dict[str, object]:
         """The calibration fields of an observation record."""
