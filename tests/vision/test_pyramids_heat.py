@@ -158,7 +158,8 @@ def test_the_finder_runs_the_int8_heat_map_which_peaks_where_the_float_one_does(
 
 
 def test_quantize_writes_an_int8_copy_that_keeps_the_metadata(tmp_path):
-    pytest.importorskip("onnx")     # the train extra
+    pytest.importorskip("onnx")     # the test and train extras
+    pytest.importorskip("sympy")
     pytest.importorskip("onnxruntime.quantization")
     from vision.pyramids.heat import HeatNet
     from vision.pyramids.train_heat import int8_path, quantize
