@@ -518,13 +518,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.export is not None or args.quantize is not None:
-        if not args.render:
-            ap.error("--export and --quantize measure the int8 copy on --render folders")
+        if args.quantize is not None and not args.render:
+            ap.error("--quantize measures the int8 copy's ranges on --render folders")
         args.out.mkdir(parents=True, exist_ok=True)
         src = args.quantize
         if args.export is not None:
             src = export_checkpoint(args.export, args.out / "pyramids-heat.onnx")
             print(src)
+            if not args.render:
+                log.warning("no --render folders: the int8 copy the finder runs is not "
+                            "written (run again with --quantize %s --render DIR)", src)
+                return 0
+        assert src is not None
         try:
             views = calibration_views(args.render, QUANT_VIEWS, _model_ppm(src))
             print(quantize(src, views, args.out / int8_path(src).name))
