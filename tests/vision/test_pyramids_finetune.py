@@ -1,0 +1,69 @@
+"""Training the shipped shape classifier on from its ONNX file (vision/pyramids/finetune.py):
+the rebuilt torch network is the ONNX one, the finder's reading of pips and pose, and bad
+folders named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.pyramids.classifier import SHAPE_CLASSES
+from vision.pyramids.finetune import _pips_and_pose, cut
+
+
+def test_pips_and_pose_are_read_as_the_finder_reads_them():
+    names = SHAPE_CLASSES
+    p = np.zeros((3, len(names)), np.float32)
+    # 1: upright 2 at 0.4, but the lying 3s sum to 0.6 -> pips 3, lying
+    p[0, names.index("2U")] = 0.4
+    p[0, names.index("3L00")] = 0.3
+    p[0, names.index("3L01")] = 0.3
+    # 2: a sure upright 1
+    p[1, names.index("1U")] = 1.0
+    # 3: a lying 2 spread over sectors, upright 1 at 0.3
+    p[2, names.index("1U")] = 0.3
+    p[2, [names.index(f"2L{k:02d}") for k in range(3)]] = 0.7 / 3
+    truth = np.array([names.index("3L05"), names.index("1U"), names.index("1U")])
+    pips, pose = _pips_and_pose(p, truth, names)
+    assert pips == pytest.approx(2 / 3)    # the third is read as 2
+    assert pose == pytest.approx(2 / 3)    # and as lying
+
+
+def test_a_folder_that_is_not_a_render_is_named(tmp_path):
+    (tmp_path / "photos").mkdir()
+    with pytest.raises(ValueError, match="photos: not a rendered folder"):
+        cut([tmp_path / "photos"], tmp_path / "cache.npz")
+    assert not (tmp_path / "cache.npz").exists()
+
+
+def test_the_torch_network_is_the_shipped_onnx_file():
+    pytest.importorskip("torch")        # the train extra
+    pytest.importorskip("ultralytics")
+    pytest.importorskip("onnx")
+    import torch
+
+    from models import model_path
+    from vision.pyramids.classifier import SHAPE_MODEL, PatchClassifier, network_input
+    from vision.pyramids.finetune import from_onnx
+
+    shipped = PatchClassifier(model_path(SHAPE_MODEL), SHAPE_CLASSES)
+    net = from_onnx(model_path(SHAPE_MODEL), len(SHAPE_CLASSES)).eval()
+    net.model[-1].export = True
+    rng = np.random.default_rng(3)
+    patches = rng.integers(0, 256, (6, 64, 64, 3), dtype=np.uint8)
+    with torch.no_grad():
+        mine = net(torch.from_numpy(network_input(patches))).numpy()
+    assert np.abs(mine - shipped.probs(patches)).max() < 1e-4
+
+
+def test_a_network_of_another_recipe_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    pytest.importorskip("onnx")
+    from pathlib import Path
+
+    from vision.pyramids.finetune import from_onnx
+
+    heat = Path(__file__).parent / "data" / "heat-1ppm.onnx"
+    with pytest.raises(ValueError, match="heat-1ppm.onnx: not the network"):
+        from_onnx(heat, len(SHAPE_CLASSES))

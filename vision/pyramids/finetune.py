@@ -1,0 +1,290 @@
+"""Go on training the shipped pyramid shape classifier (``models/pyramids-shape.onnx``) from its
+ONNX file, with plain torch on the CPU.
+
+    python -m vision.pyramids.finetune --out runs/shape-ft --render DIR [--render DIR ...]
+        [--minutes 20] [--lr 3e-4] [--threads 2] [--jobs 2]
+
+Needs the ``train`` extra (torch, ultralytics, onnx); never imported at runtime and never run
+in CI. Nothing is downloaded.
+
+Why: the shipped classifiers were trained by ultralytics from the YAML in
+:mod:`vision.pyramids.train` on a GPU lent for one session, and only their ONNX exports are
+kept. To teach one new scenes (crowded tables under lamps, say) without a GPU and without
+starting again from random weights, this module
+
+1. rebuilds the same network in torch: ultralytics' ``ClassificationModel`` from
+   :data:`vision.pyramids.train.MODEL_YAML` with its batch norms fused, as the export has
+   them, and copies every weight from the ONNX file by name (:func:`from_onnx`; the two
+   agree to 1e-5 on any input);
+2. cuts the pyramid patches of the rendered folders exactly as :mod:`vision.pyramids.train`
+   does (:func:`vision.pyramids.train.scene_samples`, the shipped heat map's peaks
+   included), kept as arrays in memory instead of PNG folders (:func:`cut`, cached in
+   ``OUT/shape.npz``; every 10th scene is validation);
+3. trains on with AdamW and a cosine learning rate over the wall-clock budget, each batch
+   half mirrored (the mirrored sector's label, :func:`classifier.mirror_shape_label`) and
+   its brightness jittered by up to 15% as ultralytics did (:func:`finetune`); the weights
+   with the best validation pips (what the finder reads first) are kept, the starting ones
+   included, so the result is never worse than the shipped file on that measure;
+4. exports ONNX with the shipped file's input and output names and metadata (class names
+   in the network's own order) to ``OUT/pyramids-shape.onnx``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vision.pyramids.classifier import (
+    PATCH_PX,
+    SHAPE_CLASSES,
+    SHAPE_MODEL,
+    mirror_shape_label,
+    network_input,
+)
+
+log = logging.getLogger(__name__)
+
+VAL_EVERY = 10
+LR = 3e-4
+#: scenes cut per task of the process pool
+CHUNK = 100
+
+
+def from_onnx(path: Path, n_classes: int) -> Any:
+    """The torch network of the ONNX patch classifier ``path`` (ultralytics YAML of
+    :mod:`vision.pyramids.train`, batch norms fused), its weights copied by name."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from ultralytics.nn.tasks import ClassificationModel
+
+    from vision.pyramids.train import MODEL_YAML
+
+    with tempfile.TemporaryDirectory() as d:
+        yaml = Path(d) / "cls.yaml"
+        yaml.write_text(MODEL_YAML.format(nc=n_classes), encoding="utf-8")
+        net = ClassificationModel(str(yaml), ch=3, nc=n_classes, verbose=False)
+    net = net.fuse(verbose=False)
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    state = net.state_dict()
+    missing = [k for k in state if k not in weights]
+    if missing:
+        raise ValueError(f"{path}: not the network of vision.pyramids.train.MODEL_YAML "
+                         f"(no weights for {', '.join(missing[:3])}...)")
+    net.load_state_dict({k: torch.from_numpy(weights[k].copy()).reshape(state[k].shape)
+                         for k in state})
+    return net
+
+
+def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[str], np.ndarray]:
+    import cv2
+
+    from calibration.mat import load_mat
+    from models import model_path
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import Looker
+    from vision.pyramids.heat import HEAT_MODEL, HeatNet
+    from vision.pyramids.train import heat_peaks, scene_samples
+    from vision.pyramids.train_colors import truth_calibration
+
+    folder, lo, hi, first = Path(args[0]), args[1], args[2], args[3]
+    cv2.setNumThreads(1)
+    mat = load_mat(folder / "mat.json")
+    looker, heat = Looker(mat, default_model()), HeatNet(model_path(HEAT_MODEL))
+    patches, labels, scenes = [], [], []
+    for n, img in enumerate(sorted(folder.glob("[0-9]*.jpg"))[lo:hi], lo):
+        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
+        js = img.with_suffix(".json")
+        if image is None or not js.is_file():
+            log.warning("%s: unreadable or without its truth, skipped", img)
+            continue
+        truth = json.loads(js.read_text(encoding="utf-8"))
+        calib = truth_calibration(image, truth, mat)
+        if not calib.calibrated:
+            continue
+        look = looker.look(image, calib)
+        rng = np.random.default_rng(first + n)
+        for patch, _, shape in scene_samples(image, truth, look, rng, heat_peaks(heat, look)):
+            if shape is not None:
+                patches.append(patch)
+                labels.append(shape)
+                scenes.append(first + n)
+    return (np.array(patches, np.uint8).reshape(-1, PATCH_PX, PATCH_PX, 3), labels,
+            np.array(scenes, np.int64))
+
+
+def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
+    """The pyramid patches of ``folders`` with their shape labels: ``patches`` (N, 64, 64, 3)
+    uint8, ``labels`` (N,) class names, ``scene`` (N,) ids (folder k's scenes from k x
+    100000). Cached in ``cache``."""
+    if cache.is_file():
+        log.info("using the cut patches in %s", cache)
+        return dict(np.load(cache))
+    work = []
+    for k, folder in enumerate(folders):
+        n = len(list(folder.glob("[0-9]*.jpg")))
+        if n == 0 or not (folder / "mat.json").is_file():
+            raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
+        work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]
+    parts = []
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for i, part in enumerate(pool.map(_cut_chunk, work)):
+            parts.append(part)
+            log.info("cut %d/%d chunks of %d scenes (%.0f s)", i + 1, len(work), CHUNK,
+                     time.monotonic() - t0)
+    data = {"patches": np.concatenate([p[0] for p in parts]),
+            "labels": np.array([lab for p in parts for lab in p[1]]),
+            "scene": np.concatenate([p[2] for p in parts])}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **data)  # type: ignore[arg-type]
+    return data
+
+
+def _pips_and_pose(p: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple[float, float]:
+    """(pips right, upright/lying right) as the finder reads them: each size's classes
+    summed, upright against the lying sectors."""
+    size = np.array([int(c[0]) for c in names])
+    upright = np.array([c[1] == "U" for c in names])
+    by_size = np.stack([p[:, size == s].sum(axis=1) for s in (1, 2, 3)], axis=1)
+    pips = float(np.mean(by_size.argmax(axis=1) + 1 == size[y]))
+    pose = float(np.mean((p[:, upright].sum(axis=1) >= 0.5) == upright[y]))
+    return pips, pose
+
+
+def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float,
+             threads: int = 2, lr: float = LR, batch: int = 256, seed: int = 0
+             ) -> tuple[Path, dict[str, float]]:
+    """Train the network of the ONNX file ``start`` on for ``minutes`` on ``data`` (as
+    :func:`cut` gives it); write the best weights' ONNX to ``out`` (the start's metadata
+    kept). Returns (``out``, figures of the start and of the result on validation)."""
+    import onnx
+    import torch
+
+    from vision.pyramids.classifier import PatchClassifier
+
+    torch.set_num_threads(max(1, threads))
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    names = PatchClassifier(start, SHAPE_CLASSES).names    # the network's order
+    index = {c: i for i, c in enumerate(names)}
+    y_all = np.array([index[str(c)] for c in data["labels"]], np.int64)
+    mirror = np.array([index[mirror_shape_label(c)] for c in names])
+    val = data["scene"] % VAL_EVERY == 0
+    xt, yt, xv, yv = data["patches"][~val], y_all[~val], data["patches"][val], y_all[val]
+    if not len(xt) or not len(xv):
+        raise ValueError("too few scenes for training and validation")
+    net = from_onnx(start, len(names))
+    head = net.model[-1]
+
+    def evaluate() -> dict[str, float]:
+        net.eval()
+        head.export = True       # softmax, as exported
+        with torch.no_grad():
+            p = np.concatenate([net(torch.from_numpy(network_input(xv[a:a + 512]))).numpy()
+                                for a in range(0, len(xv), 512)])
+        head.export = False
+        pips, pose = _pips_and_pose(p, yv, names)
+        return {"top1": float(np.mean(p.argmax(axis=1) == yv)), "pips": pips, "pose": pose}
+
+    first = evaluate()
+    log.info("%d training and %d validation patches; the start: top-1 %.4f, pips %.4f, "
+             "upright/lying %.4f", len(xt), len(xv), first["top1"], first["pips"], first["pose"])
+    best = (first["pips"], {k: v.clone() for k, v in net.state_dict().items()}, first)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    loss_f = torch.nn.CrossEntropyLoss()
+    t0 = time.monotonic()
+    deadline = t0 + 60.0 * minutes
+    epoch = 0
+    while time.monotonic() < deadline:
+        epoch += 1
+        net.train()
+        order = rng.permutation(len(xt))
+        losses = []
+        for s in range(max(1, len(order) // batch)):
+            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
+            for g in opt.param_groups:
+                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            idx = order[s * batch:(s + 1) * batch]
+            x, y = xt[idx].copy(), yt[idx].copy()
+            flip = rng.random(len(idx)) < 0.5
+            x[flip], y[flip] = x[flip, :, ::-1], mirror[y[flip]]
+            gain = rng.uniform(0.85, 1.15, (len(idx), 1, 1, 1)).astype(np.float32)
+            xi = np.clip(network_input(x) * gain, 0.0, 1.0)
+            loss = loss_f(net(torch.from_numpy(xi)), torch.from_numpy(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if time.monotonic() >= deadline:
+                break
+        ev = evaluate()
+        log.info("epoch %d (%.1f min): train loss %.3f, validation top-1 %.4f, pips %.4f, "
+                 "upright/lying %.4f", epoch, (time.monotonic() - t0) / 60, np.mean(losses),
+                 ev["top1"], ev["pips"], ev["pose"])
+        if ev["pips"] > best[0]:
+            best = (ev["pips"], {k: v.clone() for k, v in net.state_dict().items()}, ev)
+    net.load_state_dict(best[1])
+    net.eval()
+    head.export = True
+    src = onnx.load(str(start))
+    i_name, o_name = src.graph.input[0].name, src.graph.output[0].name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(net, torch.zeros(1, 3, PATCH_PX, PATCH_PX), str(out),
+                      input_names=[i_name], output_names=[o_name],
+                      dynamic_axes={i_name: {0: "batch"}, o_name: {0: "batch"}},
+                      opset_version=17, dynamo=False)
+    model = onnx.load(str(out))
+    onnx.helper.set_model_props(model, {p.key: p.value for p in src.metadata_props})
+    onnx.save(model, str(out))
+    figures = {**{f"start_{k}": v for k, v in first.items()}, **best[2], "epochs": epoch}
+    log.info("wrote %s: validation pips %.4f (start %.4f)", out, best[2]["pips"],
+             first["pips"])
+    return out, figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.finetune",
+                                 description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="working folder")
+    ap.add_argument("--render", type=Path, action="append", default=[],
+                    help="rendered synth folder (repeatable)")
+    ap.add_argument("--start", type=Path, default=None,
+                    help="the ONNX file to go on from (default: the shipped "
+                         f"models/{SHAPE_MODEL})")
+    ap.add_argument("--minutes", type=float, default=20.0, help="training wall clock")
+    ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the patches")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    from models import model_path
+
+    cache = args.out / "shape.npz"
+    if not cache.is_file() and not args.render:
+        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    try:
+        data = cut(args.render, cache, args.jobs)
+        path, figures = finetune(data, args.start or model_path(SHAPE_MODEL),
+                                 args.out / SHAPE_MODEL, args.minutes, args.threads, args.lr,
+                                 seed=args.seed)
+    except ValueError as exc:
+        ap.error(str(exc))
+    print(path, json.dumps({k: round(v, 4) for k, v in figures.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
