@@ -97,13 +97,8 @@ SURE = 0.05
 #: 93.1 -> 95.0%; weight 10 was worse on both, 40 worse on one and slightly better on the
 #: other, 80 worse on both); the whole finder on 160 more of seed 4243: 15 sizes changed, 12
 #: to right, 3 to wrong. White, clear and black keep the classifier's size: their pixels
-#: are mixed with paper and ink. 5 since the shape network was trained on with crowded and
-#: lamp-lit tables (models/pyramids-shape.md): it is surer and more often right. With a
-#: first run of that training, on dev seed 550000 (ordinary / crowded under lamps) found
-#: pips were 97.3 / 93.1% at 5, 97.2 / 92.5% at 10, 96.1 / 91.6% at 20, 95.4 / 88.8% at 35
-#: (the earlier network at 20: 96.1 / 92.1%), and 0 and 2.5 were within 0.1 of 5; the
-#: shipped file at 5: 97.5 / 93.0%
-SIZE_FIT_WEIGHT = 5.0
+#: are mixed with paper and ink
+SIZE_FIT_WEIGHT = 20.0
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,

@@ -27,6 +27,10 @@ starting again from random weights, this module
    included, so the result is never worse than the shipped file on that measure;
 4. exports ONNX with the shipped file's input and output names and metadata (class names
    in the network's own order) to ``OUT/pyramids-shape.onnx``.
+
+Its first result (2026-11-24) read more pips right on dev and held-out renders but misread a
+pyramid of the bundled sample game, so it was not shipped (models/pyramids-shape.md): check
+``companion demo --observations vision`` before shipping what it writes.
 """
 
 from __future__ import annotations
