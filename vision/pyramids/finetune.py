@@ -55,6 +55,7 @@ from vision.pyramids.classifier import (
     mirror_shape_label,
     network_input,
 )
+from vision.pyramids.train_colors import SCENE_GLOB
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +100,14 @@ def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[str], 
     from vision.pyramids.find import Looker
     from vision.pyramids.heat import HEAT_MODEL, HeatNet
     from vision.pyramids.train import heat_peaks, scene_samples
-    from vision.pyramids.train_colors import truth_calibration
+    from vision.pyramids.train_colors import calibrated_scenes
 
     folder, lo, hi, first = Path(args[0]), args[1], args[2], args[3]
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
     looker, heat = Looker(mat, default_model()), HeatNet(model_path(HEAT_MODEL))
     patches, labels, scenes = [], [], []
-    for n, img in enumerate(sorted(folder.glob("[0-9]*.jpg"))[lo:hi], lo):
-        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
-        js = img.with_suffix(".json")
-        if image is None or not js.is_file():
-            log.warning("%s: unreadable or without its truth, skipped", img)
-            continue
-        truth = json.loads(js.read_text(encoding="utf-8"))
-        calib = truth_calibration(image, truth, mat)
-        if not calib.calibrated:
-            continue
+    for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
         look = looker.look(image, calib)
         rng = np.random.default_rng(first + n)
         for patch, _, shape in scene_samples(image, truth, look, rng, heat_peaks(heat, look)):
@@ -136,7 +128,7 @@ def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray
         return dict(np.load(cache))
     work = []
     for k, folder in enumerate(folders):
-        n = len(list(folder.glob("[0-9]*.jpg")))
+        n = len(list(folder.glob(SCENE_GLOB)))
         if n == 0 or not (folder / "mat.json").is_file():
             raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
         work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]

@@ -15,8 +15,11 @@ silhouettes (the background).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -45,6 +48,27 @@ def truth_calibration(image: np.ndarray, truth: dict[str, Any], mat: Mat) -> Cal
     cam = truth["camera"]
     intr = Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
     return TableCalibrator(mat, intr).calibrate(image)
+
+
+#: a rendered folder's scenes (``companion synth`` names them 00000.jpg, 00001.jpg, ...)
+SCENE_GLOB = "[0-9]*.jpg"
+
+
+def calibrated_scenes(folder: Path, mat: Mat, lo: int = 0, hi: int | None = None
+                      ) -> Iterator[tuple[int, np.ndarray, dict[str, Any], Calibration]]:
+    """(index in name order, image, truth, calibration) of the scenes ``lo:hi`` of the
+    rendered ``folder`` that calibrate from their markers (:func:`truth_calibration`); an
+    unreadable image or one without its truth is logged and skipped."""
+    for n, img in enumerate(sorted(folder.glob(SCENE_GLOB))[lo:hi], lo):
+        js = img.with_suffix(".json")
+        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
+        if image is None or not js.is_file():
+            log.warning("%s: unreadable or without its truth, skipped", img)
+            continue
+        truth = json.loads(js.read_text(encoding="utf-8"))
+        calib = truth_calibration(image, truth, mat)
+        if calib.calibrated:
+            yield n, image, truth, calib
 
 
 def truth_silhouettes_mm(truth: dict[str, Any], calib: Calibration) -> list[np.ndarray]:

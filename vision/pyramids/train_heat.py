@@ -418,7 +418,7 @@ def quantize(src: Path, views: list[np.ndarray], dst: Path | None = None) -> Pat
     model = onnx.load(str(src))
     name = model.graph.input[0].name
     meta = {p.key: p.value for p in model.metadata_props}
-    mult = max(pad_to(float(meta.get("view_ppm", HEAT_PPM))), 1)
+    mult = pad_to(float(meta.get("view_ppm", HEAT_PPM)))
 
     class Views(CalibrationDataReader):  # type: ignore[misc]
         def __init__(self) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
+from vision.pyramids.train_colors import SCENE_GLOB
 from vision.pyramids.verify import FEATURES, doubtful, features
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
     """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
     ``first``."""
     from vision.pyramids.find import PyramidFinder
-    from vision.pyramids.train_colors import truth_calibration
+    from vision.pyramids.train_colors import calibrated_scenes
 
     folder, first, lo, hi = Path(args[0]), args[1], args[2], args[3]
     cv2.setNumThreads(1)
@@ -119,16 +120,7 @@ def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
     finder = PyramidFinder(mat, verify_model=False)
     parts: dict[str, list[np.ndarray]] = {"features": [], "labels": [], "scene": [],
                                           **{_key(s): [] for s in SPANS}}
-    for n, img in enumerate(sorted(folder.glob("*.jpg"))[lo:hi], lo):
-        js = img.with_suffix(".json")
-        image = cv2.imread(str(img), cv2.IMREAD_COLOR)
-        if image is None or not js.is_file():
-            log.warning("%s: unreadable or without its truth, skipped", img)
-            continue
-        truth = json.loads(js.read_text(encoding="utf-8"))
-        calib = truth_calibration(image, truth, mat)
-        if not calib.calibrated:
-            continue
+    for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
         p, f, lab = scene_samples(image, truth, finder.look(image, calib), finder)
         for s in SPANS:
             parts[_key(s)].append(p[s])
@@ -150,7 +142,7 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np
     for f in folders:
         if not (Path(f) / "mat.json").is_file():
             raise ValueError(f"{f} is not a rendered synth folder (no mat.json)")
-    sizes = [len(list(Path(f).glob("*.jpg"))) for f in folders]
+    sizes = [len(list(Path(f).glob(SCENE_GLOB))) for f in folders]
     total = sum(sizes)
     tasks = [(str(f), 100_000 * k, lo, lo + CHUNK) for k, (f, size) in
              enumerate(zip(folders, sizes)) for lo in range(0, size, CHUNK)]
