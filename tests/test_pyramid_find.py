@@ -94,10 +94,11 @@ def _same(found, placed):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known regression of the GPU-trained shape network (2026-11-23): it reads the touching "
-    "1- and 2-pip upright reds as one lying 2-pip, which then covers the small one; the "
-    "previous network read them right but is worse on held-out renders (pips 94.9 vs "
-    "97.2%, upright 95.9 vs 98.8%). Strict: remove this mark when it passes again"))
+    "known miss: a candidate between the touching 1- and 2-pip upright reds is read as a "
+    "lying 2-pip (p 0.54), which then covers the 2-pip upright; the shape network reads the "
+    "two right at their own candidates. The shape network trained on with crowded tables "
+    "passed this with the finder of its day, before the int8 heat map, COLD 0.1 and "
+    "SLIDE_OWN (2026-11-24). Strict: remove this mark when it passes again"))
 def test_touching_pyramids_of_one_colour(tarot, finder):
     ps = [PyramidPlacement("red", 1, True, (450.0, 300.0), None, yaw_deg=5.0),
           PyramidPlacement("red", 2, True, (468.0, 300.0), None, yaw_deg=40.0),
@@ -150,8 +151,8 @@ def test_pyramids_on_card_art(tarot, finder):
 
 
 def test_the_sample_game_frames_have_every_pyramid_and_nothing_false():
-    # the 24 frames the demo plays: every pyramid found with its colour and pips, and no
-    # find on card art (flat yellow art the colour classifier is sure of is held back by
+    # the 24 frames the demo plays: every pyramid found with its colour, pips and pose, and
+    # no find on card art (flat yellow art the colour classifier is sure of is held back by
     # the heat map, MIN_HEAT_FLAT)
     import json
     from importlib.resources import files
@@ -176,5 +177,12 @@ def test_the_sample_game_frames_have_every_pyramid_and_nothing_false():
             near = [f for f in left if math.dist(f.base_center_mm, p["base_center_mm"]) < 12.0]
             assert near, (img.name, p)
             assert (near[0].color, near[0].pips) == (p["color"], p["pips"]), (img.name, p)
+            # (with the markers' calibration instead of the true one, the upright small red
+            # of frames 0007-0009 is read as lying unless unsure reads are steadied,
+            # SHAPE_SHIFT_MM: tests/live/test_demo_vision.py)
+            assert near[0].upright == p["upright"], (img.name, p, near[0].to_dict())
+            if not p["upright"]:
+                assert _angle_diff(near[0].pointing_deg, p["pointing_deg"]) < 45.0, (
+                    img.name, p, near[0].to_dict())
             left.remove(near[0])
         assert not left, (img.name, [f.to_dict() for f in left])
