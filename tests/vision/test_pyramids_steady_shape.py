@@ -37,6 +37,7 @@ class _Looks:
 
     def __init__(self) -> None:
         self.asked: list[np.ndarray] = []
+        self.camera = np.array([100.0, 100.0, -1200.0])   # nadir straight below y = 200's
 
     def patches(self, image: np.ndarray, centers: np.ndarray) -> np.ndarray:
         self.asked.append(np.array(centers))
@@ -57,14 +58,14 @@ def test_only_unsure_reads_are_averaged_with_reads_beside_them():
     centers = np.array([[100.0, 200.0], [300.0, 400.0]])
     ps = np.stack([_row(_1U=0.4, _1L03=0.6), _row(_2U=1.0)])
     out = finder._steady_shape(look, np.zeros((8, 8, 3), np.uint8), centers, ps)
-    # the sure read is left alone, and only the unsure one was looked at again, at four
-    # points SHAPE_SHIFT_MM away
+    # the sure read is left alone, and only the unsure one was looked at again, at the two
+    # points SHAPE_SHIFT_MM from it along the line from the nadir (here along +y)
     assert SHAPE_SURE > 0.6
     np.testing.assert_array_equal(out[1], ps[1])
     (asked,) = look.asked
-    assert asked.shape == (4, 2)
-    assert np.linalg.norm(asked - centers[0], axis=1) == pytest.approx([SHAPE_SHIFT_MM] * 4)
-    # (1 x lying 60:40 + 4 x upright) / 5: upright wins
-    assert out[0][NAMES.index("1U")] == pytest.approx((0.4 + 4.0) / 5)
-    assert out[0][NAMES.index("1L03")] == pytest.approx(0.6 / 5)
+    np.testing.assert_allclose(sorted(asked.tolist()), [[100.0, 200.0 - SHAPE_SHIFT_MM],
+                                                        [100.0, 200.0 + SHAPE_SHIFT_MM]])
+    # (1 x lying 60:40 + 2 x upright) / 3: upright wins
+    assert out[0][NAMES.index("1U")] == pytest.approx((0.4 + 2.0) / 3)
+    assert out[0][NAMES.index("1L03")] == pytest.approx(0.6 / 3)
     np.testing.assert_array_equal(ps[0], _row(_1U=0.4, _1L03=0.6))   # input untouched

@@ -105,11 +105,14 @@ SURE = 0.05
 #: shipped file at 5: 97.5 / 93.0%
 SIZE_FIT_WEIGHT = 5.0
 #: a shape read less sure than this of its size or, at that size, of upright or lying
-#: (shape_sureness) is averaged with reads SHAPE_SHIFT_MM to each side: a candidate a mm or
-#: two off a pyramid's middle can flip the read where card art of its colour touches it
+#: (shape_sureness) is averaged with reads SHAPE_SHIFT_MM to either side along the line
+#: from the camera's nadir: a candidate a mm or two off a pyramid's middle can flip the
+#: read where card art of its colour touches it
 #: (the sample game's upright small red beside a red hat, frames 0007-0009: p(upright)
 #: 0.24 at its candidate 1.6 mm off, 0.98 at its middle). About 1 read in 5 (22% at 0.8,
-#: 28% at 0.9, 16% at 0.7 on 50 dev renders) is steadied, 4 more patches each. On dev
+#: 28% at 0.9, 16% at 0.7 on 50 dev renders) is steadied, 2 more patches each: 0.4 ms a
+#: frame (four, the other axis too, read the same on dev seeds 550000 and 560000, cost 1 ms
+#: and lost the 2-pip of test_touching_pyramids_of_one_colour). On dev
 #: renders (100 images a group, ordinary / crowded under lamps / unseen printing), the
 #: GPU-trained shape network at 0.9: seed 550000 pips 96.1 / 92.1 / 96.7 -> 96.5 / 92.4 /
 #: 96.7%, pointing 97.6 / 94.0 / 97.6 -> 98.3 / 94.6 / 99.5%; seed 560000 pips 97.7 / 93.5
@@ -412,15 +415,18 @@ class PyramidFinder:
     def _steady_shape(self, look: Look, image: np.ndarray, centers: np.ndarray,
                       ps: np.ndarray) -> np.ndarray:
         """The shape classifier's probabilities ``ps`` (N, classes) with those of the
-        reads it is unsure of averaged with reads SHAPE_SHIFT_MM beside them."""
+        reads it is unsure of averaged with reads SHAPE_SHIFT_MM to either side along the
+        line from the camera's nadir (the way parallax leans an upright apex)."""
         unsure = np.flatnonzero(shape_sureness(ps, self.how.names) < SHAPE_SURE)
         if not len(unsure) or not SHAPE_SHIFT_MM:
             return ps
-        shifts = SHAPE_SHIFT_MM * np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.float64)
-        pts = (centers[unsure][:, None, :] + shifts[None]).reshape(-1, 2)
-        more = self.how.probs(look.patches(image, pts)).reshape(len(unsure), len(shifts), -1)
+        c = centers[unsure]
+        out_dir = c - np.asarray(look.camera[:2], np.float64)
+        out_dir /= np.maximum(np.linalg.norm(out_dir, axis=1, keepdims=True), 1e-9)
+        pts = np.concatenate([c + SHAPE_SHIFT_MM * out_dir, c - SHAPE_SHIFT_MM * out_dir])
+        more = self.how.probs(look.patches(image, pts)).reshape(2, len(unsure), -1)
         out = ps.copy()
-        out[unsure] = (ps[unsure] + more.sum(axis=1)) / (1 + len(shifts))
+        out[unsure] = (ps[unsure] + more.sum(axis=0)) / 3.0
         return out
 
     def _heat_candidates(self, heat: HeatMap, cands: list[Candidate],
