@@ -37,7 +37,8 @@ class _Looks:
 
     def __init__(self) -> None:
         self.asked: list[np.ndarray] = []
-        self.camera = np.array([100.0, 100.0, -1200.0])   # nadir straight below y = 200's
+        # the nadir at (100, 100): centre 0 of the test lies straight +y of it
+        self.camera = np.array([100.0, 100.0, -1200.0])
 
     def patches(self, image: np.ndarray, centers: np.ndarray) -> np.ndarray:
         self.asked.append(np.array(centers))
