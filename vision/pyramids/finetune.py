@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import tempfile
 import time
@@ -55,7 +54,7 @@ from vision.pyramids.classifier import (
     mirror_shape_label,
     network_input,
 )
-from vision.pyramids.train_colors import SCENE_GLOB
+from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
 
 log = logging.getLogger(__name__)
 
@@ -208,9 +207,7 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
         order = rng.permutation(len(xt))
         losses = []
         for s in range(max(1, len(order) // batch)):
-            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
-            for g in opt.param_groups:
-                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            budget_cosine_lr(opt, lr, t0, deadline)
             idx = order[s * batch:(s + 1) * batch]
             x, y = xt[idx].copy(), yt[idx].copy()
             flip = rng.random(len(idx)) < 0.5

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +53,15 @@ def truth_calibration(image: np.ndarray, truth: dict[str, Any], mat: Mat) -> Cal
 
 #: a rendered folder's scenes (``companion synth`` names them 00000.jpg, 00001.jpg, ...)
 SCENE_GLOB = "[0-9]*.jpg"
+
+
+def budget_cosine_lr(opt: Any, peak: float, t0: float, deadline: float) -> None:
+    """Set every parameter group of the torch optimiser ``opt`` to the learning rate of a
+    cosine from ``peak`` at ``t0`` to 0 at ``deadline`` (``time.monotonic`` seconds), for
+    the pyramid trainers, which train for a wall-clock budget."""
+    frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
+    for g in opt.param_groups:
+        g["lr"] = peak * 0.5 * (1 + math.cos(math.pi * frac))
 
 
 def calibrated_scenes(folder: Path, mat: Mat, lo: int = 0, hi: int | None = None

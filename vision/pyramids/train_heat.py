@@ -40,6 +40,7 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.heat import CELL_MM, HEAT_PPM, heat_input, pad_to, stride_for
+from vision.pyramids.train_colors import budget_cosine_lr
 
 log = logging.getLogger(__name__)
 
@@ -333,9 +334,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
         epoch += 1
         order = rng.permutation(tr)
         for s in range(max(1, len(tr) // batch)):
-            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
-            for g in opt.param_groups:
-                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            budget_cosine_lr(opt, lr, t0, deadline)
             x, t, w = batches.draw(order[s * batch:(s + 1) * batch], rng)
             loss = focal_loss(net(x), t, w)
             opt.zero_grad()

@@ -35,7 +35,7 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
-from vision.pyramids.train_colors import SCENE_GLOB
+from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
 from vision.pyramids.verify import FEATURES, doubtful, features
 
 log = logging.getLogger(__name__)
@@ -272,9 +272,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         order = rng.permutation(tr)
         losses = []
         for s in range(max(1, len(tr) // batch)):
-            frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
-            for g in opt.param_groups:
-                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * frac))
+            budget_cosine_lr(opt, lr, t0, deadline)
             x, f, y = _batch(data, order[s * batch:(s + 1) * batch], rng)
             loss = lossf(net(x, f), y)
             opt.zero_grad()
