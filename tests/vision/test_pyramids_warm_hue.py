@@ -1,15 +1,19 @@
-"""A hue the colour table proposed is read where the heat map is warm even when the colour
-classifier calls it ``none`` (vision/pyramids/find.py: HUE_WARM, PyramidFinder._warm_hue);
-white, clear and black, and the heat map's own candidates, are left to the second opinion."""
+"""Hues the colour table misjudges (vision/pyramids/find.py): one it proposed is read where
+the heat map is warm even when the colour classifier calls it ``none`` (HUE_WARM,
+PyramidFinder._warm_hue; white, clear and black, and the heat map's own candidates, are left
+to the second opinion), and one only the heat map proposed is found with no plastic of its
+colour seen when both the colour classifier and the second opinion are sure
+(HEAT_HUE_TRUST)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pytest
 
 from vision.pyramids.classifier import COLOR_CLASSES
-from vision.pyramids.find import HUE_WARM, PyramidFinder, Reads
+from vision.pyramids.find import HEAT_HUE_TRUST, HUE_WARM, MIN_IOU_HUE, PyramidFinder, Reads
 from vision.pyramids.proposals import BACKGROUND, Candidate
 
 
@@ -59,3 +63,45 @@ def test_only_warm_hues_from_the_colour_table_are_read_against_none() -> None:
 def test_without_a_heat_map_nothing_is_read_against_none() -> None:
     reads = _reads([(_p(none=0.9, yellow=0.1), 0.0, "blob")])
     assert _finder(heat=False)._warm_hue(reads).tolist() == [False]
+
+
+class _Seg:
+    def __init__(self) -> None:
+        # not one pixel of any colour: the colour table saw only cloth
+        self.label = np.full((200, 200), BACKGROUND, np.uint8)
+
+
+class _Look:
+    seg = _Seg()
+    camera = np.array([100.0, 100.0, -1200.0])
+
+
+def _upright_small() -> np.ndarray:
+    from vision.pyramids.classifier import SHAPE_CLASSES
+
+    p = np.zeros(len(SHAPE_CLASSES), np.float32)
+    p[SHAPE_CLASSES.index("1U")] = 1.0
+    return p
+
+
+@pytest.mark.parametrize("p_ver, found", [(HEAT_HUE_TRUST + 0.05, True),
+                                          (HEAT_HUE_TRUST - 0.1, False)])
+def test_a_hue_with_no_plastic_seen_is_found_only_when_both_networks_are_sure(
+        p_ver: float, found: bool) -> None:
+    from vision.pyramids.classifier import SHAPE_CLASSES, PatchClassifier
+
+    finder = _finder()
+    finder.what = PatchClassifier.__new__(PatchClassifier)
+    finder.what.names = COLOR_CLASSES
+    finder.how = PatchClassifier.__new__(PatchClassifier)
+    finder.how.names = SHAPE_CLASSES
+    finder.profile = None
+    finder.min_iou_hue = MIN_IOU_HUE
+    finder.max_none_light = 0.04
+    cand = Candidate((100.0, 120.0), BACKGROUND, 0.0, "heat")
+    f = finder._read(_Look(), cand, _p(red=1.0), _upright_small(), 0.0, heat=0.7,
+                     p_ver=p_ver)
+    assert (f is not None) == found
+    if f is not None:
+        assert (f.color, f.pips, f.upright) == ("red", 1, True)
+        assert f.extra["iou"] == 0.0
