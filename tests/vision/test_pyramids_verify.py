@@ -43,10 +43,11 @@ def test_doubtful_candidates_are_light_black_or_the_heat_maps_own():
             {"none": 0.3, "red": 0.7},                        # a hue from the colour table
             {"none": 0.3, "red": 0.7},                        # a hue the heat map proposed
             {"none": DOUBT_MAX_NONE + 0.05, "clear": 0.05},   # nearly sure it is nothing
+            {"none": DOUBT_MAX_NONE + 0.05, "clear": 0.05},   # ... but the heat map's own
             {"none": 0.6, "yellow": 0.1, "clear": 0.3}]       # best colour decides
-    from_heat = np.array([False, False, False, True, True, False])
+    from_heat = np.array([False, False, False, True, False, True, False])
     got = doubtful(_probs(rows), COLOR_CLASSES, from_heat)
-    assert got.tolist() == [True, True, False, True, False, True]
+    assert got.tolist() == [True, True, False, True, False, True, True]
     assert doubtful(np.zeros((0, len(COLOR_CLASSES))), COLOR_CLASSES,
                     np.zeros(0, bool)).shape == (0,)
 
@@ -143,3 +144,40 @@ def test_training_refuses_a_folder_that_is_not_rendered_and_a_span_not_cut(tmp_p
     with pytest.raises(ValueError, match="no 30 mm patches were cut"):
         train({"patches72": np.zeros((0, 64, 64, 3), np.uint8)}, tmp_path, 1.0,
               patch_mm=30.0)
+
+
+def test_the_cutter_leaves_out_faint_heat_candidates_the_colour_classifier_calls_nothing():
+    """Of the heat map's own candidates read as ``none``, only those at least
+    CUT_NONE_MIN_HEAT warm become samples (below it they are card art, and below the
+    finder's peaks); the others are cut as before."""
+    from types import SimpleNamespace
+
+    from vision.pyramids.find import Reads
+    from vision.pyramids.proposals import BACKGROUND, Candidate
+    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT, scene_samples
+
+    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
+    rows = [({"none": 1.0}, lo, True),            # faint, nothing to the classifier: out
+            ({"none": 1.0}, hi, True),            # warm enough: in
+            ({"none": 0.5, "clear": 0.5}, lo, True),   # the classifier is not sure: in
+            ({"none": 0.5, "white": 0.5}, lo, False)]  # the colour table's: in
+    cands = [Candidate((50.0 * k, 0.0), BACKGROUND, 0.0, "heat" if h else "blob")
+             for k, (_, _, h) in enumerate(rows)]
+    reads = Reads(cands, np.array([c.center_mm for c in cands]),
+                  np.array([r[1] for r in rows], np.float32),
+                  np.array([r[2] for r in rows]),
+                  np.arange(len(rows), dtype=np.uint8)[:, None, None, None]
+                  * np.ones((1, 64, 64, 3), np.uint8),
+                  _probs([r[0] for r in rows]))
+    finder = SimpleNamespace(read_candidates=lambda image, look, peak: reads,
+                             what=SimpleNamespace(names=COLOR_CLASSES))
+    look = SimpleNamespace(topdown=SimpleNamespace(calib=None),
+                           patches=lambda image, centers, span: np.zeros(
+                               (len(centers), 64, 64, 3), np.uint8))
+    cut, feats, labels = scene_samples(np.zeros((8, 8, 3), np.uint8), {"pyramids": []},
+                                       look, finder)
+    from vision.pyramids.classifier import PATCH_MM
+
+    assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2, 3]
+    assert labels.tolist() == [0, 0, 0]
+    assert feats[:, FEATURES.index("heat")].tolist() == pytest.approx([hi, lo, lo])

@@ -11,7 +11,9 @@ true lens give the calibration, as for the other pyramid models): the colour tab
 candidates and the shipped heat map's peaks of at least :data:`CUT_PEAK` (the finder's
 floor, :data:`vision.pyramids.find.HEAT_PEAK`, is higher: faint peaks are where white and
 clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
-shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept. Each
+shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept (those
+only the heat map proposed and the colour classifier calls nothing, from
+:data:`CUT_NONE_MIN_HEAT` warm). Each
 is a pyramid when it lies within :data:`POS_MM` of the centroid of the silhouette of a
 pyramid at least half visible, ``none`` when it is :data:`NEG_MM` from every centroid and
 outside every silhouette (grown by 3 mm), else left out. Every 10th scene is validation.
@@ -36,12 +38,16 @@ from calibration.mat import load_mat
 from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
-from vision.pyramids.verify import FEATURES, doubtful, features
+from vision.pyramids.verify import DOUBT_MAX_NONE, FEATURES, doubtful, features
 
 log = logging.getLogger(__name__)
 
 #: heat-map peaks cut (the finder's floor may be higher; see the module docstring)
 CUT_PEAK = 0.1
+#: ... but of the heat map's own candidates that the colour classifier calls nothing
+#: (``none`` of at least DOUBT_MAX_NONE), only those at least this warm: below it they were
+#: 86% of all samples and nearly all of them card art, and the finder's peaks start at 0.3
+CUT_NONE_MIN_HEAT = 0.2
 POS_MM = 6.0
 NEG_MM = 12.0
 VAL_EVERY = 10
@@ -94,7 +100,9 @@ def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: A
         return ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in SPANS},
                 np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int8))
     names = finder.what.names
-    sel = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat))
+    none = reads.p_what[:, list(names).index("none")]
+    faint = reads.from_heat & (none >= DOUBT_MAX_NONE) & (reads.heat < CUT_NONE_MIN_HEAT)
+    sel = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat) & ~faint)
     labels = label_points(reads.centers[sel], truth, look.topdown.calib)
     sel, labels = sel[labels >= 0], labels[labels >= 0]
     cut = {s: reads.patches[sel] if s == PATCH_MM else look.patches(image, reads.centers[sel], s)

@@ -32,10 +32,12 @@ VERIFY_MODEL = "pyramids-verify.onnx"
 #: (COLOR_CLASSES order), the heat at the candidate, 1 where the heat map alone proposed it
 FEATURES: tuple[str, ...] = (*(f"p_{c}" for c in COLOR_CLASSES), "heat", "from_heat")
 LIGHT = ("white", "clear")
-#: a candidate is doubtful when the colour classifier's best colour is white, clear or black
-#: (no colour of their own: the colour table cannot back them up) or the heat map alone
-#: proposed it, and the colour classifier gives ``none`` less than this (above it, nothing
-#: the finder does would take it)
+#: a candidate is doubtful when the heat map alone proposed it, or when the colour
+#: classifier's best colour is white, clear or black (no colour of their own: the colour
+#: table cannot back them up) and it gives ``none`` less than this (above it, nothing the
+#: finder does would take it). The heat map's own candidates are asked whatever the colour
+#: classifier says: on dev renders a clear or white pyramid missed by everything else often
+#: lay under one it called ``none`` (p 0.98-1.00), at 0.4-1 such candidates an image
 DOUBT_MAX_NONE = 0.9
 
 
@@ -72,7 +74,7 @@ def doubtful(p_what: np.ndarray, names: tuple[str, ...] | list[str],
     # COLOR_CLASSES: none first, then the ten colours
     best = np.asarray(COLOR_CLASSES[1:])[np.argmax(p[:, 1:], axis=1)]
     light_or_black = np.isin(best, [*LIGHT, "black"])
-    out: np.ndarray = (light_or_black | np.asarray(from_heat, bool)) & (p[:, 0] < DOUBT_MAX_NONE)
+    out: np.ndarray = (light_or_black & (p[:, 0] < DOUBT_MAX_NONE)) | np.asarray(from_heat, bool)
     return out
 
 
