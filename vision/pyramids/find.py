@@ -395,13 +395,18 @@ class PyramidFinder:
         # nan (not asked) is never >= VERIFY_MIN
         keep = np.flatnonzero((none < self.max_none) | (p_ver >= VERIFY_MIN)
                               | self._warm_hue(reads))
+        # the checks that need neither the shape classifier nor a fit come first: on the
+        # bench's renders they turn away a third of these, whose shape reads would be wasted
+        first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
+                                            float(p_ver[k])) for k in keep}
+        keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
         finds: list[PyramidFind] = []
         if len(keep):
             ps = self._steady_shape(look, image, centers[keep], self.how.probs(patches[keep]))
             up = patch_up_deg(centers[keep], look.camera[:2])
             for j, k in enumerate(keep):
                 f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]),
-                               float(p_ver[k]))
+                               float(p_ver[k]), first[int(k)])
                 if f is not None:
                     finds.append(f)
         finds = self._one_per_pyramid(finds, look.camera)
@@ -496,11 +501,45 @@ class PyramidFinder:
         name = max(probs, key=lambda n: probs[n])
         return name, probs[name]
 
+    def _first_checks(self, look: Look, cand: Candidate, p_what: np.ndarray, heat: float,
+                      p_ver: float = math.nan) -> tuple[str, float, bool] | None:
+        """The checks on a candidate that need neither its shape nor a fit: None where it is
+        turned away, else (colour, p(colour), cold: the heat map is cold there, so its hue
+        must fill its silhouette)."""
+        color, p_color = self._color(p_what, look, np.array(cand.center_mm, np.float64))
+        p_none = float(p_what[self.what.column("none")])
+        if not math.isnan(p_ver):
+            # the second opinion was trained on exactly these candidates: it replaces the
+            # thresholds below (a hue still has to pass the silhouette tests after the fit)
+            return (color, p_color, False) if p_ver >= VERIFY_MIN else None
+        if cand.source == "heat" and color in HUES and not (
+                p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
+            # a hue's plastic makes colour-table candidates of its own; one the heat map
+            # alone proposes is card art (on dev renders these were nearly all false, read
+            # as red with no red pixels under them) unless both networks are sure
+            return None
+        if color in ("white", "clear") and p_none >= self.max_none_light and heat < HEAT_LIGHT:
+            return None
+        if color == "black" and p_none >= MAX_NONE_BLACK:
+            return None
+        cold = self.heat is not None and heat < (
+            MIN_HEAT_LIGHT if color in ("white", "clear") else
+            MIN_HEAT_BLACK if color == "black" else MIN_HEAT)
+        if cold and color not in HUES:
+            return None
+        return color, p_color, cold
+
     def _read(self, look: Look, cand: Candidate, p_what: np.ndarray, p_how: np.ndarray,
-              up_deg: float, heat: float = 0.0, p_ver: float = math.nan
-              ) -> PyramidFind | None:
+              up_deg: float, heat: float = 0.0, p_ver: float = math.nan,
+              first: tuple[str, float, bool] | None = None) -> PyramidFind | None:
+        """One candidate read into a find, or None where it is turned away. ``first``: what
+        :meth:`_first_checks` gave for it, when the caller has already asked."""
+        if first is None:
+            first = self._first_checks(look, cand, p_what, heat, p_ver)
+            if first is None:
+                return None
+        color, p_color, cold = first
         center = np.array(cand.center_mm, np.float64)
-        color, p_color = self._color(p_what, look, center)
         names = self.how.names
         by_size = []
         for pips in (1, 2, 3):
@@ -519,33 +558,9 @@ class PyramidFinder:
                 pointing = (up_deg + rel) % 360.0
             return (*self._place(look, cand, color, size, upright, pointing, center), pointing)
 
-        # the checks that need no fit come first: a fit costs a few silhouettes drawn, and
-        # most candidates turned away are turned away by these
         p_none = float(p_what[self.what.column("none")])
         heat_hue = cand.source == "heat" and color in HUES
         verified = not math.isnan(p_ver)
-        if verified:
-            # the second opinion was trained on exactly these candidates: it replaces the
-            # thresholds below (a hue still has to pass the silhouette tests after the fit)
-            if p_ver < VERIFY_MIN:
-                return None
-            cold = False
-        else:
-            if heat_hue and not (p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
-                # a hue's plastic makes colour-table candidates of its own; one the heat map
-                # alone proposes is card art (on dev renders these were nearly all false,
-                # read as red with no red pixels under them) unless both networks are sure
-                return None
-            if color in ("white", "clear") and p_none >= self.max_none_light \
-                    and heat < HEAT_LIGHT:
-                return None
-            if color == "black" and p_none >= MAX_NONE_BLACK:
-                return None
-            cold = self.heat is not None and heat < (
-                MIN_HEAT_LIGHT if color in ("white", "clear") else
-                MIN_HEAT_BLACK if color == "black" else MIN_HEAT)
-            if cold and color not in HUES:
-                return None
         base, ang, iou, pointing = place(pips)
         if heat_hue and iou <= 0.0 and not (p_ver >= HEAT_HUE_TRUST and p_none < SURE):
             # not a pixel of a hue's plastic under it: the false ones on dev renders were
