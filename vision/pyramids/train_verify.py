@@ -48,6 +48,8 @@ CUT_PEAK = 0.1
 #: (``none`` of at least DOUBT_MAX_NONE), only those at least this warm: below it they were
 #: 86% of all samples and nearly all of them card art, and the finder's peaks start at 0.3
 CUT_NONE_MIN_HEAT = 0.2
+#: training patches are shifted by up to this many pixels each way (0: not at all)
+SHIFT_PX = 3
 POS_MM = 6.0
 NEG_MM = 12.0
 VAL_EVERY = 10
@@ -210,6 +212,13 @@ def _batch(data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generato
         # brightness and contrast jitter for the light the renders did not draw
         flip = rng.random(len(idx)) < 0.5
         p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
+        if SHIFT_PX:
+            # the candidate is rarely on the pyramid's middle: shift the patch a little
+            pad = np.pad(p, ((0, 0), (SHIFT_PX, SHIFT_PX), (SHIFT_PX, SHIFT_PX), (0, 0)),
+                         mode="edge")
+            dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, len(idx)))
+            n = p.shape[1]
+            p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(idx))])
     x = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
     x = x / 255.0
     if rng is not None:
