@@ -97,6 +97,7 @@ def test_a_hue_with_no_plastic_seen_is_found_only_when_both_networks_are_sure(
     finder.how.names = SHAPE_CLASSES
     finder.profile = None
     finder.min_iou_hue = MIN_IOU_HUE
+    finder.max_none = 0.5
     finder.max_none_light = 0.04
     cand = Candidate((100.0, 120.0), BACKGROUND, 0.0, "heat")
     f = finder._read(_Look(), cand, _p(red=1.0), _upright_small(), 0.0, heat=0.7,
@@ -105,3 +106,29 @@ def test_a_hue_with_no_plastic_seen_is_found_only_when_both_networks_are_sure(
     if f is not None:
         assert (f.color, f.pips, f.upright) == ("red", 1, True)
         assert f.extra["iou"] == 0.0
+
+
+class _NamesWhite:
+    """Stands in for a colour profile that names the plastic white."""
+
+    def classify(self, look: Any, center: np.ndarray) -> str:
+        return "white"
+
+
+def test_a_warm_hue_a_colour_profile_names_white_is_not_read_against_none() -> None:
+    # the classifier's likeliest colour is yellow (so _warm_hue keeps it), but the profile
+    # names it white, which is never read where the classifier calls it none
+    from vision.pyramids.classifier import PatchClassifier
+
+    finder = _finder()
+    finder.what = PatchClassifier.__new__(PatchClassifier)
+    finder.what.names = COLOR_CLASSES
+    finder.max_none = 0.5
+    finder.max_none_light = 0.04
+    cand = Candidate((100.0, 120.0), BACKGROUND, 0.0, "blob")
+    warm = HUE_WARM + 0.1
+    finder.profile = None
+    assert finder._first_checks(_Look(), cand, _p(none=0.9, yellow=0.1), warm)[0] == "yellow"
+    finder.profile = _NamesWhite()
+    assert finder._first_checks(_Look(), cand, _p(none=0.9, yellow=0.1), warm) is None
+    assert finder._first_checks(_Look(), cand, _p(none=0.3, yellow=0.7), warm) is not None

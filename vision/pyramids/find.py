@@ -514,6 +514,10 @@ class PyramidFinder:
             # the second opinion was trained on exactly these candidates: it replaces the
             # thresholds below (a hue still has to pass the silhouette tests after the fit)
             return (color, p_color, False) if p_ver >= VERIFY_MIN else None
+        if p_none >= self.max_none and color not in HUES:
+            # only a hue is read against the colour classifier's none (HUE_WARM): a colour
+            # profile may name another colour than the classifier's likeliest
+            return None
         if cand.source == "heat" and color in HUES and not (
                 p_none < HEAT_HUE_MAX_NONE and heat >= HEAT_HUE_MIN_HEAT):
             # a hue's plastic makes colour-table candidates of its own; one the heat map
