@@ -351,7 +351,9 @@ def test_heat_peaks_beside_a_colour_table_candidate_add_nothing(tarot, finder):
 
     class Stub:   # a heat map warm at exactly those two cells, faintly
         def __call__(self, view, ppm):
-            p = np.zeros((view.shape[0] // 4, view.shape[1] // 4), np.float32)
+            # one cell per CELL_MM of table, whatever the view's resolution
+            cells = np.ceil(np.array(view.shape[:2]) / (ppm * CELL_MM)).astype(int)
+            p = np.zeros(tuple(cells), np.float32)
             for x, y in (near, far):
                 p[int(y // CELL_MM), int(x // CELL_MM)] = HEAT_CUT_PEAK + 0.01
             return HeatMap(p)

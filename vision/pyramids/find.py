@@ -40,6 +40,7 @@ teaches both the colour table and the colour decision a player's own plastic.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -73,8 +74,16 @@ from vision.pyramids.verify import VERIFY_MODEL, Verifier, doubtful, features
 
 log = logging.getLogger(__name__)
 
-#: top-down view resolution for candidates and the geometric fit, px per mm
-VIEW_PPM = 1.0
+#: top-down view resolution for candidates and the geometric fit, px per mm. 0.75 since
+#: 2026-11-25 (was 1.0): the view, its colour table reading, the blobs and every fit cost
+#: about half as much, and a small pyramid's base (14 mm) is still 10 px across. Dev renders
+#: (100 images a group; ordinary / crowded under lamps / unseen printing), 1.0 -> 0.75:
+#: seed 550000 pyramids missed 67 / 290 / 79 -> 69 / 291 / 77, false finds 11 / 27 / 32 ->
+#: 9 / 23 / 33, tables right 49 / 3 / 43 -> 50 / 1 / 44; seed 560000 missed 70 / 261 / 44
+#: -> 73 / 266 / 43, false 7 / 23 / 24 -> 7 / 17 / 27, tables right 64 / 3 / 62 -> 63 / 5 /
+#: 61. 0.6 lost 10 more pyramids on each seed, 0.5 35 on seed 550000. Whole pipeline, next
+#: frames taken in turns (60 bench images): 41.7 -> 37.7 ms, the finder 37.3 -> 30.0 ms
+VIEW_PPM = 0.75
 #: a candidate is a pyramid when the colour classifier gives ``none`` less than this...
 MAX_NONE = 0.5
 #: ... and, for white and clear (the colour of card paper and of whatever lies under them),
@@ -86,8 +95,13 @@ MAX_NONE_BLACK = 0.3
 SAME_IOU = 0.3
 #: a find of a hue (not white, clear or black, whose pixels the colour table cannot tell
 #: from paper and ink) must have its colour's pixels fill its predicted silhouette this
-#: well (IoU): a solid seen through the camera's parallax, not a flat patch of card art
-MIN_IOU_HUE = 0.6
+#: well (IoU): a solid seen through the camera's parallax, not a flat patch of card art.
+#: 0.6 at 1 px/mm; at VIEW_PPM 0.75 a pyramid's edge pixels are a larger share of it and
+#: the IoUs of true finds are lower (dev renders, median 0.713 -> 0.688), so this and
+#: HEAT_OVERRULED_IOU went down by as much: dev seeds 550000 / 560000 (100 images a group),
+#: pyramids missed 433 / 378 -> 431 / 372, false finds 63 / 49 -> 65 / 54, tables right
+#: 97 / 129 -> 97 / 130 (at 1 px/mm with the old values: 436 / 375, 70 / 54, 95 / 129)
+MIN_IOU_HUE = 0.57
 #: ... unless the colour classifier is this sure (p of none below it)
 SURE = 0.05
 #: a hue's size (pips) is chosen by log p(size) + SIZE_FIT_WEIGHT x the silhouette's IoU with
@@ -157,8 +171,8 @@ MIN_HEAT_BLACK = 0.3
 #: ... except a hue whose plastic fills its predicted silhouette at least this well (IoU):
 #: the colour table is sure there, and the heat map can miss a small pyramid pressed
 #: against a larger one (dev renders: 2 of the 3 true hues under MIN_HEAT, none of the 32
-#: false ones, are at 0.7 or more)
-HEAT_OVERRULED_IOU = 0.7
+#: false ones, are at 0.7 or more; 0.67 at VIEW_PPM 0.75: MIN_IOU_HUE)
+HEAT_OVERRULED_IOU = 0.67
 #: a hue that does not fill its silhouette (taken only because the colour classifier is
 #: sure, SURE) needs at least this much heat: flat card art in a pyramid's colour (dev
 #: renders: 7 of the 38 such false finds above MIN_HEAT, 4 of the 95 true ones; 0.3 with
@@ -232,6 +246,13 @@ SLIDE_OWN = 0.3
 #: 550000); hues under SLIDE_OWN too: crowded false finds 38 -> 32 and 29 -> 25, recall
 #: 84.1 -> 84.4 and 84.0 -> 84.3%, the other groups within one find
 SLIDE_MAX_GROUP_MM = 2.0
+#: the colour's pixels this far outside a silhouette still count against it in the overlap
+#: (its union), and a slide reaches for pixels SLIDE_REACH_MM outside it: in mm, so that the
+#: view's resolution (VIEW_PPM) does not move them (at 1 px/mm they were 5 x 5 and twice
+#: 5 x 5 pixels; at 0.75 px/mm the same pixels reached 5.3 mm, and a small upright red
+#: touching a 2-pip red slid onto the 2-pip's plastic: test_touching_pyramids_of_one_colour)
+NEAR_MM = 2.0
+SLIDE_REACH_MM = 4.0
 HUES = frozenset(COLORS[:7])
 DARK_CLASSES = "dark"     # the seven hues and black
 LIGHT_CLASSES = "light"   # white and clear
@@ -601,7 +622,13 @@ class PyramidFinder:
         if not upright:
             pointing = ang
         p_pyr = p_ver if verified else 1.0 - p_none
-        conf = p_pyr * max(p_up, p_lie) / max(1e-6, totals[pips - 1])
+        # how sure the whole read is: pyramid, and its size and pose together. Two reads of
+        # one pyramid (a blob's part and a distance peak 7 mm off) keep the surer
+        # (_one_per_pyramid); the pose's share within its size alone (the earlier measure)
+        # tied at 0.99 in the sample game between the right 1-pip upright (size 0.99) and a
+        # 2-pip lying read at the peak (size 0.86). Dev renders (seeds 550000 / 560000,
+        # 100 images a group): tables right 95 -> 96 and 129 -> 129, pips +0.1 to +0.4
+        conf = p_pyr * max(p_up, p_lie)
         return PyramidFind(
             color=color, pips=pips, upright=upright, pointing_deg=pointing,
             base_center_mm=(float(base[0]), float(base[1])), confidence=float(conf),
@@ -649,7 +676,8 @@ class PyramidFinder:
             mine = (win == COLORS.index(color)).astype(np.uint8)
             if mine.sum() >= SLIDE_OWN * cv2.contourArea(hull):
                 own = mine
-        grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+        grow = _disc_px(NEAR_MM * VIEW_PPM)
+        reach = _disc_px(SLIDE_REACH_MM * VIEW_PPM)
 
         def score(b: np.ndarray, a: float) -> float:
             pm = np.zeros_like(mask)
@@ -665,7 +693,7 @@ class PyramidFinder:
             pm = np.zeros_like(mask)
             h = self._hull_px(pips, upright, ang0, base, cam) - origin
             cv2.fillConvexPoly(pm, np.round(h * 16).astype(np.int32), 1, cv2.LINE_8, 4)
-            sel = own & cv2.dilate(pm, grow, iterations=2)
+            sel = own & cv2.dilate(pm, reach)
             m = cv2.moments(sel, binaryImage=True)
             if m["m00"] < 10:
                 break
@@ -696,6 +724,14 @@ class PyramidFinder:
             if all(not _same_pyramid(f, hull, k, h) for k, h in keep):
                 keep.append((f, hull))
         return [k for k, _ in keep]
+
+
+@functools.lru_cache(maxsize=8)
+def _disc_px(radius_px: float) -> np.ndarray:
+    """An elliptical structuring element of the given radius, rounded to whole pixels."""
+    r = max(1, int(round(radius_px)))
+    disc: np.ndarray = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    return disc
 
 
 def _same_pyramid(a: PyramidFind, ha: np.ndarray, b: PyramidFind, hb: np.ndarray) -> bool:
