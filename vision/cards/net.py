@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from vision.cards.identify import BACK_ID, CROP_SIZE, NONE_ID, CardMatch
+from vision.tensors import nchw_rgb01
 
 ROTATED_SUFFIX = "@180"
 #: Crops per onnxruntime call.
@@ -60,8 +61,8 @@ class CardNet:
         cw, ch = CROP_SIZE
         x = np.stack([c if c.shape[:2] == (ch, cw) else
                       cv2.resize(c, (cw, ch), interpolation=cv2.INTER_AREA) for c in crops])
-        x = x[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
-        outs = [self.session.run(None, {self.input: np.ascontiguousarray(x[a:a + BATCH])})[0]
+        x = nchw_rgb01(x)
+        outs = [self.session.run(None, {self.input: x[a:a + BATCH]})[0]
                 for a in range(0, len(x), BATCH)]
         return np.concatenate([np.asarray(o, np.float32).reshape(len(o), -1) for o in outs])
 

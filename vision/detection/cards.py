@@ -19,6 +19,7 @@ from calibration.mat import Mat
 from calibration.table import Calibration
 from models import ModelError, model_path
 from vision.detection.view import DetectorView
+from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,6 @@ class CardDetector:
         return self.detect_canvas(canvas, view)
 
     def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
-        x = canvas[:, :, ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255.0
-        raw: Any = self.session.run(None, {self.input_name: np.ascontiguousarray(x)})[0]
+        x = nchw_rgb01(canvas[None])
+        raw: Any = self.session.run(None, {self.input_name: x})[0]
         return CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from vision.pyramids.colors import COLORS
+from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,7 @@ def patch_up_deg(centers_mm: np.ndarray, nadir_mm: np.ndarray) -> np.ndarray:
 def network_input(patches_bgr: np.ndarray) -> np.ndarray:
     """(N, 3, h, w) float32 RGB 0-1, what the patch networks take, from (N, h, w, 3) uint8 BGR
     patches."""
-    x: np.ndarray = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) * (1.0 / 255.0)
-    return x
+    return nchw_rgb01(patches_bgr)
 
 
 class PatchClassifier:

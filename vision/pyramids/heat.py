@@ -22,6 +22,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.tensors import nchw_rgb01
+
 log = logging.getLogger(__name__)
 
 #: the file the finder runs: the int8 copy of the trained float network
@@ -68,8 +70,7 @@ def heat_input(view: np.ndarray, view_ppm: float, ppm: float = HEAT_PPM) -> np.n
     if ph or pw:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_CONSTANT,
                                    value=(128, 128, 128))
-    out: np.ndarray = (small.astype(np.float32) * (1.0 / 255.0)).transpose(2, 0, 1)[None]
-    return out
+    return nchw_rgb01(small[None], swap_rb=False)
 
 
 @dataclass
