@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.results import write_section  # noqa: E402  (after the path insert)
+from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Pyramids"
 OLD_SECTION = "## Pyramids (classical prototype)"
@@ -248,7 +248,7 @@ def report(res: dict[str, Scorer], times: dict[str, list[float]], cmd: str, seed
     lines = [SECTION, "",
              f"Command: `{cmd}`  ",
              (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-              f"{os.cpu_count()} CPUs shared with other work (load average "
+              f"{os.cpu_count()} CPUs, {cpu_name()}, shared with other work (load average "
               f"{os.getloadavg()[0]:.2f} when done)  "),
              (f"Method: colour-table candidates and the peaks of a heat map "
               f"(`models/pyramids-heat.int8.onnx`, the int8 copy of `pyramids-heat.onnx`) in the top-down view, two small ONNX patch "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import re
 from pathlib import Path
 
@@ -21,3 +22,23 @@ def write_section(title: str, text: str, path: Path = RESULTS) -> None:
     else:
         new = old.rstrip() + "\n\n" + text.rstrip() + "\n"
     path.write_text(new.rstrip() + "\n", encoding="utf-8")
+
+
+def cpu_name() -> str:
+    """The CPU's model and its widest vector instructions that matter to onnxruntime (int8
+    kernels differ with VNNI, AVX-512 and AVX2): timings from different CPUs are not
+    comparable, and the int8 heat map's speed depends on them (models/pyramids-heat.md)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    name, flags = "unknown CPU", set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and name == "unknown CPU":
+            name = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    simd = ("AVX-512 VNNI" if "avx512_vnni" in flags else "AVX-VNNI" if "avx_vnni" in flags
+            else "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "")
+    return f"{name} ({simd})" if simd else name

@@ -22,19 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.results import write_section  # noqa: E402  (after the path insert)
+from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Synthetic scenes"
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def run(count: int, jobs: int, seed: int, size: tuple[int, int], game: str) -> dict:
@@ -76,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd = "python bench/synth.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         SECTION, "",
-        f"`{cmd.strip()}` on {os.cpu_count()} cores ({_cpu()}), Python "
+        f"`{cmd.strip()}` on {os.cpu_count()} cores ({cpu_name()}), Python "
         f"{platform.python_version()}; {args.count} images of 1920x1080, `--game {args.game}`, "
         "hands 0.2, whole pipeline (scene, camera, render, lens distortion, JPEG, truth JSON, "
         f"disk). Load average when done: {load:.2f} (other work shares these cores).", "",

@@ -64,7 +64,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.results import write_section  # noqa: E402  (after the path insert)
+from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
 
 log = logging.getLogger("bench.vision")
 
@@ -595,7 +595,8 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(head + [
         f"Command: `{cmd}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-        f"{platform.platform()}; {os.cpu_count()} CPUs shared with other work (load average "
+        f"{platform.platform()}; {os.cpu_count()} CPUs, {cpu_name()}, shared with other work "
+        f"(load average "
         f"{load:.2f} at the end)  ",
         f"Images: {args.count_per_group} per group, {len(tasks)} in all, rendered by the bench "
         f"from seed {args.seed} + group (never used in training or tuning: those seeds are "
