@@ -171,7 +171,10 @@ MIN_HEAT_BLACK = 0.3
 #: ... except a hue whose plastic fills its predicted silhouette at least this well (IoU):
 #: the colour table is sure there, and the heat map can miss a small pyramid pressed
 #: against a larger one (dev renders: 2 of the 3 true hues under MIN_HEAT, none of the 32
-#: false ones, are at 0.7 or more; 0.67 at VIEW_PPM 0.75: MIN_IOU_HUE)
+#: false ones, are at 0.7 or more; 0.67 at VIEW_PPM 0.75: MIN_IOU_HUE). Small upright hues
+#: the colour classifier is sure of (p none ~0) at heat 0.12-0.16 fill theirs 0.62; taking
+#: those at MIN_IOU_HUE where p none < 0.001 found 2 more on dev seed 550000 (300 images)
+#: and set no table right, so it was not kept (2026-11-25)
 HEAT_OVERRULED_IOU = 0.67
 #: a hue that does not fill its silhouette (taken only because the colour classifier is
 #: sure, SURE) needs at least this much heat: flat card art in a pyramid's colour (dev
@@ -210,7 +213,10 @@ HEAT_HUE_TRUST = 0.9
 #: of such candidates that made a find, every one that was false had heat under 0.45 and
 #: 12 of 26 true ones were above 0.5. Recall 86.3 / 84.3 / 84.4 -> 86.6 / 84.6 / 84.4% and
 #: 86.2 / 84.9 / 90.9 -> 86.4 / 85.1 / 91.0%, false finds +0 and +2, one more table right
-#: in each of two groups; 0.4 and 0.5 found 0-4 more for 1-5 more false finds
+#: in each of two groups; 0.4 and 0.5 found 0-4 more for 1-5 more false finds. Tried
+#: 2026-11-25 (dev seeds 550000 / 560000, 100 images a group, the 7-bit heat map): 0.45 or
+#: 0.55 where the hue then fills its silhouette (IoU 0.67; a yellow 3-pip lying at heat 0.63
+#: had 0.75): 1-3 more pyramids, one more table right on one seed and one fewer on the other
 HUE_WARM = 0.65
 #: the second opinion (``pyramids-verify.onnx``, :mod:`vision.pyramids.verify`) on a doubtful
 #: candidate (white, clear or black, or proposed by the heat map alone): it is a pyramid when
