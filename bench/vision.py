@@ -56,6 +56,7 @@ import os
 import platform
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,10 @@ def score(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
         elif t_count[t]["id"] != "back":
             dir_n += 1
             dir_ok += _angle_diff(pred[p]["angle_deg"], t_count[t]["angle_deg"]) <= ANGLE_TOL
+    # what went wrong, by kind (bench/vision_dev.py reports these)
+    faults: Counter[str] = Counter(uncalibrated=int(not record["calibrated"]),
+                                   card_missed=len(missed_t), card_false=len(false_p),
+                                   card_id=len(wrong_ids), card_direction=dir_n - dir_ok)
     s.update(cards_truth=len(t_count), cards_pred=len(pred) - len(dont_pairs),
              cards_tp=len(pairs), cards_id_ok=id_ok, cards_dir_n=dir_n, cards_dir_ok=dir_ok,
              cards_missed_low_vis=sum(float(t_count[t].get("visible", 1)) < 0.85
@@ -188,9 +193,13 @@ def score(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     tp_count = [p for p in truth["pyramids"] if _counts(p)]
     tp_dont = [p for p in truth["pyramids"] if not _counts(p)]
     ppred = record["pyramids"]
-    ppairs, pextra, _ = _greedy(ppred, tp_count, "base_center_mm", PYR_MM)
-    pdont, pfalse, _ = _greedy([ppred[i] for i in sorted(pextra)], tp_dont, "base_center_mm",
-                               PYR_MM)
+    ppairs, pextra, pmissed = _greedy(ppred, tp_count, "base_center_mm", PYR_MM)
+    prest = [ppred[i] for i in sorted(pextra)]
+    pdont, pfalse, _ = _greedy(prest, tp_dont, "base_center_mm", PYR_MM)
+    for t in pmissed:
+        faults.update(("pyr_missed", "pyr_missed_" + tp_count[t]["color"]))
+    for i in pfalse:
+        faults.update(("pyr_false", "pyr_false_" + prest[i]["color"]))
     col = pips = up = pt_n = pt_ok = all_ok = 0
     for p, t in ppairs:
         f, g = ppred[p], tp_count[t]
@@ -207,9 +216,13 @@ def score(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
                     and _angle_diff(f["pointing_deg"], g["pointing_deg"]) <= ANGLE_TOL)
             pt_ok += a_ok
         all_ok += c_ok and n_ok and u_ok and a_ok
+        # a wrong pose is not also counted as a wrong pointing
+        faults.update(k for k, ok in (("pyr_colour", c_ok), ("pyr_pips", n_ok),
+                                      ("pyr_pose", u_ok), ("pyr_pointing", a_ok or not u_ok))
+                      if not ok)
     s.update(pyr_truth=len(tp_count), pyr_pred=len(ppred) - len(pdont), pyr_tp=len(ppairs),
              pyr_color_ok=col, pyr_pips_ok=pips, pyr_upright_ok=up, pyr_point_n=pt_n,
-             pyr_point_ok=pt_ok)
+             pyr_point_ok=pt_ok, faults=dict(+faults))
     s["exact"] = bool(
         record["calibrated"] and len(pairs) == len(t_count) and not false_p
         and id_ok == len(pairs) and dir_ok == dir_n
@@ -302,6 +315,52 @@ def _one(task: tuple[str, int, int]) -> dict[str, Any]:
     s = score(record, truth)
     s.update(group=group, index=index, ms=record["timings_ms"].get("total", 0.0), **info)
     return s
+
+
+def parse_groups(ap: argparse.ArgumentParser, text: str) -> list[str]:
+    """The comma-separated ``--groups``, each one of GROUPS (else the parser's error)."""
+    groups = [g.strip() for g in text.split(",") if g.strip()]
+    bad = [g for g in groups if g not in GROUPS]
+    if bad:
+        ap.error(f"unknown group(s) {', '.join(bad)}; expected {', '.join(GROUPS)}")
+    return groups
+
+
+def score_images(groups: list[str], count: int, seed: int, jobs: int,
+                 oracle: tuple[bool, bool], intrinsics: bool, label: str
+                 ) -> list[dict[str, Any]]:
+    """:func:`score` of images 0..count-1 of each group rendered from ``seed``, in ``jobs``
+    worker processes, with progress shown (a line every 25 images where no bar is drawn)."""
+    from vision.synth.generate import Progress
+
+    tasks = [(g, i, seed) for g in groups for i in range(count)]
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    bar = Progress(len(tasks), label)
+
+    def done(r: dict[str, Any]) -> None:
+        rows.append(r)
+        bar.update(1)
+        if not bar.enabled and (len(rows) % 25 == 0 or len(rows) == len(tasks)):
+            print(f"{len(rows)}/{len(tasks)} images ({time.perf_counter() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    if jobs <= 1:
+        _init(oracle, 1, intrinsics)
+        for t in tasks:
+            done(_one(t))
+        for pl, _, _ in _W["pipelines"].values():
+            pl.close()
+        _W["pipelines"].clear()
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+        with ctx.Pool(jobs, initializer=_init, initargs=(oracle, 1, intrinsics)) as pool:
+            for r in pool.imap_unordered(_one, tasks, chunksize=2):
+                done(r)
+    bar.close()
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,10 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.seed < MIN_SEED:
         ap.error(f"--seed must be at least {MIN_SEED}: lower seeds may overlap training data")
-    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
-    bad = [g for g in groups if g not in GROUPS]
-    if bad:
-        ap.error(f"unknown group(s) {', '.join(bad)}; expected {', '.join(GROUPS)}")
+    groups = parse_groups(ap, args.groups)
     if args.count_per_group < 1 or args.jobs < 1 or args.timing_images < 0:
         ap.error("--count-per-group and --jobs must be positive, --timing-images >= 0")
 
@@ -519,36 +575,9 @@ def main(argv: list[str] | None = None) -> int:
                     "(the reference YOLO11n-OBB export).")
         reference = None
 
-    tasks = [(g, i, args.seed) for g in groups for i in range(args.count_per_group)]
-    rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    from vision.synth.generate import Progress
-
-    bar = Progress(len(tasks), "bench vision")
-
-    def done(r: dict[str, Any]) -> None:
-        rows.append(r)
-        bar.update(1)
-        if not bar.enabled and (len(rows) % 25 == 0 or len(rows) == len(tasks)):
-            print(f"{len(rows)}/{len(tasks)} images ({time.perf_counter() - t0:.0f} s)",
-                  file=sys.stderr, flush=True)
-
-    if args.jobs <= 1:
-        _init(oracle, 1, not args.no_intrinsics)
-        for t in tasks:
-            done(_one(t))
-        for pl, _, _ in _W["pipelines"].values():
-            pl.close()
-        _W["pipelines"].clear()
-    else:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-        with ctx.Pool(args.jobs, initializer=_init,
-                      initargs=(oracle, 1, not args.no_intrinsics)) as pool:
-            for r in pool.imap_unordered(_one, tasks, chunksize=2):
-                done(r)
-    bar.close()
+    rows = score_images(groups, args.count_per_group, args.seed, args.jobs, oracle,
+                        not args.no_intrinsics, "bench vision")
     t_acc = time.perf_counter() - t0
     sums = {g: summarise(rows, g) for g in groups}
 
@@ -596,9 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{cmd}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
         f"{platform.platform()}; {os.cpu_count()} CPUs, {cpu_name()}, shared with other work "
-        f"(load average "
-        f"{load:.2f} at the end)  ",
-        f"Images: {args.count_per_group} per group, {len(tasks)} in all, rendered by the bench "
+        f"(load average {load:.2f} at the end)  ",
+        f"Images: {args.count_per_group} per group, {len(rows)} in all, rendered by the bench "
         f"from seed {args.seed} + group (never used in training or tuning: those seeds are "
         f"below 600000), "
         f"{SIZE[0]}x{SIZE[1]}, JPEG, no hands; accuracy part {t_acc:.0f} s with "
