@@ -51,6 +51,33 @@ class Intrinsics:
         pts = np.asarray(px, np.float64).reshape(-1, 1, 2)
         return cv2.undistortPoints(pts, self.K, self.dist, P=self.K).reshape(-1, 2)
 
+    def distort_points(self, px: np.ndarray) -> np.ndarray:
+        """Undistorted pixels (N, 2) to pixels of the image as the lens took it: the inverse
+        of :meth:`undistort_points`, the same as ``cv2.projectPoints`` of the rays.
+
+        Written out in numpy for OpenCV's radial and tangential terms (up to 8
+        coefficients): ``cv2.projectPoints`` took 23 ms for the 45,000 points of the pyramid
+        finder's map of the mat on one core of this project's machines, this 1.5 ms. Thin
+        prism and tilt terms (more than 8) go through OpenCV."""
+        ideal = np.asarray(px, np.float64).reshape(-1, 2)
+        K = np.asarray(self.K, np.float64)
+        dist = np.asarray(self.dist, np.float64).ravel()
+        x = (ideal[:, 0] - K[0, 2]) / K[0, 0]
+        y = (ideal[:, 1] - K[1, 2]) / K[1, 1]
+        if dist.size > 8:
+            rays = np.column_stack([x, y, np.ones(len(x))])
+            out, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), K,
+                                       dist)
+            res: np.ndarray = out.reshape(-1, 2)
+            return res
+        k1, k2, p1, p2, k3, k4, k5, k6 = np.concatenate([dist, np.zeros(8 - dist.size)])
+        r2 = x * x + y * y
+        radial = (1 + r2 * (k1 + r2 * (k2 + r2 * k3))) / (1 + r2 * (k4 + r2 * (k5 + r2 * k6)))
+        xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
+        yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
+        return np.column_stack([K[0, 0] * xd + K[0, 1] * yd + K[0, 2],
+                                K[1, 1] * yd + K[1, 2]])
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -240,6 +267,15 @@ REFINE_MAX_MOVE_PX = 6.0
 REFINE_REUSE_PX = 0.5
 
 
+#: A camera's first frame (or one after the markers moved) is searched whole at half size
+#: first when its short side has at least this many pixels; the corners are then measured
+#: again at full size (:func:`refine_corners`), so only finding them is done small. On this
+#: project's machines (2 cores, AMD EPYC) a 1920x1080 frame took 17-19 ms at full size and
+#: 6 at half; of 216 markers in 60 dev renders (seed 550000, bench/vision.py's scenes) the
+#: half-size search missed 2, which the full-size search that follows then found.
+HALF_SEARCH_MIN_PX = 720
+
+
 def _refining_detector(mat: Mat) -> Any:
     det = _detector(mat, window=True)
     params = det.getDetectorParameters()
@@ -309,7 +345,7 @@ class TableCalibrator:
         if len(found) < 4:
             # a marker hidden or moved: search the whole frame. A fixed camera's windows
             # were already searched sharpened, so a hand over a marker costs one plain pass.
-            found = detect_markers(gray, self.mat, self._detector, second_look=False)
+            found = self._search_frame(gray)
             if len(found) < 4 and not self._last_px:
                 seen, fruitless = frozenset(found), self._fruitless_look
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
@@ -328,6 +364,25 @@ class TableCalibrator:
         if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
             self.last_good = result
         return result
+
+    def _search_frame(self, gray: np.ndarray) -> dict[int, np.ndarray]:
+        """The plain search of the whole frame: at half size first
+        (:data:`HALF_SEARCH_MIN_PX`), at full size when that does not find all four."""
+        h, w = gray.shape[:2]
+        found: dict[int, np.ndarray] = {}
+        if min(h, w) >= HALF_SEARCH_MIN_PX:
+            small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+            scale = np.array([w / small.shape[1], h / small.shape[0]])
+            # pixel centres: small pixel i covers full pixels [i * scale, (i + 1) * scale)
+            found = {k: (c + 0.5) * scale - 0.5 for k, c in _detect(small, self._detector).items()}
+            if len(found) == 4:
+                # searched again at full size in a window around each, as the next frame
+                # of a fixed camera will be: its corners then agree with this frame's and
+                # the refinement is reused (:data:`REFINE_REUSE_PX`)
+                near = detect_markers_near(gray, self.mat, found, self._window_detector)
+                return {**found, **near}
+        full = _detect(gray, self._detector)
+        return {**found, **full}
 
     def _refine(self, gray: np.ndarray, found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
         """:func:`refine_corners`, reusing the last frame's refinement of a marker that has

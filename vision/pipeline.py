@@ -223,12 +223,7 @@ def image_points(calib: Calibration, mm: np.ndarray) -> np.ndarray:
     intr = calib.intrinsics
     if intr is None or not intr.distorts:
         return ideal
-    K = np.asarray(intr.K, np.float64)
-    n = (ideal - K[:2, 2]) / np.diag(K)[:2]
-    pts = np.column_stack([n, np.ones(len(n))])
-    px, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), K, np.asarray(intr.dist, float))
-    out: np.ndarray = px.reshape(-1, 2)
-    return out
+    return intr.distort_points(ideal)
 
 
 def table_window(calib: Calibration, area_mm: tuple[float, float, float, float],

@@ -171,11 +171,7 @@ def warp_card_mm(image: np.ndarray, calib: Any, center_mm: Sequence[float], angl
     mm = ((1 - S)[..., None] * (1 - T)[..., None] * tl + S[..., None] * (1 - T)[..., None] * tr
           + S[..., None] * T[..., None] * br + (1 - S)[..., None] * T[..., None] * bl)
     ideal = calib.to_image(mm.reshape(-1, 2))
-    K = np.asarray(intr.K, np.float64)
-    n = (ideal - K[:2, 2]) / np.diag(K)[:2]
-    pts = np.column_stack([n, np.ones(len(n))])
-    dist_px, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), K, np.asarray(intr.dist, float))
-    grid = dist_px.reshape(gy, gx, 2).astype(np.float32)
+    grid = intr.distort_points(ideal).reshape(gy, gx, 2).astype(np.float32)
     # grid nodes sit on the patch's outer pixel edges; resize maps node i to pixel centres
     big = cv2.resize(grid, (cw, ch), interpolation=cv2.INTER_LINEAR)
     return cv2.remap(image, big[..., 0], big[..., 1], cv2.INTER_LINEAR,

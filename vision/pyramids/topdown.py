@@ -47,12 +47,7 @@ def table_to_image(calib: Calibration, pts_mm: np.ndarray) -> np.ndarray:
     und = hom[:, :2] / hom[:, 2:3]
     if calib.intrinsics is None or not calib.intrinsics.distorts:
         return und
-    K = calib.intrinsics.K
-    norm = np.hstack([(und - K[:2, 2]) / np.array([K[0, 0], K[1, 1]]), np.ones((len(pts), 1))])
-    px, _ = cv2.projectPoints(norm.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), K,
-                              calib.intrinsics.dist)
-    out: np.ndarray = px.reshape(-1, 2)
-    return out
+    return calib.intrinsics.distort_points(und)
 
 
 class TopDown:
