@@ -109,6 +109,36 @@ def test_the_finder_takes_a_doubtful_candidate_on_the_second_opinion(tarot, find
     assert finder._read(look, cand, sure, p_how, up, 0.9, VERIFY_MIN - 0.2) is None
 
 
+def test_a_hue_the_colour_classifier_took_alone_is_dropped_when_the_verifier_calls_it_art(
+        tarot, finder, monkeypatch):
+    """A red pyramid is not doubtful, so the verifier is asked about it only after the first
+    checks: under VERIFY_HUE_MIN it is dropped as card art, at or over it the find stands."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.find import VERIFY_HUE_MIN
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("red", 2, True, (400.0, 300.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    asked = []
+
+    def verifier_says(p):
+        def p_pyramid(patches, feats):
+            asked.append(len(patches))
+            return np.full(len(patches), p, np.float32)
+        return p_pyramid
+
+    monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says(VERIFY_HUE_MIN))
+    got = finder.find(image, calib)
+    assert [(f.color, f.pips) for f in got] == [("red", 2)] and asked
+    monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says(VERIFY_HUE_MIN - 0.01))
+    assert finder.find(image, calib) == []
+
+
 def test_training_labels_a_point_by_the_silhouettes_it_lies_near(tarot):
     """The cutter's labels: a pyramid within POS_MM of a silhouette's centroid, ``none`` well
     away from every one, left out in between and on a pyramid mostly hidden."""

@@ -229,6 +229,14 @@ HUE_WARM = 0.65
 #: the same tables right as 0.7 (328 of 900 on the two seeds), 20 fewer false finds; at
 #: HEAT_PEAK 0.3, 0.5 and 0.6 found 0.1-0.6 points more for 2-11 more false finds a group
 VERIFY_MIN = 0.8
+#: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
+#: as card art where the verifier, asked after the first checks, gives it under this. The
+#: verifier was trained on doubtful candidates only, but on these it still tells art from
+#: plastic: dev renders (seeds 550000 / 560000, 100 images a group; ordinary / crowded under
+#: lamps / unseen printing), of the hue finds it put under 0.1: false 5 / 2 / 1 and 0 / 2 /
+#: 6, true 0 / 0 / 0 and 0 / 2 / 0 (of 2,368 and 2,348 true; under 0.2: 2 / 1 / 1 and
+#: 1 / 2 / 0 true for 3 more false)
+VERIFY_HUE_MIN = 0.1
 #: a hue's silhouette is slid onto the pixels of its own colour where they cover at least
 #: this share of it, else onto any hue's or black's (translucent plastic over art straddles
 #: neighbouring hues). On crowded tables a pyramid touches others of other colours, and
@@ -429,6 +437,7 @@ class PyramidFinder:
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
                                             float(p_ver[k])) for k in keep}
         keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
+        keep = self._art_dropped(look, image, reads, keep, first, p_ver)
         finds: list[PyramidFind] = []
         if len(keep):
             ps = self._steady_shape(look, image, centers[keep], self.how.probs(patches[keep]))
@@ -481,6 +490,27 @@ class PyramidFinder:
                 image, reads.centers[ask], span)
             out[ask] = self.verifier.p_pyramid(
                 mine, features(reads.p_what[ask], names, reads.heat[ask], reads.from_heat[ask]))
+        return out
+
+    def _art_dropped(self, look: Look, image: np.ndarray, reads: Reads, keep: np.ndarray,
+                     first: dict[int, tuple[str, float, bool] | None], p_ver: np.ndarray
+                     ) -> np.ndarray:
+        """``keep`` without the hues the verifier was not asked about and now gives under
+        :data:`VERIFY_HUE_MIN`."""
+        if self.verifier is None or self.heat is None or not VERIFY_HUE_MIN or not len(keep):
+            return keep
+        ask = np.array([k for k in keep if np.isnan(p_ver[k])
+                        and (first[int(k)] or ("", 0.0, False))[0] in HUES], np.int64)
+        if not len(ask):
+            return keep
+        names = self.what.names
+        span = self.verifier.patch_mm
+        mine = reads.patches[ask] if span == PATCH_MM else look.patches(
+            image, reads.centers[ask], span)
+        p = self.verifier.p_pyramid(mine, features(reads.p_what[ask], names, reads.heat[ask],
+                                                   reads.from_heat[ask]))
+        art = set(ask[p < VERIFY_HUE_MIN].tolist())
+        out: np.ndarray = np.array([k for k in keep if int(k) not in art], np.int64)
         return out
 
     def _warm_hue(self, reads: Reads) -> np.ndarray:
