@@ -139,6 +139,36 @@ def test_a_hue_the_colour_classifier_took_alone_is_dropped_when_the_verifier_cal
     assert finder.find(image, calib) == []
 
 
+def test_a_candidate_turned_away_unasked_is_taken_when_the_verifier_is_sure(
+        tarot, finder, monkeypatch):
+    """A red pyramid the colour classifier calls nothing (not doubtful: red is a hue) is
+    asked of the verifier after all, and taken when it is at least VERIFY_RECALL_MIN sure."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.find import VERIFY_RECALL_MIN
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("red", 2, True, (400.0, 300.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    names = finder.what.names
+
+    def nothing_there(patches):
+        p = np.zeros((len(patches), len(names)), np.float32)
+        p[:, names.index("none")], p[:, names.index("red")] = 0.97, 0.03
+        return p
+
+    monkeypatch.setattr(finder.what, "probs", nothing_there)
+    monkeypatch.setattr(finder, "_warm_hue", lambda reads: np.zeros(len(reads.candidates), bool))
+    for p, want in ((VERIFY_RECALL_MIN - 0.01, []), (VERIFY_RECALL_MIN, [("red", 2)])):
+        monkeypatch.setattr(finder.verifier, "p_pyramid",
+                            lambda patches, feats, p=p: np.full(len(patches), p, np.float32))
+        assert [(f.color, f.pips) for f in finder.find(image, calib)] == want
+
+
 def test_training_labels_a_point_by_the_silhouettes_it_lies_near(tarot):
     """The cutter's labels: a pyramid within POS_MM of a silhouette's centroid, ``none`` well
     away from every one, left out in between and on a pyramid mostly hidden."""
