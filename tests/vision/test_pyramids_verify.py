@@ -169,6 +169,31 @@ def test_a_candidate_turned_away_unasked_is_taken_when_the_verifier_is_sure(
         assert [(f.color, f.pips) for f in finder.find(image, calib)] == want
 
 
+def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, finder,
+                                                                         monkeypatch):
+    """A hue whose plastic fills its silhouette less than the finder asks is turned away,
+    unless the verifier is at least HUE_IOU_TRUST sure of it."""
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import HUE_IOU_TRUST, SURE
+    from vision.pyramids.proposals import Candidate
+
+    from test_pyramids_heat import _one_pyramid_read
+
+    look, where, up, p_how = _one_pyramid_read(tarot, finder, "red", 2)
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "color")
+    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+    p_what[finder.what.column("none")] = SURE + 0.1
+    p_what[finder.what.column("red")] = 1.0 - SURE - 0.1
+    got = finder._read(look, cand, p_what, p_how, up, 0.9)
+    assert got is not None and got.color == "red" and got.pips == 2
+    # as if a neighbour had taken some of its plastic: the IoU it has is too little
+    monkeypatch.setattr(finder, "min_iou_hue", got.extra["iou"] + 0.01)
+    assert finder._read(look, cand, p_what, p_how, up, 0.9) is None
+    assert finder._read(look, cand, p_what, p_how, up, 0.9, p_hue=HUE_IOU_TRUST - 0.01) is None
+    again = finder._read(look, cand, p_what, p_how, up, 0.9, p_hue=HUE_IOU_TRUST)
+    assert again is not None and (again.color, again.pips) == ("red", 2)
+
+
 def test_training_labels_a_point_by_the_silhouettes_it_lies_near(tarot):
     """The cutter's labels: a pyramid within POS_MM of a silhouette's centroid, ``none`` well
     away from every one, left out in between and on a pyramid mostly hidden."""
