@@ -183,3 +183,27 @@ def test_the_sample_game_frames_have_every_pyramid_and_nothing_false():
                     img.name, p, near[0].to_dict())
             left.remove(near[0])
         assert not left, (img.name, [f.to_dict() for f in left])
+
+
+def test_a_mirrored_patch_reads_with_its_apex_sectors_mirrored(finder) -> None:
+    """The shape classifier's read of a mirrored patch is put back in the patch's own
+    classes before the two are averaged: an apex 3 sectors clockwise from up is 3 sectors
+    counter-clockwise in the mirror; up, down and upright stay."""
+    from vision.pyramids.find import _mirror_columns
+
+    names = tuple(finder.how.names)
+    cols = _mirror_columns(names)
+    assert sorted(cols) == list(range(len(names)))
+    assert np.array_equal(cols[cols], np.arange(len(names)))
+    for a, b in (("2L03", "2L09"), ("1L01", "1L11"), ("3L00", "3L00"), ("3L06", "3L06"),
+                 ("2U", "2U")):
+        assert names[cols[names.index(a)]] == b
+    # the whole read: a patch and its mirror read as mirrors of each other, and neither
+    # is the classifier's single read
+    patch = np.full((1, 64, 64, 3), 128, np.uint8)
+    patch[0, 20:44, 18:30] = (40, 40, 200)
+    patch[0, 30:40, 30:46] = (200, 60, 60)
+    got, mirror = finder._shape(patch), finder._shape(np.ascontiguousarray(patch[:, :, ::-1]))
+    assert np.allclose(got, mirror[:, cols], atol=1e-5)
+    assert np.allclose(got.sum(axis=1), 1.0, atol=1e-4)
+    assert not np.allclose(got, finder.how.probs(patch), atol=1e-3)

@@ -135,6 +135,13 @@ SIZE_FIT_WEIGHT = 5.0
 #: sample game's red (sureness 0.75) alone
 SHAPE_SURE = 0.8
 SHAPE_SHIFT_MM = 1.5
+#: the shape classifier reads each patch twice, as cut and mirrored left to right (it was
+#: trained with mirrors), and the two reads are averaged: dev renders (seeds 550000 /
+#: 560000, 100 images a group; ordinary / crowded under lamps / unseen printing), wrong
+#: pips 16 / 136 / 15 -> 17 / 130 / 13 and 13 / 141 / 9 -> 12 / 127 / 9, wrong pose
+#: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 29 -> 21 in all,
+#: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find
+SHAPE_MIRRORED = True
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
@@ -458,7 +465,7 @@ class PyramidFinder:
         keep, p_hue = self._art_dropped(look, image, reads, keep, first, p_ver)
         finds: list[PyramidFind] = []
         if len(keep):
-            ps = self._steady_shape(look, image, centers[keep], self.how.probs(patches[keep]))
+            ps = self._steady_shape(look, image, centers[keep], self._shape(patches[keep]))
             up = patch_up_deg(centers[keep], look.camera[:2])
             for j, k in enumerate(keep):
                 f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]),
@@ -565,6 +572,16 @@ class PyramidFinder:
         pw = reads.p_what
         is_hue = pw[:, hue_cols].max(axis=1) > pw[:, other].max(axis=1)
         out: np.ndarray = is_hue & ~reads.from_heat & (reads.heat >= HUE_WARM)
+        return out
+
+    def _shape(self, patches: np.ndarray) -> np.ndarray:
+        """The shape classifier's probabilities for ``patches``, averaged with its read of
+        each patch mirrored left to right (:data:`SHAPE_MIRRORED`)."""
+        ps = self.how.probs(patches)
+        if not SHAPE_MIRRORED or not len(ps):
+            return ps
+        mirrored = self.how.probs(np.ascontiguousarray(patches[:, :, ::-1]))
+        out: np.ndarray = (ps + mirrored[:, _mirror_columns(tuple(self.how.names))]) / 2.0
         return out
 
     def _steady_shape(self, look: Look, image: np.ndarray, centers: np.ndarray,
@@ -804,6 +821,19 @@ class PyramidFinder:
             if all(not _same_pyramid(f, hull, k, h) for k, h in keep):
                 keep.append((f, hull))
         return [k for k, _ in keep]
+
+
+@functools.lru_cache(maxsize=4)
+def _mirror_columns(names: tuple[str, ...]) -> np.ndarray:
+    """Column j of the result: the class of a mirrored patch that class ``names[j]`` of the
+    patch itself is. Mirroring left to right keeps "up" (away from the nadir) and turns an
+    apex k sectors clockwise from up to k counter-clockwise; an upright class stays."""
+    cols = []
+    for n in names:
+        pips, lying, k = n.partition("L")
+        cols.append(names.index(f"{pips}L{(SECTORS - int(k)) % SECTORS:02d}") if lying
+                    else names.index(n))
+    return np.array(cols, np.int64)
 
 
 @functools.lru_cache(maxsize=8)
