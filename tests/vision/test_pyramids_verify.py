@@ -66,6 +66,12 @@ def test_the_shipped_verifier_loads_and_answers_per_patch():
     # a blank grey patch the heat map is cold on, that the colour classifier calls nothing
     assert float(p.max()) < 0.5
     assert v.p_pyramid(patches[:0], f[:0]).shape == (0,)
+    # each patch is read as cut and mirrored, and the two averaged: a patch and its mirror
+    # image get the same answer (a single read of random noise would not)
+    rng = np.random.default_rng(5)
+    odd = rng.integers(0, 255, (2, 64, 64, 3), np.uint8)
+    both = v.p_pyramid(np.concatenate([odd, odd[:, :, ::-1]]), np.concatenate([f[:2], f[:2]]))
+    assert np.allclose(both[:2], both[2:], atol=1e-5)
     with pytest.raises(ValueError, match="expected shape"):
         v.p_pyramid(patches, f[:, :3])
 
