@@ -52,7 +52,7 @@ def test_doubtful_candidates_are_light_black_or_the_heat_maps_own():
                     np.zeros(0, bool)).shape == (0,)
 
 
-def test_the_shipped_verifier_loads_and_answers_per_patch():
+def test_the_shipped_verifier_loads_and_answers_per_patch(monkeypatch):
     pytest.importorskip("onnxruntime")
     from models import model_path
     from vision.pyramids.verify import VERIFY_MODEL, Verifier
@@ -66,12 +66,23 @@ def test_the_shipped_verifier_loads_and_answers_per_patch():
     # a blank grey patch the heat map is cold on, that the colour classifier calls nothing
     assert float(p.max()) < 0.5
     assert v.p_pyramid(patches[:0], f[:0]).shape == (0,)
-    # each patch is read as cut and mirrored, and the two averaged: a patch and its mirror
-    # image get the same answer (a single read of random noise would not)
+    # a patch whose answer is not clear is read as cut and mirrored, and the two averaged:
+    # a patch and its mirror image get the same answer (a single read of noise would not)
+    import vision.pyramids.verify as verify
+
     rng = np.random.default_rng(5)
     odd = rng.integers(0, 255, (2, 64, 64, 3), np.uint8)
-    both = v.p_pyramid(np.concatenate([odd, odd[:, :, ::-1]]), np.concatenate([f[:2], f[:2]]))
+    pair = (np.concatenate([odd, odd[:, :, ::-1]]), np.concatenate([f[:2], f[:2]]))
+    monkeypatch.setattr(verify, "MIRROR_BAND", (-np.inf, np.inf))
+    both = v.p_pyramid(*pair)
     assert np.allclose(both[:2], both[2:], atol=1e-5)
+    monkeypatch.setattr(verify, "MIRRORED", False)
+    once = v.p_pyramid(*pair)
+    assert not np.allclose(once[:2], once[2:], atol=1e-3)
+    # a clear answer (outside MIRROR_BAND) is the single read
+    monkeypatch.setattr(verify, "MIRRORED", True)
+    monkeypatch.setattr(verify, "MIRROR_BAND", (np.inf, np.inf))
+    assert np.array_equal(v.p_pyramid(*pair), once)
     with pytest.raises(ValueError, match="expected shape"):
         v.p_pyramid(patches, f[:, :3])
 
