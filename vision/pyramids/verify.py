@@ -46,7 +46,7 @@ DOUBT_MAX_NONE = 0.9
 #: 0 / +1 / -2, tables right 53 / 3 / 40 -> 52 / 3 / 42 and 58 / 5 / 60 -> 59 / 4 / 61
 MIRRORED = True
 #: ... only where the first read's logit lies between these (p 0.01 to 0.995): outside them
-#: no mirror read can move the mean across a threshold the finder uses (0.1 to 0.95), and
+#: a mirror read would seldom move the mean across a threshold the finder uses (0.1 to 0.95);
 #: most true hues read 1.0. Saves most of the second reads (on dev renders the verifier then
 #: took 7 ms a frame instead of 10 on 17 dev frames, the same finds on seeds 550000, 560000)
 MIRROR_BAND = (-4.6, 5.3)
