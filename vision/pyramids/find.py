@@ -21,8 +21,14 @@ geometry.
    (:mod:`vision.pyramids.verify`, ``pyramids-verify.onnx``), a small network trained on
    exactly such candidates that sees a closer patch, the colour classifier's answer and the
    heat: its p(pyramid) decides them (:data:`VERIFY_MIN`) in place of the thresholds of 6.
+   It is asked about the others too: a candidate the colour classifier turned away is
+   taken where it is very sure (:data:`VERIFY_RECALL_MIN`), a hue the colour classifier
+   took is dropped as card art where it is sure of the opposite (:data:`VERIFY_HUE_MIN`),
+   and a hue short of its silhouette in 5 is kept where it is all but certain
+   (:data:`HUE_IOU_TRUST`).
 4. **How** (``pyramids-shape.onnx``), on accepted candidates: pips, and upright or lying
-   with the apex's direction in 30-degree sectors, read back into the table frame.
+   with the apex's direction in 30-degree sectors, read back into the table frame (each
+   patch read as cut and mirrored, :data:`SHAPE_MIRRORED`).
 5. **Where**: the solid's predicted silhouette (:func:`geometry.footprint_mm`, parallax from
    the camera centre) is slid onto the blob of its colour, and a lying pyramid's pointing
    refined by the overlap (for a hue, each size's silhouette is tried and the size is the
