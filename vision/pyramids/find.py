@@ -145,7 +145,7 @@ SHAPE_SHIFT_MM = 1.5
 #: trained with mirrors), and the two reads are averaged: dev renders (seeds 550000 /
 #: 560000, 100 images a group; ordinary / crowded under lamps / unseen printing), wrong
 #: pips 16 / 136 / 15 -> 17 / 130 / 13 and 13 / 141 / 9 -> 12 / 127 / 9, wrong pose
-#: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 29 -> 21 in all,
+#: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 34 -> 27 in all,
 #: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find
 SHAPE_MIRRORED = True
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
