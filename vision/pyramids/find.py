@@ -513,15 +513,20 @@ class PyramidFinder:
         out = np.full(len(reads.candidates), np.nan, np.float32)
         if self.verifier is None or self.heat is None:
             return out
-        names = self.what.names
-        ask = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat))
+        ask = np.flatnonzero(doubtful(reads.p_what, self.what.names, reads.from_heat))
         if len(ask):
-            span = self.verifier.patch_mm
-            mine = reads.patches[ask] if span == PATCH_MM else look.patches(
-                image, reads.centers[ask], span)
-            out[ask] = self.verifier.p_pyramid(
-                mine, features(reads.p_what[ask], names, reads.heat[ask], reads.from_heat[ask]))
+            out[ask] = self._ask(look, image, reads, ask)
         return out
+
+    def _ask(self, look: Look, image: np.ndarray, reads: Reads, ask: np.ndarray
+             ) -> np.ndarray:
+        """The verifier's p(pyramid) for candidates ``ask`` (indices into ``reads``)."""
+        assert self.verifier is not None
+        span = self.verifier.patch_mm
+        mine = reads.patches[ask] if span == PATCH_MM else look.patches(
+            image, reads.centers[ask], span)
+        return self.verifier.p_pyramid(mine, features(reads.p_what[ask], self.what.names,
+                                                      reads.heat[ask], reads.from_heat[ask]))
 
     def _last_word(self, look: Look, image: np.ndarray, reads: Reads, taken: np.ndarray,
                    p_ver: np.ndarray) -> np.ndarray:
@@ -533,12 +538,7 @@ class PyramidFinder:
         ask = np.flatnonzero(~taken & np.isnan(p_ver))
         if not len(ask):
             return p_ver
-        names = self.what.names
-        span = self.verifier.patch_mm
-        mine = reads.patches[ask] if span == PATCH_MM else look.patches(
-            image, reads.centers[ask], span)
-        p = self.verifier.p_pyramid(mine, features(reads.p_what[ask], names, reads.heat[ask],
-                                                   reads.from_heat[ask]))
+        p = self._ask(look, image, reads, ask)
         out = p_ver.copy()
         sure = p >= VERIFY_RECALL_MIN
         out[ask[sure]] = p[sure]
@@ -557,12 +557,7 @@ class PyramidFinder:
                         and (first[int(k)] or ("", 0.0, False))[0] in HUES], np.int64)
         if not len(ask):
             return keep, p_all
-        names = self.what.names
-        span = self.verifier.patch_mm
-        mine = reads.patches[ask] if span == PATCH_MM else look.patches(
-            image, reads.centers[ask], span)
-        p = self.verifier.p_pyramid(mine, features(reads.p_what[ask], names, reads.heat[ask],
-                                                   reads.from_heat[ask]))
+        p = self._ask(look, image, reads, ask)
         p_all[ask] = p
         art = set(ask[p < VERIFY_HUE_MIN].tolist())
         out: np.ndarray = np.array([k for k in keep if int(k) not in art], np.int64)
