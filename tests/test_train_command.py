@@ -39,3 +39,18 @@ def test_an_unknown_classifier_is_refused_before_anything_is_imported() -> None:
 
     with pytest.raises(ValueError, match="expected one or both of color, shape"):
         train_pyramid_classifier(Path("unused"), tasks=("colour",))
+
+
+def test_the_size_reader_asks_for_rendered_folders_and_names_a_bad_one(tmp_path: Path
+                                                                       ) -> None:
+    import argparse
+
+    from companion.commands.train import _pyramid_size
+
+    args = argparse.Namespace(render=None, out=tmp_path / "out", jobs=1, minutes=0.1,
+                              threads=1, seed=0, batch=None, lr0=None)
+    with pytest.raises(TrainError, match="train pyramid-size trains on rendered scenes"):
+        _pyramid_size(args)
+    args.render = [tmp_path / "photos"]
+    with pytest.raises(TrainError, match="photos is not a rendered synth folder"):
+        _pyramid_size(args)

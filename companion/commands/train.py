@@ -27,11 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
     p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
-                                     "pyramid-verify"],
+                                     "pyramid-verify", "pyramid-size"],
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
-                        "= the pyramid finder's second opinion on doubtful candidates")
+                        "= the pyramid finder's second opinion on doubtful candidates, "
+                        "pyramid-size = the size reader of white, clear and black pyramids")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="wall-clock budget in hours (overrides --epochs)")
     p.add_argument("--batch", type=positive_int, default=None,
                    help="batch size (default: cards 16, pyramids 256, pyramid-heat 32, "
-                        "pyramid-verify 128)")
+                        "pyramid-verify and pyramid-size 128)")
     p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
@@ -64,11 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--per-card", type=positive_int, default=500,
                    help="card-net: simulated crops per card (default 500)")
     p.add_argument("--minutes", type=float, default=None,
-                   help="card-net, pyramids, pyramid-heat, pyramid-verify: wall-clock "
-                        "training budget (default: card-net 40, pyramid-verify 30, the "
-                        "others 10 per model)")
+                   help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
+                        "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
+                        "pyramid-size 25, the others 10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
-                   help="card-net, pyramid-heat, pyramid-verify: torch threads (default 2)")
+                   help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
+                        "(default 2)")
     p.add_argument("--workers", type=int, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
@@ -128,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         return _pyramids(args)
     if args.model == "pyramid-verify":
         return _pyramid_verify(args)
+    if args.model == "pyramid-size":
+        return _pyramid_size(args)
     args.seed = 1000 if args.seed is None else args.seed
     args.epochs = args.epochs or 30
     out: Path = args.out
@@ -225,6 +229,25 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     print(f"pyramid verifier: {path}  validation accuracy {figures['accuracy']:.4f}, "
           f"pyramids kept at 99% of none turned away {figures['kept_at_99']:.3f}  "
           f"({figures['train_seconds']} s)")
+    return 0
+
+
+def _pyramid_size(args: argparse.Namespace) -> int:
+    """``pyramid-size``: the size reader of white, clear and black finds (patches cut from
+    the rendered folders, then trained with torch on the CPU)."""
+    from vision.pyramids.train_size import LR, cut, train
+
+    folders = _render_folders(args, "train pyramid-size")
+    try:
+        data = cut(folders, args.out / "size.npz", args.jobs)
+        path, figures = train(data, args.out, 25.0 if args.minutes is None else args.minutes,
+                              args.threads, seed=args.seed or 0, batch=args.batch or 128,
+                              lr=args.lr0 or LR)
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
+    print(f"pyramid size reader: {path}  validation pips {figures['pips']:.4f} (white and "
+          f"clear {figures.get('light_pips', float('nan')):.4f}), upright/lying "
+          f"{figures['pose']:.4f}  ({figures['train_seconds']} s)")
     return 0
 
 

@@ -42,6 +42,10 @@ SHAPE_CLASSES: tuple[str, ...] = tuple(
     [f"{p}U" for p in (1, 2, 3)] + [f"{p}L{k:02d}" for p in (1, 2, 3) for k in range(SECTORS)])
 COLOR_MODEL = "pyramids-color.onnx"
 SHAPE_MODEL = "pyramids-shape.onnx"
+#: the size reader (``pyramids-size.onnx``, :mod:`vision.pyramids.train_size`): pips and
+#: upright or lying from a closer patch (its ``patch_mm`` metadata)
+SIZE_CLASSES: tuple[str, ...] = ("1U", "2U", "3U", "1L", "2L", "3L")
+SIZE_MODEL = "pyramids-size.onnx"
 
 
 def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:
@@ -81,7 +85,7 @@ class PatchClassifier:
         from models import ModelError, open_onnx
 
         self.path = Path(path)
-        self.session, _, listed = open_onnx(self.path, threads)
+        self.session, self.meta, listed = open_onnx(self.path, threads)
         names = tuple(listed)
         if set(names) != set(expected):
             raise ModelError(f"model file {self.path}: classes {names or '(none)'} are not "

@@ -28,7 +28,9 @@ geometry.
    (:data:`HUE_IOU_TRUST`).
 4. **How** (``pyramids-shape.onnx``), on accepted candidates: pips, and upright or lying
    with the apex's direction in 30-degree sectors, read back into the table frame (each
-   patch read as cut and mirrored, :data:`SHAPE_MIRRORED`).
+   patch read as cut and mirrored, :data:`SHAPE_MIRRORED`); the size reader
+   (``pyramids-size.onnx``) looks at a closer patch and weighs in on pips and upright or
+   lying (:data:`SIZE_READ_COLORS`, :data:`SIZE_READ_WEIGHT`).
 5. **Where**: the solid's predicted silhouette (:func:`geometry.footprint_mm`, parallax from
    the camera centre) is slid onto the blob of its colour, and a lying pyramid's pointing
    refined by the overlap (for a hue, each size's silhouette is tried and the size is the
@@ -67,6 +69,8 @@ from vision.pyramids.classifier import (
     SECTORS,
     SHAPE_CLASSES,
     SHAPE_MODEL,
+    SIZE_CLASSES,
+    SIZE_MODEL,
     PatchClassifier,
     patch_up_deg,
     pointing_from_sectors,
@@ -148,6 +152,22 @@ SHAPE_SHIFT_MM = 1.5
 #: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 34 -> 27 in all,
 #: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find
 SHAPE_MIRRORED = True
+#: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or
+#: lying from a closer patch, 56 mm of table instead of 72) reads the finds of these colours
+#: and weighs in against the shape classifier: each shape class's probability times the
+#: reader's for its size and pose, to the power SIZE_READ_WEIGHT, normalised. Made for white,
+#: clear and black, whose size cannot be fitted to their own colour's pixels; it helps the
+#: hues too. Dev renders (100 images a group; ordinary / crowded under lamps / unseen
+#: printing), without -> white, clear and black -> every colour: seed 550000 wrong pips
+#: 16 / 133 / 11 -> 12 / 97 / 5 -> 10 / 63 / 4, wrong pose 12 / 55 / 4 -> 11 / 41 / 2 ->
+#: 9 / 30 / 1, tables right 52 / 3 / 42 -> 54 / 4 / 43 -> 54 / 5 / 44; every colour, seed
+#: 560000: wrong pips 12 / 128 / 9 -> 9 / 59 / 7, wrong pose 4 / 73 / 5 -> 1 / 33 / 2, tables
+#: right 59 / 4 / 61 -> 62 / 10 / 63. Pointing off 27 -> 40 in all: more lying pyramids are
+#: read as lying, so more pointings are judged (each is the shape classifier's, as before)
+SIZE_READ_COLORS = frozenset(COLORS)
+#: weights 2 and 3 set as many tables right on both seeds as 1 (238 of 551), 0.5 fewer; the
+#: hues' silhouette fit (SIZE_FIT_WEIGHT) at 2.5 or 0 beside it: one table more of 551
+SIZE_READ_WEIGHT = 1.0
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
@@ -407,14 +427,16 @@ class PyramidFinder:
 
     ``colors``: a colour profile (:class:`vision.pyramids.profile.ColorProfile` or the path
     of its file) from ``companion calibrate-colors``; ``threads``: onnxruntime threads.
-    ``color_model`` / ``shape_model`` / ``heat_model`` / ``verify_model``: other ONNX files
-    than the shipped ones (``heat_model=False``: no heat map, the colour table's candidates
-    alone; ``verify_model=False``: no second opinion, the thresholds alone)."""
+    ``color_model`` / ``shape_model`` / ``heat_model`` / ``verify_model`` / ``size_model``:
+    other ONNX files than the shipped ones (``heat_model=False``: no heat map, the colour
+    table's candidates alone; ``verify_model=False``: no second opinion, the thresholds
+    alone; ``size_model=False``: the shape classifier alone reads pips and pose)."""
 
     def __init__(self, mat: Mat, model: ColorModel | None = None, *, colors: Any = None,
                  color_model: Path | None = None, shape_model: Path | None = None,
                  heat_model: Path | None | Literal[False] = None,
                  verify_model: Path | None | Literal[False] = None,
+                 size_model: Path | None | Literal[False] = None,
                  threads: int = 1, max_none: float = MAX_NONE,
                  max_none_light: float = MAX_NONE_LIGHT,
                  min_iou_hue: float = MIN_IOU_HUE) -> None:
@@ -436,6 +458,9 @@ class PyramidFinder:
             heat_model or model_path(HEAT_MODEL), threads)
         self.verifier = None if verify_model is False else Verifier(
             verify_model or model_path(VERIFY_MODEL), threads)
+        self.sizer = None if size_model is False else PatchClassifier(
+            size_model or model_path(SIZE_MODEL), SIZE_CLASSES, threads)
+        self.size_span = PATCH_MM if self.sizer is None else _patch_mm(self.sizer)
         self.max_none = float(max_none)
         self.min_iou_hue = float(min_iou_hue)
         self.max_none_light = float(max_none_light)
@@ -472,6 +497,8 @@ class PyramidFinder:
         finds: list[PyramidFind] = []
         if len(keep):
             ps = self._steady_shape(look, image, centers[keep], self._shape(patches[keep]))
+            ps = self._sized(look, image, centers[keep], ps,
+                             [(first[int(k)] or ("",))[0] for k in keep])
             up = patch_up_deg(centers[keep], look.camera[:2])
             for j, k in enumerate(keep):
                 f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]),
@@ -600,6 +627,18 @@ class PyramidFinder:
         more = self.how.probs(look.patches(image, pts)).reshape(2, len(unsure), -1)
         out = ps.copy()
         out[unsure] = (ps[unsure] + more.sum(axis=0)) / 3.0
+        return out
+
+    def _sized(self, look: Look, image: np.ndarray, centers: np.ndarray, ps: np.ndarray,
+               colors: list[str]) -> np.ndarray:
+        """The shape classifier's probabilities ``ps`` with those of the finds whose colour
+        is one of SIZE_READ_COLORS weighed by the size reader's (:func:`blend_size`)."""
+        ask = np.flatnonzero([c in SIZE_READ_COLORS for c in colors])
+        if self.sizer is None or not SIZE_READ_WEIGHT or not len(ask):
+            return ps
+        p6 = self.sizer.probs(look.patches(image, centers[ask], self.size_span))
+        out = ps.copy()
+        out[ask] = blend_size(ps[ask], self.how.names, p6, self.sizer.names, SIZE_READ_WEIGHT)
         return out
 
     def _heat_candidates(self, heat: HeatMap, cands: list[Candidate],
@@ -822,6 +861,28 @@ class PyramidFinder:
             if all(not _same_pyramid(f, hull, k, h) for k, h in keep):
                 keep.append((f, hull))
         return [k for k, _ in keep]
+
+
+def blend_size(ps: np.ndarray, shape_names: tuple[str, ...], p_size: np.ndarray,
+               size_names: tuple[str, ...], weight: float) -> np.ndarray:
+    """Shape probabilities ``ps`` (N, shape classes) times the size reader's ``p_size`` (N,
+    six classes ``{pips}U`` / ``{pips}L``) for each class's size and pose, to ``weight``,
+    normalised: a product of the two experts (the lying sectors keep their shares)."""
+    col = [size_names.index(f"{n[0]}{'U' if n[1] == 'U' else 'L'}") for n in shape_names]
+    out = ps * np.power(np.asarray(p_size, np.float64)[:, col] + 1e-6, weight)
+    total = out.sum(axis=1, keepdims=True)
+    res: np.ndarray = (out / np.maximum(total, 1e-12)).astype(np.float32)
+    return res
+
+
+def _patch_mm(classifier: PatchClassifier) -> float:
+    """The span of table (mm) a patch classifier's file says it was trained on."""
+    try:
+        return float(classifier.meta.get("patch_mm", ""))
+    except ValueError:
+        from models import ModelError
+
+        raise ModelError(f"model file {classifier.path}: no patch_mm in its metadata") from None
 
 
 @functools.lru_cache(maxsize=4)

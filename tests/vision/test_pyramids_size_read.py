@@ -1,0 +1,140 @@
+"""The pyramid finder's size reader (pyramids-size.onnx): how its answer is weighed against the
+shape classifier's, which finds it reads, its file, and its training data's labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.pyramids.classifier import SHAPE_CLASSES, SIZE_CLASSES
+from vision.pyramids.find import blend_size
+
+
+def _shape_read(**classes: float) -> np.ndarray:
+    p = np.zeros((1, len(SHAPE_CLASSES)), np.float32)
+    for name, v in classes.items():
+        p[0, SHAPE_CLASSES.index(name.replace("_", ""))] = v
+    return p
+
+
+def test_a_sure_size_reader_outweighs_a_leaning_shape_read():
+    ps = _shape_read(_2U=0.6, _3U=0.3, _3L04=0.1)
+    p6 = np.array([[0.01, 0.04, 0.9, 0.01, 0.01, 0.03]])
+    out = blend_size(ps, SHAPE_CLASSES, p6, SIZE_CLASSES, 1.0)
+    assert out.sum() == pytest.approx(1.0, abs=1e-5)
+    by_size = [out[0, [i for i, n in enumerate(SHAPE_CLASSES) if n[0] == str(s)]].sum()
+               for s in (1, 2, 3)]
+    assert int(np.argmax(by_size)) + 1 == 3
+    # weight 0: the shape classifier alone
+    same = blend_size(ps, SHAPE_CLASSES, p6, SIZE_CLASSES, 0.0)
+    assert np.allclose(same, ps, atol=1e-5)
+
+
+def test_the_lying_sectors_keep_their_shares():
+    ps = _shape_read(_2L01=0.3, _2L02=0.6, _1U=0.1)
+    p6 = np.array([[0.2, 0.1, 0.1, 0.1, 0.4, 0.1]])
+    out = blend_size(ps, SHAPE_CLASSES, p6, SIZE_CLASSES, 1.0)[0]
+    i1, i2 = SHAPE_CLASSES.index("2L01"), SHAPE_CLASSES.index("2L02")
+    assert out[i2] / out[i1] == pytest.approx(2.0, rel=1e-4)
+    assert out[i2] > out[SHAPE_CLASSES.index("1U")]
+
+
+def test_the_shipped_size_reader_says_its_classes_and_span():
+    from models import model_path
+    from vision.pyramids.classifier import SIZE_MODEL, PatchClassifier
+    from vision.pyramids.find import _patch_mm
+
+    reader = PatchClassifier(model_path(SIZE_MODEL), SIZE_CLASSES)
+    assert set(reader.names) == set(SIZE_CLASSES)
+    assert 40.0 <= _patch_mm(reader) <= 72.0
+    p = reader.probs(np.full((3, 64, 64, 3), 128, np.uint8))
+    assert p.shape == (3, 6) and np.allclose(p.sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_a_size_reader_without_its_span_is_named():
+    from models import ModelError, model_path
+    from vision.pyramids.classifier import SHAPE_MODEL, PatchClassifier
+    from vision.pyramids.find import _patch_mm
+
+    shape = PatchClassifier(model_path(SHAPE_MODEL), SHAPE_CLASSES)   # no patch_mm
+    with pytest.raises(ModelError, match="pyramids-shape.onnx: no patch_mm"):
+        _patch_mm(shape)
+
+
+def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
+        tarot, finder, monkeypatch):
+    """A white and a red pyramid: the shipped finder asks the reader about both; told to ask
+    about white, clear and black alone, it asks about the white one, which takes the size
+    the reader is sure of while the red keeps its own; at weight 0 it is not asked. (A hue
+    the shape classifier is all but sure of keeps its size against a reader as sure of
+    another: the product of the two is what counts, and the hue's silhouette fit too.)"""
+    import vision.pyramids.find as find_mod
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("white", 2, True, (300.0, 300.0)),
+                                 PyramidPlacement("red", 2, True, (480.0, 310.0))])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    asked: list[int] = []
+    sure_of = {"1U": 0, "3U": 2}
+
+    def reader_says(name):
+        def probs(patches):
+            asked.append(len(patches))
+            p = np.full((len(patches), 6), 1e-4, np.float32)
+            p[:, sure_of[name]] = 1.0
+            return p
+        return probs
+
+    monkeypatch.setattr(finder.sizer, "probs", reader_says("3U"))
+    assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
+    assert asked == [2]
+    asked.clear()
+    monkeypatch.setattr(find_mod, "SIZE_READ_COLORS", frozenset({"white", "clear", "black"}))
+    plain = {f.color: f.pips for f in finder.find(image, calib)}
+    assert plain == {"white": 3, "red": 2} and asked == [1]
+    monkeypatch.setattr(finder.sizer, "probs", reader_says("1U"))
+    assert {f.color: f.pips for f in finder.find(image, calib)} == {"white": 1, "red": 2}
+    asked.clear()
+    monkeypatch.setattr(find_mod, "SIZE_READ_WEIGHT", 0.0)
+    assert {f.color: f.pips for f in finder.find(image, calib)} == {"white": 2, "red": 2}
+    assert asked == []
+
+
+def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import Looker
+    from vision.pyramids.train_size import scene_samples, size_label
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("clear", 3, True, (300.0, 300.0)),
+                                 PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0)])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
+    patches, labels, colors = scene_samples(image, truth, look, np.zeros((0, 2)),
+                                            np.random.default_rng(0))
+    assert patches.shape[1:] == (64, 64, 3) and len(patches) == len(labels) == len(colors)
+    assert set(colors) == {"clear", "blue"}
+    for lab, col in zip(labels, colors):
+        assert lab == (size_label(3, True) if col == "clear" else size_label(1, False))
+    assert SIZE_CLASSES[size_label(3, True)] == "3U"
+    assert SIZE_CLASSES[size_label(1, False)] == "1L"
+
+
+def test_size_training_refuses_a_folder_that_is_not_rendered(tmp_path):
+    from vision.pyramids.train_size import cut
+
+    (tmp_path / "photos").mkdir()
+    with pytest.raises(ValueError, match="photos: not a rendered folder"):
+        cut([tmp_path / "photos"], tmp_path / "size.npz")

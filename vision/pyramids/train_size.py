@@ -1,0 +1,347 @@
+"""Train the pyramid finder's size reader, ``models/pyramids-size.onnx``: pips and upright
+or lying from a closer patch than the shape classifier's, for the white, clear and black
+pyramids whose size the finder cannot fit to their colour's pixels.
+
+    python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
+        [--minutes 25] [--threads 2] [--jobs 2] [--seed 0]
+
+Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
+to train on the CPU in tens of minutes.
+
+Why: the shape classifier (``pyramids-shape.onnx``) sees 72 mm of table in 64 px, 0.9 px a
+mm; a small pyramid's base is 16 px there and a large one's 28, and white and clear plastic
+shows its outline only as faint edges on paper and art. For the seven hues the finder fits
+each size's silhouette to the colour's pixels (``SIZE_FIT_WEIGHT``); for white, clear and
+black it has only that classifier, which on crowded dev tables under lamps got one white or
+clear pyramid's size in four wrong. This network looks at :data:`SPAN_MM` of table (1.14 px
+a mm) and answers six classes: ``{pips}U`` and ``{pips}L``.
+
+Data: every rendered scene is calibrated from its markers with its true lens and looked at
+as the finder looks at it (:class:`vision.pyramids.find.Looker`, the shipped heat map's
+peaks of at least 0.1 beside the colour table's candidates). Each pyramid at least half
+visible gives a patch at every candidate within :data:`POS_MM` of its silhouette's
+centroid and one at the centroid moved up to :data:`JITTER_MM` at random, since the finder
+reads a pyramid where its candidate lies, which is rarely the middle. All colours are cut
+(the network is colour-blind, and the hues' outlines teach it sizes too); the pyramid's
+colour is kept with each patch, and validation figures are given for white and clear apart.
+Every 10th scene is validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vision.pyramids.classifier import PATCH_PX, SIZE_CLASSES
+from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
+
+log = logging.getLogger(__name__)
+
+#: table each patch covers: a large lying pyramid (about 45 mm apex to base) still fits
+#: when the candidate is a few mm off its middle
+SPAN_MM = 56.0
+POS_MM = 6.0
+JITTER_MM = 4.0
+VAL_EVERY = 10
+#: training patches are shifted by up to this many pixels each way
+SHIFT_PX = 3
+LR = 3e-3
+#: scenes a cutting process takes at a time
+CHUNK = 100
+LIGHT = ("white", "clear")
+
+
+def size_label(pips: int, upright: bool) -> int:
+    """Index in :data:`SIZE_CLASSES`."""
+    return (pips - 1) + (0 if upright else 3)
+
+
+def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, peaks: np.ndarray,
+                  rng: np.random.Generator) -> tuple[np.ndarray, list[int], list[str]]:
+    """(patches (N, 64, 64, 3) uint8 BGR, class indices, colours) of one rendered scene."""
+    from vision.pyramids.geometry import polygon_centroid
+    from vision.pyramids.train_colors import truth_silhouettes_mm
+
+    pyrs = truth.get("pyramids", [])
+    sils = truth_silhouettes_mm(truth, look.topdown.calib)
+    if not sils:
+        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], []
+    cents = np.array([polygon_centroid(s) for s in sils])
+    good = [p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True) for p in pyrs]
+    pts = [np.array(c.center_mm, np.float64) for c in look.candidates]
+    pts += [np.asarray(p, np.float64) for p in np.asarray(peaks).reshape(-1, 2)]
+    centers: list[np.ndarray] = []
+    which: list[int] = []
+    for pt in pts:
+        d = np.linalg.norm(cents - pt, axis=1)
+        k = int(np.argmin(d))
+        if d[k] <= POS_MM and good[k]:
+            centers.append(pt)
+            which.append(k)
+    for k, ok in enumerate(good):
+        if ok:
+            r, a = JITTER_MM * math.sqrt(rng.random()), rng.uniform(0, 2 * math.pi)
+            centers.append(cents[k] + r * np.array([math.cos(a), math.sin(a)]))
+            which.append(k)
+    if not centers:
+        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], []
+    patches = look.patches(image, np.array(centers), SPAN_MM)
+    labels = [size_label(int(pyrs[k]["pips"]), bool(pyrs[k]["upright"])) for k in which]
+    return patches, labels, [str(pyrs[k]["color"]) for k in which]
+
+
+def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[int], list[str],
+                                                          np.ndarray]:
+    import cv2
+
+    from calibration.mat import load_mat
+    from models import model_path
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import Looker
+    from vision.pyramids.heat import HEAT_MODEL, HeatNet
+    from vision.pyramids.train import heat_peaks
+    from vision.pyramids.train_colors import calibrated_scenes
+
+    folder, lo, hi, first = Path(args[0]), args[1], args[2], args[3]
+    cv2.setNumThreads(1)
+    mat = load_mat(folder / "mat.json")
+    looker, heat = Looker(mat, default_model()), HeatNet(model_path(HEAT_MODEL))
+    parts, labels, colors, scenes = [], [], [], []
+    for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
+        look = looker.look(image, calib)
+        rng = np.random.default_rng(first + n)
+        p, lab, col = scene_samples(image, truth, look, heat_peaks(heat, look), rng)
+        parts.append(p)
+        labels += lab
+        colors += col
+        scenes += [first + n] * len(lab)
+    patches = (np.concatenate(parts) if parts
+               else np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8))
+    return patches, labels, colors, np.array(scenes, np.int64)
+
+
+def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
+    """``patches`` (N, 64, 64, 3) uint8, ``labels`` (N,) class indices, ``colors`` (N,),
+    ``scene`` (N,) ids (folder k's scenes from k x 100000) of the rendered ``folders``;
+    cached in ``cache``."""
+    if cache.is_file():
+        log.info("using the cut patches in %s", cache)
+        return dict(np.load(cache))
+    work = []
+    for k, folder in enumerate(folders):
+        n = len(list(Path(folder).glob(SCENE_GLOB)))
+        if n == 0 or not (Path(folder) / "mat.json").is_file():
+            raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
+        work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]
+    parts = []
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for i, part in enumerate(pool.map(_cut_chunk, work)):
+            parts.append(part)
+            log.info("cut %d/%d chunks of %d scenes (%.0f s)", i + 1, len(work), CHUNK,
+                     time.monotonic() - t0)
+    data = {"patches": np.concatenate([p[0] for p in parts]),
+            "labels": np.array([v for p in parts for v in p[1]], np.int64),
+            "colors": np.array([v for p in parts for v in p[2]]),
+            "scene": np.concatenate([p[3] for p in parts])}
+    if not len(data["labels"]):
+        raise ValueError("no pyramid in the rendered folders calibrated from its markers")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **data)  # type: ignore[arg-type]
+    return data
+
+
+def build_net() -> Any:
+    """Six 3x3 convolutions with batch norm (24-48-48-96-96-128 channels, four of stride 2),
+    global average pooling, one linear layer to the six classes, softmax when exported:
+    about 0.23 M parameters, about 36 MFLOPs a patch."""
+    import torch
+    from torch import nn
+
+    def cbr(i: int, o: int, s: int = 1) -> list[Any]:
+        return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+
+    class SizeNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Sequential(*cbr(3, 24, 2), *cbr(24, 48, 2), *cbr(48, 48),
+                                      *cbr(48, 96, 2), *cbr(96, 96), *cbr(96, 128, 2),
+                                      nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.head = nn.Linear(128, len(SIZE_CLASSES))
+            self.export = False
+
+        def forward(self, x: Any) -> Any:
+            z = self.head(self.body(x))
+            return torch.softmax(z, dim=1) if self.export else z
+
+    return SizeNet()
+
+
+def _batch(patches: np.ndarray, rng: np.random.Generator | None) -> Any:
+    """Network input (N, 3, 64, 64) RGB 0-1; with ``rng``, mirrored (size and pose do not
+    change), shifted and with brightness and contrast jittered."""
+    import torch
+
+    from vision.pyramids.classifier import network_input
+
+    p = patches
+    if rng is not None:
+        flip = rng.random(len(p)) < 0.5
+        p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
+        pad = np.pad(p, ((0, 0), (SHIFT_PX, SHIFT_PX), (SHIFT_PX, SHIFT_PX), (0, 0)),
+                     mode="edge")
+        dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, len(p)))
+        n = p.shape[1]
+        p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(p))])
+    x = torch.from_numpy(network_input(np.ascontiguousarray(p)))
+    if rng is not None:
+        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(p), 1, 1, 1))).float()
+        bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(p), 1, 1, 1))).float()
+        x = (x * gain + bias).clamp(0, 1)
+    return x
+
+
+def figures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Pips right (the three sizes' classes summed) and upright/lying right."""
+    by_size = p[:, :3] + p[:, 3:]
+    pips = float(np.mean(by_size.argmax(axis=1) == y % 3))
+    pose = float(np.mean((p[:, :3].sum(axis=1) >= 0.5) == (y < 3)))
+    return {"pips": pips, "pose": pose}
+
+
+def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float]:
+    """Validation loss, pips and pose, and pips and pose of white and clear ones."""
+    import torch
+
+    net.eval()
+    net.export = True
+    with torch.no_grad():
+        p = np.concatenate([net(_batch(data["patches"][idx[a:a + 512]], None)).numpy()
+                            for a in range(0, len(idx), 512)])
+    net.export = False
+    net.train()
+    y = data["labels"][idx]
+    out = {"loss": float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-9))), **figures(p, y)}
+    light = np.isin(data["colors"][idx], LIGHT)
+    if light.any():
+        out.update({f"light_{k}": v for k, v in figures(p[light], y[light]).items()})
+    return out
+
+
+def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
+          seed: int = 0, batch: int = 128, lr: float = LR) -> tuple[Path, dict[str, float]]:
+    """Train for ``minutes`` of wall clock (cosine learning rate), validating after each
+    epoch on every 10th scene; exports the weights of the best validation loss to
+    ``out/pyramids-size.onnx``. Returns the file and its validation figures."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, threads))
+    rng = np.random.default_rng(seed)
+    val_mask = data["scene"] % VAL_EVERY == 0
+    tr, val = np.flatnonzero(~val_mask), np.flatnonzero(val_mask)
+    if not len(tr) or not len(val):
+        raise ValueError(f"{len(tr)} training and {len(val)} validation patches: render more "
+                         "scenes")
+    log.info("%d training patches, %d validation (%d white or clear)", len(tr), len(val),
+             int(np.isin(data["colors"][val], LIGHT).sum()))
+    net = build_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    lossf = torch.nn.CrossEntropyLoss()
+    t0 = time.monotonic()
+    deadline = t0 + 60.0 * minutes
+    best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
+    out.mkdir(parents=True, exist_ok=True)
+    epoch = 0
+    labels = torch.from_numpy(data["labels"])
+    while time.monotonic() < deadline:
+        epoch += 1
+        order = rng.permutation(tr)
+        losses = []
+        for s in range(max(1, len(tr) // batch)):
+            budget_cosine_lr(opt, lr, t0, deadline)
+            idx = order[s * batch:(s + 1) * batch]
+            loss = lossf(net(_batch(data["patches"][idx], rng)), labels[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if time.monotonic() >= deadline:
+                break
+        ev = evaluate(net, data, val)
+        log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, pips %.4f, upright/"
+                 "lying %.4f; white and clear: pips %.4f, upright/lying %.4f", epoch,
+                 (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"], ev["pips"],
+                 ev["pose"], ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
+        if ev["loss"] < best[0]:
+            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            torch.save({"state": state}, out / "size-best.pt")
+            best = (ev["loss"], state, ev)
+    net.load_state_dict(best[1])
+    result = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
+                  train_patches=len(tr), val_patches=len(val))
+    return export(net, out / "pyramids-size.onnx"), result
+
+
+def export(net: Any, path: Path) -> Path:
+    """``net`` as ONNX: input (N, 3, 64, 64) RGB 0-1, output (N, 6) probabilities; class
+    names (``names``, as the other patch classifiers have them) and ``patch_mm`` in its
+    metadata."""
+    import onnx
+    import torch
+
+    net.eval()
+    net.export = True
+    torch.onnx.export(net, (torch.zeros(2, 3, PATCH_PX, PATCH_PX),), str(path),
+                      input_names=["images"], output_names=["probs"],
+                      dynamic_axes={"images": {0: "n"}, "probs": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    net.export = False
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, {
+        "names": repr(dict(enumerate(SIZE_CLASSES))), "patch_mm": repr(SPAN_MM)})
+    onnx.save(model, str(path))
+    log.info("wrote %s (%d bytes)", path, path.stat().st_size)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_size",
+                                 description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="working folder")
+    ap.add_argument("--render", type=Path, action="append", default=[],
+                    help="rendered synth folder (repeatable)")
+    ap.add_argument("--minutes", type=float, default=25.0, help="training wall clock")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the patches")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    cache = args.out / "size.npz"
+    if not cache.is_file() and not args.render:
+        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    try:
+        data = cut(args.render, cache, args.jobs)
+        path, result = train(data, args.out, args.minutes, args.threads, args.seed,
+                             args.batch, args.lr)
+    except ValueError as exc:
+        ap.error(str(exc))
+    print(path, json.dumps({k: round(float(v), 4) for k, v in result.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
