@@ -65,7 +65,8 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
         tarot, finder, monkeypatch):
     """A white and a red pyramid: the shipped finder asks the reader about both; told to ask
     about white, clear and black alone, it asks about the white one, which takes the size
-    the reader is sure of while the red keeps its own; at weight 0 it is not asked. (A hue
+    the reader is sure of while the red keeps its own; at weight 0, or where the shape
+    classifier is surer than SIZE_READ_SURE, it is not asked. (A hue
     the shape classifier is all but sure of keeps its size against a reader as sure of
     another: the product of the two is what counts, and the hue's silhouette fit too.)"""
     import vision.pyramids.find as find_mod
@@ -91,6 +92,8 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
             return p
         return probs
 
+    # asked wherever the shape classifier is less than sure (here: always)
+    monkeypatch.setattr(find_mod, "SIZE_READ_SURE", 1.01)
     monkeypatch.setattr(finder.sizer, "probs", reader_says("3U"))
     assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
     assert asked == [2]
@@ -102,6 +105,11 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
     assert {f.color: f.pips for f in finder.find(image, calib)} == {"white": 1, "red": 2}
     asked.clear()
     monkeypatch.setattr(find_mod, "SIZE_READ_WEIGHT", 0.0)
+    assert {f.color: f.pips for f in finder.find(image, calib)} == {"white": 2, "red": 2}
+    assert asked == []
+    # nor where the shape classifier is sure enough
+    monkeypatch.setattr(find_mod, "SIZE_READ_WEIGHT", 1.0)
+    monkeypatch.setattr(find_mod, "SIZE_READ_SURE", 0.0)
     assert {f.color: f.pips for f in finder.find(image, calib)} == {"white": 2, "red": 2}
     assert asked == []
 

@@ -158,16 +158,24 @@ SHAPE_MIRRORED = True
 #: reader's for its size and pose, to the power SIZE_READ_WEIGHT, normalised. Made for white,
 #: clear and black, whose size cannot be fitted to their own colour's pixels; it helps the
 #: hues too. Dev renders (100 images a group; ordinary / crowded under lamps / unseen
-#: printing), without -> white, clear and black -> every colour: seed 550000 wrong pips
+#: printing), each find asked (SIZE_READ_SURE above 1), without -> white, clear and black
+#: -> every colour: seed 550000 wrong pips
 #: 16 / 133 / 11 -> 12 / 97 / 5 -> 10 / 63 / 4, wrong pose 12 / 55 / 4 -> 11 / 41 / 2 ->
 #: 9 / 30 / 1, tables right 52 / 3 / 42 -> 54 / 4 / 43 -> 54 / 5 / 44; every colour, seed
 #: 560000: wrong pips 12 / 128 / 9 -> 9 / 59 / 7, wrong pose 4 / 73 / 5 -> 1 / 33 / 2, tables
 #: right 59 / 4 / 61 -> 62 / 10 / 63. Pointing off 27 -> 40 in all: more lying pyramids are
 #: read as lying, so more pointings are judged (each is the shape classifier's, as before)
 SIZE_READ_COLORS = frozenset(COLORS)
-#: weights 2 and 3 set as many tables right on both seeds as 1 (238 of 551), 0.5 fewer; the
-#: hues' silhouette fit (SIZE_FIT_WEIGHT) at 2.5 or 0 beside it: one table more of 551
+#: weight 2 set as many tables right on both seeds as 1 (238 of 551), 3 as many on seed
+#: 550000, and with white, clear and black alone 0.5 as many as 1 there; fewer wrong pips
+#: at 2 on one seed and more on the other. The hues' silhouette fit (SIZE_FIT_WEIGHT) at
+#: 2.5 or 0 beside it: one table more of 551, so it was left at 5
 SIZE_READ_WEIGHT = 1.0
+#: ... where the shape classifier is less sure than this of its size and pose
+#: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
+#: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
+#: (0.95: three fewer)
+SIZE_READ_SURE = 0.99
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
@@ -634,6 +642,7 @@ class PyramidFinder:
         """The shape classifier's probabilities ``ps`` with those of the finds whose colour
         is one of SIZE_READ_COLORS weighed by the size reader's (:func:`blend_size`)."""
         ask = np.flatnonzero([c in SIZE_READ_COLORS for c in colors])
+        ask = ask[shape_sureness(ps[ask], self.how.names) < SIZE_READ_SURE]
         if self.sizer is None or not SIZE_READ_WEIGHT or not len(ask):
             return ps
         p6 = self.sizer.probs(look.patches(image, centers[ask], self.size_span))
