@@ -54,3 +54,14 @@ def test_the_size_reader_asks_for_rendered_folders_and_names_a_bad_one(tmp_path:
     args.render = [tmp_path / "photos"]
     with pytest.raises(TrainError, match="photos is not a rendered synth folder"):
         _pyramid_size(args)
+
+
+def test_the_white_or_clear_reader_asks_for_rendered_folders(tmp_path: Path) -> None:
+    import argparse
+
+    from companion.commands.train import _pyramid_size
+
+    args = argparse.Namespace(model="pyramid-white-clear", render=None, out=tmp_path / "o",
+                              jobs=1, minutes=0.1, threads=1, seed=0, batch=None, lr0=None)
+    with pytest.raises(TrainError, match="train pyramid-white-clear trains on rendered"):
+        _pyramid_size(args)

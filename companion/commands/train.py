@@ -27,12 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
     p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
-                                     "pyramid-verify", "pyramid-size"],
+                                     "pyramid-verify", "pyramid-size", "pyramid-white-clear"],
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
                         "= the pyramid finder's second opinion on doubtful candidates, "
-                        "pyramid-size = the size reader of white, clear and black pyramids")
+                        "pyramid-size = the pyramid size reader, pyramid-white-clear = the "
+                        "reader telling white pyramids from clear ones (both on a closer patch)")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
@@ -67,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--minutes", type=float, default=None,
                    help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
                         "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
-                        "pyramid-size 25, the others 10 per model)")
+                        "pyramid-size 25, pyramid-white-clear 14, the others 10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
                         "(default 2)")
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         return _pyramids(args)
     if args.model == "pyramid-verify":
         return _pyramid_verify(args)
-    if args.model == "pyramid-size":
+    if args.model in ("pyramid-size", "pyramid-white-clear"):
         return _pyramid_size(args)
     args.seed = 1000 if args.seed is None else args.seed
     args.epochs = args.epochs or 30
@@ -233,21 +234,28 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
 
 
 def _pyramid_size(args: argparse.Namespace) -> int:
-    """``pyramid-size``: the size reader of white, clear and black finds (patches cut from
-    the rendered folders, then trained with torch on the CPU)."""
+    """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
+    reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
+    then trained with torch on the CPU)."""
     from vision.pyramids.train_size import LR, cut, train
 
-    folders = _render_folders(args, "train pyramid-size")
+    model = getattr(args, "model", "pyramid-size")
+    task = "white-clear" if model == "pyramid-white-clear" else "size"
+    folders = _render_folders(args, f"train {model}")
     try:
         data = cut(folders, args.out / "size.npz", args.jobs)
-        path, figures = train(data, args.out, 25.0 if args.minutes is None else args.minutes,
-                              args.threads, seed=args.seed or 0, batch=args.batch or 128,
-                              lr=args.lr0 or LR)
+        minutes = (25.0 if task == "size" else 14.0) if args.minutes is None else args.minutes
+        path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
+                              batch=args.batch or 128, lr=args.lr0 or LR, task=task)
     except ValueError as exc:
         raise TrainError(str(exc)) from None
-    print(f"pyramid size reader: {path}  validation pips {figures['pips']:.4f} (white and "
-          f"clear {figures.get('light_pips', float('nan')):.4f}), upright/lying "
-          f"{figures['pose']:.4f}  ({figures['train_seconds']} s)")
+    if task == "size":
+        print(f"pyramid size reader: {path}  validation pips {figures['pips']:.4f} (white "
+              f"and clear {figures.get('light_pips', float('nan')):.4f}), upright/lying "
+              f"{figures['pose']:.4f}  ({figures['train_seconds']} s)")
+    else:
+        print(f"white-or-clear reader: {path}  validation accuracy "
+              f"{figures['accuracy']:.4f}  ({figures['train_seconds']} s)")
     return 0
 
 

@@ -146,3 +146,64 @@ def test_size_training_refuses_a_folder_that_is_not_rendered(tmp_path):
     (tmp_path / "photos").mkdir()
     with pytest.raises(ValueError, match="photos: not a rendered folder"):
         cut([tmp_path / "photos"], tmp_path / "size.npz")
+
+
+def test_the_finder_asks_the_white_or_clear_reader_about_white_and_clear_finds(
+        tarot, finder, monkeypatch):
+    """A white and a red pyramid: the reader is asked about the white one alone; sure of
+    clear, it renames it; at weight 0 it is not asked and the colour classifier's white
+    stands."""
+    import vision.pyramids.find as find_mod
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("white", 2, True, (300.0, 300.0)),
+                                 PyramidPlacement("red", 2, True, (480.0, 310.0))])
+    image, _ = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    asked: list[int] = []
+
+    def reader_says(name):
+        def probs(patches):
+            asked.append(len(patches))
+            p = np.full((len(patches), 2), 1e-4, np.float32)
+            p[:, finder.white_clear.names.index(name)] = 1.0
+            return p
+        return probs
+
+    monkeypatch.setattr(finder.white_clear, "probs", reader_says("clear"))
+    assert sorted(f.color for f in finder.find(image, calib)) == ["clear", "red"]
+    assert asked == [1]
+    asked.clear()
+    monkeypatch.setattr(find_mod, "WHITE_CLEAR_WEIGHT", 0.0)
+    assert sorted(f.color for f in finder.find(image, calib)) == ["red", "white"]
+    assert asked == []
+
+
+def test_the_shipped_white_or_clear_reader_says_its_classes_and_span():
+    from models import model_path
+    from vision.pyramids.classifier import (WHITE_CLEAR_CLASSES, WHITE_CLEAR_MODEL,
+                                            PatchClassifier)
+    from vision.pyramids.find import _patch_mm
+
+    reader = PatchClassifier(model_path(WHITE_CLEAR_MODEL), WHITE_CLEAR_CLASSES)
+    assert set(reader.names) == {"white", "clear"}
+    assert 40.0 <= _patch_mm(reader) <= 72.0
+
+
+def test_the_white_or_clear_task_takes_the_white_and_clear_patches_by_colour():
+    from vision.pyramids.train_size import task_data
+
+    data = {"patches": np.arange(5)[:, None], "labels": np.array([0, 1, 2, 3, 4]),
+            "colors": np.array(["white", "red", "clear", "black", "white"]),
+            "scene": np.arange(5)}
+    got = task_data(data, "white-clear")
+    assert got["patches"].ravel().tolist() == [0, 2, 4]
+    assert got["labels"].tolist() == [0, 1, 0]          # white, clear, white
+    assert task_data(data, "size") is data
+    with pytest.raises(ValueError, match="unknown task 'colour'"):
+        task_data(data, "colour")

@@ -46,6 +46,9 @@ SHAPE_MODEL = "pyramids-shape.onnx"
 #: upright or lying from a closer patch (its ``patch_mm`` metadata)
 SIZE_CLASSES: tuple[str, ...] = ("1U", "2U", "3U", "1L", "2L", "3L")
 SIZE_MODEL = "pyramids-size.onnx"
+#: the white-or-clear reader (``pyramids-white-clear.onnx``, same recipe and patch)
+WHITE_CLEAR_CLASSES: tuple[str, ...] = ("white", "clear")
+WHITE_CLEAR_MODEL = "pyramids-white-clear.onnx"
 
 
 def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:

@@ -21,6 +21,8 @@ geometry.
    (:mod:`vision.pyramids.verify`, ``pyramids-verify.onnx``), a small network trained on
    exactly such candidates that sees a closer patch, the colour classifier's answer and the
    heat: its p(pyramid) decides them (:data:`VERIFY_MIN`) in place of the thresholds of 6.
+   White against clear is decided again with a closer look (``pyramids-white-clear.onnx``,
+   :data:`WHITE_CLEAR_WEIGHT`).
    It is asked about the others too: a candidate the colour classifier turned away is
    taken where it is very sure (:data:`VERIFY_RECALL_MIN`), a hue the colour classifier
    took is dropped as card art where it is sure of the opposite (:data:`VERIFY_HUE_MIN`),
@@ -71,6 +73,8 @@ from vision.pyramids.classifier import (
     SHAPE_MODEL,
     SIZE_CLASSES,
     SIZE_MODEL,
+    WHITE_CLEAR_CLASSES,
+    WHITE_CLEAR_MODEL,
     PatchClassifier,
     patch_up_deg,
     pointing_from_sectors,
@@ -176,6 +180,16 @@ SIZE_READ_WEIGHT = 1.0
 #: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
 #: (0.95: three fewer)
 SIZE_READ_SURE = 0.99
+#: a find the colour classifier calls white or clear is named again by its two
+#: probabilities times the white-or-clear reader's (``pyramids-white-clear.onnx``,
+#: models/pyramids-white-clear.md: the size reader's recipe and 56 mm patch) to this power:
+#: on crowded tables under lamps the colour classifier read white as clear three times as
+#: often as the other way (23 and 26 against 7 and 8 on the dev seeds). Dev renders (100
+#: images a group; ordinary / crowded under lamps / unseen printing), wrong colours without
+#: -> weight 1 -> 2 -> 4: seed 550000 5 / 47 / 8 -> 2 / 39 / 7 -> 2 / 33 / 6 -> 2 / 31 / 6,
+#: seed 560000 4 / 59 / 1 -> 2 / 51 / 2 -> 2 / 47 / 2 -> 2 / 44 / 3; tables right 236 ->
+#: 238 -> 239 -> 239 of 551 (2 and 4: 54 / 7 / 44 and 62 / 10 / 62)
+WHITE_CLEAR_WEIGHT = 2.0
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
@@ -435,16 +449,19 @@ class PyramidFinder:
 
     ``colors``: a colour profile (:class:`vision.pyramids.profile.ColorProfile` or the path
     of its file) from ``companion calibrate-colors``; ``threads``: onnxruntime threads.
-    ``color_model`` / ``shape_model`` / ``heat_model`` / ``verify_model`` / ``size_model``:
-    other ONNX files than the shipped ones (``heat_model=False``: no heat map, the colour
-    table's candidates alone; ``verify_model=False``: no second opinion, the thresholds
-    alone; ``size_model=False``: the shape classifier alone reads pips and pose)."""
+    ``color_model`` / ``shape_model`` / ``heat_model`` / ``verify_model`` / ``size_model``
+    / ``white_clear_model``: other ONNX files than the shipped ones (``heat_model=False``:
+    no heat map, the colour table's candidates alone; ``verify_model=False``: no second
+    opinion, the thresholds alone; ``size_model=False``: the shape classifier alone reads
+    pips and pose; ``white_clear_model=False``: the colour classifier alone tells white
+    from clear)."""
 
     def __init__(self, mat: Mat, model: ColorModel | None = None, *, colors: Any = None,
                  color_model: Path | None = None, shape_model: Path | None = None,
                  heat_model: Path | None | Literal[False] = None,
                  verify_model: Path | None | Literal[False] = None,
                  size_model: Path | None | Literal[False] = None,
+                 white_clear_model: Path | None | Literal[False] = None,
                  threads: int = 1, max_none: float = MAX_NONE,
                  max_none_light: float = MAX_NONE_LIGHT,
                  min_iou_hue: float = MIN_IOU_HUE) -> None:
@@ -469,6 +486,10 @@ class PyramidFinder:
         self.sizer = None if size_model is False else PatchClassifier(
             size_model or model_path(SIZE_MODEL), SIZE_CLASSES, threads)
         self.size_span = PATCH_MM if self.sizer is None else _patch_mm(self.sizer)
+        self.white_clear = None if white_clear_model is False else PatchClassifier(
+            white_clear_model or model_path(WHITE_CLEAR_MODEL), WHITE_CLEAR_CLASSES, threads)
+        self.white_clear_span = (PATCH_MM if self.white_clear is None
+                                 else _patch_mm(self.white_clear))
         self.max_none = float(max_none)
         self.min_iou_hue = float(min_iou_hue)
         self.max_none_light = float(max_none_light)
@@ -501,6 +522,7 @@ class PyramidFinder:
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
                                             float(p_ver[k])) for k in keep}
         keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
+        first = self._white_or_clear(look, image, reads, keep, first)
         keep, p_hue = self._art_dropped(look, image, reads, keep, first, p_ver)
         finds: list[PyramidFind] = []
         if len(keep):
@@ -648,6 +670,29 @@ class PyramidFinder:
         p6 = self.sizer.probs(look.patches(image, centers[ask], self.size_span))
         out = ps.copy()
         out[ask] = blend_size(ps[ask], self.how.names, p6, self.sizer.names, SIZE_READ_WEIGHT)
+        return out
+
+    def _white_or_clear(self, look: Look, image: np.ndarray, reads: Reads, keep: np.ndarray,
+                        first: dict[int, tuple[str, float, bool] | None]
+                        ) -> dict[int, tuple[str, float, bool] | None]:
+        """``first`` with the colour of each kept white or clear candidate chosen again: the
+        colour classifier's two probabilities times the white-or-clear reader's to
+        WHITE_CLEAR_WEIGHT (a colour profile's naming stands)."""
+        if self.white_clear is None or not WHITE_CLEAR_WEIGHT or self.profile is not None:
+            return first
+        ask = [int(k) for k in keep if (first[int(k)] or ("",))[0] in WHITE_CLEAR_CLASSES]
+        if not ask:
+            return first
+        names = self.white_clear.names
+        p2 = self.white_clear.probs(look.patches(image, reads.centers[ask],
+                                                 self.white_clear_span))
+        cols = [self.what.column(c) for c in names]
+        out = dict(first)
+        for j, k in enumerate(ask):
+            _, _, cold = first[k] or ("", 0.0, False)
+            score = reads.p_what[k, cols] * np.power(p2[j] + 1e-6, WHITE_CLEAR_WEIGHT)
+            name = names[int(np.argmax(score))]
+            out[k] = (name, float(reads.p_what[k, self.what.column(name)]), cold)
         return out
 
     def _heat_candidates(self, heat: HeatMap, cands: list[Candidate],

@@ -42,7 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from vision.pyramids.classifier import PATCH_PX, SIZE_CLASSES
+from vision.pyramids.classifier import (
+    PATCH_PX,
+    SIZE_CLASSES,
+    SIZE_MODEL,
+    WHITE_CLEAR_CLASSES,
+    WHITE_CLEAR_MODEL,
+)
 from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
 
 log = logging.getLogger(__name__)
@@ -59,6 +65,11 @@ LR = 3e-3
 #: scenes a cutting process takes at a time
 CHUNK = 100
 LIGHT = ("white", "clear")
+#: what can be trained on the cut patches: (classes, file written)
+TASKS: dict[str, tuple[tuple[str, ...], str]] = {
+    "size": (SIZE_CLASSES, SIZE_MODEL),
+    "white-clear": (WHITE_CLEAR_CLASSES, WHITE_CLEAR_MODEL),
+}
 
 
 def size_label(pips: int, upright: bool) -> int:
@@ -161,9 +172,24 @@ def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.nda
     return data
 
 
-def build_net() -> Any:
+def task_data(data: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
+    """The cut patches as one task's training data: every patch with its size class
+    (``size``), or the white and clear pyramids' patches labelled by colour
+    (``white-clear``)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+    if task == "size":
+        return data
+    keep = np.isin(data["colors"], WHITE_CLEAR_CLASSES)
+    out = {k: v[keep] for k, v in data.items()}
+    out["labels"] = np.array([WHITE_CLEAR_CLASSES.index(str(c)) for c in out["colors"]],
+                             np.int64)
+    return out
+
+
+def build_net(n_classes: int = len(SIZE_CLASSES)) -> Any:
     """Six 3x3 convolutions with batch norm (24-48-48-96-96-128 channels, four of stride 2),
-    global average pooling, one linear layer to the six classes, softmax when exported:
+    global average pooling, one linear layer to the classes, softmax when exported:
     about 0.23 M parameters, about 36 MFLOPs a patch."""
     import torch
     from torch import nn
@@ -177,7 +203,7 @@ def build_net() -> Any:
             self.body = nn.Sequential(*cbr(3, 24, 2), *cbr(24, 48, 2), *cbr(48, 48),
                                       *cbr(48, 96, 2), *cbr(96, 96), *cbr(96, 128, 2),
                                       nn.AdaptiveAvgPool2d(1), nn.Flatten())
-            self.head = nn.Linear(128, len(SIZE_CLASSES))
+            self.head = nn.Linear(128, n_classes)
             self.export = False
 
         def forward(self, x: Any) -> Any:
@@ -219,8 +245,10 @@ def figures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"pips": pips, "pose": pose}
 
 
-def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float]:
-    """Validation loss, pips and pose, and pips and pose of white and clear ones."""
+def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray, task: str = "size"
+             ) -> dict[str, float]:
+    """Validation loss and accuracy; for ``size`` also pips and pose, over all and of white
+    and clear ones."""
     import torch
 
     net.eval()
@@ -231,7 +259,11 @@ def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str
     net.export = False
     net.train()
     y = data["labels"][idx]
-    out = {"loss": float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-9))), **figures(p, y)}
+    out = {"loss": float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-9))),
+           "accuracy": float(np.mean(p.argmax(axis=1) == y))}
+    if task != "size":
+        return out
+    out.update(figures(p, y))
     light = np.isin(data["colors"][idx], LIGHT)
     if light.any():
         out.update({f"light_{k}": v for k, v in figures(p[light], y[light]).items()})
@@ -239,11 +271,16 @@ def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str
 
 
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
-          seed: int = 0, batch: int = 128, lr: float = LR) -> tuple[Path, dict[str, float]]:
-    """Train for ``minutes`` of wall clock (cosine learning rate), validating after each
-    epoch on every 10th scene; exports the weights of the best validation loss to
-    ``out/pyramids-size.onnx``. Returns the file and its validation figures."""
+          seed: int = 0, batch: int = 128, lr: float = LR, task: str = "size"
+          ) -> tuple[Path, dict[str, float]]:
+    """Train ``task`` (:data:`TASKS`) for ``minutes`` of wall clock (cosine learning rate),
+    validating after each epoch on every 10th scene; exports the weights of the best
+    validation loss to ``out/`` + the task's file name. Returns the file and its validation
+    figures."""
     import torch
+
+    classes, name = TASKS[task] if task in TASKS else (None, "")
+    data = task_data(data, task)
 
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, threads))
@@ -255,7 +292,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                          "scenes")
     log.info("%d training patches, %d validation (%d white or clear)", len(tr), len(val),
              int(np.isin(data["colors"][val], LIGHT).sum()))
-    net = build_net()
+    net = build_net(len(classes or ()))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss()
     t0 = time.monotonic()
@@ -278,25 +315,26 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
             losses.append(loss.item())
             if time.monotonic() >= deadline:
                 break
-        ev = evaluate(net, data, val)
-        log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, pips %.4f, upright/"
-                 "lying %.4f; white and clear: pips %.4f, upright/lying %.4f", epoch,
-                 (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"], ev["pips"],
-                 ev["pose"], ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
+        ev = evaluate(net, data, val, task)
+        log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, pips "
+                 "%.4f, upright/lying %.4f; white and clear: pips %.4f, upright/lying %.4f",
+                 epoch, (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"],
+                 ev["accuracy"], ev.get("pips", math.nan), ev.get("pose", math.nan),
+                 ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
         if ev["loss"] < best[0]:
             state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            torch.save({"state": state}, out / "size-best.pt")
+            torch.save({"state": state}, out / f"{task}-best.pt")
             best = (ev["loss"], state, ev)
     net.load_state_dict(best[1])
     result = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
                   train_patches=len(tr), val_patches=len(val))
-    return export(net, out / "pyramids-size.onnx"), result
+    return export(net, out / name, classes or SIZE_CLASSES), result
 
 
-def export(net: Any, path: Path) -> Path:
-    """``net`` as ONNX: input (N, 3, 64, 64) RGB 0-1, output (N, 6) probabilities; class
-    names (``names``, as the other patch classifiers have them) and ``patch_mm`` in its
-    metadata."""
+def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Path:
+    """``net`` as ONNX: input (N, 3, 64, 64) RGB 0-1, output (N, classes) probabilities;
+    class names (``names``, as the other patch classifiers have them) and ``patch_mm`` in
+    its metadata."""
     import onnx
     import torch
 
@@ -309,7 +347,7 @@ def export(net: Any, path: Path) -> Path:
     net.export = False
     model = onnx.load(str(path))
     onnx.helper.set_model_props(model, {
-        "names": repr(dict(enumerate(SIZE_CLASSES))), "patch_mm": repr(SPAN_MM)})
+        "names": repr(dict(enumerate(classes))), "patch_mm": repr(SPAN_MM)})
     onnx.save(model, str(path))
     log.info("wrote %s (%d bytes)", path, path.stat().st_size)
     return path
@@ -327,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
+    ap.add_argument("--task", choices=list(TASKS), default="size",
+                    help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
+                         "clear (pyramids-white-clear.onnx), on the same cut patches")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -336,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = cut(args.render, cache, args.jobs)
         path, result = train(data, args.out, args.minutes, args.threads, args.seed,
-                             args.batch, args.lr)
+                             args.batch, args.lr, args.task)
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps({k: round(float(v), 4) for k, v in result.items()}))
