@@ -47,8 +47,8 @@ def test_the_size_reader_asks_for_rendered_folders_and_names_a_bad_one(tmp_path:
 
     from companion.commands.train import _pyramid_size
 
-    args = argparse.Namespace(render=None, out=tmp_path / "out", jobs=1, minutes=0.1,
-                              threads=1, seed=0, batch=None, lr0=None)
+    args = argparse.Namespace(model="pyramid-size", render=None, out=tmp_path / "out",
+                              jobs=1, minutes=0.1, threads=1, seed=0, batch=None, lr0=None)
     with pytest.raises(TrainError, match="train pyramid-size trains on rendered scenes"):
         _pyramid_size(args)
     args.render = [tmp_path / "photos"]

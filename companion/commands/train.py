@@ -239,9 +239,8 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     then trained with torch on the CPU)."""
     from vision.pyramids.train_size import LR, cut, train
 
-    model = getattr(args, "model", "pyramid-size")
-    task = "white-clear" if model == "pyramid-white-clear" else "size"
-    folders = _render_folders(args, f"train {model}")
+    task = "white-clear" if args.model == "pyramid-white-clear" else "size"
+    folders = _render_folders(args, f"train {args.model}")
     try:
         data = cut(folders, args.out / "size.npz", args.jobs)
         minutes = (25.0 if task == "size" else 14.0) if args.minutes is None else args.minutes

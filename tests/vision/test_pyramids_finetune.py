@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from vision.pyramids.classifier import SHAPE_CLASSES
-from vision.pyramids.finetune import _pips_and_pose, cut
+from vision.pyramids.finetune import cut, pips_and_pose
 
 
 def test_pips_and_pose_are_read_as_the_finder_reads_them():
@@ -24,7 +24,7 @@ def test_pips_and_pose_are_read_as_the_finder_reads_them():
     p[2, names.index("1U")] = 0.3
     p[2, [names.index(f"2L{k:02d}") for k in range(3)]] = 0.7 / 3
     truth = np.array([names.index("3L05"), names.index("1U"), names.index("1U")])
-    pips, pose = _pips_and_pose(p, truth, names)
+    pips, pose = pips_and_pose(p, truth, names)
     assert pips == pytest.approx(2 / 3)    # the third is read as 2
     assert pose == pytest.approx(2 / 3)    # and as lying
 

@@ -3,11 +3,37 @@ shape classifier's, which finds it reads, its file, and its training data's labe
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from vision.pyramids.classifier import SHAPE_CLASSES, SIZE_CLASSES
 from vision.pyramids.find import blend_size
+
+
+def _shot(tarot: Any, *pyramids: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
+    """(image, calibration, truth) of ``pyramids`` rendered on the bare mat, seeded."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    image, truth = render(TableScene(pyramids=list(pyramids)), tarot, DEFAULT_MAT, cam,
+                          plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    return image, calib, truth
+
+
+@pytest.fixture(scope="module")
+def white_and_red(tarot: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
+    """An upright white 2 and an upright red 2, apart."""
+    from vision.synth.scene import PyramidPlacement
+
+    return _shot(tarot, PyramidPlacement("white", 2, True, (300.0, 300.0)),
+                 PyramidPlacement("red", 2, True, (480.0, 310.0)))
 
 
 def _shape_read(**classes: float) -> np.ndarray:
@@ -62,7 +88,7 @@ def test_a_size_reader_without_its_span_is_named():
 
 
 def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
-        tarot, finder, monkeypatch):
+        white_and_red, finder, monkeypatch):
     """A white and a red pyramid: the shipped finder asks the reader about both; told to ask
     about white, clear and black alone, it asks about the white one, which takes the size
     the reader is sure of while the red keeps its own; at weight 0, or where the shape
@@ -70,17 +96,8 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
     the shape classifier is all but sure of keeps its size against a reader as sure of
     another: the product of the two is what counts, and the hue's silhouette fit too.)"""
     import vision.pyramids.find as find_mod
-    from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import PyramidPlacement, TableScene
 
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    scene = TableScene(pyramids=[PyramidPlacement("white", 2, True, (300.0, 300.0)),
-                                 PyramidPlacement("red", 2, True, (480.0, 310.0))])
-    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    image, calib, _ = white_and_red
     asked: list[int] = []
     sure_of = {"1U": 0, "3U": 2}
 
@@ -116,19 +133,13 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
 
 def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
     from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
     from vision.pyramids.colors import default_model
     from vision.pyramids.find import Looker
     from vision.pyramids.train_size import scene_samples, size_label
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import PyramidPlacement, TableScene
+    from vision.synth.scene import PyramidPlacement
 
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    scene = TableScene(pyramids=[PyramidPlacement("clear", 3, True, (300.0, 300.0)),
-                                 PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0)])
-    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    image, calib, truth = _shot(tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
+                                PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
     patches, labels, colors = scene_samples(image, truth, look, np.zeros((0, 2)),
                                             np.random.default_rng(0))
@@ -149,22 +160,13 @@ def test_size_training_refuses_a_folder_that_is_not_rendered(tmp_path):
 
 
 def test_the_finder_asks_the_white_or_clear_reader_about_white_and_clear_finds(
-        tarot, finder, monkeypatch):
+        white_and_red, finder, monkeypatch):
     """A white and a red pyramid: the reader is asked about the white one alone; sure of
     clear, it renames it; at weight 0 it is not asked and the colour classifier's white
     stands."""
     import vision.pyramids.find as find_mod
-    from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import PyramidPlacement, TableScene
 
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    scene = TableScene(pyramids=[PyramidPlacement("white", 2, True, (300.0, 300.0)),
-                                 PyramidPlacement("red", 2, True, (480.0, 310.0))])
-    image, _ = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    image, calib, _ = white_and_red
     asked: list[int] = []
 
     def reader_says(name):

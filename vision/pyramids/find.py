@@ -663,9 +663,11 @@ class PyramidFinder:
                colors: list[str]) -> np.ndarray:
         """The shape classifier's probabilities ``ps`` with those of the finds whose colour
         is one of SIZE_READ_COLORS weighed by the size reader's (:func:`blend_size`)."""
+        if self.sizer is None or not SIZE_READ_WEIGHT:
+            return ps
         ask = np.flatnonzero([c in SIZE_READ_COLORS for c in colors])
         ask = ask[shape_sureness(ps[ask], self.how.names) < SIZE_READ_SURE]
-        if self.sizer is None or not SIZE_READ_WEIGHT or not len(ask):
+        if not len(ask):
             return ps
         p6 = self.sizer.probs(look.patches(image, centers[ask], self.size_span))
         out = ps.copy()

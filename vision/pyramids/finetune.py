@@ -42,8 +42,9 @@ import os
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -60,6 +61,7 @@ log = logging.getLogger(__name__)
 
 VAL_EVERY = 10
 LR = 3e-4
+T = TypeVar("T")
 #: scenes cut per task of the process pool
 CHUNK = 100
 
@@ -118,6 +120,27 @@ def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[str], 
             np.array(scenes, np.int64))
 
 
+def cut_chunks(folders: Sequence[Path], cut_chunk: Callable[[tuple[str, int, int, int]], T],
+               jobs: int = 2) -> list[T]:
+    """``cut_chunk((folder, lo, hi, first))`` over each CHUNK scenes of each rendered folder
+    (folder k's scene ids from ``first`` = k x 100000), in ``jobs`` processes, in order,
+    with progress logged. A folder that is not a render is named (ValueError)."""
+    work = []
+    for k, folder in enumerate(folders):
+        n = len(list(Path(folder).glob(SCENE_GLOB)))
+        if n == 0 or not (Path(folder) / "mat.json").is_file():
+            raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
+        work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]
+    parts = []
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for i, part in enumerate(pool.map(cut_chunk, work)):
+            parts.append(part)
+            log.info("cut %d/%d chunks of %d scenes (%.0f s)", i + 1, len(work), CHUNK,
+                     time.monotonic() - t0)
+    return parts
+
+
 def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
     """The pyramid patches of ``folders`` with their shape labels: ``patches`` (N, 64, 64, 3)
     uint8, ``labels`` (N,) class names, ``scene`` (N,) ids (folder k's scenes from k x
@@ -125,19 +148,7 @@ def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray
     if cache.is_file():
         log.info("using the cut patches in %s", cache)
         return dict(np.load(cache))
-    work = []
-    for k, folder in enumerate(folders):
-        n = len(list(folder.glob(SCENE_GLOB)))
-        if n == 0 or not (folder / "mat.json").is_file():
-            raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
-        work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]
-    parts = []
-    t0 = time.monotonic()
-    with ProcessPoolExecutor(max(1, jobs)) as pool:
-        for i, part in enumerate(pool.map(_cut_chunk, work)):
-            parts.append(part)
-            log.info("cut %d/%d chunks of %d scenes (%.0f s)", i + 1, len(work), CHUNK,
-                     time.monotonic() - t0)
+    parts = cut_chunks(folders, _cut_chunk, jobs)
     data = {"patches": np.concatenate([p[0] for p in parts]),
             "labels": np.array([lab for p in parts for lab in p[1]]),
             "scene": np.concatenate([p[2] for p in parts])}
@@ -146,7 +157,7 @@ def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray
     return data
 
 
-def _pips_and_pose(p: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple[float, float]:
+def pips_and_pose(p: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple[float, float]:
     """(pips right, upright/lying right) as the finder reads them: each size's classes
     summed, upright against the lying sectors."""
     size = np.array([int(c[0]) for c in names])
@@ -189,7 +200,7 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
             p = np.concatenate([net(torch.from_numpy(network_input(xv[a:a + 512]))).numpy()
                                 for a in range(0, len(xv), 512)])
         head.export = False
-        pips, pose = _pips_and_pose(p, yv, names)
+        pips, pose = pips_and_pose(p, yv, names)
         return {"top1": float(np.mean(p.argmax(axis=1) == yv)), "pips": pips, "pose": pose}
 
     first = evaluate()

@@ -36,7 +36,6 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ from vision.pyramids.classifier import (
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
 )
-from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
+from vision.pyramids.train_colors import budget_cosine_lr
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +61,6 @@ VAL_EVERY = 10
 #: training patches are shifted by up to this many pixels each way
 SHIFT_PX = 3
 LR = 3e-3
-#: scenes a cutting process takes at a time
-CHUNK = 100
 LIGHT = ("white", "clear")
 #: what can be trained on the cut patches: (classes, file written)
 TASKS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -145,22 +142,12 @@ def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.nda
     """``patches`` (N, 64, 64, 3) uint8, ``labels`` (N,) class indices, ``colors`` (N,),
     ``scene`` (N,) ids (folder k's scenes from k x 100000) of the rendered ``folders``;
     cached in ``cache``."""
+    from vision.pyramids.finetune import cut_chunks
+
     if cache.is_file():
         log.info("using the cut patches in %s", cache)
         return dict(np.load(cache))
-    work = []
-    for k, folder in enumerate(folders):
-        n = len(list(Path(folder).glob(SCENE_GLOB)))
-        if n == 0 or not (Path(folder) / "mat.json").is_file():
-            raise ValueError(f"{folder}: not a rendered folder (companion synth output)")
-        work += [(str(folder), lo, min(n, lo + CHUNK), k * 100_000) for lo in range(0, n, CHUNK)]
-    parts = []
-    t0 = time.monotonic()
-    with ProcessPoolExecutor(max(1, jobs)) as pool:
-        for i, part in enumerate(pool.map(_cut_chunk, work)):
-            parts.append(part)
-            log.info("cut %d/%d chunks of %d scenes (%.0f s)", i + 1, len(work), CHUNK,
-                     time.monotonic() - t0)
+    parts = cut_chunks(folders, _cut_chunk, jobs)
     data = {"patches": np.concatenate([p[0] for p in parts]),
             "labels": np.array([v for p in parts for v in p[1]], np.int64),
             "colors": np.array([v for p in parts for v in p[2]]),
@@ -194,8 +181,7 @@ def build_net(n_classes: int = len(SIZE_CLASSES)) -> Any:
     import torch
     from torch import nn
 
-    def cbr(i: int, o: int, s: int = 1) -> list[Any]:
-        return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+    from vision.pyramids.train_verify import conv_bn_relu as cbr
 
     class SizeNet(nn.Module):
         def __init__(self) -> None:
@@ -219,29 +205,19 @@ def _batch(patches: np.ndarray, rng: np.random.Generator | None) -> Any:
     import torch
 
     from vision.pyramids.classifier import network_input
+    from vision.pyramids.train_verify import light_jitter, mirror_and_shift
 
-    p = patches
-    if rng is not None:
-        flip = rng.random(len(p)) < 0.5
-        p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
-        pad = np.pad(p, ((0, 0), (SHIFT_PX, SHIFT_PX), (SHIFT_PX, SHIFT_PX), (0, 0)),
-                     mode="edge")
-        dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, len(p)))
-        n = p.shape[1]
-        p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(p))])
+    p = patches if rng is None else mirror_and_shift(patches, rng, SHIFT_PX)
     x = torch.from_numpy(network_input(np.ascontiguousarray(p)))
-    if rng is not None:
-        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(p), 1, 1, 1))).float()
-        bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(p), 1, 1, 1))).float()
-        x = (x * gain + bias).clamp(0, 1)
-    return x
+    return x if rng is None else light_jitter(x, rng)
 
 
 def figures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Pips right (the three sizes' classes summed) and upright/lying right."""
-    by_size = p[:, :3] + p[:, 3:]
-    pips = float(np.mean(by_size.argmax(axis=1) == y % 3))
-    pose = float(np.mean((p[:, :3].sum(axis=1) >= 0.5) == (y < 3)))
+    """Pips right and upright/lying right, read as the finder reads them
+    (:func:`vision.pyramids.finetune.pips_and_pose` over the six classes)."""
+    from vision.pyramids.finetune import pips_and_pose
+
+    pips, pose = pips_and_pose(p, y, SIZE_CLASSES)
     return {"pips": pips, "pose": pose}
 
 

@@ -176,14 +176,21 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np
 
 # -- network ----------------------------------------------------------------------------------
 
+def conv_bn_relu(i: int, o: int, s: int = 1) -> list[Any]:
+    """A 3x3 convolution (stride ``s``, no bias), batch norm and ReLU: the patch networks'
+    building block (this one's and the size reader's, :mod:`vision.pyramids.train_size`)."""
+    from torch import nn
+
+    return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+
+
 def build_net() -> Any:
     """Patch branch (four stride-2 stages, 64 px -> 4 x 4, averaged) and feature branch,
     joined by two layers into one logit: ~125 k parameters, ~17 MFLOPs a patch."""
     import torch
     from torch import nn
 
-    def cbr(i: int, o: int, s: int = 1) -> list[Any]:
-        return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+    cbr = conv_bn_relu
 
     class VerifyNet(nn.Module):
         def __init__(self) -> None:
@@ -202,29 +209,43 @@ def build_net() -> Any:
     return VerifyNet()
 
 
+def mirror_and_shift(p: np.ndarray, rng: np.random.Generator, shift_px: int = SHIFT_PX
+                     ) -> np.ndarray:
+    """(N, h, w, 3) patches, half of them mirrored left to right (the patch frame is
+    mirror-symmetric: up is away from the nadir) and each shifted by up to ``shift_px``
+    each way, edges repeated (the candidate is rarely on the pyramid's middle)."""
+    flip = rng.random(len(p)) < 0.5
+    p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
+    if shift_px:
+        pad = np.pad(p, ((0, 0), (shift_px, shift_px), (shift_px, shift_px), (0, 0)),
+                     mode="edge")
+        dx, dy = rng.integers(0, 2 * shift_px + 1, (2, len(p)))
+        n = p.shape[1]
+        p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(p))])
+    return p
+
+
+def light_jitter(x: Any, rng: np.random.Generator) -> Any:
+    """Network input ``x`` (N, 3, h, w, 0-1 tensor) with a brightness gain of 0.85-1.15 and
+    an offset of up to 0.05 each, for the light the renders did not draw."""
+    import torch
+
+    gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(x), 1, 1, 1))).float()
+    bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(x), 1, 1, 1))).float()
+    return (x * gain + bias).clamp(0, 1)
+
+
 def _batch(data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generator | None
            ) -> tuple[Any, Any, Any]:
     import torch
 
     p = data["patches"][idx]
     if rng is not None:
-        # the patch frame is mirror-symmetric (up is away from the nadir); a little
-        # brightness and contrast jitter for the light the renders did not draw
-        flip = rng.random(len(idx)) < 0.5
-        p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
-        if SHIFT_PX:
-            # the candidate is rarely on the pyramid's middle: shift the patch a little
-            pad = np.pad(p, ((0, 0), (SHIFT_PX, SHIFT_PX), (SHIFT_PX, SHIFT_PX), (0, 0)),
-                         mode="edge")
-            dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, len(idx)))
-            n = p.shape[1]
-            p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(idx))])
+        p = mirror_and_shift(p, rng)
     x = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
     x = x / 255.0
     if rng is not None:
-        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(idx), 1, 1, 1))).float()
-        bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(idx), 1, 1, 1))).float()
-        x = (x * gain + bias).clamp(0, 1)
+        x = light_jitter(x, rng)
     f = torch.from_numpy(data["features"][idx]).float()
     y = torch.from_numpy(data["labels"][idx].astype(np.float32))
     return x, f, y
