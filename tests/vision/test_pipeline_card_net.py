@@ -9,8 +9,8 @@ pytest.importorskip("cv2")
 pytest.importorskip("onnxruntime")
 
 from vision.cards.identify import CardMatch  # noqa: E402
-from vision.pipeline import (NET_OVERRULES, NET_OVERRULES_TABLE, TablePipeline,  # noqa: E402
-                             _fuse)
+from vision.pipeline import (NET_BACK_OVERRULES_FACE, NET_OVERRULES,  # noqa: E402
+                             NET_OVERRULES_TABLE, TablePipeline, _fuse)
 
 
 def gallery(cid: str | None, best: str, *, table: bool = False, rotated: bool = False
@@ -43,13 +43,26 @@ def test_a_sure_network_overrules_the_gallery() -> None:
     assert m.card_id == "major-08"
 
 
-def test_bare_table_needs_a_very_sure_network() -> None:
+def test_over_bare_table_a_face_needs_a_sure_network_and_a_back_a_very_sure_one() -> None:
     table = gallery(None, "back", table=True)
-    assert _fuse(table, net("swords-09", 0.7)).looks_like_table
-    m = _fuse(table, net("swords-09", NET_OVERRULES_TABLE + 0.01))
-    assert m.card_id == "swords-09"
+    # a face the network names: as sure as anywhere else
+    assert _fuse(table, net("swords-09", NET_OVERRULES - 0.1)).looks_like_table
+    m = _fuse(table, net("swords-09", NET_OVERRULES + 0.1))
+    assert m.card_id == "swords-09" and m.accepted
+    # its back: bare cloth reads as one, so only when very sure
+    assert _fuse(table, net("back", NET_OVERRULES_TABLE - 0.1)).looks_like_table
+    assert _fuse(table, net("back", NET_OVERRULES_TABLE + 0.01)).card_id == "back"
     # the network's own table class never names anything
     assert _fuse(gallery("cups-02", "cups-02"), net("back", 0.0, table=True)).card_id == "cups-02"
+
+
+def test_a_named_face_yields_to_the_networks_back_only_when_it_is_very_sure() -> None:
+    face = gallery("pentacles-13", "pentacles-13")
+    assert _fuse(face, net("back", NET_BACK_OVERRULES_FACE - 0.1)).card_id == "pentacles-13"
+    assert _fuse(face, net("back", NET_BACK_OVERRULES_FACE + 0.01)).card_id == "back"
+    # a face the gallery could not name: the network's back as any other card
+    m = _fuse(gallery(None, "pentacles-13"), net("back", NET_OVERRULES + 0.1))
+    assert m.card_id == "back"
 
 
 def test_which_decks_get_the_network() -> None:
