@@ -47,6 +47,23 @@ def test_image_px_matches_the_camera_projection():
     assert td.image_px(pts.reshape(10, 20, 2)).shape == (10, 20, 2)
 
 
+@pytest.mark.parametrize("ppm", [0.75, 1.0, 0.5])
+def test_the_views_map_is_the_grid_read_at_each_view_pixel(ppm):
+    cam = _camera()
+    calib = Calibration(True, H=np.linalg.inv(cam.K @ np.column_stack(
+        [cam.R[:, 0], cam.R[:, 1], cam.t])), intrinsics=Intrinsics(cam.K, cam.dist),
+        image_size=(1280, 720))
+    td = TopDown(calib, DEFAULT_MAT)
+    m1, m2 = td._view_maps(ppm)
+    w, h = int(round(DEFAULT_MAT.width_mm * ppm)), int(round(DEFAULT_MAT.height_mm * ppm))
+    assert m1.shape[:2] == (h, w)
+    # view pixel (u, v) shows table point ((u + 0.5) / ppm, (v + 0.5) / ppm)
+    u, v = np.meshgrid((np.arange(w) + 0.5) / ppm, (np.arange(h) + 0.5) / ppm)
+    want = td.image_px(np.dstack([u, v]))
+    got = cv2.convertMaps(m1, m2, cv2.CV_32FC2)[0]
+    assert np.abs(got - want).max() < 1 / 32 + 1e-3   # the fixed-point maps' resolution
+
+
 def test_view_and_patches_show_the_table_where_it_is(tarot):
     cam = _camera()
     style = plain_style((60, 85, 110), seed=1)
