@@ -55,7 +55,7 @@ from vision.pyramids.classifier import (
     mirror_shape_label,
     network_input,
 )
-from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
+from vision.pyramids.train_colors import SCENE_GLOB, budget_epochs
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +200,7 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
             p = np.concatenate([net(torch.from_numpy(network_input(xv[a:a + 512]))).numpy()
                                 for a in range(0, len(xv), 512)])
         head.export = False
+        net.train()
         pips, pose = pips_and_pose(p, yv, names)
         return {"top1": float(np.mean(p.argmax(axis=1) == yv)), "pips": pips, "pose": pose}
 
@@ -209,32 +210,22 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
     best = (first["pips"], {k: v.clone() for k, v in net.state_dict().items()}, first)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     loss_f = torch.nn.CrossEntropyLoss()
+
+    def batch_loss(idx: np.ndarray) -> Any:
+        x, y = xt[idx].copy(), yt[idx].copy()
+        flip = rng.random(len(idx)) < 0.5
+        x[flip], y[flip] = x[flip, :, ::-1], mirror[y[flip]]
+        gain = rng.uniform(0.85, 1.15, (len(idx), 1, 1, 1)).astype(np.float32)
+        xi = np.clip(network_input(x) * gain, 0.0, 1.0)
+        return loss_f(net(torch.from_numpy(xi)), torch.from_numpy(y))
+
     t0 = time.monotonic()
-    deadline = t0 + 60.0 * minutes
     epoch = 0
-    while time.monotonic() < deadline:
-        epoch += 1
-        net.train()
-        order = rng.permutation(len(xt))
-        losses = []
-        for s in range(max(1, len(order) // batch)):
-            budget_cosine_lr(opt, lr, t0, deadline)
-            idx = order[s * batch:(s + 1) * batch]
-            x, y = xt[idx].copy(), yt[idx].copy()
-            flip = rng.random(len(idx)) < 0.5
-            x[flip], y[flip] = x[flip, :, ::-1], mirror[y[flip]]
-            gain = rng.uniform(0.85, 1.15, (len(idx), 1, 1, 1)).astype(np.float32)
-            xi = np.clip(network_input(x) * gain, 0.0, 1.0)
-            loss = loss_f(net(torch.from_numpy(xi)), torch.from_numpy(y))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            if time.monotonic() >= deadline:
-                break
+    for epoch, train_loss in budget_epochs(opt, lr, minutes, np.arange(len(xt)), batch, rng,
+                                           batch_loss):
         ev = evaluate()
         log.info("epoch %d (%.1f min): train loss %.3f, validation top-1 %.4f, pips %.4f, "
-                 "upright/lying %.4f", epoch, (time.monotonic() - t0) / 60, np.mean(losses),
+                 "upright/lying %.4f", epoch, (time.monotonic() - t0) / 60, train_loss,
                  ev["top1"], ev["pips"], ev["pose"])
         if ev["pips"] > best[0]:
             best = (ev["pips"], {k: v.clone() for k, v in net.state_dict().items()}, ev)

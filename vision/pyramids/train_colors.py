@@ -19,7 +19,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,34 @@ def budget_cosine_lr(opt: Any, peak: float, t0: float, deadline: float) -> None:
     frac = min(1.0, (time.monotonic() - t0) / (deadline - t0))
     for g in opt.param_groups:
         g["lr"] = peak * 0.5 * (1 + math.cos(math.pi * frac))
+
+
+def budget_epochs(opt: Any, lr: float, minutes: float, train_idx: np.ndarray, batch: int,
+                  rng: np.random.Generator, batch_loss: Callable[[np.ndarray], Any]
+                  ) -> Iterator[tuple[int, float]]:
+    """The pyramid trainers' epochs on a wall-clock budget of ``minutes``: each a random order
+    of ``train_idx`` (drawn from ``rng``) in batches of ``batch``, the learning rate on
+    :func:`budget_cosine_lr` from ``lr``, ``batch_loss(indices)`` (a torch loss) stepped by
+    ``opt``. Yields (epoch, mean training loss) after each epoch, where the caller validates;
+    that time counts against the budget too. An epoch cut short by the deadline still
+    yields."""
+    t0 = time.monotonic()
+    deadline = t0 + 60.0 * minutes
+    epoch = 0
+    while time.monotonic() < deadline:
+        epoch += 1
+        order = rng.permutation(train_idx)
+        losses = []
+        for s in range(max(1, len(order) // batch)):
+            budget_cosine_lr(opt, lr, t0, deadline)
+            loss = batch_loss(order[s * batch:(s + 1) * batch])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if time.monotonic() >= deadline:
+                break
+        yield epoch, float(np.mean(losses))
 
 
 def calibrated_scenes(folder: Path, mat: Mat, lo: int = 0, hi: int | None = None

@@ -48,7 +48,7 @@ from vision.pyramids.classifier import (
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
 )
-from vision.pyramids.train_colors import budget_cosine_lr
+from vision.pyramids.train_colors import budget_epochs
 
 log = logging.getLogger(__name__)
 
@@ -271,30 +271,20 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     net = build_net(len(classes or ()))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss()
+    labels = torch.from_numpy(data["labels"])
+
+    def batch_loss(idx: np.ndarray) -> Any:
+        return lossf(net(_batch(data["patches"][idx], rng)), labels[idx])
+
     t0 = time.monotonic()
-    deadline = t0 + 60.0 * minutes
     best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
-    labels = torch.from_numpy(data["labels"])
-    while time.monotonic() < deadline:
-        epoch += 1
-        order = rng.permutation(tr)
-        losses = []
-        for s in range(max(1, len(tr) // batch)):
-            budget_cosine_lr(opt, lr, t0, deadline)
-            idx = order[s * batch:(s + 1) * batch]
-            loss = lossf(net(_batch(data["patches"][idx], rng)), labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            if time.monotonic() >= deadline:
-                break
+    for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, data, val, task)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, pips "
                  "%.4f, upright/lying %.4f; white and clear: pips %.4f, upright/lying %.4f",
-                 epoch, (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"],
+                 epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
                  ev["accuracy"], ev.get("pips", math.nan), ev.get("pose", math.nan),
                  ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
         if ev["loss"] < best[0]:

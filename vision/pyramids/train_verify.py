@@ -37,7 +37,7 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
-from vision.pyramids.train_colors import SCENE_GLOB, budget_cosine_lr
+from vision.pyramids.train_colors import SCENE_GLOB, budget_epochs
 from vision.pyramids.verify import DOUBT_MAX_NONE, FEATURES, doubtful, features
 
 log = logging.getLogger(__name__)
@@ -300,29 +300,20 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     net = build_net()
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.BCEWithLogitsLoss()
+
+    def batch_loss(idx: np.ndarray) -> Any:
+        x, f, y = _batch(data, idx, rng)
+        return lossf(net(x, f), y)
+
     t0 = time.monotonic()
-    deadline = t0 + 60.0 * minutes
     best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
-    while time.monotonic() < deadline:
-        epoch += 1
-        order = rng.permutation(tr)
-        losses = []
-        for s in range(max(1, len(tr) // batch)):
-            budget_cosine_lr(opt, lr, t0, deadline)
-            x, f, y = _batch(data, order[s * batch:(s + 1) * batch], rng)
-            loss = lossf(net(x, f), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            if time.monotonic() >= deadline:
-                break
+    for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, data, val)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
                  "pyramids kept at 95%% / 99%% of none turned away: %.3f / %.3f", epoch,
-                 (time.monotonic() - t0) / 60, np.mean(losses), ev["loss"], ev["accuracy"],
+                 (time.monotonic() - t0) / 60, train_loss, ev["loss"], ev["accuracy"],
                  ev["kept_at_95"], ev["kept_at_99"])
         if ev["loss"] < best[0]:
             state = {k: v.detach().clone() for k, v in net.state_dict().items()}
