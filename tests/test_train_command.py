@@ -65,3 +65,23 @@ def test_the_white_or_clear_reader_asks_for_rendered_folders(tmp_path: Path) -> 
                               jobs=1, minutes=0.1, threads=1, seed=0, batch=None, lr0=None)
     with pytest.raises(TrainError, match="train pyramid-white-clear trains on rendered"):
         _pyramid_size(args)
+
+
+@pytest.mark.parametrize("module, cache", [
+    ("vision.pyramids.train_size", "size.npz"),
+    ("vision.pyramids.train_verify", "samples.npz"),
+    ("vision.pyramids.finetune", "shape.npz"),
+])
+def test_a_patch_trainer_run_by_hand_names_the_samples_it_lacks(
+        module: str, cache: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m vision.pyramids.<trainer>` shares one command line
+    (train_colors.patch_trainer_parser): with neither its cut samples nor --render folders
+    it stops before any work, naming the file it looked for."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    with pytest.raises(SystemExit) as stop:
+        main(["--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert f"{tmp_path / cache} does not exist: give --render folders" in capsys.readouterr().err

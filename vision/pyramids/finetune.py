@@ -35,10 +35,8 @@ pyramid of the bundled sample game, so it was not shipped (models/pyramids-shape
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import os
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -55,7 +53,12 @@ from vision.pyramids.classifier import (
     mirror_shape_label,
     network_input,
 )
-from vision.pyramids.train_colors import SCENE_GLOB, budget_epochs
+from vision.pyramids.train_colors import (
+    SCENE_GLOB,
+    budget_epochs,
+    patch_trainer_parser,
+    start_patch_training,
+)
 
 log = logging.getLogger(__name__)
 
@@ -249,27 +252,16 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.finetune",
-                                 description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="working folder")
-    ap.add_argument("--render", type=Path, action="append", default=[],
-                    help="rendered synth folder (repeatable)")
+    ap = patch_trainer_parser("python -m vision.pyramids.finetune", __doc__, 20.0)
     ap.add_argument("--start", type=Path, default=None,
                     help="the ONNX file to go on from (default: the shipped "
                          f"models/{SHAPE_MODEL})")
-    ap.add_argument("--minutes", type=float, default=20.0, help="training wall clock")
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads")
-    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the patches")
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    os.environ.setdefault("YOLO_OFFLINE", "1")
     from models import model_path
 
     cache = args.out / "shape.npz"
-    if not cache.is_file() and not args.render:
-        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    start_patch_training(ap, args.render, cache)
     try:
         data = cut(args.render, cache, args.jobs)
         path, figures = finetune(data, args.start or model_path(SHAPE_MODEL),

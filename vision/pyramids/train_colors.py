@@ -18,6 +18,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -90,6 +91,34 @@ def budget_epochs(opt: Any, lr: float, minutes: float, train_idx: np.ndarray, ba
             if time.monotonic() >= deadline:
                 break
         yield epoch, float(np.mean(losses))
+
+
+def patch_trainer_parser(prog: str, doc: str | None, minutes: float
+                         ) -> argparse.ArgumentParser:
+    """The command line the patch trainers share (``train_verify``, ``train_size``,
+    ``finetune``): ``--out`` (the working folder, where the cut samples are cached),
+    ``--render`` (repeatable), ``--minutes`` (default ``minutes``), ``--threads``, ``--jobs``
+    and ``--seed``; each trainer adds its own."""
+    ap = argparse.ArgumentParser(prog=prog, description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="working folder")
+    ap.add_argument("--render", type=Path, action="append", default=[],
+                    help="rendered synth folder (repeatable)")
+    ap.add_argument("--minutes", type=float, default=minutes, help="training wall clock")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the samples")
+    ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+
+def start_patch_training(ap: argparse.ArgumentParser, renders: list[Path], cache: Path
+                         ) -> None:
+    """Logging with times for a training run from the command line; refuses (``ap.error``)
+    a run that has neither its cut samples in ``cache`` nor ``--render`` folders to cut
+    them from. ``YOLO_OFFLINE``: nothing is ever downloaded."""
+    if not cache.is_file() and not renders:
+        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    os.environ.setdefault("YOLO_OFFLINE", "1")
 
 
 def calibrated_scenes(folder: Path, mat: Mat, lo: int = 0, hi: int | None = None

@@ -29,11 +29,9 @@ Every 10th scene is validation.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,7 +46,11 @@ from vision.pyramids.classifier import (
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
 )
-from vision.pyramids.train_colors import budget_epochs
+from vision.pyramids.train_colors import (
+    budget_epochs,
+    patch_trainer_parser,
+    start_patch_training,
+)
 
 log = logging.getLogger(__name__)
 
@@ -320,26 +322,15 @@ def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_size",
-                                 description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="working folder")
-    ap.add_argument("--render", type=Path, action="append", default=[],
-                    help="rendered synth folder (repeatable)")
-    ap.add_argument("--minutes", type=float, default=25.0, help="training wall clock")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads")
-    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the patches")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, 25.0)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
     ap.add_argument("--task", choices=list(TASKS), default="size",
                     help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
                          "clear (pyramids-white-clear.onnx), on the same cut patches")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    os.environ.setdefault("YOLO_OFFLINE", "1")
     cache = args.out / "size.npz"
-    if not cache.is_file() and not args.render:
-        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    start_patch_training(ap, args.render, cache)
     try:
         data = cut(args.render, cache, args.jobs)
         path, result = train(data, args.out, args.minutes, args.threads, args.seed,

@@ -21,7 +21,6 @@ outside every silhouette (grown by 3 mm), else left out. Every 10th scene is val
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -37,7 +36,12 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.classifier import PATCH_MM, PATCH_PX
 from vision.pyramids.geometry import polygon_centroid
-from vision.pyramids.train_colors import SCENE_GLOB, budget_epochs
+from vision.pyramids.train_colors import (
+    SCENE_GLOB,
+    budget_epochs,
+    patch_trainer_parser,
+    start_patch_training,
+)
 from vision.pyramids.verify import DOUBT_MAX_NONE, FEATURES, doubtful, features
 
 log = logging.getLogger(__name__)
@@ -347,24 +351,14 @@ def export(net: Any, path: Path, patch_mm: float = PATCH_MM_TRAIN) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_verify",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="working folder")
-    ap.add_argument("--render", type=Path, action="append", default=[],
-                    help="rendered synth folder (repeatable)")
-    ap.add_argument("--minutes", type=float, default=30.0, help="training wall clock")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads")
-    ap.add_argument("--jobs", type=int, default=2, help="processes cutting the samples")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = patch_trainer_parser("python -m vision.pyramids.train_verify", __doc__, 30.0)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--patch-mm", type=float, default=PATCH_MM_TRAIN, choices=SPANS,
                     help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
     ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cache = args.out / "samples.npz"
-    if not cache.is_file() and not args.render:
-        ap.error(f"{cache} does not exist: give --render folders to cut it from")
+    start_patch_training(ap, args.render, cache)
     try:
         data = prepare(args.render, cache, args.jobs)
     except ValueError as exc:
