@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--minutes", type=float, default=None,
                    help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
                         "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
-                        "pyramid-size 25, pyramid-white-clear 14, the others 10 per model)")
+                        "pyramid-size 60, pyramid-white-clear 14, the others 10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
                         "(default 2)")
@@ -243,7 +243,7 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     folders = _render_folders(args, f"train {args.model}")
     try:
         data = cut(folders, args.out / "size.npz", args.jobs)
-        minutes = (25.0 if task == "size" else 14.0) if args.minutes is None else args.minutes
+        minutes = (60.0 if task == "size" else 14.0) if args.minutes is None else args.minutes
         path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                               batch=args.batch or 128, lr=args.lr0 or LR, task=task)
     except ValueError as exc:

@@ -3,7 +3,7 @@ or lying from a closer patch than the shape classifier's, for the white, clear a
 pyramids whose size the finder cannot fit to their colour's pixels.
 
     python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
-        [--minutes 25] [--threads 2] [--jobs 2] [--seed 0]
+        [--minutes 60] [--threads 2] [--jobs 2] [--seed 0]
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
 to train on the CPU in tens of minutes.
@@ -322,7 +322,7 @@ def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, 25.0)
+    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, 60.0)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
     ap.add_argument("--task", choices=list(TASKS), default="size",
