@@ -217,12 +217,12 @@ def _pyramid_init(folder: Path, tasks: tuple[str, ...]) -> dict[str, Path]:
 def _pyramid_verify(args: argparse.Namespace) -> int:
     """``pyramid-verify``: the finder's second opinion (cut from the rendered folders with the
     shipped heat map and colour classifier, then trained with torch on the CPU)."""
-    from vision.pyramids.train_verify import LR, prepare, train
+    from vision.pyramids.train_verify import LR, MINUTES, SAMPLES_FILE, prepare, train
 
     folders = _render_folders(args, "train pyramid-verify")
     try:
-        data = prepare(folders, args.out / "samples.npz", args.jobs)
-        path, figures = train(data, args.out, 30.0 if args.minutes is None else args.minutes,
+        data = prepare(folders, args.out / SAMPLES_FILE, args.jobs)
+        path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
                               lr=args.lr0 or LR)
     except ValueError as exc:
@@ -237,13 +237,13 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
     reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
     then trained with torch on the CPU)."""
-    from vision.pyramids.train_size import LR, cut, train
+    from vision.pyramids.train_size import LR, MINUTES, SAMPLES_FILE, cut, train
 
     task = "white-clear" if args.model == "pyramid-white-clear" else "size"
     folders = _render_folders(args, f"train {args.model}")
     try:
-        data = cut(folders, args.out / "size.npz", args.jobs)
-        minutes = (60.0 if task == "size" else 14.0) if args.minutes is None else args.minutes
+        data = cut(folders, args.out / SAMPLES_FILE, args.jobs)
+        minutes = MINUTES[task] if args.minutes is None else args.minutes
         path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                               batch=args.batch or 128, lr=args.lr0 or LR, task=task)
     except ValueError as exc:

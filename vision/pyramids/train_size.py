@@ -64,6 +64,12 @@ VAL_EVERY = 10
 SHIFT_PX = 3
 LR = 3e-3
 LIGHT = ("white", "clear")
+#: the cut patches' cache in the working folder, for both tasks and both entry points
+#: (``companion train pyramid-size`` / ``pyramid-white-clear`` and this module's main)
+SAMPLES_FILE = "size.npz"
+#: wall-clock budgets (minutes) by default: the size reader's validation loss still fell
+#: at 25 (models/pyramids-size.md); the white-or-clear reader overfits after about 14
+MINUTES = {"size": 60.0, "white-clear": 14.0}
 #: what can be trained on the cut patches: (classes, file written)
 TASKS: dict[str, tuple[tuple[str, ...], str]] = {
     "size": (SIZE_CLASSES, SIZE_MODEL),
@@ -322,14 +328,15 @@ def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, 60.0)
+    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__,
+                              MINUTES["size"])
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
     ap.add_argument("--task", choices=list(TASKS), default="size",
                     help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
                          "clear (pyramids-white-clear.onnx), on the same cut patches")
     args = ap.parse_args(argv)
-    cache = args.out / "size.npz"
+    cache = args.out / SAMPLES_FILE
     start_patch_training(ap, args.render, cache)
     try:
         data = cut(args.render, cache, args.jobs)

@@ -64,6 +64,10 @@ PATCH_MM_TRAIN = 48.0
 #: scenes a cutting process takes at a time
 CHUNK = 50
 LR = 3e-3
+#: the cut samples' cache in the working folder (``companion train pyramid-verify`` and
+#: this module's main share it), and the default wall-clock budget (minutes)
+SAMPLES_FILE = "samples.npz"
+MINUTES = 30.0
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -351,13 +355,13 @@ def export(net: Any, path: Path, patch_mm: float = PATCH_MM_TRAIN) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = patch_trainer_parser("python -m vision.pyramids.train_verify", __doc__, 30.0)
+    ap = patch_trainer_parser("python -m vision.pyramids.train_verify", __doc__, MINUTES)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--patch-mm", type=float, default=PATCH_MM_TRAIN, choices=SPANS,
                     help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
     ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
     args = ap.parse_args(argv)
-    cache = args.out / "samples.npz"
+    cache = args.out / SAMPLES_FILE
     start_patch_training(ap, args.render, cache)
     try:
         data = prepare(args.render, cache, args.jobs)
