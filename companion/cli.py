@@ -47,7 +47,9 @@ def configure_logging(verbosity: int) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(args.verbose)
+    # a command whose work runs for minutes (training) reports its progress through logging
+    # at info: it asks for that level by default (``log_level_floor``), -v or not
+    configure_logging(max(args.verbose, getattr(args, "log_level_floor", 0)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -85,3 +85,24 @@ def test_a_patch_trainer_run_by_hand_names_the_samples_it_lacks(
         main(["--out", str(tmp_path)])
     assert stop.value.code == 2
     assert f"{tmp_path / cache} does not exist: give --render folders" in capsys.readouterr().err
+
+
+def test_training_shows_its_progress_without_being_asked(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """The trainers log their cutting and epochs at info: ``companion train`` sets that
+    level without -v (the other commands stay at warnings), and -vv still gives debug."""
+    import argparse
+
+    from companion import cli
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("train", "games"):   # stand-ins: nothing is trained or listed
+        commands.choices[name].set_defaults(func=lambda args: 0)
+    levels: list[int] = []
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "configure_logging", levels.append)
+    assert cli.main(["train", "pyramid-verify", "--out", "x"]) == 0
+    assert cli.main(["-vv", "train", "pyramid-verify", "--out", "x"]) == 0
+    assert cli.main(["games"]) == 0
+    assert levels == [1, 2, 0]

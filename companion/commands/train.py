@@ -95,7 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--ppm", type=float, default=0.5,
                    help="pyramid-heat: the view's resolution the map sees, px per mm of "
                         "table (default 0.5; 1.0 sees finer edges for a few ms more a frame)")
-    p.set_defaults(func=run)
+    # the cutting, epochs and exports are logged at info: shown without -v
+    p.set_defaults(func=run, log_level_floor=1)
 
 
 def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> Path:
