@@ -106,3 +106,27 @@ def test_training_shows_its_progress_without_being_asked(monkeypatch: pytest.Mon
     assert cli.main(["-vv", "train", "pyramid-verify", "--out", "x"]) == 0
     assert cli.main(["games"]) == 0
     assert levels == [1, 2, 0]
+
+
+@pytest.mark.parametrize("task, extra, minutes", [("size", [], 60.0),
+                                                  ("white-clear", [], 14.0),
+                                                  ("white-clear", ["--minutes", "3"], 3.0)])
+def test_python_m_train_size_takes_the_tasks_own_budget(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, task: str, extra: list[str],
+        minutes: float) -> None:
+    """``python -m vision.pyramids.train_size --task white-clear`` trains as long as
+    ``companion train pyramid-white-clear`` by default (both read ``MINUTES``)."""
+    from vision.pyramids import train_size
+
+    assert train_size.MINUTES == {"size": 60.0, "white-clear": 14.0}
+    budgets: list[float] = []
+
+    def train(data, out, budget, *rest):  # type: ignore[no-untyped-def]
+        budgets.append(budget)
+        return out / "model.onnx", {}
+
+    monkeypatch.setattr(train_size, "cut", lambda renders, cache, jobs: {})
+    monkeypatch.setattr(train_size, "train", train)
+    argv = ["--out", str(tmp_path), "--render", str(tmp_path), "--task", task, *extra]
+    assert train_size.main(argv) == 0
+    assert budgets == [minutes]

@@ -93,17 +93,20 @@ def budget_epochs(opt: Any, lr: float, minutes: float, train_idx: np.ndarray, ba
         yield epoch, float(np.mean(losses))
 
 
-def patch_trainer_parser(prog: str, doc: str | None, minutes: float
+def patch_trainer_parser(prog: str, doc: str | None, minutes: float | None
                          ) -> argparse.ArgumentParser:
     """The command line the patch trainers share (``train_verify``, ``train_size``,
     ``finetune``): ``--out`` (the working folder, where the cut samples are cached),
-    ``--render`` (repeatable), ``--minutes`` (default ``minutes``), ``--threads``, ``--jobs``
-    and ``--seed``; each trainer adds its own."""
+    ``--render`` (repeatable), ``--minutes`` (default ``minutes``; None: the trainer sets
+    it after parsing, e.g. by task), ``--threads``, ``--jobs`` and ``--seed``; each trainer
+    adds its own."""
     ap = argparse.ArgumentParser(prog=prog, description=(doc or "").split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="working folder")
     ap.add_argument("--render", type=Path, action="append", default=[],
                     help="rendered synth folder (repeatable)")
-    ap.add_argument("--minutes", type=float, default=minutes, help="training wall clock")
+    ap.add_argument("--minutes", type=float, default=minutes,
+                    help="training wall clock" + ("" if minutes is None
+                                                  else f" (default {minutes:g})"))
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--jobs", type=int, default=2, help="processes cutting the samples")
     ap.add_argument("--seed", type=int, default=0)

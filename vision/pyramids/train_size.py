@@ -29,6 +29,8 @@ Every 10th scene is validation.
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import logging
 import math
@@ -327,15 +329,25 @@ def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Pat
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__,
-                              MINUTES["size"])
+def parser() -> argparse.ArgumentParser:
+    """``python -m vision.pyramids.train_size``'s command line; its ``--minutes`` defaults
+    to the task's budget (:data:`MINUTES`, as ``companion train`` has it)."""
+    ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, None)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
     ap.add_argument("--task", choices=list(TASKS), default="size",
                     help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
-                         "clear (pyramids-white-clear.onnx), on the same cut patches")
+                         "clear (pyramids-white-clear.onnx), on the same cut patches; the "
+                         "default budget is the task's: "
+                         + ", ".join(f"{t} {m:g} min" for t, m in MINUTES.items()))
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
+    if args.minutes is None:
+        args.minutes = MINUTES[args.task]
     cache = args.out / SAMPLES_FILE
     start_patch_training(ap, args.render, cache)
     try:
