@@ -130,3 +130,42 @@ def test_python_m_train_size_takes_the_tasks_own_budget(
     argv = ["--out", str(tmp_path), "--render", str(tmp_path), "--task", task, *extra]
     assert train_size.main(argv) == 0
     assert budgets == [minutes]
+
+
+@pytest.mark.parametrize("model, module, cache", [
+    ("pyramid-verify", "train_verify", "samples.npz"),
+    ("pyramid-size", "train_size", "size.npz"),
+    ("pyramid-white-clear", "train_size", "size.npz"),
+])
+def test_a_trainer_trains_again_on_its_cut_samples_without_the_renders(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, module: str,
+        cache: str) -> None:
+    """The renders behind a cut can be gigabytes: once ``--out`` holds the cut samples,
+    ``companion train`` trains on them with no ``--render``; without them it says both
+    ways to give it data."""
+    import argparse
+    import importlib
+
+    from companion.commands import train as command
+
+    trainer = importlib.import_module(f"vision.pyramids.{module}")
+    out = tmp_path / "out"
+    args = argparse.Namespace(model=model, render=None, out=out, jobs=1, minutes=0.1,
+                              threads=1, seed=0, batch=None, lr0=None)
+    run = command._pyramid_verify if model == "pyramid-verify" else command._pyramid_size
+    with pytest.raises(TrainError, match=f"give --render FOLDER .*or keep .*{cache}"):
+        run(args)
+    _touch(out / cache)
+    asked: list[list[Path]] = []
+
+    def cut(folders, cache_file, jobs):  # type: ignore[no-untyped-def]
+        asked.append(list(folders))
+        assert cache_file == out / cache
+        return {}
+
+    figures = {"accuracy": 0.9, "kept_at_99": 0.9, "pips": 0.9, "pose": 0.9,
+               "train_seconds": 1}
+    monkeypatch.setattr(trainer, "prepare" if module == "train_verify" else "cut", cut)
+    monkeypatch.setattr(trainer, "train", lambda *a, **k: (out / "m.onnx", figures))
+    assert run(args) == 0
+    assert asked == [[]]

@@ -47,7 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--render", type=Path, action="append", default=None,
                    help="use this already rendered synth folder for training instead of "
                         "rendering (repeatable); card-net: its cards are cut and added to "
-                        "the simulated crops")
+                        "the simulated crops; pyramid-verify, pyramid-size, "
+                        "pyramid-white-clear and pyramid-heat need none once --out holds "
+                        "their cut samples from an earlier run")
     p.add_argument("--val-render", type=Path, action="append", default=None,
                    help="already rendered validation folder (repeatable)")
     p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
@@ -188,11 +190,19 @@ def _card_net(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_folders(args: argparse.Namespace, what: str) -> list[Path]:
+def _render_folders(args: argparse.Namespace, what: str, cache: Path | None = None
+                    ) -> list[Path]:
+    """The ``--render`` folders, each checked. None given: refused, unless ``cache`` (the
+    trainer's cut of earlier renders, in ``--out``) is there to train on again; the renders
+    themselves (gigabytes) may then be gone."""
     folders = [Path(f) for f in args.render or []]
+    if not folders and cache is not None and cache.is_file():
+        log.info("no --render: training on the samples already cut in %s", cache)
+        return []
     if not folders:
+        kept = f", or keep {cache} from an earlier run" if cache is not None else ""
         raise TrainError(f"{what} trains on rendered scenes: give --render FOLDER (repeatable; "
-                         "make them with 'companion synth --game mixed')")
+                         f"make them with 'companion synth --game mixed'){kept}")
     for folder in folders:
         if not (folder / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
@@ -220,7 +230,7 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     shipped heat map and colour classifier, then trained with torch on the CPU)."""
     from vision.pyramids.train_verify import LR, MINUTES, SAMPLES_FILE, prepare, train
 
-    folders = _render_folders(args, "train pyramid-verify")
+    folders = _render_folders(args, "train pyramid-verify", args.out / SAMPLES_FILE)
     try:
         data = prepare(folders, args.out / SAMPLES_FILE, args.jobs)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
@@ -241,7 +251,7 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     from vision.pyramids.train_size import LR, MINUTES, SAMPLES_FILE, cut, train
 
     task = "white-clear" if args.model == "pyramid-white-clear" else "size"
-    folders = _render_folders(args, f"train {args.model}")
+    folders = _render_folders(args, f"train {args.model}", args.out / SAMPLES_FILE)
     try:
         data = cut(folders, args.out / SAMPLES_FILE, args.jobs)
         minutes = MINUTES[task] if args.minutes is None else args.minutes
@@ -268,14 +278,16 @@ def _pyramids(args: argparse.Namespace) -> int:
     init: dict[str, Path] = {}
     if args.model == "pyramids" and args.init is not None:
         init = _pyramid_init(Path(args.init), tasks)
-    folders = _render_folders(args, f"train {args.model}")
+    # the heat map trains again on its prepared views; the classifiers cut their own
+    views = args.out / "views.npz" if args.model == "pyramid-heat" else None
+    folders = _render_folders(args, f"train {args.model}", views)
     minutes = 10.0 if args.minutes is None else args.minutes
     if args.model == "pyramid-heat":
         from vision.pyramids.train_heat import prepare, train
 
         device = "cuda" if str(args.device) not in ("cpu", "") else "cpu"
         try:   # a views file or --init weights made at another resolution
-            data = prepare(folders, args.out / "views.npz", args.jobs, args.ppm)
+            data = prepare(folders, views, args.jobs, args.ppm)
             path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                          batch=args.batch or 32, device=device,
                          width=args.width, dilations=(1, 2, 4, 8), init=args.init,
