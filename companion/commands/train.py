@@ -230,9 +230,10 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     shipped heat map and colour classifier, then trained with torch on the CPU)."""
     from vision.pyramids.train_verify import LR, MINUTES, SAMPLES_FILE, prepare, train
 
-    folders = _render_folders(args, "train pyramid-verify", args.out / SAMPLES_FILE)
+    cache = args.out / SAMPLES_FILE
+    folders = _render_folders(args, "train pyramid-verify", cache)
     try:
-        data = prepare(folders, args.out / SAMPLES_FILE, args.jobs)
+        data = prepare(folders, cache, args.jobs)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
                               lr=args.lr0 or LR)
@@ -251,9 +252,10 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     from vision.pyramids.train_size import LR, MINUTES, SAMPLES_FILE, cut, train
 
     task = "white-clear" if args.model == "pyramid-white-clear" else "size"
-    folders = _render_folders(args, f"train {args.model}", args.out / SAMPLES_FILE)
+    cache = args.out / SAMPLES_FILE
+    folders = _render_folders(args, f"train {args.model}", cache)
     try:
-        data = cut(folders, args.out / SAMPLES_FILE, args.jobs)
+        data = cut(folders, cache, args.jobs)
         minutes = MINUTES[task] if args.minutes is None else args.minutes
         path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
                               batch=args.batch or 128, lr=args.lr0 or LR, task=task)

@@ -3,7 +3,7 @@ or lying from a closer patch than the shape classifier's, for the white, clear a
 pyramids whose size the finder cannot fit to their colour's pixels.
 
     python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
-        [--minutes 60] [--threads 2] [--jobs 2] [--seed 0]
+        [--task size|white-clear] [--minutes 60|14] [--threads 2] [--jobs 2] [--seed 0]
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
 to train on the CPU in tens of minutes.
@@ -30,7 +30,6 @@ Every 10th scene is validation.
 from __future__ import annotations
 
 import argparse
-
 import json
 import logging
 import math
