@@ -169,3 +169,37 @@ def test_a_trainer_trains_again_on_its_cut_samples_without_the_renders(
     monkeypatch.setattr(trainer, "train", lambda *a, **k: (out / "m.onnx", figures))
     assert run(args) == 0
     assert asked == [[]]
+
+
+def test_the_heat_map_trains_again_on_its_prepared_views_without_the_renders(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``companion train pyramid-heat`` with no ``--render``: refused, naming views.npz,
+    until ``--out`` holds it; then trained on it alone. The patch classifiers
+    (``pyramids``) keep no such cut and still ask for renders."""
+    import argparse
+
+    from companion.commands import train as command
+    from vision.pyramids import train_heat
+
+    out = tmp_path / "out"
+    args = argparse.Namespace(model="pyramid-heat", render=None, out=out, jobs=1,
+                              minutes=0.1, threads=1, seed=0, batch=None, lr0=None,
+                              device="cpu", width=8, ppm=0.5, init=None, only=None)
+    with pytest.raises(TrainError, match=r"give --render FOLDER .*or keep .*views\.npz"):
+        command._pyramids(args)
+    _touch(out / "views.npz")
+    asked: list[tuple[list[Path], Path]] = []
+
+    def prepare(folders, cache, jobs, ppm):  # type: ignore[no-untyped-def]
+        asked.append((list(folders), cache))
+        return {}
+
+    monkeypatch.setattr(train_heat, "prepare", prepare)
+    monkeypatch.setattr(train_heat, "train", lambda *a, **k: out / "pyramids-heat.onnx")
+    assert command._pyramids(args) == 0
+    assert asked == [([], out / "views.npz")]
+    args.model = "pyramids"
+    with pytest.raises(TrainError, match="train pyramids trains on rendered scenes: give "
+                                         r"--render FOLDER \(repeatable; make them with "
+                                         r"'companion synth --game mixed'\)$"):
+        command._pyramids(args)
