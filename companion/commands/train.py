@@ -225,9 +225,16 @@ def _pyramid_init(folder: Path, tasks: tuple[str, ...]) -> dict[str, Path]:
     return init
 
 
+def _torch_device(args: argparse.Namespace) -> str:
+    """The torch device of ``--device`` for the trainers written in torch: ``cpu``, or
+    ``cuda`` for any GPU number."""
+    return "cuda" if str(args.device) not in ("cpu", "") else "cpu"
+
+
 def _pyramid_verify(args: argparse.Namespace) -> int:
     """``pyramid-verify``: the finder's second opinion (cut from the rendered folders with the
-    shipped heat map and colour classifier, then trained with torch on the CPU)."""
+    shipped heat map and colour classifier, then trained with torch on the CPU, or on the
+    GPU with ``--device``)."""
     from vision.pyramids.train_verify import LR, MINUTES, SAMPLES_FILE, prepare, train
 
     cache = args.out / SAMPLES_FILE
@@ -236,7 +243,7 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
         data = prepare(folders, cache, args.jobs)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
-                              lr=args.lr0 or LR)
+                              lr=args.lr0 or LR, device=_torch_device(args))
     except ValueError as exc:
         raise TrainError(str(exc)) from None
     print(f"pyramid verifier: {path}  validation accuracy {figures['accuracy']:.4f}, "
@@ -287,11 +294,10 @@ def _pyramids(args: argparse.Namespace) -> int:
     if args.model == "pyramid-heat":
         from vision.pyramids.train_heat import prepare, train
 
-        device = "cuda" if str(args.device) not in ("cpu", "") else "cpu"
         try:   # a views file or --init weights made at another resolution
             data = prepare(folders, views, args.jobs, args.ppm)
             path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
-                         batch=args.batch or 32, device=device,
+                         batch=args.batch or 32, device=_torch_device(args),
                          width=args.width, dilations=(1, 2, 4, 8), init=args.init,
                          lr=args.lr0, ppm=args.ppm)
         except ValueError as exc:

@@ -381,3 +381,41 @@ def test_heat_peaks_beside_a_colour_table_candidate_add_nothing(tarot, finder):
 
     pts = heat_peaks(Stub(), look)
     assert len(pts) == 1 and np.linalg.norm(pts[0] - far) < CELL_MM
+
+
+def test_training_crops_are_cut_turned_and_mirrored_as_one_crop_at_a_time_would_be():
+    """The heat trainer cuts a whole batch at once (one gather; on a GPU a loop over the
+    batch was most of a step): each crop, target and weight is the view's square from
+    (x0, y0), turned, then mirrored, and the targets stay on their cells."""
+    torch = pytest.importorskip("torch")
+    from vision.pyramids.heat import HEAT_PPM, stride_for
+    from vision.pyramids.train_heat import CROP_MM, _Batches
+
+    rng = np.random.default_rng(5)
+    crop, s = int(round(CROP_MM * HEAT_PPM)), stride_for(HEAT_PPM)
+    h, w = crop + 6 * s, crop + 10 * s
+    data = {"views": rng.integers(0, 256, (4, h, w, 3), dtype=np.uint8),
+            "targets": rng.random((4, h // s, w // s)).astype(np.float32),
+            "weights": rng.random((4, h // s, w // s)).astype(np.float32)}
+    b = _Batches(data, "cpu")
+    idx = np.array([3, 1, 1, 0, 2, 3, 0, 2])
+    y0 = rng.integers(0, 7, len(idx)) * s
+    x0 = rng.integers(0, 11, len(idx)) * s
+    turns, mirror = np.arange(len(idx)) % 4, np.arange(len(idx)) >= 4
+    v, t, wt = b.cut(idx, y0, x0, turns, mirror)
+    c = crop // s
+    for n, i in enumerate(idx):
+        parts = (torch.from_numpy(data["views"][i, y0[n]:y0[n] + crop,
+                                                x0[n]:x0[n] + crop]).permute(2, 0, 1),
+                 torch.from_numpy(data["targets"][i, y0[n] // s:y0[n] // s + c,
+                                                  x0[n] // s:x0[n] // s + c])[None],
+                 torch.from_numpy(data["weights"][i, y0[n] // s:y0[n] // s + c,
+                                                  x0[n] // s:x0[n] // s + c])[None])
+        for got, want in zip((v[n], t[n], wt[n]), parts):
+            want = torch.rot90(want, int(turns[n]), (1, 2))
+            if mirror[n]:
+                want = torch.flip(want, (2,))
+            assert torch.equal(got, want)
+    x, t2, _ = b.draw(idx, np.random.default_rng(0))
+    assert x.shape == (len(idx), 3, crop, crop) and t2.shape == (len(idx), 1, c, c)
+    assert x.dtype == torch.float32

@@ -283,3 +283,28 @@ def test_the_cutter_leaves_out_faint_heat_candidates_the_colour_classifier_calls
     assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2, 3]
     assert labels.tolist() == [0, 0, 0]
     assert feats[:, FEATURES.index("heat")].tolist() == pytest.approx([hi, lo, lo])
+
+
+def test_the_batcher_draws_what_mirror_shift_and_jitter_draw():
+    """The trainer's batches (cut on the GPU where there is one) are the samples
+    ``mirror_and_shift`` and ``light_jitter`` make from the same random draws: mirrored,
+    shifted with their edges repeated, BGR turned to RGB, light jittered."""
+    torch = pytest.importorskip("torch")
+    from vision.pyramids.train_verify import _Batches, light_jitter, mirror_and_shift
+
+    rng = np.random.default_rng(3)
+    data = {"patches": rng.integers(0, 256, (9, 16, 16, 3), dtype=np.uint8),
+            "features": rng.random((9, 13)).astype(np.float32),
+            "labels": (rng.random(9) < 0.5).astype(np.int8)}
+    idx = np.array([4, 0, 7, 7, 2])
+    x, f, y = _Batches(data).draw(idx, np.random.default_rng(11))
+    ref_rng = np.random.default_rng(11)
+    p = mirror_and_shift(data["patches"][idx], ref_rng)
+    ref = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
+    ref = light_jitter(ref / 255.0, ref_rng)
+    assert torch.allclose(x, ref, atol=1e-6)
+    assert np.array_equal(f.numpy(), data["features"][idx])
+    assert np.array_equal(y.numpy(), data["labels"][idx].astype(np.float32))
+    plain, _, _ = _Batches(data).draw(idx, None)
+    assert np.array_equal((plain.numpy() * 255).round().astype(np.uint8),
+                          data["patches"][idx][..., ::-1].transpose(0, 3, 1, 2))

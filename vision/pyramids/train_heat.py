@@ -203,30 +203,51 @@ class _Batches:
         self.weights = torch.from_numpy(data["weights"]).to(device)
 
     def draw(self, idx: np.ndarray, rng: np.random.Generator) -> tuple[Any, Any, Any]:
-        torch = self.torch
+        """(views, targets, weights) of a batch: views ``idx``, each cut, turned and mirrored
+        at random (:meth:`cut`), the light jittered."""
+        b = len(idx)
         H, W = self.views.shape[1:3]
         S, crop = self.stride, self.crop
-        xs, ts, ws = [], [], []
-        for i in idx:
-            y0 = int(rng.integers(0, (H - crop) // S + 1)) * S
-            x0 = int(rng.integers(0, (W - crop) // S + 1)) * S
-            c0, r0, c = x0 // S, y0 // S, crop // S
-            v = self.views[i, y0:y0 + crop, x0:x0 + crop].permute(2, 0, 1)
-            t = self.targets[i, r0:r0 + c, c0:c0 + c][None]
-            w = self.weights[i, r0:r0 + c, c0:c0 + c][None]
-            k = int(rng.integers(0, 4))
-            flip = bool(rng.random() < 0.5)
-            v, t, w = (torch.rot90(a, k, (1, 2)) for a in (v, t, w))
-            if flip:
-                v, t, w = (torch.flip(a, (2,)) for a in (v, t, w))
-            xs.append(v)
-            ts.append(t)
-            ws.append(w)
-        x = torch.stack(xs).float() / 255.0
-        n = len(idx)
-        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (n, 1, 1, 1))).float().to(self.device)
-        bias = torch.from_numpy(rng.uniform(-0.08, 0.08, (n, 1, 1, 1))).float().to(self.device)
-        return (x - 0.5) * gain + 0.5 + bias, torch.stack(ts), torch.stack(ws)
+        y0 = rng.integers(0, (H - crop) // S + 1, b) * S
+        x0 = rng.integers(0, (W - crop) // S + 1, b) * S
+        turns = rng.integers(0, 4, b)
+        mirror = rng.random(b) < 0.5
+        x, t, w = self.cut(idx, y0, x0, turns, mirror)
+        gain = self.torch.from_numpy(rng.uniform(0.85, 1.15, (b, 1, 1, 1))).float()
+        bias = self.torch.from_numpy(rng.uniform(-0.08, 0.08, (b, 1, 1, 1))).float()
+        x = x.float() / 255.0
+        return (x - 0.5) * gain.to(self.device) + 0.5 + bias.to(self.device), t, w
+
+    def cut(self, idx: np.ndarray, y0: np.ndarray, x0: np.ndarray, turns: np.ndarray,
+            mirror: np.ndarray) -> tuple[Any, Any, Any]:
+        """The :data:`CROP_MM` squares of views ``idx`` from pixel ``(x0, y0)`` (multiples
+        of the stride), each turned ``turns`` quarter turns, then mirrored left to right
+        where ``mirror``: (views uint8 (B, 3, c, c), targets (B, 1, c', c'), weights), all
+        cut at once (one gather each: on a GPU a loop over the batch was most of a step)."""
+        torch = self.torch
+        dev, S, crop = self.device, self.stride, self.crop
+        i = torch.from_numpy(np.asarray(idx, np.int64)).to(dev)[:, None, None]
+
+        def gather(a: Any, r0: np.ndarray, c0: np.ndarray, n: int) -> Any:
+            g = np.arange(n)
+            r = torch.from_numpy((r0[:, None] + g).astype(np.int64)).to(dev)[:, :, None]
+            c = torch.from_numpy((c0[:, None] + g).astype(np.int64)).to(dev)[:, None, :]
+            return a[i, r, c]
+
+        v = gather(self.views, y0, x0, crop).permute(0, 3, 1, 2).contiguous()
+        t = gather(self.targets, y0 // S, x0 // S, crop // S)[:, None].contiguous()
+        w = gather(self.weights, y0 // S, x0 // S, crop // S)[:, None].contiguous()
+        for a in (v, t, w):
+            for k in range(1, 4):
+                sel = np.flatnonzero(turns == k)
+                if len(sel):
+                    j = torch.from_numpy(sel).to(dev)
+                    a[j] = torch.rot90(a[j], k, (2, 3))
+            sel = np.flatnonzero(mirror)
+            if len(sel):
+                j = torch.from_numpy(sel).to(dev)
+                a[j] = torch.flip(a[j], (3,))
+        return v, t, w
 
     def whole(self, i: int) -> tuple[Any, Any, Any]:
         """One whole view, as the finder gives it (padded as :func:`heat.heat_input` pads)."""

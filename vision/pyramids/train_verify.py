@@ -243,23 +243,50 @@ def light_jitter(x: Any, rng: np.random.Generator) -> Any:
     return (x * gain + bias).clamp(0, 1)
 
 
-def _batch(data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generator | None
-           ) -> tuple[Any, Any, Any]:
-    import torch
+class _Batches:
+    """The samples as tensors on ``device`` (all of them on the GPU when there is one, so
+    each batch is cut, mirrored, shifted and jittered there instead of on the CPU), drawn
+    as :func:`mirror_and_shift` and :func:`light_jitter` draw them."""
 
-    p = data["patches"][idx]
-    if rng is not None:
-        p = mirror_and_shift(p, rng)
-    x = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
-    x = x / 255.0
-    if rng is not None:
-        x = light_jitter(x, rng)
-    f = torch.from_numpy(data["features"][idx]).float()
-    y = torch.from_numpy(data["labels"][idx].astype(np.float32))
-    return x, f, y
+    def __init__(self, data: dict[str, np.ndarray], device: str = "cpu") -> None:
+        import torch
+
+        self.torch = torch
+        self.device = device
+        self.patches = torch.from_numpy(data["patches"]).to(device)        # N, h, w, 3 BGR
+        self.features = torch.from_numpy(data["features"]).float().to(device)
+        self.labels = torch.from_numpy(data["labels"].astype(np.float32)).to(device)
+
+    def draw(self, idx: np.ndarray, rng: np.random.Generator | None
+             ) -> tuple[Any, Any, Any]:
+        """(patch RGB 0-1 (B, 3, h, w), features, labels) of samples ``idx``; augmented
+        when ``rng`` is given: half mirrored left to right, each shifted by up to
+        :data:`SHIFT_PX` each way with its edges repeated, light jittered."""
+        torch = self.torch
+        i = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
+        p = self.patches[i]
+        if rng is not None:
+            b, n = len(idx), p.shape[1]
+            flip = rng.random(b) < 0.5
+            dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, b))
+            grid = np.arange(n)
+            rows = np.clip(grid[None] + dy[:, None] - SHIFT_PX, 0, n - 1)
+            cols = np.clip(grid[None] + dx[:, None] - SHIFT_PX, 0, n - 1)
+            cols = np.where(flip[:, None], n - 1 - cols, cols)   # mirrored, then shifted
+            r = torch.from_numpy(rows).to(self.device)
+            c = torch.from_numpy(cols).to(self.device)
+            p = p[torch.arange(b, device=self.device)[:, None, None], r[:, :, None],
+                  c[:, None, :]]
+        x = p.flip(3).permute(0, 3, 1, 2).float() / 255.0
+        if rng is not None:
+            n = len(idx)
+            gain = torch.from_numpy(rng.uniform(0.85, 1.15, (n, 1, 1, 1))).float()
+            bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (n, 1, 1, 1))).float()
+            x = (x * gain.to(self.device) + bias.to(self.device)).clamp(0, 1)
+        return x, self.features[i], self.labels[i]
 
 
-def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float]:
+def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
     """Validation loss, accuracy at 0.5, and the share of pyramids kept when 95% and 99% of
     the ``none`` are turned away."""
     import torch
@@ -268,9 +295,9 @@ def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str
     logits, ys = [], []
     with torch.no_grad():
         for a in range(0, len(idx), 512):
-            x, f, y = _batch(data, idx[a:a + 512], None)
-            logits.append(net(x, f).numpy())
-            ys.append(y.numpy())
+            x, f, y = batches.draw(idx[a:a + 512], None)
+            logits.append(net(x, f).cpu().numpy())
+            ys.append(y.cpu().numpy())
     net.train()
     z, y = np.concatenate(logits), np.concatenate(ys)
     loss = float(np.mean(np.logaddexp(0, z) - y * z))
@@ -283,12 +310,13 @@ def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str
 
 
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
-          seed: int = 0, batch: int = 128, lr: float = LR, patch_mm: float = PATCH_MM_TRAIN
-          ) -> tuple[Path, dict[str, float]]:
+          seed: int = 0, batch: int = 128, lr: float = LR, patch_mm: float = PATCH_MM_TRAIN,
+          device: str = "cpu") -> tuple[Path, dict[str, float]]:
     """Train for ``minutes`` of wall clock (cosine learning rate) on the patches spanning
     ``patch_mm`` (one of SPANS), validating after each epoch on every 10th scene; exports
     the weights of the best validation loss to ``out/pyramids-verify.onnx``. Returns the
-    file and its validation figures."""
+    file and its validation figures. ``device``: ``cpu``, or ``cuda`` where there is a
+    GPU (the samples are held there)."""
     if _key(patch_mm) not in data:
         raise ValueError(f"no {patch_mm:g} mm patches were cut (spans cut: {SPANS})")
     import torch
@@ -305,12 +333,13 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                          "scenes")
     log.info("%d training samples (%d pyramids), %d validation (%d pyramids)", len(tr),
              int(data["labels"][tr].sum()), len(val), int(data["labels"][val].sum()))
-    net = build_net()
+    batches = _Batches(data, device)
+    net = build_net().to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.BCEWithLogitsLoss()
 
     def batch_loss(idx: np.ndarray) -> Any:
-        x, f, y = _batch(data, idx, rng)
+        x, f, y = batches.draw(idx, rng)
         return lossf(net(x, f), y)
 
     t0 = time.monotonic()
@@ -318,15 +347,16 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
-        ev = evaluate(net, data, val)
+        ev = evaluate(net, batches, val)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
                  "pyramids kept at 95%% / 99%% of none turned away: %.3f / %.3f", epoch,
                  (time.monotonic() - t0) / 60, train_loss, ev["loss"], ev["accuracy"],
                  ev["kept_at_95"], ev["kept_at_99"])
         if ev["loss"] < best[0]:
-            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
             torch.save({"state": state}, out / "best.pt")
             best = (ev["loss"], state, ev)
+    net = net.cpu()
     net.load_state_dict(best[1])
     figures = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
                    train_samples=len(tr), val_samples=len(val))
@@ -359,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--patch-mm", type=float, default=PATCH_MM_TRAIN, choices=SPANS,
                     help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
     args = ap.parse_args(argv)
     cache = args.out / SAMPLES_FILE
@@ -371,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         path, figures = train(data, args.out, args.minutes, args.threads, args.seed,
-                              args.batch, patch_mm=args.patch_mm)
+                              args.batch, patch_mm=args.patch_mm, device=args.device)
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps(figures))
