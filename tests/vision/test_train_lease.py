@@ -1,0 +1,61 @@
+"""The lent-GPU trainer's rendering side (vision.pyramids.train_lease): each batch of
+scenes rendered, cut for both networks and its images deleted; batches gathered in order;
+nothing started that cannot end before the deadline."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.pyramids import train_lease
+from vision.pyramids.train_verify import PATCH_MM_TRAIN
+
+
+def test_a_batch_is_rendered_cut_for_both_networks_and_its_images_deleted(tmp_path: Path):
+    got = train_lease.render_and_cut(3, 4321, "crowded", 2, tmp_path)
+    assert not (tmp_path / "r0003").exists()
+    with np.load(tmp_path / "heat_0003.npz") as z:
+        views, targets, weights = z["views"], z["targets"], z["weights"]
+    assert views.dtype == np.uint8 and views.ndim == 4 and views.shape[3] == 3
+    assert len(views) == len(targets) == len(weights) == got["views"] > 0
+    assert targets.max() == pytest.approx(1.0)      # a pyramid's cell on every crowded table
+    with np.load(tmp_path / "verify_0003.npz") as z:
+        scene, labels = z["scene"], z["labels"]
+        patches = z[f"patches{PATCH_MM_TRAIN:g}"]
+    assert len(scene) == len(labels) == len(patches) == got["samples"] > 0
+    assert set(np.unique(scene)) <= {3000, 3001}    # batch * SCENE_IDS + scene
+
+
+def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):
+    for k in (2, 0, 1):
+        np.savez(tmp_path / f"heat_{k:04d}.npz", views=np.full((k + 1, 2), k), other=[k])
+    data = train_lease.load_batches(tmp_path, "heat", ("views",))
+    assert list(data) == ["views"]
+    assert data["views"][:, 0].tolist() == [0, 1, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match="no verify_\\*.npz batches in"):
+        train_lease.load_batches(tmp_path, "verify", ("labels",))
+
+
+def test_no_batch_starts_that_cannot_end_before_the_deadline(tmp_path: Path):
+    assert train_lease.render_until(tmp_path, 1.0, 2, 10) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_trained_files_are_copied_to_out(tmp_path: Path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    (work / "heat").mkdir(parents=True)
+    (work / "heat" / "best.pt").write_bytes(b"w")
+    (work / "heat" / "views.npz").write_bytes(b"big")
+    assert train_lease.collect(work, out) == [out / "heat" / "best.pt"]
+    assert sorted(p.name for p in out.rglob("*")) == ["best.pt", "heat"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--render-seconds", "600", "--total-seconds", "540"], "--render-seconds <"),
+    (["--scenes", "1000"], "--scenes: expected 1 to 999"),
+])
+def test_a_bad_budget_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         argv: list[str], message: str):
+    with pytest.raises(SystemExit):
+        train_lease.main(["--work", str(tmp_path), "--out", str(tmp_path), *argv])
+    assert message in capsys.readouterr().err
