@@ -67,13 +67,14 @@ def test_the_white_or_clear_reader_asks_for_rendered_folders(tmp_path: Path) -> 
         _pyramid_size(args)
 
 
-@pytest.mark.parametrize("module, cache", [
-    ("vision.pyramids.train_size", "size.npz"),
-    ("vision.pyramids.train_verify", "samples.npz"),
-    ("vision.pyramids.finetune", "shape.npz"),
+@pytest.mark.parametrize("module, cache, extra", [
+    ("vision.pyramids.train_size", "size.npz", []),
+    ("vision.pyramids.train_verify", "samples.npz", []),
+    ("vision.pyramids.finetune", "shape.npz", []),
+    ("vision.pyramids.finetune", "color.npz", ["--task", "color"]),
 ])
 def test_a_patch_trainer_run_by_hand_names_the_samples_it_lacks(
-        module: str, cache: str, tmp_path: Path,
+        module: str, cache: str, extra: list[str], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m vision.pyramids.<trainer>` shares one command line
     (train_colors.patch_trainer_parser): with neither its cut samples nor --render folders
@@ -82,7 +83,7 @@ def test_a_patch_trainer_run_by_hand_names_the_samples_it_lacks(
 
     main = importlib.import_module(module).main
     with pytest.raises(SystemExit) as stop:
-        main(["--out", str(tmp_path)])
+        main(["--out", str(tmp_path), *extra])
     assert stop.value.code == 2
     assert f"{tmp_path / cache} does not exist: give --render folders" in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""Training the shipped shape classifier on from its ONNX file (vision/pyramids/finetune.py):
+"""Training a shipped patch classifier (shape or colour) on from its ONNX file (vision/pyramids/finetune.py):
 the rebuilt torch network is the ONNX one, the finder's reading of pips and pose, and bad
 folders named."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.pyramids.classifier import SHAPE_CLASSES
+from vision.pyramids.classifier import COLOR_CLASSES, SHAPE_CLASSES
 from vision.pyramids.finetune import cut, pips_and_pose
 
 
@@ -67,3 +67,45 @@ def test_a_network_of_another_recipe_is_refused(tmp_path):
     heat = Path(__file__).parent / "data" / "heat-1ppm.onnx"
     with pytest.raises(ValueError, match="heat-1ppm.onnx: not the network"):
         from_onnx(heat, len(SHAPE_CLASSES))
+
+
+def test_the_colour_cut_keeps_the_none_patches_and_the_shape_cut_only_pyramids(tmp_path):
+    """``--task color`` cuts what the colour classifier is asked about, card art and bare
+    table (``none``) too; the shape classifier's cut holds pyramids alone."""
+    from calibration.mat import DEFAULT_MAT
+    from vision.pyramids.finetune import _cut_chunk
+    from vision.synth.generate import SynthConfig, synthesize
+
+    synthesize(SynthConfig(out=tmp_path / "r", count=2, seed=77, mat=DEFAULT_MAT,
+                           game="crowded"))
+    patches, colours, scenes = _cut_chunk((str(tmp_path / "r"), 0, 2, 500), task="color")
+    _, shapes, _ = _cut_chunk((str(tmp_path / "r"), 0, 2, 500), task="shape")
+    assert len(patches) == len(colours) == len(scenes)
+    assert patches.shape[1:] == (64, 64, 3) and set(scenes.tolist()) <= {500, 501}
+    assert "none" in colours and set(colours) <= set(COLOR_CLASSES)
+    assert set(shapes) <= set(SHAPE_CLASSES)
+    # the same scenes, the same draws: every pyramid the shape cut holds, the colour cut has
+    assert len(shapes) == sum(c != "none" for c in colours)
+
+
+def test_the_colour_classifier_trains_on_and_keeps_its_names(tmp_path):
+    """``finetune(task="color")``: colours kept when mirrored, the best validation top-1
+    kept (the start's counts), the shipped file's class names and metadata in the export."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    pytest.importorskip("onnx")
+    from models import model_path
+    from vision.pyramids.classifier import COLOR_MODEL, PatchClassifier
+    from vision.pyramids.finetune import finetune
+
+    rng = np.random.default_rng(0)
+    n = 40
+    data = {"patches": rng.integers(0, 256, (n, 64, 64, 3), dtype=np.uint8),
+            "labels": np.array([COLOR_CLASSES[i % len(COLOR_CLASSES)] for i in range(n)]),
+            "scene": np.arange(n)}
+    out, figures = finetune(data, model_path(COLOR_MODEL), tmp_path / COLOR_MODEL, 0.02,
+                            threads=1, batch=8, task="color")
+    assert figures["top1"] >= figures["start_top1"]
+    assert {"loss", "none_right"} <= set(figures) and "pips" not in figures
+    shipped = PatchClassifier(model_path(COLOR_MODEL), COLOR_CLASSES)
+    assert PatchClassifier(out, COLOR_CLASSES).names == shipped.names

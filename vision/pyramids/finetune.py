@@ -1,8 +1,9 @@
-"""Go on training the shipped pyramid shape classifier (``models/pyramids-shape.onnx``) from its
-ONNX file, with plain torch on the CPU.
+"""Go on training a shipped pyramid patch classifier, the shape classifier
+(``models/pyramids-shape.onnx``) or the colour classifier (``models/pyramids-color.onnx``,
+``--task color``), from its ONNX file, with plain torch on the CPU.
 
     python -m vision.pyramids.finetune --out runs/shape-ft --render DIR [--render DIR ...]
-        [--minutes 20] [--lr 3e-4] [--threads 2] [--jobs 2]
+        [--task shape|color] [--minutes 20] [--lr 3e-4] [--threads 2] [--jobs 2]
 
 Needs the ``train`` extra (torch, ultralytics, onnx); never imported at runtime and never run
 in CI. Nothing is downloaded.
@@ -16,17 +17,20 @@ starting again from random weights, this module
    :data:`vision.pyramids.train.MODEL_YAML` with its batch norms fused, as the export has
    them, and copies every weight from the ONNX file by name (:func:`from_onnx`; the two
    agree to 1e-5 on any input);
-2. cuts the pyramid patches of the rendered folders exactly as :mod:`vision.pyramids.train`
+2. cuts the patches of the rendered folders exactly as :mod:`vision.pyramids.train`
    does (:func:`vision.pyramids.train.scene_samples`, the shipped heat map's peaks
    included), kept as arrays in memory instead of PNG folders (:func:`cut`, cached in
-   ``OUT/shape.npz``; every 10th scene is validation);
+   ``OUT/shape.npz`` or ``OUT/color.npz``; every 10th scene is validation): the shape
+   classifier's are the pyramids', the colour classifier's the ``none`` ones too;
 3. trains on with AdamW and a cosine learning rate over the wall-clock budget, each batch
-   half mirrored (the mirrored sector's label, :func:`classifier.mirror_shape_label`) and
-   its brightness jittered by up to 15% as ultralytics did (:func:`finetune`); the weights
-   with the best validation pips (what the finder reads first) are kept, the starting ones
+   half mirrored (for shapes, the mirrored sector's label,
+   :func:`classifier.mirror_shape_label`) and its brightness jittered by up to 15% as
+   ultralytics did (:func:`finetune`); the weights with the best validation pips (what the
+   finder reads first of a shape), or top-1 for colours, are kept, the starting ones
    included, so the result is never worse than the shipped file on that measure;
 4. exports ONNX with the shipped file's input and output names and metadata (class names
-   in the network's own order) to ``OUT/pyramids-shape.onnx``.
+   in the network's own order) to ``OUT/pyramids-shape.onnx`` or
+   ``OUT/pyramids-color.onnx``.
 
 Its first result (2026-11-24) read more pips right on dev and held-out renders but misread a
 pyramid of the bundled sample game, so it was not shipped (models/pyramids-shape.md): check
@@ -39,14 +43,17 @@ import json
 import logging
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from vision.pyramids.classifier import (
+    COLOR_CLASSES,
+    COLOR_MODEL,
     PATCH_PX,
     SHAPE_CLASSES,
     SHAPE_MODEL,
@@ -67,6 +74,11 @@ LR = 3e-4
 T = TypeVar("T")
 #: scenes cut per task of the process pool
 CHUNK = 100
+#: each classifier: (its classes, its shipped file, its cut samples' cache in --out)
+TASKS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "shape": (SHAPE_CLASSES, SHAPE_MODEL, "shape.npz"),
+    "color": (COLOR_CLASSES, COLOR_MODEL, "color.npz"),
+}
 
 
 def from_onnx(path: Path, n_classes: int) -> Any:
@@ -95,7 +107,8 @@ def from_onnx(path: Path, n_classes: int) -> Any:
     return net
 
 
-def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[str], np.ndarray]:
+def _cut_chunk(args: tuple[str, int, int, int], task: str = "shape"
+               ) -> tuple[np.ndarray, list[str], np.ndarray]:
     import cv2
 
     from calibration.mat import load_mat
@@ -114,10 +127,12 @@ def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[str], 
     for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
         look = looker.look(image, calib)
         rng = np.random.default_rng(first + n)
-        for patch, _, shape in scene_samples(image, truth, look, rng, heat_peaks(heat, look)):
-            if shape is not None:
+        for patch, color, shape in scene_samples(image, truth, look, rng,
+                                                 heat_peaks(heat, look)):
+            label = color if task == "color" else shape
+            if label is not None:
                 patches.append(patch)
-                labels.append(shape)
+                labels.append(label)
                 scenes.append(first + n)
     return (np.array(patches, np.uint8).reshape(-1, PATCH_PX, PATCH_PX, 3), labels,
             np.array(scenes, np.int64))
@@ -144,14 +159,16 @@ def cut_chunks(folders: Sequence[Path], cut_chunk: Callable[[tuple[str, int, int
     return parts
 
 
-def cut(folders: list[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
-    """The pyramid patches of ``folders`` with their shape labels: ``patches`` (N, 64, 64, 3)
-    uint8, ``labels`` (N,) class names, ``scene`` (N,) ids (folder k's scenes from k x
-    100000). Cached in ``cache``."""
+def cut(folders: list[Path], cache: Path, jobs: int = 2, task: str = "shape"
+        ) -> dict[str, np.ndarray]:
+    """The patches of ``folders`` with their labels for ``task`` (the pyramids' with their
+    shape classes; for ``color`` the ``none`` ones too, with colour classes): ``patches``
+    (N, 64, 64, 3) uint8, ``labels`` (N,) class names, ``scene`` (N,) ids (folder k's
+    scenes from k x 100000). Cached in ``cache``."""
     if cache.is_file():
         log.info("using the cut patches in %s", cache)
         return dict(np.load(cache))
-    parts = cut_chunks(folders, _cut_chunk, jobs)
+    parts = cut_chunks(folders, partial(_cut_chunk, task=task), jobs)
     data = {"patches": np.concatenate([p[0] for p in parts]),
             "labels": np.array([lab for p in parts for lab in p[1]]),
             "scene": np.concatenate([p[2] for p in parts])}
@@ -172,11 +189,12 @@ def pips_and_pose(p: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple
 
 
 def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float,
-             threads: int = 2, lr: float = LR, batch: int = 256, seed: int = 0
-             ) -> tuple[Path, dict[str, float]]:
-    """Train the network of the ONNX file ``start`` on for ``minutes`` on ``data`` (as
-    :func:`cut` gives it); write the best weights' ONNX to ``out`` (the start's metadata
-    kept). Returns (``out``, figures of the start and of the result on validation)."""
+             threads: int = 2, lr: float = LR, batch: int = 256, seed: int = 0,
+             task: str = "shape") -> tuple[Path, dict[str, float]]:
+    """Train the ``task`` classifier of the ONNX file ``start`` on for ``minutes`` on
+    ``data`` (as :func:`cut` gives it); write the best weights' ONNX to ``out`` (the
+    start's metadata kept). Returns (``out``, figures of the start and of the result on
+    validation)."""
     import onnx
     import torch
 
@@ -185,10 +203,14 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
     torch.set_num_threads(max(1, threads))
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    names = PatchClassifier(start, SHAPE_CLASSES).names    # the network's order
+    classes = TASKS[task][0]
+    names = PatchClassifier(start, classes).names    # the network's order
     index = {c: i for i, c in enumerate(names)}
     y_all = np.array([index[str(c)] for c in data["labels"]], np.int64)
-    mirror = np.array([index[mirror_shape_label(c)] for c in names])
+    # a mirrored patch: the mirrored sector of a lying pyramid, the same colour
+    mirror = np.array([index[mirror_shape_label(c)] if task == "shape" else i
+                       for i, c in enumerate(names)])
+    measure = "pips" if task == "shape" else "top1"
     val = data["scene"] % VAL_EVERY == 0
     xt, yt, xv, yv = data["patches"][~val], y_all[~val], data["patches"][val], y_all[val]
     if not len(xt) or not len(xv):
@@ -204,13 +226,22 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
                                 for a in range(0, len(xv), 512)])
         head.export = False
         net.train()
-        pips, pose = pips_and_pose(p, yv, names)
-        return {"top1": float(np.mean(p.argmax(axis=1) == yv)), "pips": pips, "pose": pose}
+        got = {"top1": float(np.mean(p.argmax(axis=1) == yv)),
+               "loss": float(-np.mean(np.log(np.clip(p[np.arange(len(yv)), yv], 1e-7, 1))))}
+        if task == "shape":
+            got["pips"], got["pose"] = pips_and_pose(p, yv, names)
+        else:   # the finder's first question: pyramid or not
+            none = index["none"]
+            got["none_right"] = float(np.mean((p.argmax(axis=1) == none) == (yv == none)))
+        return got
+
+    def line(ev: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.4f}" for k, v in ev.items())
 
     first = evaluate()
-    log.info("%d training and %d validation patches; the start: top-1 %.4f, pips %.4f, "
-             "upright/lying %.4f", len(xt), len(xv), first["top1"], first["pips"], first["pose"])
-    best = (first["pips"], {k: v.clone() for k, v in net.state_dict().items()}, first)
+    log.info("%d training and %d validation patches; the start: %s", len(xt), len(xv),
+             line(first))
+    best = (first[measure], {k: v.clone() for k, v in net.state_dict().items()}, first)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     loss_f = torch.nn.CrossEntropyLoss()
 
@@ -227,11 +258,10 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
     for epoch, train_loss in budget_epochs(opt, lr, minutes, np.arange(len(xt)), batch, rng,
                                            batch_loss):
         ev = evaluate()
-        log.info("epoch %d (%.1f min): train loss %.3f, validation top-1 %.4f, pips %.4f, "
-                 "upright/lying %.4f", epoch, (time.monotonic() - t0) / 60, train_loss,
-                 ev["top1"], ev["pips"], ev["pose"])
-        if ev["pips"] > best[0]:
-            best = (ev["pips"], {k: v.clone() for k, v in net.state_dict().items()}, ev)
+        log.info("epoch %d (%.1f min): train loss %.3f, validation %s", epoch,
+                 (time.monotonic() - t0) / 60, train_loss, line(ev))
+        if ev[measure] > best[0]:
+            best = (ev[measure], {k: v.clone() for k, v in net.state_dict().items()}, ev)
     net.load_state_dict(best[1])
     net.eval()
     head.export = True
@@ -246,27 +276,30 @@ def finetune(data: dict[str, np.ndarray], start: Path, out: Path, minutes: float
     onnx.helper.set_model_props(model, {p.key: p.value for p in src.metadata_props})
     onnx.save(model, str(out))
     figures = {**{f"start_{k}": v for k, v in first.items()}, **best[2], "epochs": epoch}
-    log.info("wrote %s: validation pips %.4f (start %.4f)", out, best[2]["pips"],
-             first["pips"])
+    log.info("wrote %s: validation %s %.4f (start %.4f)", out, measure, best[2][measure],
+             first[measure])
     return out, figures
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = patch_trainer_parser("python -m vision.pyramids.finetune", __doc__, 20.0)
+    ap.add_argument("--task", choices=sorted(TASKS), default="shape",
+                    help="the classifier (default shape)")
     ap.add_argument("--start", type=Path, default=None,
                     help="the ONNX file to go on from (default: the shipped "
-                         f"models/{SHAPE_MODEL})")
+                         f"models/{SHAPE_MODEL} or models/{COLOR_MODEL})")
     ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
     args = ap.parse_args(argv)
     from models import model_path
 
-    cache = args.out / "shape.npz"
+    _, model, cache_name = TASKS[args.task]
+    cache = args.out / cache_name
     start_patch_training(ap, args.render, cache)
     try:
-        data = cut(args.render, cache, args.jobs)
-        path, figures = finetune(data, args.start or model_path(SHAPE_MODEL),
-                                 args.out / SHAPE_MODEL, args.minutes, args.threads, args.lr,
-                                 seed=args.seed)
+        data = cut(args.render, cache, args.jobs, args.task)
+        path, figures = finetune(data, args.start or model_path(model), args.out / model,
+                                 args.minutes, args.threads, args.lr, seed=args.seed,
+                                 task=args.task)
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps({k: round(v, 4) for k, v in figures.items()}))
