@@ -1,6 +1,6 @@
-"""Training a shipped patch classifier (shape or colour) on from its ONNX file (vision/pyramids/finetune.py):
-the rebuilt torch network is the ONNX one, the finder's reading of pips and pose, and bad
-folders named."""
+"""Training a shipped patch classifier (shape or colour) on from its ONNX file
+(vision/pyramids/finetune.py): the rebuilt torch network is the ONNX one, the finder's
+reading of pips and pose, the colour cut, and bad folders named."""
 
 from __future__ import annotations
 
