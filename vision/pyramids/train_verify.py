@@ -240,7 +240,7 @@ def light_jitter(x: Any, rng: np.random.Generator) -> Any:
 
     gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(x), 1, 1, 1))).float()
     bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (len(x), 1, 1, 1))).float()
-    return (x * gain + bias).clamp(0, 1)
+    return (x * gain.to(x.device) + bias.to(x.device)).clamp(0, 1)
 
 
 class _Batches:
@@ -279,10 +279,7 @@ class _Batches:
                   c[:, None, :]]
         x = p.flip(3).permute(0, 3, 1, 2).float() / 255.0
         if rng is not None:
-            n = len(idx)
-            gain = torch.from_numpy(rng.uniform(0.85, 1.15, (n, 1, 1, 1))).float()
-            bias = torch.from_numpy(rng.uniform(-0.05, 0.05, (n, 1, 1, 1))).float()
-            x = (x * gain.to(self.device) + bias.to(self.device)).clamp(0, 1)
+            x = light_jitter(x, rng)
         return x, self.features[i], self.labels[i]
 
 
