@@ -13,13 +13,13 @@ from vision.pyramids.train_verify import PATCH_MM_TRAIN
 
 def test_a_batch_is_rendered_cut_for_both_networks_and_its_images_deleted(tmp_path: Path):
     got = train_lease.render_and_cut(3, 4321, "crowded", 2, tmp_path)
-    assert not (tmp_path / "r0003").exists()
-    with np.load(tmp_path / "heat_0003.npz") as z:
+    assert not (tmp_path / "r000003").exists()
+    with np.load(tmp_path / "heat_000003.npz") as z:
         views, targets, weights = z["views"], z["targets"], z["weights"]
     assert views.dtype == np.uint8 and views.ndim == 4 and views.shape[3] == 3
     assert len(views) == len(targets) == len(weights) == got["views"] > 0
     assert targets.max() == pytest.approx(1.0)      # a pyramid's cell on every crowded table
-    with np.load(tmp_path / "verify_0003.npz") as z:
+    with np.load(tmp_path / "verify_000003.npz") as z:
         scene, labels = z["scene"], z["labels"]
         patches = z[f"patches{PATCH_MM_TRAIN:g}"]
     assert len(scene) == len(labels) == len(patches) == got["samples"] > 0
@@ -28,7 +28,7 @@ def test_a_batch_is_rendered_cut_for_both_networks_and_its_images_deleted(tmp_pa
 
 def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):
     for k in (2, 0, 1):
-        np.savez(tmp_path / f"heat_{k:04d}.npz", views=np.full((k + 1, 2), k), other=[k])
+        np.savez(tmp_path / f"heat_{k:06d}.npz", views=np.full((k + 1, 2), k), other=[k])
     data = train_lease.load_batches(tmp_path, "heat", ("views",))
     assert list(data) == ["views"]
     assert data["views"][:, 0].tolist() == [0, 1, 1, 2, 2, 2]
@@ -59,3 +59,13 @@ def test_a_bad_budget_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         train_lease.main(["--work", str(tmp_path), "--out", str(tmp_path), *argv])
     assert message in capsys.readouterr().err
+
+
+def test_with_nothing_rendered_and_no_batches_kept_it_stops_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    pytest.importorskip("torch")
+    with pytest.raises(SystemExit):
+        train_lease.main(["--work", str(tmp_path / "w"), "--out", str(tmp_path / "o"),
+                          "--render-seconds", "0.5", "--total-seconds", "60", "--device",
+                          "cpu"])
+    assert "no batch was rendered and cut" in capsys.readouterr().err

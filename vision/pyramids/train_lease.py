@@ -12,7 +12,10 @@ from the start; then it trains both side by side on the GPU, each for what is le
 ``--total-seconds``, and copies what they made (``heat/``: ``best.pt``, the ONNX file and
 its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``) to ``--out``.
 The batches cycle through the recipes of the shipped files' data (:data:`CYCLE`), from seed
-``--seed``; progress is logged. Needs the ``train`` extra (torch); never run in CI.
+``--seed``, each batch numbered by its seed: the training takes every batch in ``--work``,
+so several commands in one lease add up (give each the seed after the last one's batches;
+with ``--render-seconds`` too short for a batch it trains on those alone). Progress is
+logged. Needs the ``train`` extra (torch); never run in CI.
 
 What these steps gave on an H200 machine (2026-11-26, run by a first script of this
 module; ``models/pyramids-heat.md``, ``models/pyramids-verify.md``): 16 workers rendered
@@ -66,7 +69,8 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
     into ``work/heat_BATCH.npz`` (views, targets, weights) and ``work/verify_BATCH.npz``
     (the verifier's samples, scene ids from ``batch * SCENE_IDS``), then delete the images.
-    Returns counts and seconds."""
+    Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
+    the batches of several runs into one folder add up."""
     import cv2
 
     from vision.pyramids.heat import HEAT_PPM, stride_for
@@ -78,7 +82,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
         raise ValueError(f"at most {SCENE_IDS - 1} scenes a batch, not {scenes}")
     cv2.setNumThreads(1)
     t0 = time.monotonic()
-    folder = work / f"r{batch:04d}"
+    folder = work / f"r{batch:06d}"
     game, light, hands = RECIPES[recipe]
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=game, light=light,
                            hands=hands))
@@ -96,12 +100,12 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
         tgts.append(t)
         wts.append(w)
     if views:
-        np.savez(work / f"heat_{batch:04d}.npz", views=np.stack(views),
+        np.savez(work / f"heat_{batch:06d}.npz", views=np.stack(views),
                  targets=np.stack(tgts), weights=np.stack(wts))
     t2 = time.monotonic()
     samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes))
     if samples:
-        np.savez(work / f"verify_{batch:04d}.npz", **samples)
+        np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
     shutil.rmtree(folder)
     return {"batch": batch, "views": len(views), "samples": len(samples.get("labels", [])),
@@ -110,10 +114,11 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
 
 def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED
                  ) -> list[dict[str, Any]]:
-    """Batches of ``scenes`` rendered and cut by ``workers`` processes, a new one started
-    only while it can end within ``seconds`` of now (its time measured on the batches
-    done). Returns what each batch done reported; a batch that fails is logged and left
-    out, and after two failures before any success none more is started."""
+    """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
+    numbers) from ``seed``, a new one started only while it can end within ``seconds`` of
+    now (its time measured on the batches done). Returns what each batch done reported; a
+    batch that fails is logged and left out, and after two failures before any success
+    none more is started."""
     t0 = time.monotonic()
     per_batch = scenes * SCENE_SECONDS
     done: list[dict[str, Any]] = []
@@ -125,8 +130,8 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
         while True:
             while (len(running) < workers and time.monotonic() - t0 + per_batch < seconds
                    and not (failed >= 2 and not done)):
-                running[pool.submit(render_and_cut, k, seed + k, CYCLE[k % len(CYCLE)],
-                                    scenes, work)] = time.monotonic()
+                running[pool.submit(render_and_cut, seed + k, seed + k,
+                                    CYCLE[k % len(CYCLE)], scenes, work)] = time.monotonic()
                 k += 1
             if not running:
                 break
@@ -234,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                     help="rendering processes (default: one a core)")
     ap.add_argument("--scenes", type=int, default=60, help="scenes a batch")
-    ap.add_argument("--seed", type=int, default=SEED, help="the first batch's seed")
+    ap.add_argument("--seed", type=int, default=SEED,
+                    help="the first batch's seed (another command into the same --work: "
+                         "give the seed after the last one, and its batches add up)")
     ap.add_argument("--device", default="cuda", help="cuda, or cpu to try it out")
     args = ap.parse_args(argv)
     if not 0 < args.render_seconds < args.total_seconds:
@@ -248,8 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda: torch sees no GPU here")
     done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed)
-    if not done:
+    have = sorted(args.work.glob("heat_*.npz"))
+    if not have:
         ap.error("no batch was rendered and cut (see the warnings above)")
+    log.info("training on the %d batches in %s (%d rendered now)", len(have), args.work,
+             len(done))
     codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device)
     got = collect(args.work, args.out)
     log.info("exit codes %s; %s", codes, ", ".join(map(str, got)) or "nothing trained")
