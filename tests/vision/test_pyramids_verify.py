@@ -308,3 +308,24 @@ def test_the_batcher_draws_what_mirror_shift_and_jitter_draw():
     plain, _, _ = _Batches(data).draw(idx, None)
     assert np.array_equal((plain.numpy() * 255).round().astype(np.uint8),
                           data["patches"][idx][..., ::-1].transpose(0, 3, 1, 2))
+
+
+@pytest.mark.parametrize("shift_px", [0, 3])
+def test_mirror_and_shift_mirrors_then_shifts_with_the_edges_repeated(shift_px):
+    """The augmentation the verifier and size trainers share, against its definition: a
+    mirror of half the patches, then each cut from the edge-padded patch at a random
+    offset (none drawn when ``shift_px`` is 0)."""
+    from vision.pyramids.train_verify import mirror_and_shift
+
+    p = np.random.default_rng(1).integers(0, 256, (7, 12, 12, 3), dtype=np.uint8)
+    got = mirror_and_shift(p, np.random.default_rng(5), shift_px)
+    rng = np.random.default_rng(5)
+    flip = rng.random(len(p)) < 0.5
+    want = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
+    if shift_px:
+        pad = np.pad(want, ((0, 0), (shift_px, shift_px), (shift_px, shift_px), (0, 0)),
+                     mode="edge")
+        dx, dy = rng.integers(0, 2 * shift_px + 1, (2, len(p)))
+        want = np.stack([pad[i, dy[i]:dy[i] + 12, dx[i]:dx[i] + 12] for i in range(len(p))])
+    assert np.array_equal(got, want)
+    assert got.shape == p.shape and got.dtype == p.dtype

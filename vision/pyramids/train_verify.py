@@ -217,20 +217,29 @@ def build_net() -> Any:
     return VerifyNet()
 
 
+def mirror_shift_index(count: int, h: int, w: int, rng: np.random.Generator,
+                       shift_px: int = SHIFT_PX) -> tuple[np.ndarray, np.ndarray]:
+    """The source rows (count, h) and columns (count, w) of ``count`` patches of h x w,
+    half of them mirrored left to right and each then shifted by up to ``shift_px`` each
+    way, edges repeated: what :func:`mirror_and_shift` and the trainer's batches gather."""
+    flip = rng.random(count) < 0.5
+    rows = np.broadcast_to(np.arange(h), (count, h))
+    cols = np.broadcast_to(np.arange(w), (count, w))
+    if shift_px:
+        dx, dy = rng.integers(0, 2 * shift_px + 1, (2, count))
+        rows = np.clip(rows + dy[:, None] - shift_px, 0, h - 1)
+        cols = np.clip(cols + dx[:, None] - shift_px, 0, w - 1)
+    return rows, np.where(flip[:, None], w - 1 - cols, cols)
+
+
 def mirror_and_shift(p: np.ndarray, rng: np.random.Generator, shift_px: int = SHIFT_PX
                      ) -> np.ndarray:
     """(N, h, w, 3) patches, half of them mirrored left to right (the patch frame is
     mirror-symmetric: up is away from the nadir) and each shifted by up to ``shift_px``
     each way, edges repeated (the candidate is rarely on the pyramid's middle)."""
-    flip = rng.random(len(p)) < 0.5
-    p = np.where(flip[:, None, None, None], p[:, :, ::-1], p)
-    if shift_px:
-        pad = np.pad(p, ((0, 0), (shift_px, shift_px), (shift_px, shift_px), (0, 0)),
-                     mode="edge")
-        dx, dy = rng.integers(0, 2 * shift_px + 1, (2, len(p)))
-        n = p.shape[1]
-        p = np.stack([pad[i, dy[i]:dy[i] + n, dx[i]:dx[i] + n] for i in range(len(p))])
-    return p
+    rows, cols = mirror_shift_index(len(p), p.shape[1], p.shape[2], rng, shift_px)
+    out: np.ndarray = p[np.arange(len(p))[:, None, None], rows[:, :, None], cols[:, None, :]]
+    return out
 
 
 def light_jitter(x: Any, rng: np.random.Generator) -> Any:
@@ -246,7 +255,8 @@ def light_jitter(x: Any, rng: np.random.Generator) -> Any:
 class _Batches:
     """The samples as tensors on ``device`` (all of them on the GPU when there is one, so
     each batch is cut, mirrored, shifted and jittered there instead of on the CPU), drawn
-    as :func:`mirror_and_shift` and :func:`light_jitter` draw them."""
+    as :func:`mirror_and_shift` and :func:`light_jitter` draw them (the same
+    :func:`mirror_shift_index`)."""
 
     def __init__(self, data: dict[str, np.ndarray], device: str = "cpu") -> None:
         import torch
@@ -266,16 +276,10 @@ class _Batches:
         i = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
         p = self.patches[i]
         if rng is not None:
-            b, n = len(idx), p.shape[1]
-            flip = rng.random(b) < 0.5
-            dx, dy = rng.integers(0, 2 * SHIFT_PX + 1, (2, b))
-            grid = np.arange(n)
-            rows = np.clip(grid[None] + dy[:, None] - SHIFT_PX, 0, n - 1)
-            cols = np.clip(grid[None] + dx[:, None] - SHIFT_PX, 0, n - 1)
-            cols = np.where(flip[:, None], n - 1 - cols, cols)   # mirrored, then shifted
-            r = torch.from_numpy(rows).to(self.device)
-            c = torch.from_numpy(cols).to(self.device)
-            p = p[torch.arange(b, device=self.device)[:, None, None], r[:, :, None],
+            rows, cols = mirror_shift_index(len(idx), p.shape[1], p.shape[2], rng)
+            r = torch.from_numpy(np.ascontiguousarray(rows)).to(self.device)
+            c = torch.from_numpy(np.ascontiguousarray(cols)).to(self.device)
+            p = p[torch.arange(len(idx), device=self.device)[:, None, None], r[:, :, None],
                   c[:, None, :]]
         x = p.flip(3).permute(0, 3, 1, 2).float() / 255.0
         if rng is not None:
