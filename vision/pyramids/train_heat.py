@@ -237,15 +237,16 @@ class _Batches:
         v = gather(self.views, y0, x0, crop).permute(0, 3, 1, 2).contiguous()
         t = gather(self.targets, y0 // S, x0 // S, crop // S)[:, None].contiguous()
         w = gather(self.weights, y0 // S, x0 // S, crop // S)[:, None].contiguous()
-        for a in (v, t, w):
-            for k in range(1, 4):
-                sel = np.flatnonzero(turns == k)
-                if len(sel):
-                    j = torch.from_numpy(sel).to(dev)
-                    a[j] = torch.rot90(a[j], k, (2, 3))
-            sel = np.flatnonzero(mirror)
+        for k in range(1, 4):
+            sel = np.flatnonzero(turns == k)
             if len(sel):
                 j = torch.from_numpy(sel).to(dev)
+                for a in (v, t, w):
+                    a[j] = torch.rot90(a[j], k, (2, 3))
+        sel = np.flatnonzero(mirror)
+        if len(sel):
+            j = torch.from_numpy(sel).to(dev)
+            for a in (v, t, w):
                 a[j] = torch.flip(a[j], (3,))
         return v, t, w
 
