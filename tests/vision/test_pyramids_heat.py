@@ -419,3 +419,27 @@ def test_training_crops_are_cut_turned_and_mirrored_as_one_crop_at_a_time_would_
     x, t2, _ = b.draw(idx, np.random.default_rng(0))
     assert x.shape == (len(idx), 3, crop, crop) and t2.shape == (len(idx), 1, c, c)
     assert x.dtype == torch.float32
+
+
+def test_the_views_are_prepared_alike_in_one_process_or_several_and_cached(tmp_path):
+    """``prepare_views`` in this process (the lent-GPU trainer's workers) and in a pool
+    give the same views and targets; ``prepare`` caches them with their resolution and
+    names folders where nothing calibrated."""
+    from vision.pyramids.train_heat import prepare, prepare_views
+    from vision.synth.generate import SynthConfig, synthesize
+
+    synthesize(SynthConfig(out=tmp_path / "r", count=2, seed=31, game="crowded"))
+    inline = prepare_views([tmp_path / "r"], 1)
+    pooled = prepare_views([tmp_path / "r"], 2)
+    assert set(inline) == {"views", "targets", "weights"} and len(inline["views"]) == 2
+    for k in inline:
+        assert np.array_equal(inline[k], pooled[k])
+    assert inline["targets"].max() == 1.0
+    cached = prepare([tmp_path / "r"], tmp_path / "views.npz", 1)
+    assert np.array_equal(cached["views"], inline["views"])
+    with np.load(tmp_path / "views.npz") as z:
+        assert float(z["ppm"]) == 0.5
+    (tmp_path / "bare").mkdir()
+    assert prepare_views([tmp_path / "bare"], 1) == {}
+    with pytest.raises(ValueError, match="no image of .*bare calibrated"):
+        prepare([tmp_path / "bare"], tmp_path / "none.npz", 1)

@@ -32,6 +32,7 @@ import logging
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -108,27 +109,21 @@ def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray
     return t, wt
 
 
-def prepare(folders: list[Path], cache: Path, jobs: int, ppm: float = HEAT_PPM
-            ) -> dict[str, np.ndarray]:
-    """Every image of ``folders`` prepared once at ``ppm`` px/mm (cached in ``cache``, an
-    .npz that records its ``ppm``)."""
+def prepare_views(folders: list[Path], jobs: int, ppm: float = HEAT_PPM
+                  ) -> dict[str, np.ndarray]:
+    """``views``, ``targets`` and ``weights`` of every image of ``folders`` that calibrates,
+    at ``ppm`` px/mm, in ``jobs`` processes (1: in this one); empty when none does."""
     stride = stride_for(ppm)
-    if cache.is_file():
-        log.info("using prepared data %s", cache)
-        data = dict(np.load(cache))
-        had = float(data.pop("ppm", HEAT_PPM))
-        if abs(had - ppm) > 1e-9:
-            raise ValueError(f"{cache}: views prepared at {had} px/mm, not {ppm}: give "
-                             f"another --views file or --ppm {had}")
-        return data
     work: list[tuple[str, str, float]] = []
     for folder in folders:
         mat = folder / "mat.json"
         work += [(str(p), str(mat), ppm) for p in sorted(folder.glob("[0-9]*.jpg"))]
     views, tgts, wts = [], [], []
     t0 = time.monotonic()
-    with ProcessPoolExecutor(max(1, jobs)) as pool:
-        for i, res in enumerate(pool.map(prepare_one, work, chunksize=8)):
+    with (ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext()) as pool:
+        prepared = (map(prepare_one, work) if pool is None
+                    else pool.map(prepare_one, work, chunksize=8))
+        for i, res in enumerate(prepared):
             if res is not None:
                 small, cents, dont = res
                 h, w = small.shape[0] // stride, small.shape[1] // stride
@@ -139,7 +134,27 @@ def prepare(folders: list[Path], cache: Path, jobs: int, ppm: float = HEAT_PPM
             if (i + 1) % 100 == 0 or i + 1 == len(work):
                 log.info("prepared %d/%d images (%.0f s)", i + 1, len(work),
                          time.monotonic() - t0)
-    data = {"views": np.stack(views), "targets": np.stack(tgts), "weights": np.stack(wts)}
+    if not views:
+        return {}
+    return {"views": np.stack(views), "targets": np.stack(tgts), "weights": np.stack(wts)}
+
+
+def prepare(folders: list[Path], cache: Path, jobs: int, ppm: float = HEAT_PPM
+            ) -> dict[str, np.ndarray]:
+    """Every image of ``folders`` prepared once at ``ppm`` px/mm (:func:`prepare_views`,
+    cached in ``cache``, an .npz that records its ``ppm``)."""
+    if cache.is_file():
+        log.info("using prepared data %s", cache)
+        data = dict(np.load(cache))
+        had = float(data.pop("ppm", HEAT_PPM))
+        if abs(had - ppm) > 1e-9:
+            raise ValueError(f"{cache}: views prepared at {had} px/mm, not {ppm}: give "
+                             f"another --views file or --ppm {had}")
+        return data
+    data = prepare_views(folders, jobs, ppm)
+    if not data:
+        raise ValueError(f"no image of {', '.join(map(str, folders))} calibrated from its "
+                         "markers")
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, ppm=np.float64(ppm), **data)
     return data

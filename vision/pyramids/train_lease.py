@@ -73,8 +73,8 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
     the batches of several runs into one folder add up."""
     import cv2
 
-    from vision.pyramids.heat import HEAT_PPM, stride_for
-    from vision.pyramids.train_heat import prepare_one, targets
+    from vision.pyramids.heat import HEAT_PPM
+    from vision.pyramids.train_heat import prepare_views
     from vision.pyramids.train_verify import _prepare_chunk
     from vision.synth.generate import SynthConfig, synthesize
 
@@ -87,28 +87,17 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=game, light=light,
                            hands=hands))
     t1 = time.monotonic()
-    stride = stride_for(HEAT_PPM)
-    views, tgts, wts = [], [], []
-    mat = str(folder / "mat.json")
-    for p in sorted(folder.glob("[0-9]*.jpg")):
-        got = prepare_one((str(p), mat, HEAT_PPM))
-        if got is None:
-            continue
-        small, cents, dont = got
-        t, w = targets((small.shape[0] // stride, small.shape[1] // stride), cents, dont)
-        views.append(small)
-        tgts.append(t)
-        wts.append(w)
+    views = prepare_views([folder], 1, HEAT_PPM)     # in this process: it is a worker
     if views:
-        np.savez(work / f"heat_{batch:06d}.npz", views=np.stack(views),
-                 targets=np.stack(tgts), weights=np.stack(wts))
+        np.savez(work / f"heat_{batch:06d}.npz", **views)
     t2 = time.monotonic()
     samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes))
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
     shutil.rmtree(folder)
-    return {"batch": batch, "views": len(views), "samples": len(samples.get("labels", [])),
+    return {"batch": batch, "views": len(views.get("views", [])),
+            "samples": len(samples.get("labels", [])),
             "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2}
 
 
