@@ -69,3 +69,14 @@ def test_with_nothing_rendered_and_no_batches_kept_it_stops_by_name(
                           "--render-seconds", "0.5", "--total-seconds", "60", "--device",
                           "cpu"])
     assert "no batch was rendered and cut" in capsys.readouterr().err
+
+
+def test_without_torch_it_names_the_train_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)     # import torch raises ImportError
+    with pytest.raises(SystemExit):
+        train_lease.main(["--work", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+    assert "needs the train extra (torch)" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
