@@ -443,3 +443,48 @@ def test_the_views_are_prepared_alike_in_one_process_or_several_and_cached(tmp_p
     assert prepare_views([tmp_path / "bare"], 1) == {}
     with pytest.raises(ValueError, match="no image of .*bare calibrated"):
         prepare([tmp_path / "bare"], tmp_path / "none.npz", 1)
+
+
+def test_a_shipped_heat_map_is_read_back_into_the_trainer_and_recalibrated_unchanged():
+    """Training can go on from the shipped file (its best.pt stayed on the lent machine):
+    ``from_onnx`` rebuilds build_net's network from the exported ONNX (batch norms folded
+    into the convolutions), computing what onnxruntime computes; ``recalibrate_bn`` then
+    gives the batch norms the statistics of training batches without changing the output,
+    so a training batch normalised by its own statistics sees nearly the same network."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    import onnxruntime as ort
+
+    from vision.pyramids.train_heat import from_onnx, recalibrate_bn
+
+    path = model_path("pyramids-heat.onnx")
+    net, width, dilations, ppm = from_onnx(path)
+    assert (width, dilations, ppm) == (48, (1, 2, 4, 8), 0.5)
+    gen = torch.Generator().manual_seed(3)
+    x = torch.rand(1, 3, 128, 160, generator=gen)
+    want = ort.InferenceSession(str(path)).run(None, {"view": x.numpy()})[0]
+    net.eval()
+    with torch.no_grad():
+        assert np.abs(net(x).numpy() - want).max() < 1e-4
+    batches = [torch.rand(4, 3, 128, 160, generator=gen) for _ in range(3)]
+    recalibrate_bn(net, batches)
+    assert not net.training
+    with torch.no_grad():
+        assert np.abs(net(x).numpy() - want).max() < 1e-4
+        first = next(m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d))
+        assert float(first.running_var.mean()) != pytest.approx(1.0)
+        net.train()
+        one = torch.cat(batches)
+        trained = net(one).numpy()      # normalised by the batch's own statistics
+        net.eval()
+        assert np.abs(trained - net(one).numpy()).max() < 0.05 * np.abs(trained).max()
+
+
+def test_a_file_that_is_not_a_heat_map_is_named(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from vision.pyramids.train_heat import from_onnx
+
+    with pytest.raises(ValueError, match="pyramids-verify.onnx: its convolutions are not "
+                                         "build_net's|pyramids-verify.onnx: not an exported"):
+        from_onnx(model_path("pyramids-verify.onnx"))

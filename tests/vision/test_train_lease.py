@@ -26,6 +26,12 @@ def test_a_batch_is_rendered_cut_for_both_networks_and_its_images_deleted(tmp_pa
     assert set(np.unique(scene)) <= {3000, 3001}    # batch * SCENE_IDS + scene
 
 
+def test_a_batch_for_one_network_is_cut_for_that_one_alone(tmp_path: Path):
+    got = train_lease.render_and_cut(5, 4322, "mixed", 1, tmp_path, ("heat",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["heat_000005.npz"]
+    assert got["views"] == 1 and got["samples"] == 0
+
+
 def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):
     for k in (2, 0, 1):
         np.savez(tmp_path / f"heat_{k:06d}.npz", views=np.full((k + 1, 2), k), other=[k])
@@ -53,6 +59,8 @@ def test_the_trained_files_are_copied_to_out(tmp_path: Path):
 @pytest.mark.parametrize("argv, message", [
     (["--render-seconds", "600", "--total-seconds", "540"], "--render-seconds <"),
     (["--scenes", "1000"], "--scenes: expected 1 to 999"),
+    (["--networks", "heat,colour"], "--networks 'heat,colour': expected heat, verify"),
+    (["--heat-init", "nowhere.onnx"], "--heat-init nowhere.onnx: no such file"),
 ])
 def test_a_bad_budget_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          argv: list[str], message: str):

@@ -54,6 +54,8 @@ CROP_MM = 512
 #: peak learning rate from random weights, and going on from a best.pt
 LR = 3e-3
 LR_INIT = 1e-3
+#: training batches whose statistics a network read from ONNX starts its batch norms with
+RECALIBRATE_BATCHES = 16
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -187,6 +189,104 @@ def build_net(width: int = 32, dilations: tuple[int, ...] = (2, 4, 8),
     return nn.Sequential(*stem, cbr(16, width), *[sep(width, d) for d in dilations], head)
 
 
+def from_onnx(path: Path) -> tuple[Any, int, tuple[int, ...], float]:
+    """The :func:`build_net` network of the exported heat map ``path`` (``pyramids-heat.onnx``
+    as shipped), with its width, dilations and input resolution, so a training can go on
+    from a shipped file whose ``best.pt`` stayed on the machine that trained it. The export
+    folded each batch norm into its convolution; here each batch norm holds that
+    convolution's bias and otherwise passes its input through (running mean 0, variance 1),
+    so the network computes what the file does. Call :func:`recalibrate_bn` on training
+    batches before training it: a batch norm normalises by the batch's own statistics
+    while training, and these hold none."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    ppm = float({p.key: p.value for p in model.metadata_props}.get("view_ppm", HEAT_PPM))
+
+    def attr(node: Any, name: str, default: list[int]) -> list[int]:
+        for a in node.attribute:
+            if a.name == name:
+                return list(a.ints) if a.ints else [int(a.i)]
+        return default
+
+    if not convs or any(len(c.input) < 3 or c.input[1] not in weights for c in convs):
+        raise ValueError(f"{path}: not an exported heat map (expected convolutions with "
+                         "weights and biases)")
+    width = int(weights[convs[-1].input[1]].shape[1])
+    dilations = tuple(attr(c, "dilations", [1])[0] for c in convs
+                      if attr(c, "group", [1])[0] > 1)
+    net = build_net(width, dilations, stride_for(ppm))
+    mine = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    if len(mine) != len(convs) or any(
+            tuple(m.weight.shape) != weights[c.input[1]].shape for m, c in zip(mine, convs)):
+        raise ValueError(f"{path}: its convolutions are not build_net's (width {width}, "
+                         f"dilations {dilations}, {len(convs)} convolutions)")
+    bns = {id(seq[0]): seq[1] for seq in net.modules()
+           if isinstance(seq, torch.nn.Sequential) and len(seq) == 3
+           and isinstance(seq[1], torch.nn.BatchNorm2d)}
+    with torch.no_grad():
+        for m, c in zip(mine, convs):
+            m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
+            b = torch.from_numpy(weights[c.input[2]].copy())
+            if m.bias is not None:
+                m.bias.copy_(b)
+                continue
+            bn = bns[id(m)]
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0)
+            bn.weight.fill_(math.sqrt(1.0 + bn.eps))
+            bn.bias.copy_(b)
+    return net, width, dilations, ppm
+
+
+def recalibrate_bn(net: Any, batches: list[Any]) -> None:
+    """Give every batch norm of ``net`` the running statistics of its input over
+    ``batches`` and change its scale and shift so that ``net`` in eval mode computes what it
+    did before: a network from :func:`from_onnx` then trains from where the file was,
+    rather than from whatever its first batches' statistics make of it."""
+    import torch
+
+    bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    sums: dict[int, list[Any]] = {}
+
+    def hook(i: int) -> Any:
+        def f(_m: Any, inp: tuple[Any, ...]) -> None:
+            x = inp[0].double()
+            s = sums.setdefault(i, [0.0, 0.0, 0])
+            s[0] = s[0] + x.sum((0, 2, 3))
+            s[1] = s[1] + (x * x).sum((0, 2, 3))
+            s[2] += x.numel() // x.shape[1]
+        return f
+
+    handles = [bn.register_forward_pre_hook(hook(i)) for i, bn in enumerate(bns)]
+    was = net.training
+    net.eval()
+    try:
+        with torch.no_grad():
+            for x in batches:
+                net(x)
+    finally:
+        for h in handles:
+            h.remove()
+        net.train(was)
+    with torch.no_grad():
+        for i, bn in enumerate(bns):
+            s0, s1, n = sums[i]
+            mean = s0 / n
+            var = (s1 / n - mean * mean).clamp(min=0.0)
+            old = torch.sqrt(bn.running_var.double() + bn.eps)
+            g = bn.weight.double()
+            bn.bias.copy_((bn.bias.double() + g * (mean - bn.running_mean.double()) / old)
+                          .float())
+            bn.weight.copy_((g * torch.sqrt(var + bn.eps) / old).float())
+            bn.running_mean.copy_(mean.float())
+            bn.running_var.copy_(var.float())
+
+
 def focal_loss(logits: Any, target: Any, weight: Any) -> Any:
     import torch
 
@@ -317,7 +417,9 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     """Train for ``minutes`` of wall clock (cosine learning rate over it), validating after
     every ``eval_every_s`` seconds of training (at least once an epoch on a slow machine);
     keeps the weights of the best validation loss (``out/best.pt``) and exports them to
-    ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run (its
+    ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run, or
+    from an exported heat map (``.onnx``, :func:`from_onnx`; its batch norms recalibrated on
+    :data:`RECALIBRATE_BATCHES` training batches) (its
     width and dilations replace ``width`` and ``dilations``, and a resolution other than
     ``ppm``, the one ``data`` was prepared at, is refused; the starting weights are
     validated first, so the result is never worse on this validation set than them).
@@ -333,8 +435,14 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     n = len(data["views"])
     val = np.arange(0, n, VAL_EVERY)
     tr = np.setdiff1d(np.arange(n), val)
-    start = None
-    if init is not None:
+    start: dict[str, Any] | None = None
+    shipped = None
+    if init is not None and init.suffix == ".onnx":
+        shipped, width, dilations, was = from_onnx(init)
+        if abs(was - ppm) > 1e-9:
+            raise ValueError(f"{init}: made for views at {was} px/mm, the views are at {ppm}")
+        log.info("going on from %s (width %d, dilations %s)", init, width, dilations)
+    elif init is not None:
         start = torch.load(init, map_location="cpu")
         width, dilations = int(start["width"]), tuple(int(d) for d in start["dilations"])
         was = float(start.get("ppm", HEAT_PPM))
@@ -344,10 +452,14 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     log.info("%d training views, %d validation views, device %s, width %d, dilations %s, "
              "%.2f px/mm", len(tr), len(val), device, width, dilations, ppm)
     batches = _Batches(data, device, ppm)
-    net = build_net(width, dilations, stride_for(ppm))
+    net = shipped if shipped is not None else build_net(width, dilations, stride_for(ppm))
     if start is not None:
         net.load_state_dict(start["state"])
     net = net.to(device)
+    if shipped is not None:
+        calib = np.random.default_rng(seed + 1)
+        recalibrate_bn(net, [batches.draw(calib.choice(tr, min(len(tr), batch)), calib)[0]
+                             for _ in range(RECALIBRATE_BATCHES)])
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     t0 = time.monotonic()
     deadline = t0 + 60.0 * minutes
@@ -362,7 +474,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
                     "ppm": ppm}, out / name)
         return state
 
-    if start is not None:
+    if init is not None:
         ev = evaluate(net, batches, val)
         log.info("starting weights: val loss %.3f, peak recall %.3f, precision %.3f",
                  ev["loss"], ev["recall"], ev["precision"])
@@ -548,7 +660,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="prepared views (.npz; default OUT/views.npz, made when missing)")
     ap.add_argument("--prepare-only", action="store_true", help="prepare the views and stop")
     ap.add_argument("--init", type=Path, default=None, metavar="BEST_PT",
-                    help="go on from this best.pt (its width and dilations) instead of "
+                    help="go on from this best.pt, or an exported heat map such as "
+                         "models/pyramids-heat.onnx (its width and dilations), instead of "
                          "random weights")
     ap.add_argument("--export", type=Path, default=None, metavar="BEST_PT",
                     help="only export this best.pt to OUT/pyramids-heat.onnx (and its int8 "

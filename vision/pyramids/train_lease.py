@@ -62,13 +62,16 @@ TRAIN_MARGIN_S = 40.0
 #: the shipped networks' shapes and the batches that kept an H200 busy
 HEAT_WIDTH, HEAT_DILATIONS, HEAT_BATCH = 48, (1, 2, 4, 8), 64
 VERIFY_BATCH = 256
+#: the networks a lease can train; each is cut for and trained only when asked for
+NETWORKS = ("heat", "verify")
 
 
-def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
-                   ) -> dict[str, Any]:
+def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
+                   networks: tuple[str, ...] = NETWORKS) -> dict[str, Any]:
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
-    into ``work/heat_BATCH.npz`` (views, targets, weights) and ``work/verify_BATCH.npz``
-    (the verifier's samples, scene ids from ``batch * SCENE_IDS``), then delete the images.
+    for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights) and
+    ``work/verify_BATCH.npz`` (the verifier's samples, scene ids from
+    ``batch * SCENE_IDS``), then delete the images.
     Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
     the batches of several runs into one folder add up."""
     import cv2
@@ -87,11 +90,15 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=game, light=light,
                            hands=hands))
     t1 = time.monotonic()
-    views = prepare_views([folder], 1, HEAT_PPM)     # in this process: it is a worker
+    views: dict[str, np.ndarray] = {}
+    if "heat" in networks:
+        views = prepare_views([folder], 1, HEAT_PPM)   # in this process: it is a worker
     if views:
         np.savez(work / f"heat_{batch:06d}.npz", **views)
     t2 = time.monotonic()
-    samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes))
+    samples: dict[str, np.ndarray] = {}
+    if "verify" in networks:
+        samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes))
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
@@ -101,8 +108,8 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path
             "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2}
 
 
-def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED
-                 ) -> list[dict[str, Any]]:
+def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED,
+                 networks: tuple[str, ...] = NETWORKS) -> list[dict[str, Any]]:
     """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
     numbers) from ``seed``, a new one started only while it can end within ``seconds`` of
     now (its time measured on the batches done). Returns what each batch done reported; a
@@ -120,7 +127,8 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
             while (len(running) < workers and time.monotonic() - t0 + per_batch < seconds
                    and not (failed >= 2 and not done)):
                 running[pool.submit(render_and_cut, seed + k, seed + k,
-                                    CYCLE[k % len(CYCLE)], scenes, work)] = time.monotonic()
+                                    CYCLE[k % len(CYCLE)], scenes, work,
+                                    networks)] = time.monotonic()
                 k += 1
             if not running:
                 break
@@ -160,17 +168,18 @@ def load_batches(work: Path, prefix: str, keys: tuple[str, ...]) -> dict[str, np
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
-def _train_heat(work: Path, minutes: float, device: str) -> None:
+def _train_heat(work: Path, minutes: float, device: str, init: Path | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s heat: %(message)s")
     from vision.pyramids import train_heat
 
     data = load_batches(work, "heat", ("views", "targets", "weights"))
     train_heat.train(data, work / "heat", minutes, threads=1, seed=0, batch=HEAT_BATCH,
                      device=device, width=HEAT_WIDTH, dilations=HEAT_DILATIONS,
-                     eval_every_s=45.0)
+                     eval_every_s=45.0, init=init)
 
 
-def _train_verify(work: Path, minutes: float, device: str) -> None:
+def _train_verify(work: Path, minutes: float, device: str, init: Path | None = None
+                  ) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s verify: %(message)s")
     from vision.pyramids import train_verify
 
@@ -186,15 +195,19 @@ RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")))
 
 
-def train_both(work: Path, seconds: float, device: str) -> dict[str, int | None]:
-    """Train the heat map and the verifier at once, each in its own process, for
-    ``seconds`` less :data:`TRAIN_MARGIN_S`; returns each one's exit code."""
+def train_both(work: Path, seconds: float, device: str,
+               networks: tuple[str, ...] = NETWORKS, heat_init: Path | None = None
+               ) -> dict[str, int | None]:
+    """Train ``networks`` (the heat map and the verifier) at once, each in its own process,
+    for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat map going on from ``heat_init``
+    where given (a ``best.pt`` or an exported file); returns each one's exit code."""
     minutes = max(0.2, (seconds - TRAIN_MARGIN_S) / 60.0)
-    log.info("training the heat map and the verifier for %.1f minutes each on %s", minutes,
-             device)
+    log.info("training %s for %.1f minutes on %s", " and ".join(networks), minutes, device)
     ctx = mp.get_context("spawn")
-    procs = {name: ctx.Process(target=fn, args=(work, minutes, device))
-             for name, fn in (("heat", _train_heat), ("verify", _train_verify))}
+    fns = {"heat": (_train_heat, heat_init), "verify": (_train_verify, None)}
+    procs = {name: ctx.Process(target=fns[name][0],
+                               args=(work, minutes, device, fns[name][1]))
+             for name in networks}
     for p in procs.values():
         p.start()
     for p in procs.values():
@@ -232,7 +245,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="the first batch's seed (another command into the same --work: "
                          "give the seed after the last one, and its batches add up)")
     ap.add_argument("--device", default="cuda", help="cuda, or cpu to try it out")
+    ap.add_argument("--networks", default=",".join(NETWORKS),
+                    help="which to cut for and train: heat, verify or both (default "
+                         "heat,verify); one alone gets all the rendering and the GPU")
+    ap.add_argument("--heat-init", type=Path, default=None, metavar="PT_OR_ONNX",
+                    help="the heat map goes on from this best.pt or exported file (say "
+                         "models/pyramids-heat.onnx) instead of random weights")
     args = ap.parse_args(argv)
+    networks = tuple(n for n in NETWORKS if n in args.networks.split(","))
+    unknown = set(args.networks.split(",")) - set(NETWORKS)
+    if unknown or not networks:
+        ap.error(f"--networks {args.networks!r}: expected heat, verify or heat,verify")
+    if args.heat_init is not None and not args.heat_init.is_file():
+        ap.error(f"--heat-init {args.heat_init}: no such file")
     if not 0 < args.render_seconds < args.total_seconds:
         ap.error("expected 0 < --render-seconds < --total-seconds")
     if not 0 < args.scenes < SCENE_IDS:
@@ -245,13 +270,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("needs the train extra (torch): pip install -e '.[train]'")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda: torch sees no GPU here")
-    done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed)
-    have = sorted(args.work.glob("heat_*.npz"))
+    done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed,
+                        networks)
+    have = sorted(args.work.glob(f"{networks[0]}_*.npz"))
     if not have:
         ap.error("no batch was rendered and cut (see the warnings above)")
     log.info("training on the %d batches in %s (%d rendered now)", len(have), args.work,
              len(done))
-    codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device)
+    codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device,
+                       networks, args.heat_init)
     got = collect(args.work, args.out)
     log.info("exit codes %s; %s", codes, ", ".join(map(str, got)) or "nothing trained")
     return 0 if all(c == 0 for c in codes.values()) else 1
