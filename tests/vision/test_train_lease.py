@@ -61,6 +61,7 @@ def test_the_trained_files_are_copied_to_out(tmp_path: Path):
     (["--scenes", "1000"], "--scenes: expected 1 to 999"),
     (["--networks", "heat,colour"], "--networks 'heat,colour': expected heat, verify"),
     (["--heat-init", "nowhere.onnx"], "--heat-init nowhere.onnx: no such file"),
+    (["--networks", "verify", "--heat-init", "x.onnx"], "--heat-init is for the heat map"),
 ])
 def test_a_bad_budget_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          argv: list[str], message: str):

@@ -261,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.networks.split(",")) - set(NETWORKS)
     if unknown or not networks:
         ap.error(f"--networks {args.networks!r}: expected heat, verify or heat,verify")
+    if args.heat_init is not None and "heat" not in networks:
+        ap.error(f"--heat-init is for the heat map, which --networks {args.networks!r} leaves out")
     if args.heat_init is not None and not args.heat_init.is_file():
         ap.error(f"--heat-init {args.heat_init}: no such file")
     if not 0 < args.render_seconds < args.total_seconds:
