@@ -418,11 +418,11 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     every ``eval_every_s`` seconds of training (at least once an epoch on a slow machine);
     keeps the weights of the best validation loss (``out/best.pt``) and exports them to
     ``out/pyramids-heat.onnx``. ``init``: go on from a ``best.pt`` of an earlier run, or
-    from an exported heat map (``.onnx``, :func:`from_onnx`; its batch norms recalibrated on
-    :data:`RECALIBRATE_BATCHES` training batches) (its
+    from an exported heat map (``.onnx``: :func:`from_onnx`, its batch norms recalibrated on
+    :data:`RECALIBRATE_BATCHES` training batches); its
     width and dilations replace ``width`` and ``dilations``, and a resolution other than
     ``ppm``, the one ``data`` was prepared at, is refused; the starting weights are
-    validated first, so the result is never worse on this validation set than them).
+    validated first, so the result is never worse on this validation set than them.
     ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
 
@@ -437,15 +437,13 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int,
     tr = np.setdiff1d(np.arange(n), val)
     start: dict[str, Any] | None = None
     shipped = None
-    if init is not None and init.suffix == ".onnx":
-        shipped, width, dilations, was = from_onnx(init)
-        if abs(was - ppm) > 1e-9:
-            raise ValueError(f"{init}: made for views at {was} px/mm, the views are at {ppm}")
-        log.info("going on from %s (width %d, dilations %s)", init, width, dilations)
-    elif init is not None:
-        start = torch.load(init, map_location="cpu")
-        width, dilations = int(start["width"]), tuple(int(d) for d in start["dilations"])
-        was = float(start.get("ppm", HEAT_PPM))
+    if init is not None:
+        if init.suffix == ".onnx":
+            shipped, width, dilations, was = from_onnx(init)
+        else:
+            start = torch.load(init, map_location="cpu")
+            width, dilations = int(start["width"]), tuple(int(d) for d in start["dilations"])
+            was = float(start.get("ppm", HEAT_PPM))
         if abs(was - ppm) > 1e-9:
             raise ValueError(f"{init}: trained at {was} px/mm, the views are at {ppm}")
         log.info("going on from %s (width %d, dilations %s)", init, width, dilations)
