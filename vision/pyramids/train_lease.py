@@ -183,8 +183,7 @@ def _train_heat(work: Path, minutes: float, device: str, init: Path | None = Non
                      eval_every_s=45.0, init=init)
 
 
-def _train_verify(work: Path, minutes: float, device: str, init: Path | None = None
-                  ) -> None:
+def _train_verify(work: Path, minutes: float, device: str) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s verify: %(message)s")
     from vision.pyramids import train_verify
 
@@ -209,10 +208,9 @@ def train_both(work: Path, seconds: float, device: str,
     minutes = max(0.2, (seconds - TRAIN_MARGIN_S) / 60.0)
     log.info("training %s for %.1f minutes on %s", " and ".join(networks), minutes, device)
     ctx = mp.get_context("spawn")
-    fns = {"heat": (_train_heat, heat_init), "verify": (_train_verify, None)}
-    procs = {name: ctx.Process(target=fns[name][0],
-                               args=(work, minutes, device, fns[name][1]))
-             for name in networks}
+    jobs = {"heat": (_train_heat, (work, minutes, device, heat_init)),
+            "verify": (_train_verify, (work, minutes, device))}
+    procs = {name: ctx.Process(target=jobs[name][0], args=jobs[name][1]) for name in networks}
     for p in procs.values():
         p.start()
     for p in procs.values():
@@ -257,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the heat map goes on from this best.pt or exported file (say "
                          "models/pyramids-heat.onnx) instead of random weights")
     args = ap.parse_args(argv)
-    networks = tuple(n for n in NETWORKS if n in args.networks.split(","))
-    unknown = set(args.networks.split(",")) - set(NETWORKS)
-    if unknown or not networks:
+    asked = args.networks.split(",")
+    networks = tuple(n for n in NETWORKS if n in asked)
+    if set(asked) - set(NETWORKS) or not networks:
         ap.error(f"--networks {args.networks!r}: expected heat, verify or heat,verify")
     if args.heat_init is not None and "heat" not in networks:
         ap.error(f"--heat-init is for the heat map, which --networks {args.networks!r} leaves out")
