@@ -309,7 +309,9 @@ VERIFY_MIN = 0.8
 #: 343 -> 301 (ordinary / crowded under lamps / unseen printing 42 / 186 / 115 -> 39 / 168 /
 #: 94: recoloured art that the colour classifier takes for a hue), pyramids missed 1,481 ->
 #: 1,494, tables right 774 -> 782 (none fewer on any seed); 0.3: 778 tables, 319 false,
-#: 1,486 missed; 0.7: 779, 287, 1,513. Every such hue is asked anyway, so no time added
+#: 1,486 missed; 0.7: 779, 287, 1,513. On three fresh dev seeds (545000, 555000, 565000;
+#: 900 images) against 0.1: tables right 374 -> 375, false finds 174 -> 156, missed 802 ->
+#: 815. Every such hue is asked anyway, so no time added
 VERIFY_HUE_MIN = 0.5
 #: a candidate turned away unasked (the colour classifier's none over its threshold, and not
 #: doubtful: its likeliest colour a hue, or none at 0.9 and more) is asked too, and its
