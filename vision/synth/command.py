@@ -1,7 +1,7 @@
 """``companion synth``: render synthetic overhead-camera scenes with exact ground truth.
 
     companion synth --out DIR --count N --seed S [--deck DIR] [--game zarcana|free|mixed]
-                    [--hands 0.2] [--width W --height H] [--jobs J] [--mat FILE] [--export]
+                    [--hands 0.2] [--printing LOW-HIGH] [--width W --height H] [--jobs J] [--mat FILE] [--export]
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ def _card_size(text: str) -> tuple[float, float]:
     return (w, h)
 
 
+def _printing(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in text.split("-"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW-HIGH such as 1.0-1.5, got {text!r}") from None
+    return (lo, hi)
+
+
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = subparsers.add_parser(
         "synth", help="render synthetic table scenes with exact ground truth",
@@ -60,6 +68,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                         "image, or half and half")
     p.add_argument("--hands", type=_fraction, default=0.2,
                    help="share of images with hands over the table (default 0.2)")
+    p.add_argument("--printing", type=_printing, default=None, metavar="LOW-HIGH",
+                   help="card printing strength drawn per image from this range (default "
+                        "0-1; the vision benchmark's unseen printings are 1.6-2.4)")
     p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
     p.add_argument("--height", type=positive_int, default=None, help="image height")
     p.add_argument("--no-distortion", action="store_true", help="ideal pinhole lens")
@@ -90,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     cfg = SynthConfig(out=args.out, count=args.count, seed=args.seed, deck=deck, mat=mat,
                       game=args.game, hands=args.hands, light=args.light, size=size,
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
-                      val_fraction=args.val)
+                      val_fraction=args.val, printing=args.printing)
     bar = Progress(args.count, "synth", force=not args.no_progress)
     if args.no_progress:
         bar.enabled = False

@@ -512,15 +512,22 @@ class SynthConfig:
     distortion: bool = True
     jobs: int = 1
     val_fraction: float = 0.1
+    #: (low, high) of the card printing's strength, drawn per image; None: the usual 0-1
+    printing: tuple[float, float] | None = None
 
 
 def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarcana",
                  hands: float = 0.2, size: tuple[int, int] | None = None,
                  distortion: bool = True, image_name: str = "image.jpg",
-                 scene: TableScene | None = None, light: str = "ordinary"
+                 scene: TableScene | None = None, light: str = "ordinary",
+                 printing: tuple[float, float] | None = None
                  ) -> tuple[np.ndarray, dict[str, Any], Style]:
-    """Render image ``index`` of run ``seed``: (BGR image, truth record, style)."""
+    """Render image ``index`` of run ``seed``: (BGR image, truth record, style).
+    ``printing``: the card printing's strength is drawn from this range instead of 0-1
+    (:func:`check_printing`)."""
     _check_light(light)
+    if printing is not None:
+        check_printing(printing)
     rng = image_rng(seed, index)
     if scene is None:
         scene = random_scene(rng, deck, mat, game)
@@ -529,8 +536,26 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
     # drawn after everything else: "ordinary" renders stay what they were for a seed
     if light == "lamp" or (light == "mixed" and rng.random() < 0.5):
         lamp_light(rng, style)
+    if printing is not None:
+        # its own stream: the rest of the scene stays what the seed gives without it
+        style.printing_strength = float(
+            np.random.default_rng([int(seed), int(index), PRINTING_STREAM]).uniform(*printing))
     image, truth = render(scene, deck, mat, cam, style, image_name)
     return image, truth, style
+
+
+#: the random stream of an image's printing strength when a range is asked for
+PRINTING_STREAM = 11
+#: the strongest printing a range may ask for (2.5: colours far off any real deck's)
+PRINTING_MAX = 2.5
+
+
+def check_printing(printing: tuple[float, float]) -> None:
+    """Refuse a printing-strength range that is not 0 <= low <= high <= PRINTING_MAX."""
+    lo, hi = printing
+    if not (0.0 <= lo <= hi <= PRINTING_MAX):
+        raise SynthError(f"printing strength range {lo:g}-{hi:g} is not 0 <= low <= high <= "
+                         f"{PRINTING_MAX:g}")
 
 
 def split_of(seed: int, index: int, val_fraction: float) -> str:
@@ -568,17 +593,18 @@ def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dic
 
 
 def _work(args: tuple) -> tuple[int, int]:
-    (index, seed, game, hands, size, distortion, out, val_fraction, light) = args
+    (index, seed, game, hands, size, distortion, out, val_fraction, light, printing) = args
     return write_example(Path(out), index, seed, _W["deck"], _W["mat"], game, hands, size,
-                         distortion, val_fraction, light)
+                         distortion, val_fraction, light, printing)
 
 
 def write_example(out: Path, index: int, seed: int, deck: Deck, mat: Mat, game: str,
                   hands: float, size: tuple[int, int] | None, distortion: bool,
-                  val_fraction: float = 0.1, light: str = "ordinary") -> tuple[int, int]:
+                  val_fraction: float = 0.1, light: str = "ordinary",
+                  printing: tuple[float, float] | None = None) -> tuple[int, int]:
     name = f"{index:05d}.jpg"
     image, truth, style = make_example(seed, index, deck, mat, game, hands, size, distortion,
-                                       image_name=name, light=light)
+                                       image_name=name, light=light, printing=printing)
     truth["split"] = split_of(seed, index, val_fraction)
     truth["seed"] = [int(seed), int(index)]
     data = encode_jpeg(image, style.jpeg_quality)
@@ -637,12 +663,15 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
     t0 = time.monotonic()
     sizes = [0, 0]
     _check_light(cfg.light)
+    if cfg.printing is not None:
+        check_printing(cfg.printing)
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
-              cfg.val_fraction, cfg.light) for i in range(cfg.count)]
+              cfg.val_fraction, cfg.light, cfg.printing) for i in range(cfg.count)]
     if cfg.jobs <= 1:
         for t in tasks:
             a, b = write_example(out, t[0], cfg.seed, deck, cfg.mat, cfg.game, cfg.hands,
-                                 cfg.size, cfg.distortion, cfg.val_fraction, cfg.light)
+                                 cfg.size, cfg.distortion, cfg.val_fraction, cfg.light,
+                                 cfg.printing)
             sizes[0] += a
             sizes[1] += b
             if progress:
