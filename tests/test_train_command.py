@@ -152,7 +152,8 @@ def test_a_trainer_trains_again_on_its_cut_samples_without_the_renders(
     trainer = importlib.import_module(f"vision.pyramids.{module}")
     out = tmp_path / "out"
     args = argparse.Namespace(model=model, render=None, out=out, jobs=1, minutes=0.1,
-                              threads=1, seed=0, batch=None, lr0=None, device="cpu")
+                              threads=1, seed=0, batch=None, lr0=None, device="cpu",
+                              init=None)
     run = command._pyramid_verify if model == "pyramid-verify" else command._pyramid_size
     with pytest.raises(TrainError, match=f"give --render FOLDER .*or keep .*{cache}"):
         run(args)
@@ -211,7 +212,8 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, device: str,
         torch_device: str) -> None:
     """``companion train pyramid-verify --device 0`` trains on the GPU, as the heat map
-    does (it trained on the CPU whatever --device said)."""
+    does (it trained on the CPU whatever --device said); ``--init`` names the exported
+    verifier it goes on from."""
     import argparse
 
     from companion.commands import train as command
@@ -221,14 +223,14 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     _touch(out / "samples.npz")
     args = argparse.Namespace(model="pyramid-verify", render=None, out=out, jobs=1,
                               minutes=0.1, threads=1, seed=0, batch=None, lr0=None,
-                              device=device)
-    asked: list[str] = []
+                              device=device, init=str(tmp_path / "shipped.onnx"))
+    asked: list[tuple[str, Path]] = []
 
     def train(*a, **k):  # type: ignore[no-untyped-def]
-        asked.append(k["device"])
+        asked.append((k["device"], k["init"]))
         return out / "m.onnx", {"accuracy": 0.9, "kept_at_99": 0.9, "train_seconds": 1}
 
     monkeypatch.setattr(train_verify, "prepare", lambda *a: {})
     monkeypatch.setattr(train_verify, "train", train)
     assert command._pyramid_verify(args) == 0
-    assert asked == [torch_device]
+    assert asked == [(torch_device, tmp_path / "shipped.onnx")]

@@ -78,13 +78,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards and "
-                        "pyramid-heat, a best.pt; card-net, a card-net-best.pt; pyramids, a "
+                        "pyramid-heat, a best.pt; pyramid-verify, an exported "
+                        "pyramids-verify.onnx; card-net, a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
                    help="initial learning rate (default: cards 0.01, card-net 0.004, "
-                        "pyramids and pyramid-heat 0.003; with --init, card-net, pyramids and "
-                        "pyramid-heat 0.001)")
+                        "pyramids, pyramid-heat and pyramid-verify 0.003; with --init, "
+                        "card-net, pyramids, pyramid-heat and pyramid-verify 0.001)")
     p.add_argument("--max-none", default="45000,4000",
                    help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
     # the names of vision.pyramids.train.TASKS, written out: importing it here would load
@@ -235,7 +236,7 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     """``pyramid-verify``: the finder's second opinion (cut from the rendered folders with the
     shipped heat map and colour classifier, then trained with torch on the CPU, or on the
     GPU with ``--device``)."""
-    from vision.pyramids.train_verify import LR, MINUTES, SAMPLES_FILE, prepare, train
+    from vision.pyramids.train_verify import MINUTES, SAMPLES_FILE, prepare, train
 
     cache = args.out / SAMPLES_FILE
     folders = _render_folders(args, "train pyramid-verify", cache)
@@ -243,7 +244,8 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
         data = prepare(folders, cache, args.jobs)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
-                              lr=args.lr0 or LR, device=_torch_device(args))
+                              lr=args.lr0, device=_torch_device(args),
+                              init=None if args.init is None else Path(args.init))
     except ValueError as exc:
         raise TrainError(str(exc)) from None
     print(f"pyramid verifier: {path}  validation accuracy {figures['accuracy']:.4f}, "

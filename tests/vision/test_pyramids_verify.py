@@ -329,3 +329,137 @@ def test_mirror_and_shift_mirrors_then_shifts_with_the_edges_repeated(shift_px):
         want = np.stack([pad[i, dy[i]:dy[i] + 12, dx[i]:dx[i] + 12] for i in range(len(p))])
     assert np.array_equal(got, want)
     assert got.shape == p.shape and got.dtype == p.dtype
+
+
+def _cutter_reads():
+    """Reads of five candidates, each patch filled with its index, and a finder and look
+    that return them: faint heat `none`, warm heat `none`, doubtful clear, the colour
+    table's red (a hue the classifier took alone) and the colour table's `none` (turned
+    away unasked)."""
+    from types import SimpleNamespace
+
+    from vision.pyramids.find import Reads
+    from vision.pyramids.proposals import BACKGROUND, Candidate
+    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT
+
+    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
+    rows = [({"none": 1.0}, lo, True), ({"none": 1.0}, hi, True),
+            ({"none": 0.5, "clear": 0.5}, lo, True), ({"red": 0.97, "none": 0.03}, hi, False),
+            ({"none": 0.99, "yellow": 0.01}, lo, False)]
+    cands = [Candidate((50.0 * k, 0.0), BACKGROUND, 0.0, "heat" if h else "blob")
+             for k, (_, _, h) in enumerate(rows)]
+    reads = Reads(cands, np.array([c.center_mm for c in cands]),
+                  np.array([r[1] for r in rows], np.float32),
+                  np.array([r[2] for r in rows]),
+                  np.arange(len(rows), dtype=np.uint8)[:, None, None, None]
+                  * np.ones((1, 64, 64, 3), np.uint8),
+                  _probs([r[0] for r in rows]))
+    finder = SimpleNamespace(read_candidates=lambda image, look, peak: reads,
+                             what=SimpleNamespace(names=COLOR_CLASSES))
+    look = SimpleNamespace(topdown=SimpleNamespace(calib=None),
+                           patches=lambda image, centers, span: np.full(
+                               (len(centers), 64, 64, 3), 200, np.uint8))
+    return finder, look
+
+
+def test_the_cutter_cuts_every_candidate_the_finder_may_ask_about_when_told():
+    """``which="all"``: besides the doubtful ones, the hues the colour classifier took alone
+    and the candidates it turned away (the finder asks the verifier about those too); the
+    faint heat `none` stays out either way. Only the spans asked for are cut."""
+    from vision.pyramids.classifier import PATCH_MM
+    from vision.pyramids.train_verify import scene_samples
+
+    finder, look = _cutter_reads()
+    image = np.zeros((8, 8, 3), np.uint8)
+    cut, _, _ = scene_samples(image, {"pyramids": []}, look, finder)
+    assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2]
+    cut, feats, labels = scene_samples(image, {"pyramids": []}, look, finder, "all",
+                                       (PATCH_MM, 48.0))
+    assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2, 3, 4]
+    assert cut[48.0].shape == (4, 64, 64, 3) and (cut[48.0] == 200).all()
+    assert len(feats) == len(labels) == 4
+    cut, _, _ = scene_samples(image, {"pyramids": []}, look, finder, "all", (48.0,))
+    assert set(cut) == {48.0}
+    with pytest.raises(ValueError, match="candidates 'some': expected one of doubtful, all"):
+        scene_samples(image, {"pyramids": []}, look, finder, "some")
+
+
+def test_cut_samples_of_several_files_keep_their_own_validation_scenes(tmp_path):
+    """``load_samples``: the files' samples one after the other, the trained span alone,
+    each file's scene ids moved up by a multiple of VAL_EVERY (so a scene keeps its split
+    and no two files share a scene); a file without the span, or with features of another
+    length, is refused by name."""
+    from vision.pyramids.train_verify import SCENE_ID_STRIDE, VAL_EVERY, load_samples
+
+    assert SCENE_ID_STRIDE % VAL_EVERY == 0
+
+    def cut(path, n, scenes, feats=13):
+        np.savez(path, patches48=np.full((n, 64, 64, 3), n, np.uint8),
+                 patches72=np.zeros((n, 64, 64, 3), np.uint8),
+                 features=np.zeros((n, feats), np.float32),
+                 labels=np.arange(n, dtype=np.int8) % 2, scene=np.asarray(scenes, np.int32))
+
+    cut(tmp_path / "a.npz", 3, [0, 1, 100_001])
+    cut(tmp_path / "b.npz", 2, [0, 7])
+    data = load_samples([tmp_path / "a.npz", tmp_path / "b.npz"], 48.0)
+    assert set(data) == {"patches48", "features", "labels", "scene"}
+    assert data["patches48"][:, 0, 0, 0].tolist() == [3, 3, 3, 2, 2]
+    assert data["scene"].tolist() == [0, 1, 100_001, SCENE_ID_STRIDE, SCENE_ID_STRIDE + 7]
+    assert data["labels"].tolist() == [0, 1, 0, 0, 1]
+    with pytest.raises(ValueError, match=r"a\.npz: no 30 mm patches"):
+        load_samples([tmp_path / "a.npz"], 30.0)
+    cut(tmp_path / "c.npz", 2, [0, 1], feats=11)
+    with pytest.raises(ValueError, match=r"c\.npz: features of shape \(2, 11\), expected"):
+        load_samples([tmp_path / "a.npz", tmp_path / "c.npz"], 48.0)
+
+
+def test_the_cutter_refuses_unknown_candidates_and_spans(tmp_path):
+    from vision.pyramids.train_verify import prepare
+
+    with pytest.raises(ValueError, match="candidates 'most'"):
+        prepare([tmp_path], tmp_path / "s.npz", which="most")
+    with pytest.raises(ValueError, match=r"patch spans \[30\.0\]: expected some of"):
+        prepare([tmp_path], tmp_path / "s.npz", spans=(30.0,))
+
+
+def test_a_verifier_read_back_from_its_file_computes_what_the_file_does(tmp_path):
+    """Going on from a shipped verifier (its best.pt elsewhere): the network rebuilt from
+    the ONNX file, whose export folded the batch norms, gives the file's logits, and still
+    does once its batch norms hold the statistics of training batches; a file of another
+    shape is refused by name."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from vision.pyramids.train_heat import recalibrate_bn
+    from vision.pyramids.train_verify import build_net, export, from_onnx
+
+    torch.manual_seed(2)
+    net = build_net()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.3, 0.3)
+    path = export(net, tmp_path / "pyramids-verify.onnx")
+    rng = np.random.default_rng(0)
+    x = rng.random((6, 3, 64, 64)).astype(np.float32)
+    f = rng.random((6, 13)).astype(np.float32)
+    want = ort.InferenceSession(str(path)).run(None, {"patch": x, "features": f})[0]
+    back = from_onnx(path).eval()
+    with torch.no_grad():
+        got = back(torch.from_numpy(x), torch.from_numpy(f)).numpy()
+    assert np.allclose(got, want, atol=1e-4)
+    batches = [(torch.from_numpy(rng.random((8, 3, 64, 64)).astype(np.float32)),
+                torch.from_numpy(rng.random((8, 13)).astype(np.float32))) for _ in range(3)]
+    recalibrate_bn(back, batches)
+    with torch.no_grad():
+        got = back.eval()(torch.from_numpy(x), torch.from_numpy(f)).numpy()
+    assert np.allclose(got, want, atol=1e-3)
+    from vision.pyramids.train_heat import build_net as build_heat
+    from vision.pyramids.train_heat import export as export_heat
+
+    heat = export_heat(build_heat(), tmp_path / "pyramids-heat.onnx")
+    with pytest.raises(ValueError, match="pyramids-heat.onnx: not an exported verifier"):
+        from_onnx(heat)

@@ -245,9 +245,10 @@ def from_onnx(path: Path) -> tuple[Any, int, tuple[int, ...], float]:
 
 def recalibrate_bn(net: Any, batches: list[Any]) -> None:
     """Give every batch norm of ``net`` the running statistics of its input over
-    ``batches`` and change its scale and shift so that ``net`` in eval mode computes what it
-    did before: a network from :func:`from_onnx` then trains from where the file was,
-    rather than from whatever its first batches' statistics make of it."""
+    ``batches`` (each the network's input, or a tuple of its inputs) and change its scale
+    and shift so that ``net`` in eval mode computes what it did before: a network from
+    :func:`from_onnx` then trains from where the file was, rather than from whatever its
+    first batches' statistics make of it."""
     import torch
 
     bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
@@ -268,7 +269,7 @@ def recalibrate_bn(net: Any, batches: list[Any]) -> None:
     try:
         with torch.no_grad():
             for x in batches:
-                net(x)
+                net(*x) if isinstance(x, tuple) else net(x)
     finally:
         for h in handles:
             h.remove()

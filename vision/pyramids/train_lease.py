@@ -85,7 +85,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
 
     from vision.pyramids.heat import HEAT_PPM
     from vision.pyramids.train_heat import prepare_views
-    from vision.pyramids.train_verify import _prepare_chunk
+    from vision.pyramids.train_verify import SPANS, _prepare_chunk
     from vision.synth.generate import SynthConfig, synthesize
 
     if scenes >= SCENE_IDS:
@@ -105,7 +105,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     t2 = time.monotonic()
     samples: dict[str, np.ndarray] = {}
     if "verify" in networks:
-        samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes))
+        samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes, "doubtful", SPANS))
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()

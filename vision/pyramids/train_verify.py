@@ -2,6 +2,8 @@
 (:mod:`vision.pyramids.verify`), on rendered scenes.
 
     python -m vision.pyramids.train_verify --out runs/verify --render DIR [--render DIR ...]
+        [--candidates doubtful|all] [--spans 72,48] [--samples OTHER/samples.npz ...]
+        [--init models/pyramids-verify.onnx] [--lr LR] [--prepare-only]
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
 to train on the CPU in tens of minutes.
@@ -11,12 +13,15 @@ true lens give the calibration, as for the other pyramid models): the colour tab
 candidates and the shipped heat map's peaks of at least :data:`CUT_PEAK` (the finder's
 floor, :data:`vision.pyramids.find.HEAT_PEAK`, is higher: faint peaks are where white and
 clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
-shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept (those
-only the heat map proposed and the colour classifier calls nothing, from
+shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept, or
+with ``--candidates all`` every one the finder may ask about (of those only the heat map
+proposed and the colour classifier calls nothing, only the ones from
 :data:`CUT_NONE_MIN_HEAT` warm). Each
 is a pyramid when it lies within :data:`POS_MM` of the centroid of the silhouette of a
 pyramid at least half visible, ``none`` when it is :data:`NEG_MM` from every centroid and
 outside every silhouette (grown by 3 mm), else left out. Every 10th scene is validation.
+The cut is cached as ``OUT/samples.npz``; ``--samples`` trains on earlier cuts beside it.
+``--init`` goes on from an exported verifier (:func:`from_onnx`) instead of starting afresh.
 """
 
 from __future__ import annotations
@@ -68,6 +73,19 @@ LR = 3e-3
 #: this module's main share it), and the default wall-clock budget (minutes)
 SAMPLES_FILE = "samples.npz"
 MINUTES = 30.0
+#: which candidates are cut: the doubtful ones (what the first verifiers were asked about),
+#: or every one the finder may ask about (it also asks about hues the colour classifier
+#: took alone, :data:`vision.pyramids.find.VERIFY_HUE_MIN`, and candidates it turned away,
+#: :data:`vision.pyramids.find.VERIFY_RECALL_MIN`)
+CANDIDATES = ("doubtful", "all")
+#: going on from a shipped file: its peak learning rate, and the training batches its batch
+#: norms are recalibrated on (:func:`vision.pyramids.train_heat.recalibrate_bn`)
+LR_INIT = 1e-3
+RECALIBRATE_BATCHES = 16
+#: scene ids of each further samples file are moved up by this much times its place, so
+#: that scenes of different files never share an id (a multiple of VAL_EVERY: the split
+#: stays the file's own)
+SCENE_ID_STRIDE = 10_000_000
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -98,25 +116,30 @@ def label_points(pts: np.ndarray, truth: dict[str, Any], calib: Any) -> np.ndarr
     return out
 
 
-def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: Any
+def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: Any,
+                  which: str = "doubtful", spans: Sequence[float] = SPANS
                   ) -> tuple[dict[float, np.ndarray], np.ndarray, np.ndarray]:
-    """({span mm: patches (N, 64, 64, 3) uint8} for each of SPANS, features (N, F) float32,
-    labels (N,) int8) of one scene's doubtful candidates as ``finder`` (a
-    :class:`vision.pyramids.find.PyramidFinder` with the shipped heat map and colour
-    classifier) reads them, its heat floor lowered to CUT_PEAK; labelled, the left-out ones
-    dropped."""
+    """({span mm: patches (N, 64, 64, 3) uint8} for each of ``spans``, features (N, F)
+    float32, labels (N,) int8) of one scene's candidates (``which``, one of
+    :data:`CANDIDATES`) as ``finder`` (a :class:`vision.pyramids.find.PyramidFinder` with
+    the shipped heat map and colour classifier) reads them, its heat floor lowered to
+    CUT_PEAK; labelled, the left-out ones dropped."""
+    if which not in CANDIDATES:
+        raise ValueError(f"candidates {which!r}: expected one of {', '.join(CANDIDATES)}")
     reads = finder.read_candidates(image, look, CUT_PEAK)
     if reads is None:
-        return ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in SPANS},
+        return ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in spans},
                 np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int8))
     names = finder.what.names
     none = reads.p_what[:, list(names).index("none")]
     faint = reads.from_heat & (none >= DOUBT_MAX_NONE) & (reads.heat < CUT_NONE_MIN_HEAT)
-    sel = np.flatnonzero(doubtful(reads.p_what, names, reads.from_heat) & ~faint)
+    asked = (np.ones(len(none), bool) if which == "all"
+             else doubtful(reads.p_what, names, reads.from_heat))
+    sel = np.flatnonzero(asked & ~faint)
     labels = label_points(reads.centers[sel], truth, look.topdown.calib)
     sel, labels = sel[labels >= 0], labels[labels >= 0]
     cut = {s: reads.patches[sel] if s == PATCH_MM else look.patches(image, reads.centers[sel], s)
-           for s in SPANS}
+           for s in spans}
     return cut, features(reads.p_what[sel], names, reads.heat[sel], reads.from_heat[sel]), labels
 
 
@@ -124,23 +147,25 @@ def _key(span_mm: float) -> str:
     return f"patches{span_mm:g}"
 
 
-def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
+def _prepare_chunk(args: tuple[str, int, int, int, str, tuple[float, ...]]
+                   ) -> dict[str, np.ndarray]:
     """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
-    ``first``."""
+    ``first``, candidates ``which``, patches of ``spans``."""
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.train_colors import calibrated_scenes
 
-    folder, first, lo, hi = Path(args[0]), args[1], args[2], args[3]
+    folder, first, lo, hi, which, spans = Path(args[0]), args[1], args[2], args[3], args[4], \
+        args[5]
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
     # the shipped heat map and colour classifier, as the finder reads; not the verifier
     # being trained
     finder = PyramidFinder(mat, verify_model=False)
     parts: dict[str, list[np.ndarray]] = {"features": [], "labels": [], "scene": [],
-                                          **{_key(s): [] for s in SPANS}}
+                                          **{_key(s): [] for s in spans}}
     for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
-        p, f, lab = scene_samples(image, truth, finder.look(image, calib), finder)
-        for s in SPANS:
+        p, f, lab = scene_samples(image, truth, finder.look(image, calib), finder, which, spans)
+        for s in spans:
             parts[_key(s)].append(p[s])
         parts["features"].append(f)
         parts["labels"].append(lab)
@@ -150,19 +175,25 @@ def _prepare_chunk(args: tuple[str, int, int, int]) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
-def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
-    """The samples of every scene of ``folders`` (cached in ``cache``, an .npz, reused when
-    it is there)."""
+def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2, which: str = "doubtful",
+            spans: Sequence[float] = SPANS) -> dict[str, np.ndarray]:
+    """The samples (candidates ``which``, patches of ``spans``) of every scene of
+    ``folders`` (cached in ``cache``, an .npz, reused when it is there)."""
     if cache.is_file():
         log.info("reusing %s", cache)
         with np.load(cache) as z:
             return {k: z[k] for k in z.files}
+    if which not in CANDIDATES:
+        raise ValueError(f"candidates {which!r}: expected one of {', '.join(CANDIDATES)}")
+    bad = [s for s in spans if s not in SPANS]
+    if bad or not spans:
+        raise ValueError(f"patch spans {list(spans)}: expected some of {list(SPANS)}")
     for f in folders:
         if not (Path(f) / "mat.json").is_file():
             raise ValueError(f"{f} is not a rendered synth folder (no mat.json)")
     sizes = [len(list(Path(f).glob(SCENE_GLOB))) for f in folders]
     total = sum(sizes)
-    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK) for k, (f, size) in
+    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK, which, tuple(spans)) for k, (f, size) in
              enumerate(zip(folders, sizes)) for lo in range(0, size, CHUNK)]
     t0 = time.monotonic()
     got: list[dict[str, np.ndarray]] = []
@@ -215,6 +246,69 @@ def build_net() -> Any:
             return self.head(z).squeeze(1)
 
     return VerifyNet()
+
+
+def from_onnx(path: Path) -> Any:
+    """The :func:`build_net` network of an exported verifier ``path``
+    (``pyramids-verify.onnx`` as shipped), so a training can go on from a shipped file whose
+    ``best.pt`` stayed where it was trained. As for the heat map
+    (:func:`vision.pyramids.train_heat.from_onnx`), the export folded each batch norm into
+    its convolution: here each batch norm holds that bias and otherwise passes its input
+    through; call :func:`vision.pyramids.train_heat.recalibrate_bn` on training batches
+    before training it."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    net = build_net()
+    mine = [m for m in net.patch.modules() if isinstance(m, torch.nn.Conv2d)]
+    linears = {k: v for k, v in net.state_dict().items() if k.startswith(("feats.", "head."))}
+    if len(mine) != len(convs) or any(
+            len(c.input) < 3 or c.input[1] not in weights
+            or tuple(m.weight.shape) != weights[c.input[1]].shape for m, c in zip(mine, convs)) \
+            or any(k not in weights or tuple(v.shape) != weights[k].shape
+                   for k, v in linears.items()):
+        raise ValueError(f"{path}: not an exported verifier of build_net's shape "
+                         f"({len(mine)} convolutions, layers {sorted(linears)})")
+    bns = [m for m in net.patch.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    with torch.no_grad():
+        for m, bn, c in zip(mine, bns, convs):
+            m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0)
+            bn.weight.fill_(math.sqrt(1.0 + bn.eps))
+            bn.bias.copy_(torch.from_numpy(weights[c.input[2]].copy()))
+        state = net.state_dict()
+        for k in linears:
+            state[k].copy_(torch.from_numpy(weights[k].copy()))
+    return net
+
+
+def load_samples(paths: Sequence[Path], patch_mm: float) -> dict[str, np.ndarray]:
+    """The samples of several cut files (``samples.npz`` of earlier runs) as one, with the
+    patches spanning ``patch_mm`` only; each file's scene ids moved up by
+    :data:`SCENE_ID_STRIDE` times its place, so each keeps its own validation scenes."""
+    key = _key(patch_mm)
+    parts: dict[str, list[np.ndarray]] = {"patches": [], "features": [], "labels": [],
+                                          "scene": []}
+    for k, path in enumerate(paths):
+        with np.load(path) as z:
+            if key not in z.files:
+                raise ValueError(f"{path}: no {patch_mm:g} mm patches (has {sorted(z.files)})")
+            if z["features"].shape[1:] != (len(FEATURES),):
+                raise ValueError(f"{path}: features of shape {z['features'].shape}, expected "
+                                 f"(N, {len(FEATURES)})")
+            parts["patches"].append(z[key])
+            parts["features"].append(z["features"])
+            parts["labels"].append(z["labels"])
+            parts["scene"].append(z["scene"].astype(np.int64) + SCENE_ID_STRIDE * k)
+        log.info("%s: %d samples (%d pyramids)", path, len(parts["labels"][-1]),
+                 int(parts["labels"][-1].sum()))
+    out = {k: np.concatenate(v) for k, v in parts.items()}
+    return {_key(patch_mm): out.pop("patches"), **out}
 
 
 def mirror_shift_index(count: int, h: int, w: int, rng: np.random.Generator,
@@ -311,13 +405,18 @@ def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
 
 
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
-          seed: int = 0, batch: int = 128, lr: float = LR, patch_mm: float = PATCH_MM_TRAIN,
-          device: str = "cpu") -> tuple[Path, dict[str, float]]:
+          seed: int = 0, batch: int = 128, lr: float | None = None,
+          patch_mm: float = PATCH_MM_TRAIN, device: str = "cpu", init: Path | None = None
+          ) -> tuple[Path, dict[str, float]]:
     """Train for ``minutes`` of wall clock (cosine learning rate) on the patches spanning
     ``patch_mm`` (one of SPANS), validating after each epoch on every 10th scene; exports
     the weights of the best validation loss to ``out/pyramids-verify.onnx``. Returns the
     file and its validation figures. ``device``: ``cpu``, or ``cuda`` where there is a
-    GPU (the samples are held there)."""
+    GPU (the samples are held there). ``init``: go on from an exported verifier
+    (:func:`from_onnx`, its batch norms recalibrated on :data:`RECALIBRATE_BATCHES`
+    training batches), validated first, so the result is never worse on this validation
+    set than it. ``lr``: peak learning rate (default :data:`LR`, :data:`LR_INIT` going on
+    from ``init``)."""
     if _key(patch_mm) not in data:
         raise ValueError(f"no {patch_mm:g} mm patches were cut (spans cut: {SPANS})")
     import torch
@@ -334,8 +433,16 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                          "scenes")
     log.info("%d training samples (%d pyramids), %d validation (%d pyramids)", len(tr),
              int(data["labels"][tr].sum()), len(val), int(data["labels"][val].sum()))
+    lr = lr or (LR if init is None else LR_INIT)
     batches = _Batches(data, device)
-    net = build_net().to(device)
+    net = (build_net() if init is None else from_onnx(init)).to(device)
+    if init is not None:
+        from vision.pyramids.train_heat import recalibrate_bn
+
+        calib = np.random.default_rng(seed + 1)
+        recalibrate_bn(net, [batches.draw(calib.choice(tr, min(len(tr), batch)), calib)[:2]
+                             for _ in range(RECALIBRATE_BATCHES)])
+        log.info("going on from %s, peak learning rate %g", init, lr)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.BCEWithLogitsLoss()
 
@@ -347,6 +454,13 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
+    if init is not None:
+        ev = evaluate(net, batches, val)
+        log.info("%s on this validation set: loss %.4f, accuracy %.4f, pyramids kept at 95%% "
+                 "/ 99%% of none turned away: %.3f / %.3f", init, ev["loss"], ev["accuracy"],
+                 ev["kept_at_95"], ev["kept_at_99"])
+        best = (ev["loss"], {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+                ev)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, batches, val)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
@@ -392,18 +506,36 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
+    ap.add_argument("--candidates", choices=CANDIDATES, default="doubtful",
+                    help="cut the doubtful candidates (default) or all the finder may ask "
+                         "about")
+    ap.add_argument("--spans", default=",".join(f"{s:g}" for s in SPANS),
+                    help="patch spans to cut, mm (default %(default)s)")
+    ap.add_argument("--samples", type=Path, action="append", default=[],
+                    help="an earlier run's cut samples.npz to train on as well (repeatable)")
+    ap.add_argument("--init", type=Path, default=None,
+                    help="go on from an exported verifier (.onnx) instead of starting afresh")
+    ap.add_argument("--lr", type=float, default=None,
+                    help=f"peak learning rate (default {LR:g}, {LR_INIT:g} with --init)")
     args = ap.parse_args(argv)
     cache = args.out / SAMPLES_FILE
     start_patch_training(ap, args.render, cache)
+    if args.init is not None and not args.init.is_file():
+        ap.error(f"--init {args.init}: no such file")
     try:
-        data = prepare(args.render, cache, args.jobs)
-    except ValueError as exc:
-        ap.error(str(exc))
-    if args.prepare_only:
-        return 0
+        spans = tuple(float(v) for v in args.spans.split(","))
+    except ValueError:
+        ap.error(f"--spans {args.spans!r}: expected mm values such as 72,48")
     try:
+        if not cache.is_file():
+            prepare(args.render, cache, args.jobs, args.candidates, spans)
+        if args.prepare_only:
+            return 0
+        # read back with the trained span alone (the others stay on disk)
+        data = load_samples([cache, *args.samples], args.patch_mm)
         path, figures = train(data, args.out, args.minutes, args.threads, args.seed,
-                              args.batch, patch_mm=args.patch_mm, device=args.device)
+                              args.batch, args.lr, patch_mm=args.patch_mm, device=args.device,
+                              init=args.init)
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps(figures))
