@@ -248,21 +248,15 @@ def test_training_refuses_a_folder_that_is_not_rendered_and_a_span_not_cut(tmp_p
               patch_mm=30.0)
 
 
-def test_the_cutter_leaves_out_faint_heat_candidates_the_colour_classifier_calls_nothing():
-    """Of the heat map's own candidates read as ``none``, only those at least
-    CUT_NONE_MIN_HEAT warm become samples (below it they are card art, and below the
-    finder's peaks); the others are cut as before."""
+def _cutter(rows):
+    """A finder and a look that read ``rows`` (colour probabilities, heat, from the heat
+    map) as candidates, candidate k's colour-classifier patch filled with k and every other
+    span's patch with 200."""
     from types import SimpleNamespace
 
     from vision.pyramids.find import Reads
     from vision.pyramids.proposals import BACKGROUND, Candidate
-    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT, scene_samples
 
-    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
-    rows = [({"none": 1.0}, lo, True),            # faint, nothing to the classifier: out
-            ({"none": 1.0}, hi, True),            # warm enough: in
-            ({"none": 0.5, "clear": 0.5}, lo, True),   # the classifier is not sure: in
-            ({"none": 0.5, "white": 0.5}, lo, False)]  # the colour table's: in
     cands = [Candidate((50.0 * k, 0.0), BACKGROUND, 0.0, "heat" if h else "blob")
              for k, (_, _, h) in enumerate(rows)]
     reads = Reads(cands, np.array([c.center_mm for c in cands]),
@@ -274,12 +268,25 @@ def test_the_cutter_leaves_out_faint_heat_candidates_the_colour_classifier_calls
     finder = SimpleNamespace(read_candidates=lambda image, look, peak: reads,
                              what=SimpleNamespace(names=COLOR_CLASSES))
     look = SimpleNamespace(topdown=SimpleNamespace(calib=None),
-                           patches=lambda image, centers, span: np.zeros(
-                               (len(centers), 64, 64, 3), np.uint8))
+                           patches=lambda image, centers, span: np.full(
+                               (len(centers), 64, 64, 3), 200, np.uint8))
+    return finder, look
+
+
+def test_the_cutter_leaves_out_faint_heat_candidates_the_colour_classifier_calls_nothing():
+    """Of the heat map's own candidates read as ``none``, only those at least
+    CUT_NONE_MIN_HEAT warm become samples (below it they are card art, and below the
+    finder's peaks); the others are cut as before."""
+    from vision.pyramids.classifier import PATCH_MM
+    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT, scene_samples
+
+    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
+    finder, look = _cutter([({"none": 1.0}, lo, True),    # faint, nothing to the classifier: out
+                            ({"none": 1.0}, hi, True),    # warm enough: in
+                            ({"none": 0.5, "clear": 0.5}, lo, True),    # not sure: in
+                            ({"none": 0.5, "white": 0.5}, lo, False)])  # the colour table's: in
     cut, feats, labels = scene_samples(np.zeros((8, 8, 3), np.uint8), {"pyramids": []},
                                        look, finder)
-    from vision.pyramids.classifier import PATCH_MM
-
     assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2, 3]
     assert labels.tolist() == [0, 0, 0]
     assert feats[:, FEATURES.index("heat")].tolist() == pytest.approx([hi, lo, lo])
@@ -331,45 +338,19 @@ def test_mirror_and_shift_mirrors_then_shifts_with_the_edges_repeated(shift_px):
     assert got.shape == p.shape and got.dtype == p.dtype
 
 
-def _cutter_reads():
-    """Reads of five candidates, each patch filled with its index, and a finder and look
-    that return them: faint heat `none`, warm heat `none`, doubtful clear, the colour
-    table's red (a hue the classifier took alone) and the colour table's `none` (turned
-    away unasked)."""
-    from types import SimpleNamespace
-
-    from vision.pyramids.find import Reads
-    from vision.pyramids.proposals import BACKGROUND, Candidate
-    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT
-
-    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
-    rows = [({"none": 1.0}, lo, True), ({"none": 1.0}, hi, True),
-            ({"none": 0.5, "clear": 0.5}, lo, True), ({"red": 0.97, "none": 0.03}, hi, False),
-            ({"none": 0.99, "yellow": 0.01}, lo, False)]
-    cands = [Candidate((50.0 * k, 0.0), BACKGROUND, 0.0, "heat" if h else "blob")
-             for k, (_, _, h) in enumerate(rows)]
-    reads = Reads(cands, np.array([c.center_mm for c in cands]),
-                  np.array([r[1] for r in rows], np.float32),
-                  np.array([r[2] for r in rows]),
-                  np.arange(len(rows), dtype=np.uint8)[:, None, None, None]
-                  * np.ones((1, 64, 64, 3), np.uint8),
-                  _probs([r[0] for r in rows]))
-    finder = SimpleNamespace(read_candidates=lambda image, look, peak: reads,
-                             what=SimpleNamespace(names=COLOR_CLASSES))
-    look = SimpleNamespace(topdown=SimpleNamespace(calib=None),
-                           patches=lambda image, centers, span: np.full(
-                               (len(centers), 64, 64, 3), 200, np.uint8))
-    return finder, look
-
-
 def test_the_cutter_cuts_every_candidate_the_finder_may_ask_about_when_told():
     """``which="all"``: besides the doubtful ones, the hues the colour classifier took alone
     and the candidates it turned away (the finder asks the verifier about those too); the
     faint heat `none` stays out either way. Only the spans asked for are cut."""
     from vision.pyramids.classifier import PATCH_MM
-    from vision.pyramids.train_verify import scene_samples
+    from vision.pyramids.train_verify import CUT_NONE_MIN_HEAT, scene_samples
 
-    finder, look = _cutter_reads()
+    lo, hi = CUT_NONE_MIN_HEAT - 0.05, CUT_NONE_MIN_HEAT + 0.05
+    finder, look = _cutter([({"none": 1.0}, lo, True),    # faint heat `none`: out either way
+                            ({"none": 1.0}, hi, True),    # warm heat `none`: doubtful
+                            ({"none": 0.5, "clear": 0.5}, lo, True),  # doubtful clear
+                            ({"red": 0.97, "none": 0.03}, hi, False),  # a hue taken alone
+                            ({"none": 0.99, "yellow": 0.01}, lo, False)])  # turned away
     image = np.zeros((8, 8, 3), np.uint8)
     cut, _, _ = scene_samples(image, {"pyramids": []}, look, finder)
     assert cut[PATCH_MM][:, 0, 0, 0].tolist() == [1, 2]
