@@ -298,7 +298,8 @@ HUE_WARM = 0.65
 #: Checked again with the second fine-tuned heat map and VERIFY_HUE_MIN 0.5 (dev seeds
 #: 550000-595000, 1,630 tables): 0.7 771 tables right, 0.9 776, 0.8 782. With the
 #: verifier trained on every candidate it is asked about (2026-11-26, its first stage):
-#: 0.8 793, 0.7 791 (54 fewer missed, 31 more false finds)
+#: 0.8 793, 0.7 791 (54 fewer missed, 31 more false finds); with its second stage (the
+#: shipped file): 0.8 809, 0.7 809 (53 fewer missed, 26 more false finds)
 VERIFY_MIN = 0.8
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
@@ -315,7 +316,8 @@ VERIFY_MIN = 0.8
 #: 900 images) against 0.1: tables right 374 -> 375, false finds 174 -> 156, missed 802 ->
 #: 815. Every such hue is asked anyway, so no time added. With the verifier trained on every
 #: candidate (2026-11-26, its first stage; six dev seeds as above): 0.5 793 tables, 268
-#: false, 1,422 missed; 0.7 792, 261, 1,428
+#: false, 1,422 missed; 0.7 792, 261, 1,428. Its second stage (the shipped file): 0.5 809
+#: tables, 259 false, 1,376 missed; 0.7 810, 247, 1,385
 VERIFY_HUE_MIN = 0.5
 #: a candidate turned away unasked (the colour classifier's none over its threshold, and not
 #: doubtful: its likeliest colour a hue, or none at 0.9 and more) is asked too, and its
