@@ -396,8 +396,14 @@ def test_cut_samples_of_several_files_keep_their_own_validation_scenes(tmp_path)
         load_samples([tmp_path / "a.npz", tmp_path / "c.npz"], 48.0)
 
 
-def test_the_cutter_refuses_unknown_candidates_and_spans(tmp_path):
-    from vision.pyramids.train_verify import prepare
+def test_the_cutter_refuses_unknown_candidates_and_spans(tmp_path, capsys):
+    from vision.pyramids.train_verify import main, prepare
+
+    for flag in ("--samples", "--init"):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path), "--render", str(tmp_path), flag,
+                  str(tmp_path / "gone.npz")])
+        assert f"{flag} {tmp_path / 'gone.npz'}: no such file" in capsys.readouterr().err
 
     with pytest.raises(ValueError, match="candidates 'most'"):
         prepare([tmp_path], tmp_path / "s.npz", which="most")

@@ -522,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     start_patch_training(ap, args.render, cache)
     if args.init is not None and not args.init.is_file():
         ap.error(f"--init {args.init}: no such file")
+    for extra in args.samples:
+        if not extra.is_file():
+            ap.error(f"--samples {extra}: no such file")
     try:
         spans = tuple(float(v) for v in args.spans.split(","))
     except ValueError:
