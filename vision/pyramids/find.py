@@ -304,8 +304,9 @@ VERIFY_MIN = 0.8
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
 #: 2026-11-26 the verifier is trained on such hues too (recoloured printings among them);
-#: before, trained on doubtful candidates only, it still told art from plastic: dev renders (seeds 550000 / 560000, 100 images a group; ordinary / crowded under
-#: lamps / unseen printing), of the hue finds it put under 0.1: false 5 / 2 / 1 and 0 / 2 /
+#: before, trained on doubtful candidates only, it still told art from plastic: dev renders
+#: (seeds 550000 / 560000, 100 images a group; ordinary / crowded under lamps / unseen
+#: printing), of the hue finds it put under 0.1: false 5 / 2 / 1 and 0 / 2 /
 #: 6, true 0 / 0 / 0 and 0 / 2 / 0 (of 2,368 and 2,348 true; under 0.2: 2 / 1 / 1 and
 #: 1 / 2 / 0 true for 3 more false). 0.5 with the heat map fine-tuned a second time
 #: (2026-11-26), dev seeds 550000-595000 (six, 100 images a group, 1,630 tables): false finds

@@ -235,12 +235,19 @@ def from_onnx(path: Path) -> tuple[Any, int, tuple[int, ...], float]:
             if m.bias is not None:
                 m.bias.copy_(b)
                 continue
-            bn = bns[id(m)]
-            bn.running_mean.zero_()
-            bn.running_var.fill_(1.0)
-            bn.weight.fill_(math.sqrt(1.0 + bn.eps))
-            bn.bias.copy_(b)
+            unfold_bias(bns[id(m)], b)
     return net, width, dilations, ppm
+
+
+def unfold_bias(bn: Any, bias: Any) -> None:
+    """Make batch norm ``bn`` add ``bias`` (a tensor of its channels) and otherwise pass its
+    input through in eval mode (running mean 0, variance 1): the bias an export folded into
+    the convolution before it, given back (:func:`from_onnx` here and in
+    :mod:`vision.pyramids.train_verify`). Call under ``torch.no_grad()``."""
+    bn.running_mean.zero_()
+    bn.running_var.fill_(1.0)
+    bn.weight.fill_(math.sqrt(1.0 + bn.eps))
+    bn.bias.copy_(bias)
 
 
 def recalibrate_bn(net: Any, batches: list[Any]) -> None:

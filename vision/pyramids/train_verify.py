@@ -124,8 +124,7 @@ def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: A
     :data:`CANDIDATES`) as ``finder`` (a :class:`vision.pyramids.find.PyramidFinder` with
     the shipped heat map and colour classifier) reads them, its heat floor lowered to
     CUT_PEAK; labelled, the left-out ones dropped."""
-    if which not in CANDIDATES:
-        raise ValueError(f"candidates {which!r}: expected one of {', '.join(CANDIDATES)}")
+    _check_candidates(which)
     reads = finder.read_candidates(image, look, CUT_PEAK)
     if reads is None:
         return ({s: np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8) for s in spans},
@@ -143,6 +142,11 @@ def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, finder: A
     return cut, features(reads.p_what[sel], names, reads.heat[sel], reads.from_heat[sel]), labels
 
 
+def _check_candidates(which: str) -> None:
+    if which not in CANDIDATES:
+        raise ValueError(f"candidates {which!r}: expected one of {', '.join(CANDIDATES)}")
+
+
 def _key(span_mm: float) -> str:
     return f"patches{span_mm:g}"
 
@@ -154,8 +158,8 @@ def _prepare_chunk(args: tuple[str, int, int, int, str, tuple[float, ...]]
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.train_colors import calibrated_scenes
 
-    folder, first, lo, hi, which, spans = Path(args[0]), args[1], args[2], args[3], args[4], \
-        args[5]
+    name, first, lo, hi, which, spans = args
+    folder = Path(name)
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
     # the shipped heat map and colour classifier, as the finder reads; not the verifier
@@ -183,8 +187,7 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2, which: str = "d
         log.info("reusing %s", cache)
         with np.load(cache) as z:
             return {k: z[k] for k in z.files}
-    if which not in CANDIDATES:
-        raise ValueError(f"candidates {which!r}: expected one of {', '.join(CANDIDATES)}")
+    _check_candidates(which)
     bad = [s for s in spans if s not in SPANS]
     if bad or not spans:
         raise ValueError(f"patch spans {list(spans)}: expected some of {list(SPANS)}")
@@ -260,6 +263,8 @@ def from_onnx(path: Path) -> Any:
     import torch
     from onnx import numpy_helper
 
+    from vision.pyramids.train_heat import unfold_bias
+
     model = onnx.load(str(path))
     weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type == "Conv"]
@@ -277,10 +282,7 @@ def from_onnx(path: Path) -> Any:
     with torch.no_grad():
         for m, bn, c in zip(mine, bns, convs):
             m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
-            bn.running_mean.zero_()
-            bn.running_var.fill_(1.0)
-            bn.weight.fill_(math.sqrt(1.0 + bn.eps))
-            bn.bias.copy_(torch.from_numpy(weights[c.input[2]].copy()))
+            unfold_bias(bn, torch.from_numpy(weights[c.input[2]].copy()))
         state = net.state_dict()
         for k in linears:
             state[k].copy_(torch.from_numpy(weights[k].copy()))
@@ -450,6 +452,9 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         x, f, y = batches.draw(idx, rng)
         return lossf(net(x, f), y)
 
+    def weights() -> dict[str, Any]:
+        return {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+
     t0 = time.monotonic()
     best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
     out.mkdir(parents=True, exist_ok=True)
@@ -459,8 +464,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         log.info("%s on this validation set: loss %.4f, accuracy %.4f, pyramids kept at 95%% "
                  "/ 99%% of none turned away: %.3f / %.3f", init, ev["loss"], ev["accuracy"],
                  ev["kept_at_95"], ev["kept_at_99"])
-        best = (ev["loss"], {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
-                ev)
+        best = (ev["loss"], weights(), ev)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, batches, val)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
@@ -468,7 +472,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                  (time.monotonic() - t0) / 60, train_loss, ev["loss"], ev["accuracy"],
                  ev["kept_at_95"], ev["kept_at_99"])
         if ev["loss"] < best[0]:
-            state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+            state = weights()
             torch.save({"state": state}, out / "best.pt")
             best = (ev["loss"], state, ev)
     net = net.cpu()

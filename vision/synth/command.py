@@ -1,7 +1,8 @@
 """``companion synth``: render synthetic overhead-camera scenes with exact ground truth.
 
     companion synth --out DIR --count N --seed S [--deck DIR] [--game zarcana|free|mixed]
-                    [--hands 0.2] [--printing LOW-HIGH] [--width W --height H] [--jobs J] [--mat FILE] [--export]
+                    [--hands 0.2] [--printing LOW-HIGH] [--width W --height H] [--jobs J]
+                    [--mat FILE] [--export]
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def _printing(text: str) -> tuple[float, float]:
     try:
         lo, hi = (float(v) for v in text.split("-"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LOW-HIGH such as 1.0-1.5, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected LOW-HIGH such as 1.0-1.5, got {text!r}") from None
     return (lo, hi)
 
 
