@@ -213,6 +213,32 @@ def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, 
     assert again is not None and (again.color, again.pips) == ("red", 2)
 
 
+def test_a_doubtful_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(
+        tarot, finder, monkeypatch):
+    """A doubtful hue the verifier was asked about keeps its read despite too thin a
+    silhouette where the verifier gives it VERIFY_IOU_TRUST or more."""
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import SURE, VERIFY_IOU_TRUST, VERIFY_MIN
+    from vision.pyramids.proposals import Candidate
+
+    from test_pyramids_heat import _one_pyramid_read
+
+    look, where, up, p_how = _one_pyramid_read(tarot, finder, "red", 2)
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "color")
+    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+    p_what[finder.what.column("none")] = SURE + 0.1
+    p_what[finder.what.column("red")] = 1.0 - SURE - 0.1
+    got = finder._read(look, cand, p_what, p_how, up, 0.9, p_ver=VERIFY_IOU_TRUST)
+    assert got is not None and (got.color, got.pips) == ("red", 2)
+    # a neighbour took all of its plastic: the floor the colour's own trust keeps is passed
+    monkeypatch.setattr(finder, "min_iou_hue", 1.01)
+    assert VERIFY_MIN <= VERIFY_IOU_TRUST - 0.01    # the first checks still let it through
+    assert finder._read(look, cand, p_what, p_how, up, 0.9,
+                        p_ver=VERIFY_IOU_TRUST - 0.01) is None
+    again = finder._read(look, cand, p_what, p_how, up, 0.9, p_ver=VERIFY_IOU_TRUST)
+    assert again is not None and (again.color, again.pips) == ("red", 2)
+
+
 def test_training_labels_a_point_by_the_silhouettes_it_lies_near(tarot):
     """The cutter's labels: a pyramid within POS_MM of a silhouette's centroid, ``none`` well
     away from every one, left out in between and on a pyramid mostly hidden."""
