@@ -153,14 +153,14 @@ def test_a_trainer_trains_again_on_its_cut_samples_without_the_renders(
     out = tmp_path / "out"
     args = argparse.Namespace(model=model, render=None, out=out, jobs=1, minutes=0.1,
                               threads=1, seed=0, batch=None, lr0=None, device="cpu",
-                              init=None)
+                              init=None, candidates="all", samples=None)
     run = command._pyramid_verify if model == "pyramid-verify" else command._pyramid_size
     with pytest.raises(TrainError, match=f"give --render FOLDER .*or keep .*{cache}"):
         run(args)
     _touch(out / cache)
     asked: list[list[Path]] = []
 
-    def cut(folders, cache_file, jobs):  # type: ignore[no-untyped-def]
+    def cut(folders, cache_file, jobs, *rest):  # type: ignore[no-untyped-def]
         asked.append(list(folders))
         assert cache_file == out / cache
         return {}
@@ -223,7 +223,8 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     _touch(out / "samples.npz")
     args = argparse.Namespace(model="pyramid-verify", render=None, out=out, jobs=1,
                               minutes=0.1, threads=1, seed=0, batch=None, lr0=None,
-                              device=device, init=str(tmp_path / "shipped.onnx"))
+                              device=device, init=str(tmp_path / "shipped.onnx"),
+                              candidates="all", samples=None)
     asked: list[tuple[str, Path]] = []
 
     def train(*a, **k):  # type: ignore[no-untyped-def]
@@ -234,3 +235,52 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     monkeypatch.setattr(train_verify, "train", train)
     assert command._pyramid_verify(args) == 0
     assert asked == [(torch_device, tmp_path / "shipped.onnx")]
+
+
+@pytest.mark.parametrize("candidates", ["all", "doubtful"])
+def test_the_verifier_command_cuts_what_it_is_asked_and_trains_on_earlier_cuts_too(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, candidates: str) -> None:
+    """``companion train pyramid-verify`` cuts the candidates ``--candidates`` names (every
+    one the finder asks about by default) at the span it trains on alone, and with
+    ``--samples`` trains on those cuts after its own; a missing one is named before any
+    cutting."""
+    from companion import cli
+    from companion.commands import train as command
+    from vision.pyramids import train_verify
+
+    out = tmp_path / "out"
+    _touch(out / "samples.npz")
+    earlier = tmp_path / "earlier.npz"
+    _touch(earlier)
+    cut: list[tuple[str, tuple[float, ...]]] = []
+    loaded: list[tuple[list[Path], float]] = []
+    trained: list[object] = []
+
+    def prepare(folders, cache, jobs, which, spans):  # type: ignore[no-untyped-def]
+        cut.append((which, tuple(spans)))
+        return {"own": True}
+
+    def load_samples(paths, patch_mm):  # type: ignore[no-untyped-def]
+        loaded.append((list(paths), patch_mm))
+        return {"joined": True}
+
+    def train(data, *a, **k):  # type: ignore[no-untyped-def]
+        trained.append(data)
+        return out / "m.onnx", {"accuracy": 0.9, "kept_at_99": 0.9, "train_seconds": 1}
+
+    monkeypatch.setattr(train_verify, "prepare", prepare)
+    monkeypatch.setattr(train_verify, "load_samples", load_samples)
+    monkeypatch.setattr(train_verify, "train", train)
+    parser = cli.build_parser()
+    argv = ["train", "pyramid-verify", "--out", str(out)]
+    argv += [] if candidates == "all" else ["--candidates", candidates]
+    assert command._pyramid_verify(parser.parse_args(argv)) == 0
+    assert command._pyramid_verify(parser.parse_args([*argv, "--samples", str(earlier)])) == 0
+    span = (train_verify.PATCH_MM_TRAIN,)
+    assert cut == [(candidates, span), (candidates, span)]
+    assert loaded == [([out / "samples.npz", earlier], train_verify.PATCH_MM_TRAIN)]
+    assert trained == [{"own": True}, {"joined": True}]
+    with pytest.raises(TrainError, match="--samples .*gone.npz: no such file"):
+        command._pyramid_verify(parser.parse_args([*argv, "--samples",
+                                                   str(tmp_path / "gone.npz")]))
+    assert len(cut) == 2

@@ -86,6 +86,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="initial learning rate (default: cards 0.01, card-net 0.004, "
                         "pyramids, pyramid-heat and pyramid-verify 0.003; with --init, "
                         "card-net, pyramids, pyramid-heat and pyramid-verify 0.001)")
+    # vision.pyramids.train_verify.CANDIDATES, written out for the same reason as --only's
+    p.add_argument("--candidates", choices=["all", "doubtful"], default="all",
+                   help="pyramid-verify: the candidates cut for it: every one the finder "
+                        "asks it about (default), or the doubtful ones alone (what its "
+                        "versions before 2026-11-26 learned from)")
+    p.add_argument("--samples", type=Path, action="append", default=None,
+                   help="pyramid-verify: an earlier run's cut samples.npz to train on as well "
+                        "(repeatable; each keeps its own validation scenes)")
     p.add_argument("--max-none", default="45000,4000",
                    help="pyramids: 'none' patches kept, TRAIN,VAL (default %(default)s)")
     # the names of vision.pyramids.train.TASKS, written out: importing it here would load
@@ -236,12 +244,21 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     """``pyramid-verify``: the finder's second opinion (cut from the rendered folders with the
     shipped heat map and colour classifier, then trained with torch on the CPU, or on the
     GPU with ``--device``)."""
-    from vision.pyramids.train_verify import MINUTES, SAMPLES_FILE, prepare, train
+    from vision.pyramids.train_verify import (MINUTES, PATCH_MM_TRAIN, SAMPLES_FILE,
+                                              load_samples, prepare, train)
 
     cache = args.out / SAMPLES_FILE
     folders = _render_folders(args, "train pyramid-verify", cache)
+    more = [Path(f) for f in args.samples or []]
+    for extra in more:
+        if not extra.is_file():
+            raise TrainError(f"--samples {extra}: no such file")
     try:
-        data = prepare(folders, cache, args.jobs)
+        # only the span it trains on is cut: the other would double the cache for nothing
+        data = prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
+        if more:
+            del data
+            data = load_samples([cache, *more], PATCH_MM_TRAIN)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
                               lr=args.lr0, device=_torch_device(args),

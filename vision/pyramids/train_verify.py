@@ -2,7 +2,7 @@
 (:mod:`vision.pyramids.verify`), on rendered scenes.
 
     python -m vision.pyramids.train_verify --out runs/verify --render DIR [--render DIR ...]
-        [--candidates doubtful|all] [--spans 72,48] [--samples OTHER/samples.npz ...]
+        [--candidates all|doubtful] [--spans 72,48] [--samples OTHER/samples.npz ...]
         [--init models/pyramids-verify.onnx] [--lr LR] [--prepare-only]
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
@@ -13,10 +13,10 @@ true lens give the calibration, as for the other pyramid models): the colour tab
 candidates and the shipped heat map's peaks of at least :data:`CUT_PEAK` (the finder's
 floor, :data:`vision.pyramids.find.HEAT_PEAK`, is higher: faint peaks are where white and
 clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
-shipped colour classifier; the :func:`vision.pyramids.verify.doubtful` ones are kept, or
-with ``--candidates all`` every one the finder may ask about (of those only the heat map
-proposed and the colour classifier calls nothing, only the ones from
-:data:`CUT_NONE_MIN_HEAT` warm). Each
+shipped colour classifier; every one the finder may ask about is kept (``--candidates
+all``, the default; of those only the heat map proposed and the colour classifier calls
+nothing, only the ones from :data:`CUT_NONE_MIN_HEAT` warm), or with ``--candidates
+doubtful`` the :func:`vision.pyramids.verify.doubtful` ones alone. Each
 is a pyramid when it lies within :data:`POS_MM` of the centroid of the silhouette of a
 pyramid at least half visible, ``none`` when it is :data:`NEG_MM` from every centroid and
 outside every silhouette (grown by 3 mm), else left out. Every 10th scene is validation.
@@ -510,9 +510,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"the patches' span in mm (default {PATCH_MM_TRAIN:g})")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     ap.add_argument("--prepare-only", action="store_true", help="cut the samples and stop")
-    ap.add_argument("--candidates", choices=CANDIDATES, default="doubtful",
-                    help="cut the doubtful candidates (default) or all the finder may ask "
-                         "about")
+    ap.add_argument("--candidates", choices=CANDIDATES, default="all",
+                    help="cut every candidate the finder may ask about (default) or the "
+                         "doubtful ones alone")
     ap.add_argument("--spans", default=",".join(f"{s:g}" for s in SPANS),
                     help="patch spans to cut, mm (default %(default)s)")
     ap.add_argument("--samples", type=Path, action="append", default=[],
