@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
-                        "= the pyramid finder's second opinion on doubtful candidates, "
+                        "= the pyramid finder's second opinion on the candidates it doubts, "
                         "pyramid-size = the pyramid size reader, pyramid-white-clear = the "
                         "reader telling white pyramids from clear ones (both on a closer patch)")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
