@@ -188,12 +188,11 @@ def test_a_candidate_turned_away_unasked_is_taken_when_the_verifier_is_sure(
         assert [(f.color, f.pips) for f in finder.find(image, calib)] == want
 
 
-def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, finder,
-                                                                         monkeypatch):
-    """A hue whose plastic fills its silhouette less than the finder asks is turned away,
-    unless the verifier is at least HUE_IOU_TRUST sure of it."""
+def _unsure_red(tarot, finder):
+    """(look, candidate, colour probabilities, shape probabilities, up) of a lone red 2-pip
+    pyramid proposed by the colour table, the colour classifier's ``none`` 0.1 over SURE."""
     from vision.pyramids.colors import BACKGROUND
-    from vision.pyramids.find import HUE_IOU_TRUST, SURE
+    from vision.pyramids.find import SURE
     from vision.pyramids.proposals import Candidate
 
     from test_pyramids_heat import _one_pyramid_read
@@ -203,6 +202,16 @@ def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, 
     p_what = np.zeros(len(COLOR_CLASSES), np.float32)
     p_what[finder.what.column("none")] = SURE + 0.1
     p_what[finder.what.column("red")] = 1.0 - SURE - 0.1
+    return look, cand, p_what, p_how, up
+
+
+def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, finder,
+                                                                         monkeypatch):
+    """A hue whose plastic fills its silhouette less than the finder asks is turned away,
+    unless the verifier is at least HUE_IOU_TRUST sure of it."""
+    from vision.pyramids.find import HUE_IOU_TRUST
+
+    look, cand, p_what, p_how, up = _unsure_red(tarot, finder)
     got = finder._read(look, cand, p_what, p_how, up, 0.9)
     assert got is not None and got.color == "red" and got.pips == 2
     # as if a neighbour had taken some of its plastic: the IoU it has is too little
@@ -217,20 +226,12 @@ def test_a_doubtful_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sur
         tarot, finder, monkeypatch):
     """A doubtful hue the verifier was asked about keeps its read despite too thin a
     silhouette where the verifier gives it VERIFY_IOU_TRUST or more."""
-    from vision.pyramids.colors import BACKGROUND
-    from vision.pyramids.find import SURE, VERIFY_IOU_TRUST, VERIFY_MIN
-    from vision.pyramids.proposals import Candidate
+    from vision.pyramids.find import VERIFY_IOU_TRUST, VERIFY_MIN
 
-    from test_pyramids_heat import _one_pyramid_read
-
-    look, where, up, p_how = _one_pyramid_read(tarot, finder, "red", 2)
-    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "color")
-    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
-    p_what[finder.what.column("none")] = SURE + 0.1
-    p_what[finder.what.column("red")] = 1.0 - SURE - 0.1
+    look, cand, p_what, p_how, up = _unsure_red(tarot, finder)
     got = finder._read(look, cand, p_what, p_how, up, 0.9, p_ver=VERIFY_IOU_TRUST)
     assert got is not None and (got.color, got.pips) == ("red", 2)
-    # a neighbour took all of its plastic: the floor the colour's own trust keeps is passed
+    # as if neighbours had taken most of its plastic: no IoU is enough now
     monkeypatch.setattr(finder, "min_iou_hue", 1.01)
     assert VERIFY_MIN <= VERIFY_IOU_TRUST - 0.01    # the first checks still let it through
     assert finder._read(look, cand, p_what, p_how, up, 0.9,
