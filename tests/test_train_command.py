@@ -237,6 +237,39 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     assert asked == [(torch_device, tmp_path / "shipped.onnx")]
 
 
+@pytest.mark.parametrize("model, task", [("pyramid-size", "size"),
+                                         ("pyramid-white-clear", "white-clear")])
+@pytest.mark.parametrize("device, torch_device", [("cpu", "cpu"), ("0", "cuda")])
+def test_the_size_readers_train_on_the_gpu_that_device_names_from_the_file_init_names(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, task: str, device: str,
+        torch_device: str) -> None:
+    """``companion train pyramid-size --device 0 --init models/pyramids-size.onnx`` trains
+    on the GPU from the shipped file (both readers trained on the CPU from random weights
+    whatever --device and --init said); the learning rate is left to the trainer's
+    default, which depends on --init."""
+    import argparse
+
+    from companion.commands import train as command
+    from vision.pyramids import train_size
+
+    out = tmp_path / "out"
+    _touch(out / "size.npz")
+    args = argparse.Namespace(model=model, render=None, out=out, jobs=1, minutes=0.1,
+                              threads=1, seed=0, batch=None, lr0=None, device=device,
+                              init=str(tmp_path / "shipped.onnx"))
+    asked: list[tuple[str, str, Path, object]] = []
+
+    def train(*a, **k):  # type: ignore[no-untyped-def]
+        asked.append((k["task"], k["device"], k["init"], k["lr"]))
+        return out / "m.onnx", {"pips": 0.9, "pose": 0.9, "accuracy": 0.9,
+                                "train_seconds": 1}
+
+    monkeypatch.setattr(train_size, "cut", lambda *a: {})
+    monkeypatch.setattr(train_size, "train", train)
+    assert command._pyramid_size(args) == 0
+    assert asked == [(task, torch_device, tmp_path / "shipped.onnx", None)]
+
+
 @pytest.mark.parametrize("candidates", ["all", "doubtful"])
 def test_the_verifier_command_cuts_what_it_is_asked_and_trains_on_earlier_cuts_too(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, candidates: str) -> None:
@@ -277,10 +310,11 @@ def test_the_verifier_command_cuts_what_it_is_asked_and_trains_on_earlier_cuts_t
     assert command._pyramid_verify(parser.parse_args(argv)) == 0
     assert command._pyramid_verify(parser.parse_args([*argv, "--samples", str(earlier)])) == 0
     span = (train_verify.PATCH_MM_TRAIN,)
-    assert cut == [(candidates, span), (candidates, span)]
+    # the second run finds its own cut in the cache and reads it once, with the earlier one
+    assert cut == [(candidates, span)]
     assert loaded == [([out / "samples.npz", earlier], train_verify.PATCH_MM_TRAIN)]
     assert trained == [{"own": True}, {"joined": True}]
     with pytest.raises(TrainError, match="--samples .*gone.npz: no such file"):
         command._pyramid_verify(parser.parse_args([*argv, "--samples",
                                                    str(tmp_path / "gone.npz")]))
-    assert len(cut) == 2
+    assert len(cut) == 1

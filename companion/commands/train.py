@@ -78,14 +78,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards and "
-                        "pyramid-heat, a best.pt; pyramid-verify, an exported "
-                        "pyramids-verify.onnx; card-net, a card-net-best.pt; pyramids, a "
+                        "pyramid-heat, a best.pt; pyramid-verify, pyramid-size and "
+                        "pyramid-white-clear, the exported file (models/pyramids-verify.onnx, "
+                        "...); card-net, a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
                    help="initial learning rate (default: cards 0.01, card-net 0.004, "
-                        "pyramids, pyramid-heat and pyramid-verify 0.003; with --init, "
-                        "card-net, pyramids, pyramid-heat and pyramid-verify 0.001)")
+                        "pyramids, pyramid-heat, pyramid-verify and pyramid-size 0.003; "
+                        "with --init, card-net, pyramids, pyramid-heat, pyramid-verify and "
+                        "pyramid-size 0.001)")
     # vision.pyramids.train_verify.CANDIDATES, written out for the same reason as --only's
     p.add_argument("--candidates", choices=["all", "doubtful"], default="all",
                    help="pyramid-verify: the candidates cut for it: every one the finder "
@@ -254,10 +256,12 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
         if not extra.is_file():
             raise TrainError(f"--samples {extra}: no such file")
     try:
-        # only the span it trains on is cut: the other would double the cache for nothing
-        data = prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
+        # only the span it trains on is cut: the other would double the cache for nothing;
+        # with earlier cuts, a cache already there is read once, with them
+        if not (more and cache.is_file()):
+            data = prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
         if more:
-            del data
+            data = {}  # the cut's arrays are freed before the joint copy is made
             data = load_samples([cache, *more], PATCH_MM_TRAIN)
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
@@ -274,8 +278,9 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
 def _pyramid_size(args: argparse.Namespace) -> int:
     """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
     reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
-    then trained with torch on the CPU)."""
-    from vision.pyramids.train_size import LR, MINUTES, SAMPLES_FILE, cut, train
+    then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
+    from the task's exported file)."""
+    from vision.pyramids.train_size import MINUTES, SAMPLES_FILE, cut, train
 
     task = "white-clear" if args.model == "pyramid-white-clear" else "size"
     cache = args.out / SAMPLES_FILE
@@ -284,7 +289,9 @@ def _pyramid_size(args: argparse.Namespace) -> int:
         data = cut(folders, cache, args.jobs)
         minutes = MINUTES[task] if args.minutes is None else args.minutes
         path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
-                              batch=args.batch or 128, lr=args.lr0 or LR, task=task)
+                              batch=args.batch or 128, lr=args.lr0, task=task,
+                              device=_torch_device(args),
+                              init=None if args.init is None else Path(args.init))
     except ValueError as exc:
         raise TrainError(str(exc)) from None
     if task == "size":

@@ -209,3 +209,63 @@ def test_the_white_or_clear_task_takes_the_white_and_clear_patches_by_colour():
     assert task_data(data, "size") is data
     with pytest.raises(ValueError, match="unknown task 'colour'"):
         task_data(data, "colour")
+
+
+@pytest.mark.parametrize("task", ["size", "white-clear"])
+def test_a_shipped_reader_read_back_from_its_file_computes_what_the_file_does(task: str):
+    """Going on from a shipped size or white-or-clear reader (its best.pt stayed where it
+    was trained): the network rebuilt from the ONNX file gives the file's probabilities,
+    and still does once its batch norms hold the statistics of training batches; a file
+    of another shape is refused by name."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from models import model_path
+    from vision.pyramids.classifier import PatchClassifier
+    from vision.pyramids.train_heat import recalibrate_bn
+    from vision.pyramids.train_size import TASKS, from_onnx
+
+    classes, file = TASKS[task]
+    rng = np.random.default_rng(4)
+    patches = rng.integers(0, 256, (6, 64, 64, 3), dtype=np.uint8)
+    want = PatchClassifier(model_path(file), classes).probs(patches)
+    back = from_onnx(model_path(file), len(classes)).eval()
+    back.export = True
+    from vision.pyramids.classifier import network_input
+
+    x = torch.from_numpy(network_input(patches))
+    with torch.no_grad():
+        got = back(x).numpy()
+    assert np.allclose(got, want, atol=1e-4)
+    recalibrate_bn(back, [torch.from_numpy(rng.random((8, 3, 64, 64)).astype(np.float32))
+                          for _ in range(3)])
+    with torch.no_grad():
+        got = back.eval()(x).numpy()
+    assert np.allclose(got, want, atol=1e-3)
+    other = "white-clear" if task == "size" else "size"
+    with pytest.raises(ValueError, match=f"{TASKS[other][1]}: not an exported reader"):
+        from_onnx(model_path(TASKS[other][1]), len(classes))
+
+
+def test_going_on_from_a_shipped_reader_is_never_worse_on_the_validation_patches(tmp_path):
+    """A training from the shipped size reader validates it first and keeps the best of it
+    and each epoch: on any patches, the file written is no worse there than the start."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from models import model_path
+    from vision.pyramids.classifier import SIZE_MODEL
+    from vision.pyramids.train_size import train
+
+    rng = np.random.default_rng(5)
+    n = 200
+    data = {"patches": rng.integers(0, 256, (n, 64, 64, 3), dtype=np.uint8),
+            "labels": rng.integers(0, 6, n).astype(np.int64),
+            "colors": np.array(["white", "red", "clear", "black"] * (n // 4)),
+            "scene": np.arange(n, dtype=np.int64)}
+    path, got = train(data, tmp_path / "on", 0.02, threads=1, batch=32,
+                      init=model_path(SIZE_MODEL))
+    # no time at all: the start alone, as validated
+    _, start = train(data, tmp_path / "start", 0.0, threads=1, batch=32,
+                     init=model_path(SIZE_MODEL))
+    assert path == tmp_path / "on" / SIZE_MODEL and path.is_file()
+    assert got["val_patches"] == 20 and got["epochs"] >= 1 and start["epochs"] == 0
+    assert got["loss"] <= start["loss"] + 1e-6

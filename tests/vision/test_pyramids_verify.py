@@ -326,14 +326,14 @@ def test_the_batcher_draws_what_mirror_shift_and_jitter_draw():
     ``mirror_and_shift`` and ``light_jitter`` make from the same random draws: mirrored,
     shifted with their edges repeated, BGR turned to RGB, light jittered."""
     torch = pytest.importorskip("torch")
-    from vision.pyramids.train_verify import _Batches, light_jitter, mirror_and_shift
+    from vision.pyramids.train_verify import PatchBatches, light_jitter, mirror_and_shift
 
     rng = np.random.default_rng(3)
     data = {"patches": rng.integers(0, 256, (9, 16, 16, 3), dtype=np.uint8),
             "features": rng.random((9, 13)).astype(np.float32),
             "labels": (rng.random(9) < 0.5).astype(np.int8)}
     idx = np.array([4, 0, 7, 7, 2])
-    x, f, y = _Batches(data).draw(idx, np.random.default_rng(11))
+    x, f, y = PatchBatches(data).draw(idx, np.random.default_rng(11))
     ref_rng = np.random.default_rng(11)
     p = mirror_and_shift(data["patches"][idx], ref_rng)
     ref = torch.from_numpy(np.ascontiguousarray(p[..., ::-1].transpose(0, 3, 1, 2))).float()
@@ -341,9 +341,15 @@ def test_the_batcher_draws_what_mirror_shift_and_jitter_draw():
     assert torch.allclose(x, ref, atol=1e-6)
     assert np.array_equal(f.numpy(), data["features"][idx])
     assert np.array_equal(y.numpy(), data["labels"][idx].astype(np.float32))
-    plain, _, _ = _Batches(data).draw(idx, None)
+    plain, _, _ = PatchBatches(data).draw(idx, None)
     assert np.array_equal((plain.numpy() * 255).round().astype(np.uint8),
                           data["patches"][idx][..., ::-1].transpose(0, 3, 1, 2))
+    # the size readers' samples: no features, class indices kept as such
+    sizes = {"patches": data["patches"], "labels": np.arange(9) % 6}
+    x2, f2, y2 = PatchBatches(sizes, class_labels=True).draw(idx, np.random.default_rng(11))
+    assert torch.allclose(x2, ref, atol=1e-6)
+    assert f2.shape == (5, 0) and y2.dtype == torch.int64
+    assert y2.tolist() == (idx % 6).tolist()
 
 
 @pytest.mark.parametrize("shift_px", [0, 3])

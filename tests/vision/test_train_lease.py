@@ -32,6 +32,33 @@ def test_a_batch_for_one_network_is_cut_for_that_one_alone(tmp_path: Path):
     assert got["views"] == 1 and got["samples"] == 0
 
 
+def test_a_batch_for_the_size_readers_keeps_each_patch_with_its_class_and_colour(
+        tmp_path: Path):
+    from vision.pyramids.classifier import SIZE_CLASSES
+
+    got = train_lease.render_and_cut(7, 4323, "crowded", 2, tmp_path, ("size",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["size_000007.npz"]
+    with np.load(tmp_path / "size_000007.npz") as z:
+        patches, labels, colors, scene = z["patches"], z["labels"], z["colors"], z["scene"]
+    assert len(patches) == len(labels) == len(colors) == len(scene) == got["patches"] > 0
+    assert patches.dtype == np.uint8 and patches.shape[1:] == (64, 64, 3)
+    assert set(labels.tolist()) <= set(range(len(SIZE_CLASSES)))
+    assert set(colors.tolist()) <= {"red", "orange", "yellow", "green", "blue", "purple",
+                                    "cyan", "black", "white", "clear"}
+    assert set(np.unique(scene)) <= {7000, 7001} and got["samples"] == got["views"] == 0
+
+
+def test_the_size_readers_start_from_a_folder_that_holds_both_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    (tmp_path / "pyramids-size.onnx").write_bytes(b"x")
+    with pytest.raises(SystemExit):
+        train_lease.main(["--work", str(tmp_path), "--out", str(tmp_path), "--networks",
+                          "size", "--size-init", str(tmp_path)])
+    assert f"--size-init {tmp_path}: no pyramids-white-clear.onnx there" in \
+        capsys.readouterr().err
+    assert train_lease.TRAINERS["size"] == ("size", "white-clear")
+
+
 def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):
     for k in (2, 0, 1):
         np.savez(tmp_path / f"heat_{k:06d}.npz", views=np.full((k + 1, 2), k), other=[k])
@@ -59,7 +86,9 @@ def test_the_trained_files_are_copied_to_out(tmp_path: Path):
 @pytest.mark.parametrize("argv, message", [
     (["--render-seconds", "600", "--total-seconds", "540"], "--render-seconds <"),
     (["--scenes", "1000"], "--scenes: expected 1 to 999"),
-    (["--networks", "heat,colour"], "--networks 'heat,colour': expected heat, verify"),
+    (["--networks", "heat,colour"],
+     "--networks 'heat,colour': expected some of heat, verify, size"),
+    (["--networks", "heat", "--size-init", "models"], "--size-init is for the size readers"),
     (["--heat-init", "nowhere.onnx"], "--heat-init nowhere.onnx: no such file"),
     (["--networks", "verify", "--heat-init", "x.onnx"], "--heat-init is for the heat map"),
 ])

@@ -1,4 +1,5 @@
-"""Train the pyramid heat map and the verifier on a lent GPU machine in one command.
+"""Train the pyramid heat map, the verifier or the size readers on a lent GPU machine in one
+command.
 
     python -m vision.pyramids.train_lease --work /tmp/lease --out RESULTS \\
         --render-seconds 290 --total-seconds 540 --workers 16 --device cuda
@@ -10,7 +11,11 @@ heat map's views and targets, :mod:`vision.pyramids.train_heat`; the verifier's 
 :mod:`vision.pyramids.train_verify`) and its images deleted, until ``--render-seconds``
 from the start; then it trains both side by side on the GPU, each for what is left of
 ``--total-seconds``, and copies what they made (``heat/``: ``best.pt``, the ONNX file and
-its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``) to ``--out``.
+its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``; ``size/``: the
+size reader's and the white-or-clear reader's ONNX files and figures) to ``--out``.
+``--networks size`` cuts the size readers' patches (:mod:`vision.pyramids.train_size`) and
+trains both of its tasks, each in its own process, going on from the shipped files with
+``--size-init models``.
 The batches cycle through the recipes of the shipped files' data (:data:`CYCLE`), from seed
 ``--seed``, each batch numbered by its seed: the training takes every batch in ``--work``,
 so several commands in one lease add up (give each the seed after the last one's batches;
@@ -27,7 +32,10 @@ The next lease gave it all to the heat map, going on from the shipped file
 ``--work``; that map missed 3.8% fewer pyramids on dev renders, as many false finds. A third
 lease went on from it the same way (214 batches, 12,114 views, seed 98501, one command of
 4.0 minutes' training): fewer false finds and wrong pointings on dev renders for a few more
-misses, and it is the one shipped.
+misses, and it is the one shipped. A fourth lease (an H100 machine, 2026-11-26) gave it all
+to the size readers (``--networks size --size-init models``, seed 99001): 178 batches,
+10,680 scenes, 223,604 patches in 300 s, then 3.5 minutes of training for each
+(``models/pyramids-size.md``).
 """
 
 from __future__ import annotations
@@ -70,15 +78,22 @@ TRAIN_MARGIN_S = 40.0
 HEAT_WIDTH, HEAT_DILATIONS, HEAT_BATCH = 48, (1, 2, 4, 8), 64
 VERIFY_BATCH = 256
 #: the networks a lease can train; each is cut for and trained only when asked for
-NETWORKS = ("heat", "verify")
+NETWORKS = ("heat", "verify", "size")
+#: what each network's cut trains, one process each: the size cut trains the size reader
+#: and the white-or-clear reader (:mod:`vision.pyramids.train_size`'s two tasks)
+TRAINERS: dict[str, tuple[str, ...]] = {"heat": ("heat",), "verify": ("verify",),
+                                        "size": ("size", "white-clear")}
+#: the networks a command trains unless told (the size readers are asked for by name)
+DEFAULT_NETWORKS = ("heat", "verify")
 
 
 def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
-                   networks: tuple[str, ...] = NETWORKS) -> dict[str, Any]:
+                   networks: tuple[str, ...] = DEFAULT_NETWORKS) -> dict[str, Any]:
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
-    for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights) and
-    ``work/verify_BATCH.npz`` (the verifier's samples, scene ids from
-    ``batch * SCENE_IDS``), then delete the images.
+    for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights),
+    ``work/verify_BATCH.npz`` (the verifier's samples) and ``work/size_BATCH.npz`` (the
+    size readers' patches, labels and colours), scene ids from ``batch * SCENE_IDS``, then
+    delete the images.
     Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
     the batches of several runs into one folder add up."""
     import cv2
@@ -109,14 +124,23 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
+    labels: list[int] = []
+    if "size" in networks:
+        from vision.pyramids.train_size import _cut_chunk as cut_size
+
+        patches, labels, colors, scene = cut_size((str(folder), 0, scenes, batch * SCENE_IDS))
+        if labels:
+            np.savez(work / f"size_{batch:06d}.npz", patches=patches,
+                     labels=np.array(labels, np.int64), colors=np.array(colors), scene=scene)
+    t4 = time.monotonic()
     shutil.rmtree(folder)
     return {"batch": batch, "views": len(views.get("views", [])),
-            "samples": len(samples.get("labels", [])),
-            "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2}
+            "samples": len(samples.get("labels", [])), "patches": len(labels),
+            "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2, "size_s": t4 - t3}
 
 
 def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED,
-                 networks: tuple[str, ...] = NETWORKS) -> list[dict[str, Any]]:
+                 networks: tuple[str, ...] = DEFAULT_NETWORKS) -> list[dict[str, Any]]:
     """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
     numbers) from ``seed``, a new one started only while it can end within ``seconds`` of
     now (its time measured on the batches done). Returns what each batch done reported; a
@@ -154,12 +178,12 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
                 per_batch = max(per_batch, took) if len(done) < 3 else \
                     0.8 * per_batch + 0.2 * took
                 if len(done) <= 3 or len(done) % 20 == 0:
-                    log.info("%d batches done (%.0f s): the last %d views, %d samples, "
-                             "%.0f s", len(done), time.monotonic() - t0, got["views"],
-                             got["samples"], took)
-    log.info("rendered and cut %d batches (%d views, %d samples) in %.0f s", len(done),
-             sum(d["views"] for d in done), sum(d["samples"] for d in done),
-             time.monotonic() - t0)
+                    log.info("%d batches done (%.0f s): the last %d views, %d samples, %d "
+                             "size patches, %.0f s", len(done), time.monotonic() - t0,
+                             got["views"], got["samples"], got["patches"], took)
+    log.info("rendered and cut %d batches (%d views, %d samples, %d size patches) in %.0f s",
+             len(done), sum(d["views"] for d in done), sum(d["samples"] for d in done),
+             sum(d["patches"] for d in done), time.monotonic() - t0)
     return done
 
 
@@ -196,23 +220,47 @@ def _train_verify(work: Path, minutes: float, device: str) -> None:
     (work / "verify" / "figures.json").write_text(json.dumps(figures), encoding="utf-8")
 
 
-#: what is copied to --out: (folder under --work, files)
+def _train_size(work: Path, minutes: float, device: str, task: str,
+                init: Path | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {task}: %(message)s")
+    from vision.pyramids import train_size
+
+    data = load_batches(work, "size", ("patches", "labels", "colors", "scene"))
+    _, figures = train_size.train(data, work / "size", minutes, threads=1, seed=0,
+                                  batch=train_size.BATCH, task=task, device=device, init=init)
+    (work / "size" / f"figures-{task}.json").write_text(json.dumps(figures), encoding="utf-8")
+
+
+#: what is copied to --out: (folder under --work, files); at most 8 files come back from a
+#: lent machine, so the size readers' best.pt stay there (their ONNX files can be read back
+#: with train_size.from_onnx)
 RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")),
-           ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")))
+           ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
+           ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",
+                     "figures-white-clear.json")))
 
 
 def train_both(work: Path, seconds: float, device: str,
-               networks: tuple[str, ...] = NETWORKS, heat_init: Path | None = None
-               ) -> dict[str, int | None]:
-    """Train ``networks`` (the heat map and the verifier) at once, each in its own process,
-    for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat map going on from ``heat_init``
-    where given (a ``best.pt`` or an exported file); returns each one's exit code."""
+               networks: tuple[str, ...] = DEFAULT_NETWORKS, heat_init: Path | None = None,
+               size_init: Path | None = None) -> dict[str, int | None]:
+    """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the two size
+    readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
+    map going on from ``heat_init`` where given (a ``best.pt`` or an exported file) and the
+    size readers from their exported files in the folder ``size_init`` (say ``models``);
+    returns each one's exit code."""
+    from vision.pyramids.train_size import TASKS as SIZE_TASKS
+
     minutes = max(0.2, (seconds - TRAIN_MARGIN_S) / 60.0)
-    log.info("training %s for %.1f minutes on %s", " and ".join(networks), minutes, device)
+    names = [t for n in networks for t in TRAINERS[n]]
+    log.info("training %s for %.1f minutes on %s", ", ".join(names), minutes, device)
     ctx = mp.get_context("spawn")
-    jobs = {"heat": (_train_heat, (work, minutes, device, heat_init)),
-            "verify": (_train_verify, (work, minutes, device))}
-    procs = {name: ctx.Process(target=jobs[name][0], args=jobs[name][1]) for name in networks}
+    jobs: dict[str, tuple[Any, tuple[Any, ...]]] = {
+        "heat": (_train_heat, (work, minutes, device, heat_init)),
+        "verify": (_train_verify, (work, minutes, device))}
+    for task, (_, file) in SIZE_TASKS.items():
+        jobs[task] = (_train_size, (work, minutes, device, task,
+                                    None if size_init is None else size_init / file))
+    procs = {name: ctx.Process(target=jobs[name][0], args=jobs[name][1]) for name in names}
     for p in procs.values():
         p.start()
     for p in procs.values():
@@ -250,21 +298,35 @@ def main(argv: list[str] | None = None) -> int:
                     help="the first batch's seed (another command into the same --work: "
                          "give the seed after the last one, and its batches add up)")
     ap.add_argument("--device", default="cuda", help="cuda, or cpu to try it out")
-    ap.add_argument("--networks", default=",".join(NETWORKS),
-                    help="which to cut for and train: heat, verify or both (default "
+    ap.add_argument("--networks", default=",".join(DEFAULT_NETWORKS),
+                    help="which to cut for and train, of heat, verify and size (the size "
+                         "reader and the white-or-clear reader), comma-separated (default "
                          "heat,verify); one alone gets all the rendering and the GPU")
     ap.add_argument("--heat-init", type=Path, default=None, metavar="PT_OR_ONNX",
                     help="the heat map goes on from this best.pt or exported file (say "
                          "models/pyramids-heat.onnx) instead of random weights")
+    ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
+                    help="the size readers go on from their exported files in this folder "
+                         "(say models: pyramids-size.onnx, pyramids-white-clear.onnx)")
     args = ap.parse_args(argv)
     asked = args.networks.split(",")
     networks = tuple(n for n in NETWORKS if n in asked)
     if set(asked) - set(NETWORKS) or not networks:
-        ap.error(f"--networks {args.networks!r}: expected heat, verify or heat,verify")
+        ap.error(f"--networks {args.networks!r}: expected some of {', '.join(NETWORKS)}, "
+                 "comma-separated")
     if args.heat_init is not None and "heat" not in networks:
         ap.error(f"--heat-init is for the heat map, which --networks {args.networks!r} leaves out")
     if args.heat_init is not None and not args.heat_init.is_file():
         ap.error(f"--heat-init {args.heat_init}: no such file")
+    if args.size_init is not None:
+        if "size" not in networks:
+            ap.error(f"--size-init is for the size readers, which --networks "
+                     f"{args.networks!r} leaves out")
+        from vision.pyramids.train_size import TASKS as SIZE_TASKS
+
+        for _, file in SIZE_TASKS.values():
+            if not (args.size_init / file).is_file():
+                ap.error(f"--size-init {args.size_init}: no {file} there")
     if not 0 < args.render_seconds < args.total_seconds:
         ap.error("expected 0 < --render-seconds < --total-seconds")
     if not 0 < args.scenes < SCENE_IDS:
@@ -285,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("training on the %d batches in %s (%d rendered now)", len(have), args.work,
              len(done))
     codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device,
-                       networks, args.heat_init)
+                       networks, args.heat_init, args.size_init)
     got = collect(args.work, args.out)
     log.info("exit codes %s; %s", codes, ", ".join(map(str, got)) or "nothing trained")
     return 0 if all(c == 0 for c in codes.values()) else 1

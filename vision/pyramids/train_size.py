@@ -4,9 +4,13 @@ pyramids whose size the finder cannot fit to their colour's pixels.
 
     python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
         [--task size|white-clear] [--minutes 60|14] [--threads 2] [--jobs 2] [--seed 0]
+        [--device cpu|cuda] [--init models/pyramids-size.onnx] [--lr LR]
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
-to train on the CPU in tens of minutes.
+to train on the CPU in tens of minutes; ``--device cuda`` holds the patches on a GPU and
+draws each batch there, and ``--init`` goes on from a shipped file (:func:`from_onnx`).
+:mod:`vision.pyramids.train_lease` renders, cuts and trains both tasks on a lent GPU
+machine.
 
 Why: the shape classifier (``pyramids-shape.onnx``) sees 72 mm of table in 64 px, 0.9 px a
 mm; a small pyramid's base is 16 px there and a large one's 28, and white and clear plastic
@@ -61,9 +65,10 @@ SPAN_MM = 56.0
 POS_MM = 6.0
 JITTER_MM = 4.0
 VAL_EVERY = 10
-#: training patches are shifted by up to this many pixels each way
-SHIFT_PX = 3
 LR = 3e-3
+BATCH = 128
+#: peak learning rate going on from a shipped file (``--init``), as the verifier's
+LR_INIT = 1e-3
 LIGHT = ("white", "clear")
 #: the cut patches' cache in the working folder, for both tasks and both entry points
 #: (``companion train pyramid-size`` / ``pyramid-white-clear`` and this module's main)
@@ -208,19 +213,6 @@ def build_net(n_classes: int = len(SIZE_CLASSES)) -> Any:
     return SizeNet()
 
 
-def _batch(patches: np.ndarray, rng: np.random.Generator | None) -> Any:
-    """Network input (N, 3, 64, 64) RGB 0-1; with ``rng``, mirrored (size and pose do not
-    change), shifted and with brightness and contrast jittered."""
-    import torch
-
-    from vision.pyramids.classifier import network_input
-    from vision.pyramids.train_verify import light_jitter, mirror_and_shift
-
-    p = patches if rng is None else mirror_and_shift(patches, rng, SHIFT_PX)
-    x = torch.from_numpy(network_input(np.ascontiguousarray(p)))
-    return x if rng is None else light_jitter(x, rng)
-
-
 def figures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Pips right and upright/lying right, read as the finder reads them
     (:func:`vision.pyramids.finetune.pips_and_pose` over the six classes)."""
@@ -230,41 +222,92 @@ def figures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"pips": pips, "pose": pose}
 
 
-def evaluate(net: Any, data: dict[str, np.ndarray], idx: np.ndarray, task: str = "size"
+def evaluate(net: Any, batches: Any, colors: np.ndarray, idx: np.ndarray, task: str = "size"
              ) -> dict[str, float]:
-    """Validation loss and accuracy; for ``size`` also pips and pose, over all and of white
-    and clear ones."""
+    """Validation loss and accuracy of samples ``idx`` of ``batches``
+    (:class:`vision.pyramids.train_verify.PatchBatches`); for ``size`` also pips and pose,
+    over all and of the white and clear ones (``colors``)."""
     import torch
 
     net.eval()
     net.export = True
+    ps, ys = [], []
     with torch.no_grad():
-        p = np.concatenate([net(_batch(data["patches"][idx[a:a + 512]], None)).numpy()
-                            for a in range(0, len(idx), 512)])
+        for a in range(0, len(idx), 512):
+            x, _, y = batches.draw(idx[a:a + 512], None)
+            ps.append(net(x).cpu().numpy())
+            ys.append(y.cpu().numpy())
     net.export = False
     net.train()
-    y = data["labels"][idx]
+    p, y = np.concatenate(ps), np.concatenate(ys)
     out = {"loss": float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-9))),
            "accuracy": float(np.mean(p.argmax(axis=1) == y))}
     if task != "size":
         return out
     out.update(figures(p, y))
-    light = np.isin(data["colors"][idx], LIGHT)
+    light = np.isin(colors[idx], LIGHT)
     if light.any():
         out.update({f"light_{k}": v for k, v in figures(p[light], y[light]).items()})
     return out
 
 
+def from_onnx(path: Path, n_classes: int) -> Any:
+    """The :func:`build_net` network of an exported reader ``path`` (``pyramids-size.onnx``
+    or ``pyramids-white-clear.onnx`` as shipped), so a training can go on from a shipped
+    file whose ``best.pt`` stayed where it was trained. As for the verifier
+    (:func:`vision.pyramids.train_verify.from_onnx`), each batch norm the export folded
+    into its convolution holds that bias and otherwise passes its input through; call
+    :func:`vision.pyramids.train_heat.recalibrate_bn` on training batches before training
+    it."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    from vision.pyramids.train_heat import unfold_bias
+
+    model = onnx.load(str(path))
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    net = build_net(n_classes)
+    mine = [m for m in net.body.modules() if isinstance(m, torch.nn.Conv2d)]
+    head = {k: v for k, v in net.state_dict().items() if k.startswith("head.")}
+    if len(mine) != len(convs) or any(
+            len(c.input) < 3 or c.input[1] not in weights
+            or tuple(m.weight.shape) != weights[c.input[1]].shape for m, c in zip(mine, convs)) \
+            or any(k not in weights or tuple(v.shape) != weights[k].shape
+                   for k, v in head.items()):
+        raise ValueError(f"{path}: not an exported reader of build_net's shape with "
+                         f"{n_classes} classes ({len(mine)} convolutions and a linear head)")
+    bns = [m for m in net.body.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    with torch.no_grad():
+        for m, bn, c in zip(mine, bns, convs):
+            m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
+            unfold_bias(bn, torch.from_numpy(weights[c.input[2]].copy()))
+        state = net.state_dict()
+        for k in head:
+            state[k].copy_(torch.from_numpy(weights[k].copy()))
+    return net
+
+
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,
-          seed: int = 0, batch: int = 128, lr: float = LR, task: str = "size"
-          ) -> tuple[Path, dict[str, float]]:
+          seed: int = 0, batch: int = BATCH, lr: float | None = None, task: str = "size",
+          device: str = "cpu", init: Path | None = None) -> tuple[Path, dict[str, float]]:
     """Train ``task`` (:data:`TASKS`) for ``minutes`` of wall clock (cosine learning rate),
     validating after each epoch on every 10th scene; exports the weights of the best
     validation loss to ``out/`` + the task's file name. Returns the file and its validation
-    figures."""
+    figures. Each batch is half mirrored (size and pose do not change), shifted by up to
+    3 px (:data:`vision.pyramids.train_verify.SHIFT_PX`) and its light jittered, on
+    ``device`` (``cpu``, or ``cuda`` where there is a GPU: the patches are held there). ``init``: go on from the task's exported
+    file (:func:`from_onnx`, its batch norms recalibrated on training batches), validated
+    first, so the result is never worse on this validation set than it. ``lr``: peak
+    learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
     import torch
 
-    classes, name = TASKS[task] if task in TASKS else (None, "")
+    from vision.pyramids.train_verify import RECALIBRATE_BATCHES, PatchBatches
+
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+    classes, name = TASKS[task]
     data = task_data(data, task)
 
     torch.manual_seed(seed)
@@ -277,33 +320,53 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                          "scenes")
     log.info("%d training patches, %d validation (%d white or clear)", len(tr), len(val),
              int(np.isin(data["colors"][val], LIGHT).sum()))
-    net = build_net(len(classes or ()))
+    lr = lr or (LR if init is None else LR_INIT)
+    batches = PatchBatches({"patches": data["patches"], "labels": data["labels"]}, device,
+                           class_labels=True)
+    net = (build_net(len(classes)) if init is None else from_onnx(init, len(classes)))
+    net = net.to(device)
+    if init is not None:
+        from vision.pyramids.train_heat import recalibrate_bn
+
+        calib = np.random.default_rng(seed + 1)
+        recalibrate_bn(net, [batches.draw(calib.choice(tr, min(len(tr), batch)), calib)[0]
+                             for _ in range(RECALIBRATE_BATCHES)])
+        log.info("going on from %s, peak learning rate %g", init, lr)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss()
-    labels = torch.from_numpy(data["labels"])
 
     def batch_loss(idx: np.ndarray) -> Any:
-        return lossf(net(_batch(data["patches"][idx], rng)), labels[idx])
+        x, _, y = batches.draw(idx, rng)
+        return lossf(net(x), y)
+
+    def weights() -> dict[str, Any]:
+        return {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
 
     t0 = time.monotonic()
     best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
+    if init is not None:
+        ev = evaluate(net, batches, data["colors"], val, task)
+        log.info("%s on this validation set: loss %.4f, accuracy %.4f", init, ev["loss"],
+                 ev["accuracy"])
+        best = (ev["loss"], weights(), ev)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
-        ev = evaluate(net, data, val, task)
+        ev = evaluate(net, batches, data["colors"], val, task)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, pips "
                  "%.4f, upright/lying %.4f; white and clear: pips %.4f, upright/lying %.4f",
                  epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
                  ev["accuracy"], ev.get("pips", math.nan), ev.get("pose", math.nan),
                  ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
         if ev["loss"] < best[0]:
-            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            state = weights()
             torch.save({"state": state}, out / f"{task}-best.pt")
             best = (ev["loss"], state, ev)
     net.load_state_dict(best[1])
+    net = net.cpu()
     result = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
                   train_patches=len(tr), val_patches=len(val))
-    return export(net, out / name, classes or SIZE_CLASSES), result
+    return export(net, out / name, classes), result
 
 
 def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Path:
@@ -332,8 +395,13 @@ def parser() -> argparse.ArgumentParser:
     """``python -m vision.pyramids.train_size``'s command line; its ``--minutes`` defaults
     to the task's budget (:data:`MINUTES`, as ``companion train`` has it)."""
     ap = patch_trainer_parser("python -m vision.pyramids.train_size", __doc__, None)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=LR, help=f"peak learning rate (default {LR})")
+    ap.add_argument("--batch", type=int, default=BATCH)
+    ap.add_argument("--lr", type=float, default=None,
+                    help=f"peak learning rate (default {LR:g}, {LR_INIT:g} with --init)")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
+    ap.add_argument("--init", type=Path, default=None,
+                    help="go on from this exported file of the task (say "
+                         "models/pyramids-size.onnx) instead of random weights")
     ap.add_argument("--task", choices=list(TASKS), default="size",
                     help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
                          "clear (pyramids-white-clear.onnx), on the same cut patches; the "
@@ -347,12 +415,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.minutes is None:
         args.minutes = MINUTES[args.task]
+    if args.init is not None and not args.init.is_file():
+        ap.error(f"--init {args.init}: no such file")
     cache = args.out / SAMPLES_FILE
     start_patch_training(ap, args.render, cache)
     try:
         data = cut(args.render, cache, args.jobs)
         path, result = train(data, args.out, args.minutes, args.threads, args.seed,
-                             args.batch, args.lr, args.task)
+                             args.batch, args.lr, args.task, args.device, args.init)
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps({k: round(float(v), 4) for k, v in result.items()}))

@@ -348,20 +348,25 @@ def light_jitter(x: Any, rng: np.random.Generator) -> Any:
     return (x * gain.to(x.device) + bias.to(x.device)).clamp(0, 1)
 
 
-class _Batches:
+class PatchBatches:
     """The samples as tensors on ``device`` (all of them on the GPU when there is one, so
     each batch is cut, mirrored, shifted and jittered there instead of on the CPU), drawn
     as :func:`mirror_and_shift` and :func:`light_jitter` draw them (the same
     :func:`mirror_shift_index`)."""
 
-    def __init__(self, data: dict[str, np.ndarray], device: str = "cpu") -> None:
+    def __init__(self, data: dict[str, np.ndarray], device: str = "cpu",
+                 class_labels: bool = False) -> None:
         import torch
 
         self.torch = torch
         self.device = device
         self.patches = torch.from_numpy(data["patches"]).to(device)        # N, h, w, 3 BGR
-        self.features = torch.from_numpy(data["features"]).float().to(device)
-        self.labels = torch.from_numpy(data["labels"].astype(np.float32)).to(device)
+        # the size reader's samples have no features and class indices for labels
+        n = len(data["labels"])
+        self.features = torch.from_numpy(data.get("features", np.zeros((n, 0), np.float32))
+                                         ).float().to(device)
+        self.labels = torch.from_numpy(data["labels"].astype(np.int64 if class_labels
+                                                             else np.float32)).to(device)
 
     def draw(self, idx: np.ndarray, rng: np.random.Generator | None
              ) -> tuple[Any, Any, Any]:
@@ -383,7 +388,7 @@ class _Batches:
         return x, self.features[i], self.labels[i]
 
 
-def evaluate(net: Any, batches: _Batches, idx: np.ndarray) -> dict[str, float]:
+def evaluate(net: Any, batches: PatchBatches, idx: np.ndarray) -> dict[str, float]:
     """Validation loss, accuracy at 0.5, and the share of pyramids kept when 95% and 99% of
     the ``none`` are turned away."""
     import torch
@@ -436,7 +441,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     log.info("%d training samples (%d pyramids), %d validation (%d pyramids)", len(tr),
              int(data["labels"][tr].sum()), len(val), int(data["labels"][val].sum()))
     lr = lr or (LR if init is None else LR_INIT)
-    batches = _Batches(data, device)
+    batches = PatchBatches(data, device)
     net = (build_net() if init is None else from_onnx(init)).to(device)
     if init is not None:
         from vision.pyramids.train_heat import recalibrate_bn
