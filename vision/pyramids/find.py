@@ -190,8 +190,11 @@ SIZE_READ_SURE = 0.99
 #: images a group; ordinary / crowded under lamps / unseen printing), wrong colours without
 #: -> weight 1 -> 2 -> 4: seed 550000 5 / 47 / 8 -> 2 / 39 / 7 -> 2 / 33 / 6 -> 2 / 31 / 6,
 #: seed 560000 4 / 59 / 1 -> 2 / 51 / 2 -> 2 / 47 / 2 -> 2 / 44 / 3; tables right 236 ->
-#: 238 -> 239 -> 239 of 551 (2 and 4: 54 / 7 / 44 and 62 / 10 / 62)
-WHITE_CLEAR_WEIGHT = 2.0
+#: 238 -> 239 -> 239 of 551 (2 and 4: 54 / 7 / 44 and 62 / 10 / 62). 4 since the reader's
+#: fine-tuning on 36 k more patches (models/pyramids-white-clear.md), on dev seeds
+#: 550000-595000 and 545000-565000 (2,463 tables), weight 2 -> 3 -> 4 -> 8: wrong colours
+#: 476 -> 465 -> 456 -> 454, tables right 1,249 -> 1,252 -> 1,256 -> 1,254
+WHITE_CLEAR_WEIGHT = 4.0
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
