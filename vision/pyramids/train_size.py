@@ -259,34 +259,11 @@ def from_onnx(path: Path, n_classes: int) -> Any:
     into its convolution holds that bias and otherwise passes its input through; call
     :func:`vision.pyramids.train_heat.recalibrate_bn` on training batches before training
     it."""
-    import onnx
-    import torch
-    from onnx import numpy_helper
+    from vision.pyramids.train_verify import load_folded
 
-    from vision.pyramids.train_heat import unfold_bias
-
-    model = onnx.load(str(path))
-    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    convs = [n for n in model.graph.node if n.op_type == "Conv"]
     net = build_net(n_classes)
-    mine = [m for m in net.body.modules() if isinstance(m, torch.nn.Conv2d)]
-    head = {k: v for k, v in net.state_dict().items() if k.startswith("head.")}
-    if len(mine) != len(convs) or any(
-            len(c.input) < 3 or c.input[1] not in weights
-            or tuple(m.weight.shape) != weights[c.input[1]].shape for m, c in zip(mine, convs)) \
-            or any(k not in weights or tuple(v.shape) != weights[k].shape
-                   for k, v in head.items()):
-        raise ValueError(f"{path}: not an exported reader of build_net's shape with "
-                         f"{n_classes} classes ({len(mine)} convolutions and a linear head)")
-    bns = [m for m in net.body.modules() if isinstance(m, torch.nn.BatchNorm2d)]
-    with torch.no_grad():
-        for m, bn, c in zip(mine, bns, convs):
-            m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
-            unfold_bias(bn, torch.from_numpy(weights[c.input[2]].copy()))
-        state = net.state_dict()
-        for k in head:
-            state[k].copy_(torch.from_numpy(weights[k].copy()))
-    return net
+    return load_folded(path, net, net.body, ("head.",),
+                       f"reader of build_net's shape with {n_classes} classes")
 
 
 def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int = 2,

@@ -259,6 +259,17 @@ def from_onnx(path: Path) -> Any:
     its convolution: here each batch norm holds that bias and otherwise passes its input
     through; call :func:`vision.pyramids.train_heat.recalibrate_bn` on training batches
     before training it."""
+    net = build_net()
+    return load_folded(path, net, net.patch, ("feats.", "head."),
+                       "verifier of build_net's shape")
+
+
+def load_folded(path: Path, net: Any, body: Any, prefixes: tuple[str, ...], what: str) -> Any:
+    """``net`` with the weights of the exported file ``path``: the convolutions of its module
+    ``body`` in order, each batch norm after one given the bias the export folded into it
+    (:func:`vision.pyramids.train_heat.unfold_bias`), and its layers named from
+    ``prefixes`` by name (the verifier's and the size readers' ``from_onnx``). A file of
+    another shape is refused by name (ValueError: not an exported ``what``)."""
     import onnx
     import torch
     from onnx import numpy_helper
@@ -268,23 +279,22 @@ def from_onnx(path: Path) -> Any:
     model = onnx.load(str(path))
     weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type == "Conv"]
-    net = build_net()
-    mine = [m for m in net.patch.modules() if isinstance(m, torch.nn.Conv2d)]
-    linears = {k: v for k, v in net.state_dict().items() if k.startswith(("feats.", "head."))}
+    mine = [m for m in body.modules() if isinstance(m, torch.nn.Conv2d)]
+    named = {k: v for k, v in net.state_dict().items() if k.startswith(prefixes)}
     if len(mine) != len(convs) or any(
             len(c.input) < 3 or c.input[1] not in weights
             or tuple(m.weight.shape) != weights[c.input[1]].shape for m, c in zip(mine, convs)) \
             or any(k not in weights or tuple(v.shape) != weights[k].shape
-                   for k, v in linears.items()):
-        raise ValueError(f"{path}: not an exported verifier of build_net's shape "
-                         f"({len(mine)} convolutions, layers {sorted(linears)})")
-    bns = [m for m in net.patch.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+                   for k, v in named.items()):
+        raise ValueError(f"{path}: not an exported {what} ({len(mine)} convolutions, "
+                         f"layers {sorted(named)})")
+    bns = [m for m in body.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     with torch.no_grad():
         for m, bn, c in zip(mine, bns, convs):
             m.weight.copy_(torch.from_numpy(weights[c.input[1]].copy()))
             unfold_bias(bn, torch.from_numpy(weights[c.input[2]].copy()))
         state = net.state_dict()
-        for k in linears:
+        for k in named:
             state[k].copy_(torch.from_numpy(weights[k].copy()))
     return net
 
