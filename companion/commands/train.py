@@ -256,13 +256,14 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
         if not extra.is_file():
             raise TrainError(f"--samples {extra}: no such file")
     try:
-        # only the span it trains on is cut: the other would double the cache for nothing;
-        # with earlier cuts, a cache already there is read once, with them
-        if not (more and cache.is_file()):
-            data = prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
+        # only the span it trains on is cut: the other would double the cache for nothing
         if more:
-            data = {}  # the cut's arrays are freed before the joint copy is made
+            if not cache.is_file():
+                prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
+            # the cut is read back from its cache once, with the earlier ones
             data = load_samples([cache, *more], PATCH_MM_TRAIN)
+        else:
+            data = prepare(folders, cache, args.jobs, args.candidates, (PATCH_MM_TRAIN,))
         path, figures = train(data, args.out, MINUTES if args.minutes is None else args.minutes,
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
                               lr=args.lr0, device=_torch_device(args),
@@ -280,7 +281,7 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
     then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
     from the task's exported file)."""
-    from vision.pyramids.train_size import MINUTES, SAMPLES_FILE, cut, train
+    from vision.pyramids.train_size import BATCH, MINUTES, SAMPLES_FILE, cut, train
 
     task = "white-clear" if args.model == "pyramid-white-clear" else "size"
     cache = args.out / SAMPLES_FILE
@@ -289,7 +290,7 @@ def _pyramid_size(args: argparse.Namespace) -> int:
         data = cut(folders, cache, args.jobs)
         minutes = MINUTES[task] if args.minutes is None else args.minutes
         path, figures = train(data, args.out, minutes, args.threads, seed=args.seed or 0,
-                              batch=args.batch or 128, lr=args.lr0, task=task,
+                              batch=args.batch or BATCH, lr=args.lr0, task=task,
                               device=_torch_device(args),
                               init=None if args.init is None else Path(args.init))
     except ValueError as exc:

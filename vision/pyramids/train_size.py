@@ -274,10 +274,11 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     validation loss to ``out/`` + the task's file name. Returns the file and its validation
     figures. Each batch is half mirrored (size and pose do not change), shifted by up to
     3 px (:data:`vision.pyramids.train_verify.SHIFT_PX`) and its light jittered, on
-    ``device`` (``cpu``, or ``cuda`` where there is a GPU: the patches are held there). ``init``: go on from the task's exported
-    file (:func:`from_onnx`, its batch norms recalibrated on training batches), validated
-    first, so the result is never worse on this validation set than it. ``lr``: peak
-    learning rate (default :data:`LR`, :data:`LR_INIT` going on from ``init``)."""
+    ``device`` (``cpu``, or ``cuda`` where there is a GPU: the patches are held there).
+    ``init``: go on from the task's exported file (:func:`from_onnx`, its batch norms
+    recalibrated on training batches), validated first, so the result is never worse on
+    this validation set than it. ``lr``: peak learning rate (default :data:`LR`,
+    :data:`LR_INIT` going on from ``init``)."""
     import torch
 
     from vision.pyramids.train_verify import RECALIBRATE_BATCHES, PatchBatches
