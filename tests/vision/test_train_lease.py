@@ -32,6 +32,19 @@ def test_a_batch_for_one_network_is_cut_for_that_one_alone(tmp_path: Path):
     assert got["views"] == 1 and got["samples"] == 0
 
 
+def test_a_batch_of_a_later_recipe_cuts_every_candidate_at_48_mm_alone(tmp_path: Path):
+    # crowded lattice, recoloured printing: the verifier's later stages
+    got = train_lease.render_and_cut(4, 4324, "crowded-printed", 1, tmp_path, ("verify",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verify_000004.npz"]
+    with np.load(tmp_path / "verify_000004.npz") as z:
+        assert f"patches{PATCH_MM_TRAIN:g}" in z.files and "patches72" not in z.files
+        assert len(z["labels"]) == got["samples"] > 0
+    doubtful = train_lease.render_and_cut(4, 4324, "crowded-printed", 1, tmp_path / "d",
+                                          ("verify",), "doubtful")
+    assert 0 < doubtful["samples"] < got["samples"]   # "all" adds the classifier's own hues
+    assert set(train_lease.CYCLE) <= set(train_lease.RECIPES)
+
+
 def test_a_batch_for_the_size_readers_keeps_each_patch_with_its_class_and_colour(
         tmp_path: Path):
     from vision.pyramids.classifier import SIZE_CLASSES
@@ -91,6 +104,11 @@ def test_the_trained_files_are_copied_to_out(tmp_path: Path):
     (["--networks", "heat", "--size-init", "models"], "--size-init is for the size readers"),
     (["--heat-init", "nowhere.onnx"], "--heat-init nowhere.onnx: no such file"),
     (["--networks", "verify", "--heat-init", "x.onnx"], "--heat-init is for the heat map"),
+    (["--networks", "heat", "--verify-init", "models/pyramids-verify.onnx"],
+     "--verify-init is for the verifier"),
+    (["--verify-init", "nowhere.onnx"], "--verify-init nowhere.onnx: no such file"),
+    (["--recipes", "mixed,crowded-lamp,beach"],
+     "--recipes 'mixed,crowded-lamp,beach': expected some of mixed, crowded, mixed-lamp"),
 ])
 def test_a_bad_budget_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          argv: list[str], message: str):

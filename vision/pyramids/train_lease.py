@@ -36,6 +36,10 @@ misses, and it is the one shipped. A fourth lease (an H100 machine, 2026-11-26) 
 to the size readers (``--networks size --size-init models``, seed 99001): 178 batches,
 10,680 scenes, 223,604 patches in 300 s, then 3.5 minutes of training for each
 (``models/pyramids-size.md``).
+``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
+verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
+stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
+under lamps and recoloured printings (:data:`RECIPES`).
 """
 
 from __future__ import annotations
@@ -55,14 +59,21 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: ``companion synth`` recipes (game, light, share of images with hands)
-RECIPES: dict[str, tuple[str, str, float]] = {
-    "mixed": ("mixed", "ordinary", 0.15),
-    "crowded": ("crowded", "mixed", 0.10),
-    "mixed-lamp": ("mixed", "mixed", 0.15),
+#: ``companion synth`` recipes (game, light, share of images with hands, the card printing's
+#: strength or None for the usual 0-1): the first three are the shipped files' usual ones;
+#: the others are the verifier's later stages (``models/pyramids-verify.md``): crowded
+#: lattices under a lamp in every image, and recoloured printings (``--printing``), still
+#: short of the benchmark's unseen printing (1.6-2.4)
+RECIPES: dict[str, tuple[str, str, float, tuple[float, float] | None]] = {
+    "mixed": ("mixed", "ordinary", 0.15, None),
+    "crowded": ("crowded", "mixed", 0.10, None),
+    "mixed-lamp": ("mixed", "mixed", 0.15, None),
+    "crowded-lamp": ("crowded", "lamp", 0.10, None),
+    "crowded-printed": ("crowded", "mixed", 0.10, (1.0, 1.5)),
+    "mixed-printed": ("mixed", "mixed", 0.15, (0.0, 1.5)),
 }
-#: the recipe of each batch, in turn: 4 mixed, 3 crowded tables under lamps, 3 mixed under
-#: lamps, as the shipped verifier's renders
+#: the recipe of each batch, in turn (``--recipes`` names another cycle): 4 mixed, 3 crowded
+#: tables under lamps, 3 mixed under lamps, as the shipped verifier's first renders
 CYCLE = ("mixed", "crowded", "mixed-lamp", "mixed", "crowded", "mixed-lamp", "mixed",
          "crowded", "mixed-lamp", "mixed")
 #: the first seed: none of the shipped files' renders (93001-97204), the dev seeds (4242-4244,
@@ -88,10 +99,12 @@ DEFAULT_NETWORKS = ("heat", "verify")
 
 
 def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
-                   networks: tuple[str, ...] = DEFAULT_NETWORKS) -> dict[str, Any]:
+                   networks: tuple[str, ...] = DEFAULT_NETWORKS,
+                   candidates: str = "all") -> dict[str, Any]:
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
     for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights),
-    ``work/verify_BATCH.npz`` (the verifier's samples) and ``work/size_BATCH.npz`` (the
+    ``work/verify_BATCH.npz`` (the verifier's samples: ``candidates``, as
+    :mod:`vision.pyramids.train_verify` names them, the 48 mm patches alone) and ``work/size_BATCH.npz`` (the
     size readers' patches, labels and colours), scene ids from ``batch * SCENE_IDS``, then
     delete the images.
     Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
@@ -100,7 +113,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
 
     from vision.pyramids.heat import HEAT_PPM
     from vision.pyramids.train_heat import prepare_views
-    from vision.pyramids.train_verify import SPANS, _prepare_chunk
+    from vision.pyramids.train_verify import PATCH_MM_TRAIN, _prepare_chunk
     from vision.synth.generate import SynthConfig, synthesize
 
     if scenes >= SCENE_IDS:
@@ -108,9 +121,9 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     cv2.setNumThreads(1)
     t0 = time.monotonic()
     folder = work / f"r{batch:06d}"
-    game, light, hands = RECIPES[recipe]
+    game, light, hands, printing = RECIPES[recipe]
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=game, light=light,
-                           hands=hands))
+                           hands=hands, printing=printing))
     t1 = time.monotonic()
     views: dict[str, np.ndarray] = {}
     if "heat" in networks:
@@ -120,7 +133,8 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     t2 = time.monotonic()
     samples: dict[str, np.ndarray] = {}
     if "verify" in networks:
-        samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes, "doubtful", SPANS))
+        samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes, candidates,
+                                  (PATCH_MM_TRAIN,)))
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
@@ -140,9 +154,12 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
 
 
 def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED,
-                 networks: tuple[str, ...] = DEFAULT_NETWORKS) -> list[dict[str, Any]]:
+                 networks: tuple[str, ...] = DEFAULT_NETWORKS,
+                 cycle: tuple[str, ...] = CYCLE, candidates: str = "all"
+                 ) -> list[dict[str, Any]]:
     """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
-    numbers) from ``seed``, a new one started only while it can end within ``seconds`` of
+    numbers) from ``seed``, recipes in turn from ``cycle`` (the verifier's samples:
+    ``candidates``), a new one started only while it can end within ``seconds`` of
     now (its time measured on the batches done). Returns what each batch done reported; a
     batch that fails is logged and left out, and after two failures before any success
     none more is started."""
@@ -158,8 +175,8 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
             while (len(running) < workers and time.monotonic() - t0 + per_batch < seconds
                    and not (failed >= 2 and not done)):
                 running[pool.submit(render_and_cut, seed + k, seed + k,
-                                    CYCLE[k % len(CYCLE)], scenes, work,
-                                    networks)] = time.monotonic()
+                                    cycle[k % len(cycle)], scenes, work,
+                                    networks, candidates)] = time.monotonic()
                 k += 1
             if not running:
                 break
@@ -209,14 +226,14 @@ def _train_heat(work: Path, minutes: float, device: str, init: Path | None = Non
                      eval_every_s=45.0, init=init)
 
 
-def _train_verify(work: Path, minutes: float, device: str) -> None:
+def _train_verify(work: Path, minutes: float, device: str, init: Path | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s verify: %(message)s")
     from vision.pyramids import train_verify
 
     data = load_batches(work, "verify", (f"patches{train_verify.PATCH_MM_TRAIN:g}",
                                          "features", "labels", "scene"))
     _, figures = train_verify.train(data, work / "verify", minutes, threads=1, seed=1,
-                                    batch=VERIFY_BATCH, device=device)
+                                    batch=VERIFY_BATCH, device=device, init=init)
     (work / "verify" / "figures.json").write_text(json.dumps(figures), encoding="utf-8")
 
 
@@ -242,10 +259,12 @@ RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")
 
 def train_both(work: Path, seconds: float, device: str,
                networks: tuple[str, ...] = DEFAULT_NETWORKS, heat_init: Path | None = None,
-               size_init: Path | None = None) -> dict[str, int | None]:
+               size_init: Path | None = None, verify_init: Path | None = None
+               ) -> dict[str, int | None]:
     """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the two size
     readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
-    map going on from ``heat_init`` where given (a ``best.pt`` or an exported file) and the
+    map going on from ``heat_init`` where given (a ``best.pt`` or an exported file), the
+    verifier from ``verify_init`` (an exported file) and the
     size readers from their exported files in the folder ``size_init`` (say ``models``);
     returns each one's exit code."""
     from vision.pyramids.train_size import TASKS as SIZE_TASKS
@@ -256,7 +275,7 @@ def train_both(work: Path, seconds: float, device: str,
     ctx = mp.get_context("spawn")
     jobs: dict[str, tuple[Any, tuple[Any, ...]]] = {
         "heat": (_train_heat, (work, minutes, device, heat_init)),
-        "verify": (_train_verify, (work, minutes, device))}
+        "verify": (_train_verify, (work, minutes, device, verify_init))}
     for task, (_, file) in SIZE_TASKS.items():
         jobs[task] = (_train_size, (work, minutes, device, task,
                                     None if size_init is None else size_init / file))
@@ -305,6 +324,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heat-init", type=Path, default=None, metavar="PT_OR_ONNX",
                     help="the heat map goes on from this best.pt or exported file (say "
                          "models/pyramids-heat.onnx) instead of random weights")
+    ap.add_argument("--verify-init", type=Path, default=None, metavar="ONNX",
+                    help="the verifier goes on from this exported file (say "
+                         "models/pyramids-verify.onnx) instead of random weights")
+    ap.add_argument("--recipes", default=",".join(CYCLE),
+                    help="the batches' recipes in turn, comma-separated, of "
+                         f"{', '.join(RECIPES)} (default: 4 mixed, 3 crowded, 3 mixed-lamp)")
+    ap.add_argument("--candidates", choices=("all", "doubtful"), default="all",
+                    help="the verifier's samples: every candidate the finder may ask about "
+                         "(default, as the shipped file's later stages) or the doubtful ones")
     ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
                     help="the size readers go on from their exported files in this folder "
                          "(say models: pyramids-size.onnx, pyramids-white-clear.onnx)")
@@ -318,6 +346,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--heat-init is for the heat map, which --networks {args.networks!r} leaves out")
     if args.heat_init is not None and not args.heat_init.is_file():
         ap.error(f"--heat-init {args.heat_init}: no such file")
+    if args.verify_init is not None and "verify" not in networks:
+        ap.error(f"--verify-init is for the verifier, which --networks {args.networks!r} "
+                 "leaves out")
+    if args.verify_init is not None and not args.verify_init.is_file():
+        ap.error(f"--verify-init {args.verify_init}: no such file")
+    cycle = tuple(args.recipes.split(","))
+    if set(cycle) - set(RECIPES):
+        ap.error(f"--recipes {args.recipes!r}: expected some of {', '.join(RECIPES)}, "
+                 "comma-separated")
     if args.size_init is not None:
         if "size" not in networks:
             ap.error(f"--size-init is for the size readers, which --networks "
@@ -340,14 +377,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda: torch sees no GPU here")
     done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed,
-                        networks)
+                        networks, cycle, args.candidates)
     have = sorted(args.work.glob(f"{networks[0]}_*.npz"))
     if not have:
         ap.error("no batch was rendered and cut (see the warnings above)")
     log.info("training on the %d batches in %s (%d rendered now)", len(have), args.work,
              len(done))
     codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device,
-                       networks, args.heat_init, args.size_init)
+                       networks, args.heat_init, args.size_init, args.verify_init)
     got = collect(args.work, args.out)
     log.info("exit codes %s; %s", codes, ", ".join(map(str, got)) or "nothing trained")
     return 0 if all(c == 0 for c in codes.values()) else 1
