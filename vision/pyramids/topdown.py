@@ -143,6 +143,16 @@ class TopDown:
                                     borderMode=cv2.BORDER_CONSTANT)
         return out
 
+    def outside(self, image_hw: tuple[int, ...], ppm: float) -> np.ndarray:
+        """(h, w) bool over :meth:`view`'s pixels: True where the table point lies outside
+        an image of ``image_hw`` (the view is black there)."""
+        m1, m2 = self._view_maps(ppm)
+        ones = np.full(image_hw[:2], 255, np.uint8)
+        seen = cv2.remap(ones, m1, m2, cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=0)
+        out: np.ndarray = seen == 0
+        return out
+
     def patches(self, image: np.ndarray, centers_mm: np.ndarray, angles_deg: np.ndarray,
                 size_px: int, span_mm: float) -> np.ndarray:
         """(N, size, size, 3) patches: each ``span_mm`` wide around its centre, turned so that
