@@ -81,6 +81,27 @@ def test_pyramids_just_past_the_mat_are_found_and_reported_in_the_mats_frame(tar
     assert wide.look(image, calib).view.shape == narrow.look(image, calib).view.shape
 
 
+def test_the_mat_itself_is_seen_through_the_same_pixels_and_heat_cells_as_without(tarot):
+    """The border is whole heat-map cells, view pixels and map steps: the bordered view
+    holds the plain one pixel for pixel, and the heat map's cells lie where they did."""
+    from vision.pyramids import PyramidFinder
+    from vision.pyramids.find import VIEW_PPM
+    from vision.pyramids.heat import CELL_MM
+    from vision.pyramids.topdown import MAP_STEP_MM
+
+    assert BORDER_MM % CELL_MM == 0 and BORDER_MM % MAP_STEP_MM == 0
+    image, calib, _ = _scene(tarot)
+    finder = PyramidFinder(DEFAULT_MAT)
+    plain = finder.look(image, calib).view
+    wide = finder._wide.look(image, shifted(calib, BORDER_MM)).view
+    k = int(BORDER_MM * VIEW_PPM)
+    inner = wide[k:k + plain.shape[0], k:k + plain.shape[1]]
+    assert inner.shape == plain.shape
+    assert np.abs(inner.astype(int) - plain.astype(int)).max() <= 1
+    with pytest.raises(ValueError, match="border_mm 25.0: expected a multiple of 4 mm"):
+        PyramidFinder(DEFAULT_MAT, border_mm=25.0)
+
+
 def test_where_the_view_runs_past_the_image_nothing_is_found(tarot):
     """Past the image's edge the view is black; black there is not a black pyramid."""
     from vision.pyramids import PyramidFinder

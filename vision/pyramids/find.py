@@ -81,7 +81,7 @@ from vision.pyramids.classifier import (
 )
 from vision.pyramids.colors import BACKGROUND, COLORS, ColorModel, default_model
 from vision.pyramids.geometry import camera_center, footprint_mm, polygon_centroid
-from vision.pyramids.heat import HEAT_MODEL, HeatMap, HeatNet
+from vision.pyramids.heat import CELL_MM, HEAT_MODEL, HeatMap, HeatNet
 from vision.pyramids.proposals import Candidate, Segmentation, propose, segment
 from vision.pyramids.topdown import TopDown, apply_gains
 from vision.pyramids.verify import VERIFY_MODEL, Verifier, doubtful, features
@@ -102,21 +102,25 @@ VIEW_PPM = 0.75
 #: beside the mat, or at its edge with its base centre just past it, is on the table too.
 #: Dev renders (seed 550000, 100 images a group) held 22 such pyramids in 14 images (3 of
 #: 647 truth pyramids on ordinary tables, 17 of 2,328 on crowded ones), 17 of them within
-#: 20 mm of the edge; without the border every one was missed. Nine dev seeds (550000-595000,
-#: 545000-565000; 2,463 tables; ordinary / crowded under lamps / unseen printing), 0 -> 25 mm
-#: (with HEAT_PEAK_PAST_MAT): tables right 559 / 156 / 541 -> 575 / 161 / 546 (1,256 ->
-#: 1,282), pyramids missed 1,960 -> 1,939, false finds 419 -> 423, wrong colour / pips /
-#: pointing 456 / 440 / 223 -> 429 / 438 / 210 (a pyramid at the edge no longer has its
-#: silhouette cut off by the view's). About 14% more view to read: on 40 bench frames the
-#: whole pipeline took 0.5-3 ms more a frame. 0 looks at the play area alone
-BORDER_MM = 25.0
+#: 20 mm of the edge; without the border every one was missed. 0 looks at the play area alone.
+#: A whole number of heat-map cells (CELL_MM), which is also one of view pixels and of the
+#: top-down maps' grid steps: the view of the mat itself is then the same pixels as without
+#: the border, and the heat map's cells lie where they did (25 mm, 18.75 view pixels, moved
+#: every pixel a little and the finds on the mat changed image by image: +26 tables on the
+#: dev seeds below, -11 on the held-out bench). Nine dev seeds (550000-595000,
+#: 545000-565000; 2,463 tables; ordinary / crowded under lamps / unseen printing), 0 -> 24
+#: mm with HEAT_PEAK_PAST_MAT: tables right 559 / 156 / 541 -> 559 / 162 / 545 (1,256 ->
+#: 1,266), pyramids missed 1,960 -> 1,895, false finds 419 -> 397, wrong colour / pips /
+#: pointing 456 / 440 / 223 -> 459 / 442 / 228. About 14% more view to read: 4-5 ms more a frame for the whole pipeline (40
+#: bench frames, the two orders averaged)
+BORDER_MM = 24.0
 #: ... where the heat map's own candidates must be warmer than on the mat (HEAT_PEAK): the
 #: map was trained on mats, and off them it warms to the table's grain and cloth (on 24
 #: bench-seed frames, 6 peaks a frame past the mat, median heat 0.25, nearly all called
 #: nothing by the colour classifier), each one a patch for the classifiers to read. Dev
-#: seeds as above, HEAT_PEAK there -> 0.4: 5 more pyramids missed on crowded tables, one
-#: table fewer; the finder's time a frame (median of 24 bench-seed frames, one thread) 47.9
-#: -> 43.9 ms, against 42.5 ms with no border
+#: seeds as above (a 25 mm border), HEAT_PEAK there -> 0.4: 5 more pyramids missed on
+#: crowded tables, one table fewer; the finder's time a frame (median of 24 bench-seed
+#: frames, one thread) 47.9 -> 43.9 ms, against 42.5 ms with no border
 HEAT_PEAK_PAST_MAT = 0.4
 #: a candidate is a pyramid when the colour classifier gives ``none`` less than this...
 MAX_NONE = 0.5
@@ -611,6 +615,9 @@ class PyramidFinder:
         self.max_none_light = float(max_none_light)
         self.looker = Looker(mat, self.model)
         self.border_mm = max(0.0, float(border_mm))
+        if self.border_mm % CELL_MM or (self.border_mm * VIEW_PPM) % 1:
+            raise ValueError(f"border_mm {border_mm}: expected a multiple of {CELL_MM:g} mm "
+                             "(whole heat-map cells and view pixels)")
         # find() looks past the mat's edges (BORDER_MM) in a frame moved by the border;
         # look() stays in the mat's own frame (the training cutters label in it)
         self._wide = Looker(bordered(mat, self.border_mm), self.model) \
