@@ -116,7 +116,7 @@ VIEW_PPM = 0.75
 BORDER_MM = 24.0
 #: ... where the heat map's own candidates must be warmer than on the mat (HEAT_PEAK): the
 #: map was trained on mats, and off them it warms to the table's grain and cloth (on 24
-#: bench-seed frames, 6 peaks a frame past the mat, median heat 0.25, nearly all called
+#: bench-seed frames, 6 peaks a frame past the mat, median heat 0.25, most of them called
 #: nothing by the colour classifier), each one a patch for the classifiers to read. Dev
 #: seeds as above (a 25 mm border), HEAT_PEAK there -> 0.4: 5 more pyramids missed on
 #: crowded tables, one table fewer; the finder's time a frame (median of 24 bench-seed
