@@ -252,8 +252,9 @@ def report(res: dict[str, Scorer], times: dict[str, list[float]], cmd: str, seed
               f"{os.cpu_count()} CPUs, {cpu_name()}, shared with other work (load average "
               f"{os.getloadavg()[0]:.2f} when done)  "),
              (f"Method: colour-table candidates and the peaks of a heat map "
-              f"(`models/pyramids-heat.int8.onnx`, the int8 copy of `pyramids-heat.onnx`) in the top-down view "
-              f"(the mat and {BORDER_MM:g} mm past its edges), two small ONNX patch "
+              f"(`models/pyramids-heat.int8.onnx`, the int8 copy of `pyramids-heat.onnx`) "
+              f"in the top-down view (the mat and {BORDER_MM:g} mm past its edges), two "
+              f"small ONNX patch "
               f"classifiers (`models/pyramids-color.onnx`, `models/pyramids-shape.onnx`, "
               f"one onnxruntime thread), a second opinion on the doubtful candidates "
               f"(white, clear, black, or the heat map's alone: `models/pyramids-verify.onnx`), "

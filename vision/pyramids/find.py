@@ -111,8 +111,8 @@ VIEW_PPM = 0.75
 #: 545000-565000; 2,463 tables; ordinary / crowded under lamps / unseen printing), 0 -> 24
 #: mm with HEAT_PEAK_PAST_MAT: tables right 559 / 156 / 541 -> 559 / 162 / 545 (1,256 ->
 #: 1,266), pyramids missed 1,960 -> 1,895, false finds 419 -> 397, wrong colour / pips /
-#: pointing 456 / 440 / 223 -> 459 / 442 / 228. About 14% more view to read: 4-5 ms more a frame for the whole pipeline (40
-#: bench frames, the two orders averaged)
+#: pointing 456 / 440 / 223 -> 459 / 442 / 228. About 14% more view to read: 4-5 ms more a
+#: frame for the whole pipeline (40 bench frames, the two orders averaged)
 BORDER_MM = 24.0
 #: ... where the heat map's own candidates must be warmer than on the mat (HEAT_PEAK): the
 #: map was trained on mats, and off them it warms to the table's grain and cloth (on 24
@@ -510,11 +510,12 @@ class _BorderedMat(Mat):
     border_mm: float = 0.0
 
     def marker_centers(self) -> dict[int, tuple[float, float]]:
-        if not self.printed:
-            return {}
+        # the mat's own layout, moved by the border
         b = self.border_mm
-        w, h = self.width_mm - b, self.height_mm - b
-        return {0: (b, b), 1: (w, b), 2: (w, h), 3: (b, h)}
+        mat = Mat(dictionary=self.dictionary, marker_size_mm=self.marker_size_mm,
+                  width_mm=self.width_mm - 2 * b, height_mm=self.height_mm - 2 * b,
+                  printed=self.printed)
+        return {k: (x + b, y + b) for k, (x, y) in mat.marker_centers().items()}
 
 
 def bordered(mat: Mat, border_mm: float) -> Mat:

@@ -104,9 +104,9 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
     for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights),
     ``work/verify_BATCH.npz`` (the verifier's samples: ``candidates``, as
-    :mod:`vision.pyramids.train_verify` names them, the 48 mm patches alone) and ``work/size_BATCH.npz`` (the
-    size readers' patches, labels and colours), scene ids from ``batch * SCENE_IDS``, then
-    delete the images.
+    :mod:`vision.pyramids.train_verify` names them, the 48 mm patches alone) and
+    ``work/size_BATCH.npz`` (the size readers' patches, labels and colours), scene ids from
+    ``batch * SCENE_IDS``, then delete the images.
     Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
     the batches of several runs into one folder add up."""
     import cv2
@@ -301,6 +301,8 @@ def collect(work: Path, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from vision.pyramids.train_verify import CANDIDATES
+
     ap = argparse.ArgumentParser(prog="python -m vision.pyramids.train_lease",
                                  description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--work", type=Path, required=True,
@@ -330,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recipes", default=",".join(CYCLE),
                     help="the batches' recipes in turn, comma-separated, of "
                          f"{', '.join(RECIPES)} (default: 4 mixed, 3 crowded, 3 mixed-lamp)")
-    ap.add_argument("--candidates", choices=("all", "doubtful"), default="all",
+    ap.add_argument("--candidates", choices=CANDIDATES, default="all",
                     help="the verifier's samples: every candidate the finder may ask about "
                          "(default, as the shipped file's later stages) or the doubtful ones")
     ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
