@@ -173,24 +173,29 @@ def _sharpened(gray: np.ndarray) -> np.ndarray:
     return cv2.addWeighted(gray, 1.0 + SHARPEN_AMOUNT, blur, -SHARPEN_AMOUNT, 0)
 
 
-def _detect(gray: np.ndarray, detector: Any) -> dict[int, np.ndarray]:
+def _all_of_mat(gray: np.ndarray, detector: Any) -> list[tuple[int, np.ndarray]]:
+    """Every detection of the mat's ids 0..3 (an id may come more than once)."""
     corners, ids, _ = detector.detectMarkers(gray)
-    found: dict[int, np.ndarray] = {}
     if ids is None:
-        return found
-    for mid, c in zip(ids.ravel(), corners):
-        mid = int(mid)
-        if mid in (0, 1, 2, 3) and mid not in found:
-            found[mid] = c.reshape(4, 2).astype(np.float64)
+        return []
+    return [(int(m), c.reshape(4, 2).astype(np.float64)) for m, c in zip(ids.ravel(), corners)
+            if int(m) in (0, 1, 2, 3)]
+
+
+def _detect(gray: np.ndarray, detector: Any) -> dict[int, np.ndarray]:
+    """The mat's markers in ``gray``: the first detection of each id."""
+    found: dict[int, np.ndarray] = {}
+    for mid, c in _all_of_mat(gray, detector):
+        found.setdefault(mid, c)
     return found
 
 
-def _with_second_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: Any
-                      ) -> dict[int, np.ndarray]:
-    """``found`` plus the markers that only a sharpened copy of ``gray`` shows (a marker
-    in both keeps its plain corners)."""
+def _with_second_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: Any,
+                      sharp: np.ndarray | None = None) -> dict[int, np.ndarray]:
+    """``found`` plus the markers that only a sharpened copy of ``gray`` (``sharp``, made
+    here when not given) shows (a marker in both keeps its plain corners)."""
     out = dict(found)
-    for mid, c in _detect(_sharpened(gray), detector).items():
+    for mid, c in _detect(_sharpened(gray) if sharp is None else sharp, detector).items():
         out.setdefault(mid, c)
     return out
 
@@ -229,56 +234,48 @@ def _forgiving_detector(mat: Mat) -> Any:
 THIRD_LOOK_MM = 8.0
 
 
-def _all_of_mat(gray: np.ndarray, detector: Any) -> list[tuple[int, np.ndarray]]:
-    """Every detection of the mat's ids 0..3 (an id may come more than once)."""
-    corners, ids, _ = detector.detectMarkers(gray)
-    if ids is None:
-        return []
-    return [(int(m), c.reshape(4, 2).astype(np.float64)) for m, c in zip(ids.ravel(), corners)
-            if int(m) in (0, 1, 2, 3)]
-
-
 def with_third_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: Any,
-                    corners_mm: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+                    corners_mm: dict[int, np.ndarray], sharp: np.ndarray | None = None
+                    ) -> dict[int, np.ndarray]:
     """``found`` plus the missing markers that a forgiving detector
-    (:func:`_forgiving_detector`) sees in ``gray`` or, failing that, in a sharpened copy,
-    each kept only where it agrees with the others (:data:`THIRD_LOOK_MM`): every one of
-    the third look's within THIRD_LOOK_MM of where the homography of all of them puts it,
-    and at least three markers in all: otherwise ``found`` as it was."""
+    (:func:`_forgiving_detector`) sees in ``gray`` or, failing that, in a sharpened copy
+    (``sharp``, made here when not given), each kept only where it agrees with the others
+    (:data:`THIRD_LOOK_MM`): every one of the third look's within THIRD_LOOK_MM of where
+    the homography of all of them puts it, and at least three markers in all: otherwise
+    ``found`` as it was."""
     cands = [(m, c) for m, c in _all_of_mat(gray, detector) if m not in found]
     if len({m for m, _ in cands} | set(found)) < 4:
-        cands += [(m, c) for m, c in _all_of_mat(_sharpened(gray), detector)
-                  if m not in found]
+        sharp = _sharpened(gray) if sharp is None else sharp
+        cands += [(m, c) for m, c in _all_of_mat(sharp, detector) if m not in found]
     if not cands:
         return found
+
+    def fit(markers: dict[int, np.ndarray]) -> tuple[np.ndarray | None, float]:
+        ids = sorted(markers)
+        return _fit(np.vstack([markers[k] for k in ids]),
+                    np.vstack([corners_mm[k] for k in ids]))
+
     # one detection per id: of an id's several (the forgiving detector sees a marker more
     # than once), the one the homography of all the markers fits best
     extra: dict[int, list[np.ndarray]] = {}
     for m, c in cands:
         extra.setdefault(m, []).append(c)
     chosen = {**found, **{m: cs[0] for m, cs in extra.items()}}
-
-    def rms(markers: dict[int, np.ndarray]) -> float:
-        ids = sorted(markers)
-        return _fit(np.vstack([markers[k] for k in ids]),
-                    np.vstack([corners_mm[k] for k in ids]))[1]
-
     for m, cs in extra.items():
         if len(cs) > 1:
-            chosen[m] = min(cs, key=lambda c: rms({**chosen, m: c}))
+            chosen[m] = min(cs, key=lambda c: fit({**chosen, m: c})[1])
     # then this look's markers that do not agree with the others go, the worst first
     while set(chosen) - set(found):
         # two markers can be fitted by a homography wherever they lie, and one of this
         # look's beside one found plainly made worse poses than that one alone (dev renders)
         if len(chosen) < 3:
             break
-        ids = sorted(chosen)
-        H, _ = _fit(np.vstack([chosen[k] for k in ids]), np.vstack([corners_mm[k] for k in ids]))
+        H, _ = fit(chosen)
         if H is None:
             break
         off = {k: float(np.mean(np.linalg.norm(cv2.perspectiveTransform(
             chosen[k].reshape(-1, 1, 2), H).reshape(-1, 2) - corners_mm[k], axis=1)))
-            for k in ids if k not in found}
+            for k in chosen if k not in found}
         worst = max(off, key=lambda k: off[k])
         if off[worst] <= THIRD_LOOK_MM:
             return chosen
@@ -443,10 +440,12 @@ class TableCalibrator:
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
                     self._fruitless_look = (seen, fruitless[1] - 1)
                 else:
-                    found = _with_second_look(gray, found, self._detector)
+                    # one sharpened copy serves the second look and the third
+                    sharp = _sharpened(gray)
+                    found = _with_second_look(gray, found, self._detector, sharp)
                     if len(found) < 4:
                         found = with_third_look(gray, found, self._forgiving_detector,
-                                                self._corners_mm)
+                                                self._corners_mm, sharp)
                     self._fruitless_look = None if len(found) > len(seen) \
                         else (seen, SECOND_LOOK_PAUSE)
         found = self._refine(gray, found)
