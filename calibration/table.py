@@ -200,7 +200,7 @@ def _with_second_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: 
     return out
 
 
-def _forgiving_detector(mat: Mat) -> Any:
+def _forgiving_detector(mat: Mat, window: bool = False) -> Any:
     """The third look's detector (:func:`with_third_look`). On dev renders (seeds
     545000-595000, 2,700 images) 84 images lost a marker that was wholly in view, 26 of
     them all four; in those the plain and sharpened looks found 109 of 298 such markers,
@@ -213,8 +213,9 @@ def _forgiving_detector(mat: Mat) -> Any:
     touching the frame's edge is refused at the default minDistanceToBorder (3 px). It is
     forgiving enough to read the odd patch of card art as one of the mat's ids (in 10 of
     900 dev images: 8 beside the true four, 2 alone), so what it finds must agree with the
-    rest (:data:`THIRD_LOOK_MM`)."""
-    det = _detector(mat)
+    rest (:data:`THIRD_LOOK_MM`). ``window``: for a window around one marker
+    (:data:`WINDOW_MIN_PERIMETER`)."""
+    det = _detector(mat, window)
     params = det.getDetectorParameters()
     params.minMarkerDistanceRate = 0.001
     params.adaptiveThreshWinSizeMax = 53
@@ -247,6 +248,13 @@ def with_third_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: An
     if len({m for m, _ in cands} | set(found)) < 4:
         sharp = _sharpened(gray) if sharp is None else sharp
         cands += [(m, c) for m, c in _all_of_mat(sharp, detector) if m not in found]
+    return _agreeing(found, cands, corners_mm)
+
+
+def _agreeing(found: dict[int, np.ndarray], cands: list[tuple[int, np.ndarray]],
+              corners_mm: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """``found`` plus those of the third look's detections ``cands`` (id, corners) that
+    agree with the rest (:func:`with_third_look`)."""
     if not cands:
         return found
 
@@ -300,6 +308,26 @@ def detect_markers(image: np.ndarray, mat: Mat, detector: Any = None,
 
 #: a marker is looked for again within this many of its own sizes around where it was
 ROI_MARGIN = 0.75
+
+#: A camera's first frame that misses a marker looks for it again (at full size, sharpened,
+#: then with the forgiving detector) only around where the markers it found put it, once
+#: they are this many. Two are not enough even with the lens known: on a dev render (hard
+#: group, seed 550000, image 40) the pose of two put the other two 80 px off, and the
+#: whole-frame looks found them. A marker placed with a corner outside the frame by more
+#: than PLACE_TOLERANCE of its own size (it cannot be read whole) is not looked for at all:
+#: over the whole frame the looks cost 100-300 ms on one thread for 1920x1080, mostly for a
+#: marker the camera does not frame. (The tolerance: one marker touching the frame's edge,
+#: which the forgiving look reads, was placed 5 px past it by three markers; over 1,036
+#: markers left out in turn from dev renders' four, three placed them 0.2 px off (median),
+#: 5 px at the 99th percentile, 22 at most, well inside the windows of ROI_MARGIN.)
+PLACE_MISSING_MIN = 3
+PLACE_TOLERANCE = 0.25
+#: Two markers still tell a marker far out of the frame: the missing markers are not looked
+#: for at all when the pose of two puts a corner of every one of them further outside the
+#: frame than this many of its own sizes (dev renders, seeds 552000-553000, 3,108 markers
+#: placed from two: off by a median 0.05 of a marker's size, 99th percentile 0.54, at most
+#: 1.39), so that none of them can lie wholly in the frame.
+PLACE_FAR = 2.0
 
 
 def _window(corners: np.ndarray, shape: tuple[int, ...]) -> tuple[int, int, int, int] | None:
@@ -415,6 +443,7 @@ class TableCalibrator:
         self._window_detector = _detector(mat, window=True)
         self._refining_detector = _refining_detector(mat)
         self._forgiving_detector = _forgiving_detector(mat)
+        self._forgiving_window_detector = _forgiving_detector(mat, window=True)
         # marker id -> (its searched corners, their refinement) in the last frame
         self._refined: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # the markers' pixels in the last frame where all four were seen, and its size
@@ -440,12 +469,16 @@ class TableCalibrator:
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
                     self._fruitless_look = (seen, fruitless[1] - 1)
                 else:
-                    # one sharpened copy serves the second look and the third
-                    sharp = _sharpened(gray)
-                    found = _with_second_look(gray, found, self._detector, sharp)
-                    if len(found) < 4:
-                        found = with_third_look(gray, found, self._forgiving_detector,
-                                                self._corners_mm, sharp)
+                    where = self._where_missing(found, (w, h))
+                    if where is not None:
+                        found = self._look_where_missing(gray, found, where)
+                    else:
+                        # one sharpened copy serves the second look and the third
+                        sharp = _sharpened(gray)
+                        found = _with_second_look(gray, found, self._detector, sharp)
+                        if len(found) < 4:
+                            found = with_third_look(gray, found, self._forgiving_detector,
+                                                    self._corners_mm, sharp)
                     self._fruitless_look = None if len(found) > len(seen) \
                         else (seen, SECOND_LOOK_PAUSE)
         found = self._refine(gray, found)
@@ -458,6 +491,73 @@ class TableCalibrator:
         if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
             self.last_good = result
         return result
+
+    def _where_missing(self, found: dict[int, np.ndarray], size: tuple[int, int]
+                       ) -> dict[int, np.ndarray | None] | None:
+        """Where the markers missing from ``found`` (image pixels, as searched) lie in the
+        image: marker id -> its corners, or None for one that is not wholly in the frame
+        (nothing to find there). None when ``found`` cannot place them: fewer than
+        :data:`PLACE_MISSING_MIN` markers, unless two put every missing one far out of the
+        frame (:data:`PLACE_FAR`)."""
+        if len(found) < 2:
+            return None
+        loose = len(found) < PLACE_MISSING_MIN
+        intr = self.intrinsics
+        ids = sorted(found)
+        img = np.vstack([found[k] if intr is None else intr.undistort_points(found[k])
+                         for k in ids])
+        H, _ = self._fit_pose(img, np.vstack([self._corners_mm[k] for k in ids]))
+        if H is None:
+            return None
+        Hi = np.linalg.inv(H)
+        w, h = size
+        out: dict[int, np.ndarray | None] = {}
+        for k in self._corners_mm:
+            if k in found:
+                continue
+            px = cv2.perspectiveTransform(self._corners_mm[k].reshape(-1, 1, 2),
+                                          Hi).reshape(-1, 2)
+            # the lens model folds points far outside the frame back into it: those are
+            # out of view before any distortion
+            if intr is not None and intr.distorts:
+                far = (px < -0.25 * np.array([w, h])) | (px > 1.25 * np.array([w, h]))
+                px = None if far.any() else intr.distort_points(px)
+            if px is not None:
+                tol = (PLACE_FAR if loose else PLACE_TOLERANCE) \
+                    * float((px.max(axis=0) - px.min(axis=0)).max())
+                if (px < -tol).any() or (px > np.array([w - 1, h - 1]) + tol).any():
+                    px = None
+            if loose and px is not None:
+                return None
+            out[k] = px
+        return out
+
+    def _look_where_missing(self, gray: np.ndarray, found: dict[int, np.ndarray],
+                            where: dict[int, np.ndarray | None]) -> dict[int, np.ndarray]:
+        """The second and third looks (sharpened, then forgiving: :func:`with_third_look`)
+        in a window around where each missing marker must be (``where``), instead of over
+        the whole frame; a marker out of the frame is not looked for."""
+        out = dict(found)
+        cands: list[tuple[int, np.ndarray]] = []
+        for mid, corners in where.items():
+            win = None if corners is None else _window(corners, gray.shape)
+            if win is None:
+                continue
+            x0, y0, x1, y1 = win
+            at = np.array([x0, y0], np.float64)
+            plain = gray[y0:y1, x0:x1]
+            sharp = _sharpened(plain)
+            got = _detect(sharp, self._window_detector)
+            if mid in got:
+                out[mid] = got[mid] + at
+                continue
+            for look in (plain, sharp):
+                mine = [(m, c + at) for m, c in _all_of_mat(look, self._forgiving_window_detector)
+                        if m == mid]
+                if mine:
+                    cands += mine
+                    break
+        return _agreeing(out, cands, self._corners_mm)
 
     def _search_frame(self, gray: np.ndarray) -> dict[int, np.ndarray]:
         """The plain search of the whole frame: at half size first
@@ -474,6 +574,13 @@ class TableCalibrator:
                 # of a fixed camera will be: its corners then agree with this frame's and
                 # the refinement is reused (:data:`REFINE_REUSE_PX`)
                 near = detect_markers_near(gray, self.mat, found, self._window_detector)
+                return {**found, **near}
+            where = self._where_missing(found, (w, h))
+            if where is not None:
+                # the markers missed can only be where the others put them, or out of the
+                # frame: the full-size search (plain, then sharpened) only there
+                places = {**found, **{k: c for k, c in where.items() if c is not None}}
+                near = detect_markers_near(gray, self.mat, places, self._window_detector)
                 return {**found, **near}
         full = _detect(gray, self._detector)
         return {**found, **full}

@@ -366,3 +366,87 @@ def test_a_table_whose_markers_the_first_two_looks_miss_is_calibrated() -> None:
     px = np.array([c["center_px"] for c in cards], np.float64)
     mm = np.array([c["center_mm"] for c in cards])
     assert np.abs(cal.to_table(px) - mm).max() < 2.0
+
+
+def _searched_shapes(monkeypatch) -> list[tuple[str, tuple[int, ...]]]:
+    """("search" or "sharpen", the image's shape) of each image the calibration searches for
+    markers or sharpens, in order."""
+    import calibration.table as table
+
+    shapes: list[tuple[str, tuple[int, ...]]] = []
+    sharpened, all_of_mat = table._sharpened, table._all_of_mat
+    monkeypatch.setattr(table, "_sharpened",
+                        lambda g: shapes.append(("sharpen", g.shape)) or sharpened(g))
+    monkeypatch.setattr(table, "_all_of_mat",
+                        lambda g, d: shapes.append(("search", g.shape)) or all_of_mat(g, d))
+    return shapes
+
+
+def test_a_first_frame_looks_again_only_where_the_markers_found_put_the_missing_one(
+        far_blurred_scene, monkeypatch) -> None:
+    """Three markers found place the fourth (PLACE_MISSING_MIN): the sharpened and
+    forgiving looks search a window there, not the whole frame (here the half-size search
+    finds two, too few without the lens, and the plain full-size search three)."""
+    image, truth = far_blurred_scene
+    shapes = _searched_shapes(monkeypatch)
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(image)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3)
+    h, w = image.shape[:2]
+    assert shapes[:2] == [("search", (h // 2, w // 2)), ("search", (h, w))]
+    assert all(s[0] <= h // 4 and s[1] <= w // 4 for _, s in shapes[2:]), shapes
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    assert np.abs(cal.to_table(px) - mm).max() < 2.0
+
+
+def test_a_marker_out_of_the_frame_is_not_looked_for(scene_and_truth, monkeypatch) -> None:
+    """A camera that frames three markers: the fourth, placed past the frame's edge by the
+    pose of the three, is not searched for anywhere (a first frame used to search the whole
+    frame three more times for it)."""
+    image, truth, intr, px, mm = scene_and_truth
+    corners = {int(k): np.array(m["corners_px"]) for k, m in truth["markers"].items()}
+    gone = max(corners, key=lambda k: corners[k][:, 0].min())
+    cut = int(corners[gone][:, 0].min()) - 4   # the frame's right part cut off: K still holds
+    assert all(c[:, 0].max() < cut - 4 for k, c in corners.items() if k != gone)
+    framed = np.ascontiguousarray(image[:, :cut])
+    shapes = _searched_shapes(monkeypatch)
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    where = calibrator._where_missing(
+        {k: c for k, c in corners.items() if k != gone}, (cut, image.shape[0]))
+    assert where == {gone: None}
+    shapes.clear()
+    cal = calibrator.calibrate(framed)
+    assert cal.calibrated and gone not in cal.markers_seen and len(cal.markers_seen) == 3
+    h, w = framed.shape[:2]
+    # the half-size search of the whole frame, then windows around the three markers only
+    assert shapes[0] == ("search", (h // 2, w // 2))
+    assert all(s[0] <= h // 4 and s[1] <= w // 4 for _, s in shapes[1:]), shapes
+    assert len(shapes) <= 1 + 2 * 3 + 3   # each found one plain and sharpened, refinement
+    inside = px[:, 0] < cut
+    assert np.abs(cal.to_table(px[inside]) - mm[inside]).max() < 1.0
+
+
+def test_two_markers_skip_only_the_markers_far_out_of_the_frame(scene_and_truth) -> None:
+    """Two markers place the others too loosely to search a window (PLACE_FAR): the whole
+    frame is searched (None) unless every missing marker falls far outside it."""
+    from calibration.table import PLACE_FAR
+
+    image, truth, intr, px, mm = scene_and_truth
+    corners = {int(k): np.array(m["corners_px"]) for k, m in truth["markers"].items()}
+    by_x = sorted(corners, key=lambda k: corners[k][:, 0].min())
+    found = {k: corners[k] for k in by_x[:2]}
+    h = image.shape[0]
+    nearest = corners[by_x[2]]
+    side = float((nearest.max(axis=0) - nearest.min(axis=0)).max())
+    right = max(float(c[:, 0].max()) for c in found.values()) + 2
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    # the next marker's far side less than PLACE_FAR of its sizes past the frame's edge:
+    # the pose of two may have it wrong by that much, so the whole frame is searched
+    edge = float(nearest[:, 0].max()) - 0.5 * PLACE_FAR * side
+    assert edge > right
+    assert calibrator._where_missing(found, (int(edge), h)) is None
+    # far enough past the frame's edge, every missing one: not looked for
+    edge = float(nearest[:, 0].max()) - 1.5 * PLACE_FAR * side
+    if edge <= right:
+        pytest.skip("the render's markers lie too close together for this frame")
+    assert calibrator._where_missing(found, (int(edge), h)) == {k: None for k in by_x[2:]}
