@@ -322,7 +322,8 @@ ROI_MARGIN = 0.75
 #: 5 px at the 99th percentile, 22 at most, well inside the windows of ROI_MARGIN.)
 PLACE_MISSING_MIN = 3
 PLACE_TOLERANCE = 0.25
-#: Two markers still tell a marker far out of the frame: the missing markers are not looked
+#: Two markers still tell a marker far out of the frame, with the lens known (without it a
+#: homography through two squares is free to swing): the missing markers are not looked
 #: for at all when the pose of two puts a corner of every one of them further outside the
 #: frame than this many of its own sizes (dev renders, seeds 552000-553000, 3,108 markers
 #: placed from two: off by a median 0.05 of a marker's size, 99th percentile 0.54, at most
@@ -497,12 +498,12 @@ class TableCalibrator:
         """Where the markers missing from ``found`` (image pixels, as searched) lie in the
         image: marker id -> its corners, or None for one that is not wholly in the frame
         (nothing to find there). None when ``found`` cannot place them: fewer than
-        :data:`PLACE_MISSING_MIN` markers, unless two put every missing one far out of the
-        frame (:data:`PLACE_FAR`)."""
-        if len(found) < 2:
-            return None
+        :data:`PLACE_MISSING_MIN` markers, unless two, with the lens known, put every
+        missing one far out of the frame (:data:`PLACE_FAR`)."""
         loose = len(found) < PLACE_MISSING_MIN
         intr = self.intrinsics
+        if len(found) < 2 or (loose and intr is None):
+            return None
         ids = sorted(found)
         img = np.vstack([found[k] if intr is None else intr.undistort_points(found[k])
                          for k in ids])
