@@ -454,6 +454,8 @@ class TableCalibrator:
         # search saw then, and how many more frames with just those skip the sharpened one
         # (a marker off the frame stays off it: no need to pay for the search every frame)
         self._fruitless_look: tuple[frozenset[int], int] | None = None
+        # the missing markers whose windows the last _search_frame searched sharpened
+        self._searched_sharpened: frozenset[int] = frozenset()
 
     def calibrate(self, image: np.ndarray) -> Calibration:
         h, w = image.shape[:2]
@@ -472,7 +474,8 @@ class TableCalibrator:
                 else:
                     where = self._where_missing(found, (w, h))
                     if where is not None:
-                        found = self._look_where_missing(gray, found, where)
+                        found = self._look_where_missing(gray, found, where,
+                                                         self._searched_sharpened)
                     else:
                         # one sharpened copy serves the second look and the third
                         sharp = _sharpened(gray)
@@ -534,10 +537,13 @@ class TableCalibrator:
         return out
 
     def _look_where_missing(self, gray: np.ndarray, found: dict[int, np.ndarray],
-                            where: dict[int, np.ndarray | None]) -> dict[int, np.ndarray]:
+                            where: dict[int, np.ndarray | None],
+                            sharpened: frozenset[int] = frozenset()) -> dict[int, np.ndarray]:
         """The second and third looks (sharpened, then forgiving: :func:`with_third_look`)
         in a window around where each missing marker must be (``where``), instead of over
-        the whole frame; a marker out of the frame is not looked for."""
+        the whole frame; a marker out of the frame is not looked for, and the markers of
+        ``sharpened`` (whose windows :meth:`_search_frame` already searched sharpened, with
+        the same detector) get the forgiving look alone."""
         out = dict(found)
         cands: list[tuple[int, np.ndarray]] = []
         for mid, corners in where.items():
@@ -548,7 +554,7 @@ class TableCalibrator:
             at = np.array([x0, y0], np.float64)
             plain = gray[y0:y1, x0:x1]
             sharp = _sharpened(plain)
-            got = _detect(sharp, self._window_detector)
+            got = {} if mid in sharpened else _detect(sharp, self._window_detector)
             if mid in got:
                 out[mid] = got[mid] + at
                 continue
@@ -565,6 +571,7 @@ class TableCalibrator:
         (:data:`HALF_SEARCH_MIN_PX`), at full size when that does not find all four."""
         h, w = gray.shape[:2]
         found: dict[int, np.ndarray] = {}
+        self._searched_sharpened = frozenset()
         if min(h, w) >= HALF_SEARCH_MIN_PX:
             small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
             scale = np.array([w / small.shape[1], h / small.shape[0]])
@@ -582,6 +589,9 @@ class TableCalibrator:
                 # frame: the full-size search (plain, then sharpened) only there
                 places = {**found, **{k: c for k, c in where.items() if c is not None}}
                 near = detect_markers_near(gray, self.mat, places, self._window_detector)
+                # those windows were searched plain and sharpened: a first frame's looks
+                # for what is still missing need not sharpen and search them again
+                self._searched_sharpened = frozenset(places)
                 return {**found, **near}
         full = _detect(gray, self._detector)
         return {**found, **full}

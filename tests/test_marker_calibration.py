@@ -468,3 +468,36 @@ def test_a_hand_over_a_marker_in_live_play_costs_no_full_size_search(scene_and_t
     assert ("search", (h // 2, w // 2)) in shapes
     assert all(s[0] <= h // 2 and s[1] <= w // 2 for _, s in shapes), shapes
     assert np.abs(cal.to_table(px) - mm).max() < 1.0
+
+
+def test_a_first_frame_sharpens_and_searches_a_missing_markers_window_once(
+        scene_and_truth, monkeypatch) -> None:
+    """A camera's first frame with a hand over one marker: the half-size search finds three,
+    the full-size search of the fourth's window (plain, then sharpened) misses it, and the
+    looks that follow add only the forgiving detector there, not the same sharpened search
+    again."""
+    import calibration.table as table
+
+    image, truth, intr, px, mm = scene_and_truth
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    hidden = _hide(image, truth, (2,))
+    made: list[np.ndarray] = []   # kept alive, so that their ids stay theirs
+    searches: list[tuple[object, bool]] = []
+    sharpened, all_of_mat = table._sharpened, table._all_of_mat
+
+    def sharpen(g: np.ndarray) -> np.ndarray:
+        made.append(sharpened(g))
+        return made[-1]
+
+    def search(g: np.ndarray, d: object) -> list:
+        searches.append((d, any(g is m for m in made)))
+        return all_of_mat(g, d)
+
+    monkeypatch.setattr(table, "_sharpened", sharpen)
+    monkeypatch.setattr(table, "_all_of_mat", search)
+    cal = calibrator.calibrate(hidden)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 3)
+    assert np.abs(cal.to_table(px) - mm).max() < 1.0
+    window = calibrator._window_detector
+    assert sum(1 for d, sharp in searches if d is window and sharp) == 1, searches
+    assert any(d is calibrator._forgiving_window_detector for d, _ in searches)
