@@ -454,8 +454,6 @@ class TableCalibrator:
         # search saw then, and how many more frames with just those skip the sharpened one
         # (a marker off the frame stays off it: no need to pay for the search every frame)
         self._fruitless_look: tuple[frozenset[int], int] | None = None
-        # the missing markers whose windows the last _search_frame searched sharpened
-        self._searched_sharpened: frozenset[int] = frozenset()
 
     def calibrate(self, image: np.ndarray) -> Calibration:
         h, w = image.shape[:2]
@@ -466,7 +464,7 @@ class TableCalibrator:
         if len(found) < 4:
             # a marker hidden or moved: search the whole frame. A fixed camera's windows
             # were already searched sharpened, so a hand over a marker costs one plain pass.
-            found = self._search_frame(gray)
+            found, windowed = self._search_frame(gray)
             if len(found) < 4 and not self._last_px:
                 seen, fruitless = frozenset(found), self._fruitless_look
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
@@ -474,8 +472,7 @@ class TableCalibrator:
                 else:
                     where = self._where_missing(found, (w, h))
                     if where is not None:
-                        found = self._look_where_missing(gray, found, where,
-                                                         self._searched_sharpened)
+                        found = self._look_where_missing(gray, found, where, windowed)
                     else:
                         # one sharpened copy serves the second look and the third
                         sharp = _sharpened(gray)
@@ -566,12 +563,14 @@ class TableCalibrator:
                     break
         return _agreeing(out, cands, self._corners_mm)
 
-    def _search_frame(self, gray: np.ndarray) -> dict[int, np.ndarray]:
+    def _search_frame(self, gray: np.ndarray
+                      ) -> tuple[dict[int, np.ndarray], frozenset[int]]:
         """The plain search of the whole frame: at half size first
-        (:data:`HALF_SEARCH_MIN_PX`), at full size when that does not find all four."""
+        (:data:`HALF_SEARCH_MIN_PX`), at full size when that does not find all four. Also
+        the ids whose windows the full-size search covered instead (plain and sharpened,
+        :func:`detect_markers_near`), so that the looks after it do not repeat that."""
         h, w = gray.shape[:2]
         found: dict[int, np.ndarray] = {}
-        self._searched_sharpened = frozenset()
         if min(h, w) >= HALF_SEARCH_MIN_PX:
             small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
             scale = np.array([w / small.shape[1], h / small.shape[0]])
@@ -582,19 +581,16 @@ class TableCalibrator:
                 # of a fixed camera will be: its corners then agree with this frame's and
                 # the refinement is reused (:data:`REFINE_REUSE_PX`)
                 near = detect_markers_near(gray, self.mat, found, self._window_detector)
-                return {**found, **near}
+                return {**found, **near}, frozenset(found)
             where = self._where_missing(found, (w, h))
             if where is not None:
                 # the markers missed can only be where the others put them, or out of the
                 # frame: the full-size search (plain, then sharpened) only there
                 places = {**found, **{k: c for k, c in where.items() if c is not None}}
                 near = detect_markers_near(gray, self.mat, places, self._window_detector)
-                # those windows were searched plain and sharpened: a first frame's looks
-                # for what is still missing need not sharpen and search them again
-                self._searched_sharpened = frozenset(places)
-                return {**found, **near}
+                return {**found, **near}, frozenset(places)
         full = _detect(gray, self._detector)
-        return {**found, **full}
+        return {**found, **full}, frozenset()
 
     def _refine(self, gray: np.ndarray, found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
         """:func:`refine_corners`, reusing the last frame's refinement of a marker that has
