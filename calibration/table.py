@@ -516,13 +516,14 @@ class TableCalibrator:
         for k in self._corners_mm:
             if k in found:
                 continue
-            px = cv2.perspectiveTransform(self._corners_mm[k].reshape(-1, 1, 2),
-                                          Hi).reshape(-1, 2)
+            ideal = cv2.perspectiveTransform(self._corners_mm[k].reshape(-1, 1, 2),
+                                             Hi).reshape(-1, 2)
+            px: np.ndarray | None = ideal
             # the lens model folds points far outside the frame back into it: those are
             # out of view before any distortion
             if intr is not None and intr.distorts:
-                far = (px < -0.25 * np.array([w, h])) | (px > 1.25 * np.array([w, h]))
-                px = None if far.any() else intr.distort_points(px)
+                far = (ideal < -0.25 * np.array([w, h])) | (ideal > 1.25 * np.array([w, h]))
+                px = None if far.any() else intr.distort_points(ideal)
             if px is not None:
                 tol = (PLACE_FAR if loose else PLACE_TOLERANCE) \
                     * float((px.max(axis=0) - px.min(axis=0)).max())
