@@ -119,7 +119,7 @@ def test_python_m_train_size_takes_the_tasks_own_budget(
     ``companion train pyramid-white-clear`` by default (both read ``MINUTES``)."""
     from vision.pyramids import train_size
 
-    assert train_size.MINUTES == {"size": 60.0, "white-clear": 14.0}
+    assert train_size.MINUTES == {"size": 60.0, "white-clear": 14.0, "pointing": 40.0}
     budgets: list[float] = []
 
     def train(data, out, budget, *rest):  # type: ignore[no-untyped-def]

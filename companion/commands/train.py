@@ -27,13 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
     p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
-                                     "pyramid-verify", "pyramid-size", "pyramid-white-clear"],
+                                     "pyramid-verify", "pyramid-size", "pyramid-white-clear",
+                                     "pyramid-point"],
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
                         "= the pyramid finder's second opinion on the candidates it doubts, "
                         "pyramid-size = the pyramid size reader, pyramid-white-clear = the "
-                        "reader telling white pyramids from clear ones (both on a closer patch)")
+                        "reader telling white pyramids from clear ones, pyramid-point = the "
+                        "reader of a lying pyramid's apex (these three on a closer patch)")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
@@ -48,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="use this already rendered synth folder for training instead of "
                         "rendering (repeatable); card-net: its cards are cut and added to "
                         "the simulated crops; pyramid-verify, pyramid-size, "
-                        "pyramid-white-clear and pyramid-heat need none once --out holds "
+                        "pyramid-white-clear, pyramid-point and pyramid-heat need none once "
+                        "--out holds "
                         "their cut samples from an earlier run")
     p.add_argument("--val-render", type=Path, action="append", default=None,
                    help="already rendered validation folder (repeatable)")
@@ -70,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--minutes", type=float, default=None,
                    help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
                         "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
-                        "pyramid-size 60, pyramid-white-clear 14, the others 10 per model)")
+                        "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, the others "
+                        "10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
                         "(default 2)")
@@ -78,9 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards and "
-                        "pyramid-heat, a best.pt; pyramid-verify, pyramid-size and "
-                        "pyramid-white-clear, the exported file (models/pyramids-verify.onnx, "
-                        "...); card-net, a card-net-best.pt; pyramids, a "
+                        "pyramid-heat, a best.pt; pyramid-verify, pyramid-size, "
+                        "pyramid-white-clear and pyramid-point, the exported file "
+                        "(models/pyramids-verify.onnx, ...; pyramid-point may start from the "
+                        "size reader's file: its convolutions, a new last layer); card-net, a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
@@ -145,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         return _pyramids(args)
     if args.model == "pyramid-verify":
         return _pyramid_verify(args)
-    if args.model in ("pyramid-size", "pyramid-white-clear"):
+    if args.model in ("pyramid-size", "pyramid-white-clear", "pyramid-point"):
         return _pyramid_size(args)
     args.seed = 1000 if args.seed is None else args.seed
     args.epochs = args.epochs or 30
@@ -278,12 +283,13 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
 
 def _pyramid_size(args: argparse.Namespace) -> int:
     """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
-    reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
+    reader; ``pyramid-point``: the pointing reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
     then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
     from the task's exported file)."""
     from vision.pyramids.train_size import BATCH, MINUTES, SAMPLES_FILE, cut, train
 
-    task = "white-clear" if args.model == "pyramid-white-clear" else "size"
+    task = {"pyramid-white-clear": "white-clear", "pyramid-point": "pointing"}.get(
+        args.model, "size")
     cache = args.out / SAMPLES_FILE
     folders = _render_folders(args, f"train {args.model}", cache)
     try:
@@ -299,6 +305,11 @@ def _pyramid_size(args: argparse.Namespace) -> int:
         print(f"pyramid size reader: {path}  validation pips {figures['pips']:.4f} (white "
               f"and clear {figures.get('light_pips', float('nan')):.4f}), upright/lying "
               f"{figures['pose']:.4f}  ({figures['train_seconds']} s)")
+    elif task == "pointing":
+        print(f"pointing reader: {path}  validation sector {figures['accuracy']:.4f}, within "
+              f"45 degrees {figures['within_45']:.4f} (white and clear "
+              f"{figures.get('light_within_45', float('nan')):.4f})  "
+              f"({figures['train_seconds']} s)")
     else:
         print(f"white-or-clear reader: {path}  validation accuracy "
               f"{figures['accuracy']:.4f}  ({figures['train_seconds']} s)")

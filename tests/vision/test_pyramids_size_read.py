@@ -141,8 +141,8 @@ def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
     image, calib, truth = _shot(tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
                                 PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
-    patches, labels, colors = scene_samples(image, truth, look, np.zeros((0, 2)),
-                                            np.random.default_rng(0))
+    patches, labels, colors, _ = scene_samples(image, truth, look, np.zeros((0, 2)),
+                                               np.random.default_rng(0))
     assert patches.shape[1:] == (64, 64, 3) and len(patches) == len(labels) == len(colors)
     assert set(colors) == {"clear", "blue"}
     for lab, col in zip(labels, colors):

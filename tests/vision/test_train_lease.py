@@ -45,7 +45,7 @@ def test_a_batch_of_a_later_recipe_cuts_every_candidate_at_48_mm_alone(tmp_path:
     assert set(train_lease.CYCLE) <= set(train_lease.RECIPES)
 
 
-def test_a_batch_for_the_size_readers_keeps_each_patch_with_its_class_and_colour(
+def test_a_batch_for_the_size_readers_keeps_each_patch_with_its_class_colour_and_apex(
         tmp_path: Path):
     from vision.pyramids.classifier import SIZE_CLASSES
 
@@ -53,7 +53,14 @@ def test_a_batch_for_the_size_readers_keeps_each_patch_with_its_class_and_colour
     assert sorted(p.name for p in tmp_path.iterdir()) == ["size_000007.npz"]
     with np.load(tmp_path / "size_000007.npz") as z:
         patches, labels, colors, scene = z["patches"], z["labels"], z["colors"], z["scene"]
+        pointing = z["pointing"]
     assert len(patches) == len(labels) == len(colors) == len(scene) == got["patches"] > 0
+    # a lying pyramid's apex, from its patch's up; nan for an upright one
+    assert len(pointing) == len(labels)
+    lying = labels >= 3
+    assert lying.any() and not lying.all()
+    assert np.isfinite(pointing[lying]).all() and np.isnan(pointing[~lying]).all()
+    assert ((pointing[lying] >= 0) & (pointing[lying] < 360)).all()
     assert patches.dtype == np.uint8 and patches.shape[1:] == (64, 64, 3)
     assert set(labels.tolist()) <= set(range(len(SIZE_CLASSES)))
     assert set(colors.tolist()) <= {"red", "orange", "yellow", "green", "blue", "purple",
@@ -69,7 +76,7 @@ def test_the_size_readers_start_from_a_folder_that_holds_both_files(
                           "size", "--size-init", str(tmp_path)])
     assert f"--size-init {tmp_path}: no pyramids-white-clear.onnx there" in \
         capsys.readouterr().err
-    assert train_lease.TRAINERS["size"] == ("size", "white-clear")
+    assert train_lease.TRAINERS["size"] == ("size", "white-clear", "pointing")
 
 
 def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):

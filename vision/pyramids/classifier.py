@@ -49,14 +49,22 @@ SIZE_MODEL = "pyramids-size.onnx"
 #: the white-or-clear reader (``pyramids-white-clear.onnx``, same recipe and patch)
 WHITE_CLEAR_CLASSES: tuple[str, ...] = ("white", "clear")
 WHITE_CLEAR_MODEL = "pyramids-white-clear.onnx"
+#: the pointing reader (``pyramids-point.onnx``, same recipe and patch): a lying pyramid's
+#: apex in the shape classifier's sectors, ``L{k:02d}`` k sectors clockwise from up
+POINT_CLASSES: tuple[str, ...] = tuple(f"L{k:02d}" for k in range(SECTORS))
+POINT_MODEL = "pyramids-point.onnx"
 
 
 def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:
     """Class name of a pyramid whose apex points ``rel_deg`` clockwise from the patch's up."""
     if upright or rel_deg is None:
         return f"{pips}U"
-    k = int(round((rel_deg % 360.0) / SECTOR_DEG)) % SECTORS
-    return f"{pips}L{k:02d}"
+    return f"{pips}L{sector(rel_deg):02d}"
+
+
+def sector(rel_deg: float) -> int:
+    """The sector (0 .. SECTORS - 1) of an apex ``rel_deg`` clockwise from the patch's up."""
+    return int(round((rel_deg % 360.0) / SECTOR_DEG)) % SECTORS
 
 
 def mirror_shape_label(name: str) -> str:

@@ -12,9 +12,9 @@ heat map's views and targets, :mod:`vision.pyramids.train_heat`; the verifier's 
 from the start; then it trains both side by side on the GPU, each for what is left of
 ``--total-seconds``, and copies what they made (``heat/``: ``best.pt``, the ONNX file and
 its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``; ``size/``: the
-size reader's and the white-or-clear reader's ONNX files and figures) to ``--out``.
-``--networks size`` cuts the size readers' patches (:mod:`vision.pyramids.train_size`) and
-trains both of its tasks, each in its own process, going on from the shipped files with
+size reader's, the white-or-clear reader's and the pointing reader's ONNX files and figures)
+to ``--out``. ``--networks size`` cuts the size readers' patches
+(:mod:`vision.pyramids.train_size`) and trains its three tasks, each in its own process, going on from the shipped files with
 ``--size-init models``.
 The batches cycle through the recipes of the shipped files' data (:data:`CYCLE`), from seed
 ``--seed``, each batch numbered by its seed: the training takes every batch in ``--work``,
@@ -90,10 +90,11 @@ HEAT_WIDTH, HEAT_DILATIONS, HEAT_BATCH = 48, (1, 2, 4, 8), 64
 VERIFY_BATCH = 256
 #: the networks a lease can train; each is cut for and trained only when asked for
 NETWORKS = ("heat", "verify", "size")
-#: what each network's cut trains, one process each: the size cut trains the size reader
-#: and the white-or-clear reader (:mod:`vision.pyramids.train_size`'s two tasks)
+#: what each network's cut trains, one process each: the size cut trains the size reader,
+#: the white-or-clear reader and the pointing reader (:mod:`vision.pyramids.train_size`'s
+#: three tasks)
 TRAINERS: dict[str, tuple[str, ...]] = {"heat": ("heat",), "verify": ("verify",),
-                                        "size": ("size", "white-clear")}
+                                        "size": ("size", "white-clear", "pointing")}
 #: the networks a command trains unless told (the size readers are asked for by name)
 DEFAULT_NETWORKS = ("heat", "verify")
 
@@ -142,10 +143,12 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     if "size" in networks:
         from vision.pyramids.train_size import _cut_chunk as cut_size
 
-        patches, labels, colors, scene = cut_size((str(folder), 0, scenes, batch * SCENE_IDS))
+        patches, labels, colors, scene, pointing = cut_size(
+            (str(folder), 0, scenes, batch * SCENE_IDS))
         if labels:
             np.savez(work / f"size_{batch:06d}.npz", patches=patches,
-                     labels=np.array(labels, np.int64), colors=np.array(colors), scene=scene)
+                     labels=np.array(labels, np.int64), colors=np.array(colors), scene=scene,
+                     pointing=np.array(pointing, np.float32))
     t4 = time.monotonic()
     shutil.rmtree(folder)
     return {"batch": batch, "views": len(views.get("views", [])),
@@ -242,7 +245,7 @@ def _train_size(work: Path, minutes: float, device: str, task: str,
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {task}: %(message)s")
     from vision.pyramids import train_size
 
-    data = load_batches(work, "size", ("patches", "labels", "colors", "scene"))
+    data = load_batches(work, "size", ("patches", "labels", "colors", "scene", "pointing"))
     _, figures = train_size.train(data, work / "size", minutes, threads=1, seed=0,
                                   batch=train_size.BATCH, task=task, device=device, init=init)
     (work / "size" / f"figures-{task}.json").write_text(json.dumps(figures), encoding="utf-8")
@@ -254,15 +257,16 @@ def _train_size(work: Path, minutes: float, device: str, task: str,
 RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")),
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
            ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",
-                     "figures-white-clear.json")))
+                     "figures-white-clear.json", "pyramids-point.onnx",
+                     "figures-pointing.json")))
 
 
 def train_both(work: Path, seconds: float, device: str,
                networks: tuple[str, ...] = DEFAULT_NETWORKS, heat_init: Path | None = None,
                size_init: Path | None = None, verify_init: Path | None = None
                ) -> dict[str, int | None]:
-    """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the two size
-    readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
+    """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the three
+    size readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
     map going on from ``heat_init`` where given (a ``best.pt`` or an exported file), the
     verifier from ``verify_init`` (an exported file) and the
     size readers from their exported files in the folder ``size_init`` (say ``models``);
@@ -337,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(default, as the shipped file's later stages) or the doubtful ones")
     ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
                     help="the size readers go on from their exported files in this folder "
-                         "(say models: pyramids-size.onnx, pyramids-white-clear.onnx)")
+                         "(say models: pyramids-size.onnx, pyramids-white-clear.onnx, "
+                         "pyramids-point.onnx)")
     args = ap.parse_args(argv)
     asked = args.networks.split(",")
     networks = tuple(n for n in NETWORKS if n in asked)

@@ -3,8 +3,14 @@ or lying from a closer patch than the shape classifier's, for the white, clear a
 pyramids whose size the finder cannot fit to their colour's pixels.
 
     python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
-        [--task size|white-clear] [--minutes 60|14] [--threads 2] [--jobs 2] [--seed 0]
-        [--device cpu|cuda] [--init models/pyramids-size.onnx] [--lr LR]
+        [--task size|white-clear|pointing] [--minutes 60|14|40] [--threads 2] [--jobs 2]
+        [--seed 0] [--device cpu|cuda] [--init models/pyramids-size.onnx] [--lr LR]
+
+The same cut patches train two more readers: ``--task white-clear`` (white or clear, on
+the white and clear pyramids' patches) and ``--task pointing`` (a lying pyramid's apex in
+twelve sectors clockwise from the patch's up, :data:`POINT_CLASSES`, on every lying
+pyramid's patches, its mirrored patches labelled with the mirrored sector); ``--init`` with
+another task's file (the size reader's) takes its convolutions and starts a new last layer.
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
 to train on the CPU in tens of minutes; ``--device cuda`` holds the patches on a GPU and
@@ -28,7 +34,8 @@ centroid and one at the centroid moved up to :data:`JITTER_MM` at random, since 
 reads a pyramid where its candidate lies, which is rarely the middle. All colours are cut
 (the network is colour-blind, and the hues' outlines teach it sizes too); the pyramid's
 colour is kept with each patch, and validation figures are given for white and clear apart.
-Every 10th scene is validation.
+Every 10th scene is validation. Each patch keeps its pyramid's apex direction too (degrees
+clockwise from the patch's up, nan when upright), for the pointing task.
 """
 
 from __future__ import annotations
@@ -46,10 +53,14 @@ import numpy as np
 
 from vision.pyramids.classifier import (
     PATCH_PX,
+    POINT_CLASSES,
+    POINT_MODEL,
+    SECTORS,
     SIZE_CLASSES,
     SIZE_MODEL,
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
+    sector,
 )
 from vision.pyramids.train_colors import (
     budget_epochs,
@@ -75,11 +86,12 @@ LIGHT = ("white", "clear")
 SAMPLES_FILE = "size.npz"
 #: wall-clock budgets (minutes) by default: the size reader's validation loss still fell
 #: at 25 (models/pyramids-size.md); the white-or-clear reader overfits after about 14
-MINUTES = {"size": 60.0, "white-clear": 14.0}
+MINUTES = {"size": 60.0, "white-clear": 14.0, "pointing": 40.0}
 #: what can be trained on the cut patches: (classes, file written)
 TASKS: dict[str, tuple[tuple[str, ...], str]] = {
     "size": (SIZE_CLASSES, SIZE_MODEL),
     "white-clear": (WHITE_CLEAR_CLASSES, WHITE_CLEAR_MODEL),
+    "pointing": (POINT_CLASSES, POINT_MODEL),
 }
 
 
@@ -89,15 +101,19 @@ def size_label(pips: int, upright: bool) -> int:
 
 
 def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, peaks: np.ndarray,
-                  rng: np.random.Generator) -> tuple[np.ndarray, list[int], list[str]]:
-    """(patches (N, 64, 64, 3) uint8 BGR, class indices, colours) of one rendered scene."""
+                  rng: np.random.Generator
+                  ) -> tuple[np.ndarray, list[int], list[str], list[float]]:
+    """(patches (N, 64, 64, 3) uint8 BGR, class indices, colours, apex directions) of one
+    rendered scene: a lying pyramid's apex in degrees clockwise from its patch's up (away
+    from the camera's nadir, as the finder cuts it), nan for an upright one."""
+    from vision.pyramids.classifier import patch_up_deg
     from vision.pyramids.geometry import polygon_centroid
     from vision.pyramids.train_colors import truth_silhouettes_mm
 
     pyrs = truth.get("pyramids", [])
     sils = truth_silhouettes_mm(truth, look.topdown.calib)
     if not sils:
-        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], []
+        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], [], []
     cents = np.array([polygon_centroid(s) for s in sils])
     good = [p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True) for p in pyrs]
     pts = [np.array(c.center_mm, np.float64) for c in look.candidates]
@@ -116,14 +132,17 @@ def scene_samples(image: np.ndarray, truth: dict[str, Any], look: Any, peaks: np
             centers.append(cents[k] + r * np.array([math.cos(a), math.sin(a)]))
             which.append(k)
     if not centers:
-        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], []
+        return np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8), [], [], []
     patches = look.patches(image, np.array(centers), SPAN_MM)
     labels = [size_label(int(pyrs[k]["pips"]), bool(pyrs[k]["upright"])) for k in which]
-    return patches, labels, [str(pyrs[k]["color"]) for k in which]
+    up = patch_up_deg(np.array(centers), look.camera[:2])
+    rel = [math.nan if pyrs[k]["upright"] else (float(pyrs[k]["pointing_deg"]) - float(u)) % 360.0
+           for k, u in zip(which, up)]
+    return patches, labels, [str(pyrs[k]["color"]) for k in which], rel
 
 
-def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[int], list[str],
-                                                          np.ndarray]:
+def _cut_chunk(args: tuple[str, int, int, int]
+               ) -> tuple[np.ndarray, list[int], list[str], np.ndarray, list[float]]:
     import cv2
 
     from calibration.mat import load_mat
@@ -138,23 +157,25 @@ def _cut_chunk(args: tuple[str, int, int, int]) -> tuple[np.ndarray, list[int], 
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
     looker, heat = Looker(mat, default_model()), HeatNet(model_path(HEAT_MODEL))
-    parts, labels, colors, scenes = [], [], [], []
+    parts, labels, colors, scenes, rels = [], [], [], [], []
     for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
         look = looker.look(image, calib)
         rng = np.random.default_rng(first + n)
-        p, lab, col = scene_samples(image, truth, look, heat_peaks(heat, look), rng)
+        p, lab, col, rel = scene_samples(image, truth, look, heat_peaks(heat, look), rng)
         parts.append(p)
         labels += lab
         colors += col
+        rels += rel
         scenes += [first + n] * len(lab)
     patches = (np.concatenate(parts) if parts
                else np.zeros((0, PATCH_PX, PATCH_PX, 3), np.uint8))
-    return patches, labels, colors, np.array(scenes, np.int64)
+    return patches, labels, colors, np.array(scenes, np.int64), rels
 
 
 def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.ndarray]:
     """``patches`` (N, 64, 64, 3) uint8, ``labels`` (N,) class indices, ``colors`` (N,),
-    ``scene`` (N,) ids (folder k's scenes from k x 100000) of the rendered ``folders``;
+    ``scene`` (N,) ids (folder k's scenes from k x 100000), ``pointing`` (N,) a lying
+    apex's degrees clockwise from the patch's up (nan upright) of the rendered ``folders``;
     cached in ``cache``."""
     from vision.pyramids.finetune import cut_chunks
 
@@ -165,7 +186,8 @@ def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.nda
     data = {"patches": np.concatenate([p[0] for p in parts]),
             "labels": np.array([v for p in parts for v in p[1]], np.int64),
             "colors": np.array([v for p in parts for v in p[2]]),
-            "scene": np.concatenate([p[3] for p in parts])}
+            "scene": np.concatenate([p[3] for p in parts]),
+            "pointing": np.array([v for p in parts for v in p[4]], np.float32)}
     if not len(data["labels"]):
         raise ValueError("no pyramid in the rendered folders calibrated from its markers")
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -175,12 +197,21 @@ def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.nda
 
 def task_data(data: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
     """The cut patches as one task's training data: every patch with its size class
-    (``size``), or the white and clear pyramids' patches labelled by colour
-    (``white-clear``)."""
+    (``size``), the white and clear pyramids' patches labelled by colour (``white-clear``),
+    or the lying pyramids' patches, every colour, labelled by their apex's sector
+    (``pointing``)."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
     if task == "size":
         return data
+    if task == "pointing":
+        if "pointing" not in data:
+            raise ValueError("the cut patches have no apex directions (cut before the "
+                             "pointing task existed): delete the cache and cut again")
+        keep = np.isfinite(data["pointing"])
+        out = {k: v[keep] for k, v in data.items()}
+        out["labels"] = np.array([sector(float(a)) for a in out["pointing"]], np.int64)
+        return out
     keep = np.isin(data["colors"], WHITE_CLEAR_CLASSES)
     out = {k: v[keep] for k, v in data.items()}
     out["labels"] = np.array([WHITE_CLEAR_CLASSES.index(str(c)) for c in out["colors"]],
@@ -242,27 +273,35 @@ def evaluate(net: Any, batches: Any, colors: np.ndarray, idx: np.ndarray, task: 
     p, y = np.concatenate(ps), np.concatenate(ys)
     out = {"loss": float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-9))),
            "accuracy": float(np.mean(p.argmax(axis=1) == y))}
-    if task != "size":
+    if task == "white-clear":
+        return out
+    light = np.isin(colors[idx], LIGHT)
+    if task == "pointing":
+        off = np.abs((p.argmax(axis=1) - y + SECTORS // 2) % SECTORS - SECTORS // 2)
+        out["within_45"] = float(np.mean(off <= 1))
+        if light.any():
+            out["light_accuracy"] = float(np.mean(off[light] == 0))
+            out["light_within_45"] = float(np.mean(off[light] <= 1))
         return out
     out.update(figures(p, y))
-    light = np.isin(colors[idx], LIGHT)
     if light.any():
         out.update({f"light_{k}": v for k, v in figures(p[light], y[light]).items()})
     return out
 
 
-def from_onnx(path: Path, n_classes: int) -> Any:
+def from_onnx(path: Path, n_classes: int, body_only: bool = False) -> Any:
     """The :func:`build_net` network of an exported reader ``path`` (``pyramids-size.onnx``
     or ``pyramids-white-clear.onnx`` as shipped), so a training can go on from a shipped
     file whose ``best.pt`` stayed where it was trained. As for the verifier
     (:func:`vision.pyramids.train_verify.from_onnx`), each batch norm the export folded
     into its convolution holds that bias and otherwise passes its input through; call
     :func:`vision.pyramids.train_heat.recalibrate_bn` on training batches before training
-    it."""
+    it. ``body_only``: the convolutions alone, the last layer left as built (another task's
+    file: the pointing reader starts from the size reader's body)."""
     from vision.pyramids.train_verify import load_folded
 
     net = build_net(n_classes)
-    return load_folded(path, net, net.body, ("head.",),
+    return load_folded(path, net, net.body, () if body_only else ("head.",),
                        f"reader of build_net's shape with {n_classes} classes")
 
 
@@ -299,9 +338,16 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     log.info("%d training patches, %d validation (%d white or clear)", len(tr), len(val),
              int(np.isin(data["colors"][val], LIGHT).sum()))
     lr = lr or (LR if init is None else LR_INIT)
+    # a mirrored patch's apex turns the other way: its sector is mirrored with it
+    mirror = (np.array([(SECTORS - k) % SECTORS for k in range(SECTORS)], np.int64)
+              if task == "pointing" else None)
     batches = PatchBatches({"patches": data["patches"], "labels": data["labels"]}, device,
-                           class_labels=True)
-    net = (build_net(len(classes)) if init is None else from_onnx(init, len(classes)))
+                           class_labels=True, mirror_labels=mirror)
+    body_only = init is not None and _class_count(init) != len(classes)
+    if body_only:
+        log.info("%s answers other classes: its convolutions only, a new last layer", init)
+    net = (build_net(len(classes)) if init is None
+           else from_onnx(init, len(classes), body_only))
     net = net.to(device)
     if init is not None:
         from vision.pyramids.train_heat import recalibrate_bn
@@ -331,11 +377,19 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         best = (ev["loss"], weights(), ev)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, batches, data["colors"], val, task)
-        log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, pips "
-                 "%.4f, upright/lying %.4f; white and clear: pips %.4f, upright/lying %.4f",
-                 epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
-                 ev["accuracy"], ev.get("pips", math.nan), ev.get("pose", math.nan),
-                 ev.get("light_pips", math.nan), ev.get("light_pose", math.nan))
+        if task == "pointing":
+            log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, sector %.4f, "
+                     "within 45 degrees %.4f; white and clear: sector %.4f, within 45 %.4f",
+                     epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
+                     ev["accuracy"], ev["within_45"], ev.get("light_accuracy", math.nan),
+                     ev.get("light_within_45", math.nan))
+        else:
+            log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
+                     "pips %.4f, upright/lying %.4f; white and clear: pips %.4f, "
+                     "upright/lying %.4f", epoch, (time.monotonic() - t0) / 60, train_loss,
+                     ev["loss"], ev["accuracy"], ev.get("pips", math.nan),
+                     ev.get("pose", math.nan), ev.get("light_pips", math.nan),
+                     ev.get("light_pose", math.nan))
         if ev["loss"] < best[0]:
             state = weights()
             torch.save({"state": state}, out / f"{task}-best.pt")
@@ -345,6 +399,17 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
     result = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
                   train_patches=len(tr), val_patches=len(val))
     return export(net, out / name, classes), result
+
+
+def _class_count(path: Path) -> int:
+    """How many classes the exported reader ``path`` answers (its last layer's rows)."""
+    import onnx
+    from onnx import numpy_helper
+
+    for w in onnx.load(str(path)).graph.initializer:
+        if w.name == "head.weight":
+            return int(numpy_helper.to_array(w).shape[0])
+    raise ValueError(f"{path}: not an exported reader of build_net's shape (no head.weight)")
 
 
 def export(net: Any, path: Path, classes: tuple[str, ...] = SIZE_CLASSES) -> Path:

@@ -365,7 +365,8 @@ class PatchBatches:
     :func:`mirror_shift_index`)."""
 
     def __init__(self, data: dict[str, np.ndarray], device: str = "cpu",
-                 class_labels: bool = False) -> None:
+                 class_labels: bool = False, mirror_labels: np.ndarray | None = None
+                 ) -> None:
         import torch
 
         self.torch = torch
@@ -377,6 +378,10 @@ class PatchBatches:
                                          ).float().to(device)
         self.labels = torch.from_numpy(data["labels"].astype(np.int64 if class_labels
                                                              else np.float32)).to(device)
+        # class k of a patch mirrored left to right is class mirror_labels[k] (a lying apex's
+        # sector); None: mirroring keeps the label
+        self.mirror_labels = (None if mirror_labels is None else
+                              torch.from_numpy(np.asarray(mirror_labels, np.int64)).to(device))
 
     def draw(self, idx: np.ndarray, rng: np.random.Generator | None
              ) -> tuple[Any, Any, Any]:
@@ -386,8 +391,13 @@ class PatchBatches:
         torch = self.torch
         i = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
         p = self.patches[i]
+        y = self.labels[i]
         if rng is not None:
             rows, cols = mirror_shift_index(len(idx), p.shape[1], p.shape[2], rng)
+            if self.mirror_labels is not None:
+                # a mirrored patch's columns run right to left
+                flip = torch.from_numpy(cols[:, 0] > cols[:, -1]).to(self.device)
+                y = torch.where(flip, self.mirror_labels[y], y)
             r = torch.from_numpy(np.ascontiguousarray(rows)).to(self.device)
             c = torch.from_numpy(np.ascontiguousarray(cols)).to(self.device)
             p = p[torch.arange(len(idx), device=self.device)[:, None, None], r[:, :, None],
@@ -395,7 +405,7 @@ class PatchBatches:
         x = p.flip(3).permute(0, 3, 1, 2).float() / 255.0
         if rng is not None:
             x = light_jitter(x, rng)
-        return x, self.features[i], self.labels[i]
+        return x, self.features[i], y
 
 
 def evaluate(net: Any, batches: PatchBatches, idx: np.ndarray) -> dict[str, float]:
