@@ -85,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pyramid-heat, a best.pt; pyramid-verify, pyramid-size, "
                         "pyramid-white-clear and pyramid-point, the exported file "
                         "(models/pyramids-verify.onnx, ...; pyramid-point may start from the "
-                        "size reader's file: its convolutions, a new last layer); card-net, a card-net-best.pt; pyramids, a "
+                        "size reader's file: its convolutions, a new last layer); card-net, "
+                        "a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
@@ -283,9 +284,10 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
 
 def _pyramid_size(args: argparse.Namespace) -> int:
     """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
-    reader; ``pyramid-point``: the pointing reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
-    then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
-    from the task's exported file)."""
+    reader; ``pyramid-point``: the pointing reader (the same patches, cut from the rendered
+    folders once into ``OUT/size.npz``, then trained with torch on the CPU, or on the GPU
+    with ``--device``; ``--init`` goes on from the task's exported file, or for the
+    pointing reader from the size reader's convolutions)."""
     from vision.pyramids.train_size import BATCH, MINUTES, SAMPLES_FILE, cut, train
 
     task = {"pyramid-white-clear": "white-clear", "pyramid-point": "pointing"}.get(

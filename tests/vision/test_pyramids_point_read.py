@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from vision_truth import pyramids_on_bare_mat
 
 from vision.pyramids.classifier import POINT_CLASSES, SECTORS, SHAPE_CLASSES, sector
 from vision.pyramids.find import blend_pointing
@@ -51,28 +52,14 @@ def test_an_apex_falls_in_the_nearest_sector(rel: float, k: int):
     assert sector(rel) == k
 
 
-def _shot(tarot: Any, *pyramids: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
-    """(image, calibration, truth) of ``pyramids`` rendered on the bare mat, seeded."""
-    from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import TableScene
-
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    image, truth = render(TableScene(pyramids=list(pyramids)), tarot, DEFAULT_MAT, cam,
-                          plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
-    return image, calib, truth
-
-
 @pytest.fixture(scope="module")
 def clear_and_red_lying(tarot: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
     """A lying clear 3 and a lying red 3, apart, both pointing the same way."""
     from vision.synth.scene import PyramidPlacement
 
-    return _shot(tarot, PyramidPlacement("clear", 3, False, (300.0, 300.0), 60.0),
-                 PyramidPlacement("red", 3, False, (500.0, 310.0), 60.0))
+    return pyramids_on_bare_mat(tarot,
+                                PyramidPlacement("clear", 3, False, (300.0, 300.0), 60.0),
+                                PyramidPlacement("red", 3, False, (500.0, 310.0), 60.0))
 
 
 def _angle_off(a: float, b: float) -> float:
@@ -179,8 +166,9 @@ def test_training_patches_carry_a_lying_apex_direction_from_the_patch_up(tarot):
     from vision.pyramids.train_size import scene_samples
     from vision.synth.scene import PyramidPlacement
 
-    image, calib, truth = _shot(tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
-                                PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
+    image, calib, truth = pyramids_on_bare_mat(
+        tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
+        PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
     _, _, colors, rel = scene_samples(image, truth, look, np.zeros((0, 2)),
                                       np.random.default_rng(0))

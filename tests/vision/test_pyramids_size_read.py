@@ -7,24 +7,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from vision_truth import pyramids_on_bare_mat
 
 from vision.pyramids.classifier import SHAPE_CLASSES, SIZE_CLASSES
 from vision.pyramids.find import blend_size
-
-
-def _shot(tarot: Any, *pyramids: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
-    """(image, calibration, truth) of ``pyramids`` rendered on the bare mat, seeded."""
-    from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics, TableCalibrator
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import TableScene
-
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
-    image, truth = render(TableScene(pyramids=list(pyramids)), tarot, DEFAULT_MAT, cam,
-                          plain_style((95, 120, 85), seed=3))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
-    return image, calib, truth
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +18,8 @@ def white_and_red(tarot: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
     """An upright white 2 and an upright red 2, apart."""
     from vision.synth.scene import PyramidPlacement
 
-    return _shot(tarot, PyramidPlacement("white", 2, True, (300.0, 300.0)),
-                 PyramidPlacement("red", 2, True, (480.0, 310.0)))
+    return pyramids_on_bare_mat(tarot, PyramidPlacement("white", 2, True, (300.0, 300.0)),
+                                PyramidPlacement("red", 2, True, (480.0, 310.0)))
 
 
 def _shape_read(**classes: float) -> np.ndarray:
@@ -138,8 +124,9 @@ def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
     from vision.pyramids.train_size import scene_samples, size_label
     from vision.synth.scene import PyramidPlacement
 
-    image, calib, truth = _shot(tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
-                                PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
+    image, calib, truth = pyramids_on_bare_mat(
+        tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
+        PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
     patches, labels, colors, _ = scene_samples(image, truth, look, np.zeros((0, 2)),
                                                np.random.default_rng(0))

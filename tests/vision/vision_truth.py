@@ -67,3 +67,20 @@ class TruthBoxes:
         keys = ("color", "pips", "upright", "pointing_deg", "base_center_mm", "confidence")
         return [] if truth is None else [{k: p[k] for k in keys} for p in truth["pyramids"]
                                          if p.get("in_frame", True)]
+
+
+def pyramids_on_bare_mat(tarot: Any, *pyramids: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
+    """(image, calibration, truth) of ``pyramids`` (``PyramidPlacement``) rendered on the
+    bare default mat by a camera tilted 8 degrees, seeded; calibrated from the markers with
+    the camera's own lens."""
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    image, truth = render(TableScene(pyramids=list(pyramids)), tarot, DEFAULT_MAT, cam,
+                          plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    return image, calib, truth

@@ -14,8 +14,8 @@ from the start; then it trains both side by side on the GPU, each for what is le
 its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``; ``size/``: the
 size reader's, the white-or-clear reader's and the pointing reader's ONNX files and figures)
 to ``--out``. ``--networks size`` cuts the size readers' patches
-(:mod:`vision.pyramids.train_size`) and trains its three tasks, each in its own process, going on from the shipped files with
-``--size-init models``.
+(:mod:`vision.pyramids.train_size`) and trains its three tasks, each in its own process,
+going on from the shipped files with ``--size-init models``.
 The batches cycle through the recipes of the shipped files' data (:data:`CYCLE`), from seed
 ``--seed``, each batch numbered by its seed: the training takes every batch in ``--work``,
 so several commands in one lease add up (give each the seed after the last one's batches;
