@@ -260,8 +260,8 @@ def report(res: dict[str, Scorer], times: dict[str, list[float]], cmd: str, seed
               f"(white, clear, black, or the heat map's alone: `models/pyramids-verify.onnx`), "
               f"a size reader on a closer patch weighing in on pips and pose "
               f"(`models/pyramids-size.onnx`), one telling white from clear "
-              f"(`models/pyramids-white-clear.onnx`) and one pointing white and clear "
-              f"lying pyramids (`models/pyramids-point.onnx`), "
+              f"(`models/pyramids-white-clear.onnx`) and one pointing lying pyramids "
+              f"(`models/pyramids-point.onnx`), "
               f"the solid's predicted silhouette for position (`vision/pyramids/find.py`).  "),
              (f"Held-out renders: seed {seed}, {scenes} images per group, 1920x1080, calibrated "
               "from the markers with the truth intrinsics; the colour table (seed 90001), "

@@ -33,7 +33,7 @@ geometry.
    patch read as cut and mirrored, :data:`SHAPE_MIRRORED`); the size reader
    (``pyramids-size.onnx``) looks at a closer patch and weighs in on pips and upright or
    lying (:data:`SIZE_READ_COLORS`, :data:`SIZE_READ_WEIGHT`), and the pointing reader
-   (``pyramids-point.onnx``) on where a white or clear lying pyramid's apex points
+   (``pyramids-point.onnx``, made for clear plastic) on where a lying pyramid's apex points
    (:data:`POINT_READ_COLORS`, :data:`POINT_READ_WEIGHT`).
 5. **Where**: the solid's predicted silhouette (:func:`geometry.footprint_mm`, parallax from
    the camera centre) is slid onto the blob of its colour, and a lying pyramid's pointing
