@@ -221,7 +221,10 @@ SIZE_READ_SURE = 0.99
 #: 238 -> 239 -> 239 of 551 (2 and 4: 54 / 7 / 44 and 62 / 10 / 62). 4 since the reader's
 #: fine-tuning on 36 k more patches (models/pyramids-white-clear.md), on dev seeds
 #: 550000-595000 and 545000-565000 (2,463 tables), weight 2 -> 3 -> 4 -> 8: wrong colours
-#: 476 -> 465 -> 456 -> 454, tables right 1,249 -> 1,252 -> 1,256 -> 1,254
+#: 476 -> 465 -> 456 -> 454, tables right 1,249 -> 1,252 -> 1,256 -> 1,254. Not set again
+#: for the reader trained on with 58 k more patches on the CPU (2026-11-27,
+#: models/pyramids-white-clear.md), which at 4 took wrong colours 403 -> 358 on the eight
+#: dev seeds 545000-590000
 WHITE_CLEAR_WEIGHT = 4.0
 #: the pointing reader (``pyramids-point.onnx``, models/pyramids-point.md: the size
 #: reader's recipe and 56 mm patch, twelve sectors of a lying apex) reads the finds of these
