@@ -158,30 +158,6 @@ def test_the_pointing_task_takes_the_lying_patches_by_their_apex():
         task_data(data, "pointing")
 
 
-def test_training_patches_carry_a_lying_apex_direction_from_the_patch_up(tarot):
-    from calibration.mat import DEFAULT_MAT
-    from vision.pyramids.classifier import patch_up_deg
-    from vision.pyramids.colors import default_model
-    from vision.pyramids.find import Looker
-    from vision.pyramids.train_size import scene_samples
-    from vision.synth.scene import PyramidPlacement
-
-    image, calib, truth = pyramids_on_bare_mat(
-        tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
-        PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
-    look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
-    _, _, colors, rel = scene_samples(image, truth, look, np.zeros((0, 2)),
-                                      np.random.default_rng(0))
-    up = float(patch_up_deg(np.array([[480.0, 310.0]]), look.camera[:2])[0])
-    assert len(rel) == len(colors) and set(colors) == {"clear", "blue"}
-    for col, r in zip(colors, rel):
-        if col == "clear":
-            assert np.isnan(r)
-        else:
-            # each patch's up is its own centre's (a few mm apart): within a degree or two
-            assert _angle_off(r, 90.0 - up) < 3.0
-
-
 def test_a_mirrored_training_patch_has_its_apex_mirrored_too():
     """The trainer's batches mirror half the patches left to right: a patch bright on its
     right (apex to the right, sector 3) drawn mirrored is bright on its left and labelled

@@ -118,7 +118,10 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
 
 
 def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
+    """Each patch gets its pyramid's size class and colour, and a lying one's apex in
+    degrees clockwise from the patch's up (for the pointing reader; nan when upright)."""
     from calibration.mat import DEFAULT_MAT
+    from vision.pyramids.classifier import patch_up_deg
     from vision.pyramids.colors import default_model
     from vision.pyramids.find import Looker
     from vision.pyramids.train_size import scene_samples, size_label
@@ -128,12 +131,19 @@ def test_training_patches_are_labelled_by_the_pyramid_they_lie_on(tarot):
         tarot, PyramidPlacement("clear", 3, True, (300.0, 300.0)),
         PyramidPlacement("blue", 1, False, (480.0, 310.0), 90.0))
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
-    patches, labels, colors, _ = scene_samples(image, truth, look, np.zeros((0, 2)),
-                                               np.random.default_rng(0))
-    assert patches.shape[1:] == (64, 64, 3) and len(patches) == len(labels) == len(colors)
+    patches, labels, colors, rel = scene_samples(image, truth, look, np.zeros((0, 2)),
+                                                 np.random.default_rng(0))
+    assert patches.shape[1:] == (64, 64, 3)
+    assert len(patches) == len(labels) == len(colors) == len(rel)
     assert set(colors) == {"clear", "blue"}
-    for lab, col in zip(labels, colors):
+    up = float(patch_up_deg(np.array([[480.0, 310.0]]), look.camera[:2])[0])
+    for lab, col, r in zip(labels, colors, rel):
         assert lab == (size_label(3, True) if col == "clear" else size_label(1, False))
+        if col == "clear":
+            assert np.isnan(r)
+        else:
+            # each patch's up is its own centre's (a few mm apart): within a few degrees
+            assert abs((r - (90.0 - up) + 180.0) % 360.0 - 180.0) < 3.0
     assert SIZE_CLASSES[size_label(3, True)] == "3U"
     assert SIZE_CLASSES[size_label(1, False)] == "1L"
 
