@@ -67,12 +67,17 @@ def sector(rel_deg: float) -> int:
     return int(round((rel_deg % 360.0) / SECTOR_DEG)) % SECTORS
 
 
+def mirror_sector(k: int) -> int:
+    """The sector of an apex in sector ``k`` once its patch is flipped left-right (its angle
+    from up changes sign)."""
+    return (SECTORS - k) % SECTORS
+
+
 def mirror_shape_label(name: str) -> str:
     """The label of the same patch flipped left-right (a lying apex's angle changes sign)."""
     if name[1] == "U":
         return name
-    k = int(name[2:])
-    return f"{name[0]}L{(SECTORS - k) % SECTORS:02d}"
+    return f"{name[0]}L{mirror_sector(int(name[2:])):02d}"
 
 
 def patch_up_deg(centers_mm: np.ndarray, nadir_mm: np.ndarray) -> np.ndarray:

@@ -80,6 +80,7 @@ from vision.pyramids.classifier import (
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
     PatchClassifier,
+    mirror_sector,
     patch_up_deg,
     pointing_from_sectors,
 )
@@ -689,11 +690,10 @@ class PyramidFinder:
         keep, p_hue = self._art_dropped(look, image, reads, keep, first, p_ver)
         finds: list[PyramidFind] = []
         if len(keep):
+            colors = [(first[int(k)] or ("",))[0] for k in keep]
             ps = self._steady_shape(look, image, centers[keep], self._shape(patches[keep]))
-            ps = self._sized(look, image, centers[keep], ps,
-                             [(first[int(k)] or ("",))[0] for k in keep])
-            ps = self._pointed(look, image, centers[keep], ps,
-                               [(first[int(k)] or ("",))[0] for k in keep])
+            ps = self._sized(look, image, centers[keep], ps, colors)
+            ps = self._pointed(look, image, centers[keep], ps, colors)
             up = patch_up_deg(centers[keep], look.camera[:2])
             for j, k in enumerate(keep):
                 f = self._read(look, cands[k], pw[k], ps[j], float(up[j]), float(h_at[k]),
@@ -1157,7 +1157,7 @@ def _mirror_columns(names: tuple[str, ...]) -> np.ndarray:
     cols = []
     for n in names:
         pips, lying, k = n.partition("L")
-        cols.append(names.index(f"{pips}L{(SECTORS - int(k)) % SECTORS:02d}") if lying
+        cols.append(names.index(f"{pips}L{mirror_sector(int(k)):02d}") if lying
                     else names.index(n))
     return np.array(cols, np.int64)
 

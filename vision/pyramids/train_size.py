@@ -60,6 +60,7 @@ from vision.pyramids.classifier import (
     SIZE_MODEL,
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
+    mirror_sector,
     sector,
 )
 from vision.pyramids.train_colors import (
@@ -339,7 +340,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
              int(np.isin(data["colors"][val], LIGHT).sum()))
     lr = lr or (LR if init is None else LR_INIT)
     # a mirrored patch's apex turns the other way: its sector is mirrored with it
-    mirror = (np.array([(SECTORS - k) % SECTORS for k in range(SECTORS)], np.int64)
+    mirror = (np.array([mirror_sector(k) for k in range(SECTORS)], np.int64)
               if task == "pointing" else None)
     batches = PatchBatches({"patches": data["patches"], "labels": data["labels"]}, device,
                            class_labels=True, mirror_labels=mirror)
