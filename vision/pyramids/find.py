@@ -706,15 +706,16 @@ class PyramidFinder:
         return finds
 
     def read_candidates(self, image: np.ndarray, look: Look,
-                        heat_peak: float = HEAT_PEAK) -> Reads | None:
+                        heat_peak: float | None = None) -> Reads | None:
         """Stage 2-3: the colour table's candidates and the heat map's peaks of at least
-        ``heat_peak`` beside them, those not cold, each read by the colour classifier (None
+        ``heat_peak`` (None: :data:`HEAT_PEAK`, read at each call) beside them, those not cold, each read by the colour classifier (None
         when there is none). The verifier's training cutter reads with a lower
         ``heat_peak``, so that it sees the faint peaks too."""
         heat = None if self.heat is None else self.heat(look.view, VIEW_PPM)
         cands = look.candidates
         if heat is not None:
-            cands = cands + self._heat_candidates(heat, cands, heat_peak, look.topdown.mat)
+            peak = HEAT_PEAK if heat_peak is None else heat_peak
+            cands = cands + self._heat_candidates(heat, cands, peak, look.topdown.mat)
         if not cands:
             return None
         centers = np.array([c.center_mm for c in cands], np.float64)

@@ -49,10 +49,6 @@ log = logging.getLogger(__name__)
 SIGMA_MM = 3.0
 IGNORE_MM = 14.0
 VAL_EVERY = 10
-#: the loss weight of the cells within SIGMA_MM * 3 of a pyramid of these colours (1 elsewhere):
-#: the finder misses clear and white pyramids most (the heat map's peak on them often
-#: under HEAT_PEAK), their plastic the table's and the cards' colours seen through or back
-COLOR_WEIGHT: dict[str, float] = {"clear": 3.0, "white": 2.0}
 #: training crops are this many mm square (256 px at 0.5 px/mm)
 CROP_MM = 512
 #: peak learning rate from random weights, and going on from a best.pt
@@ -65,10 +61,10 @@ RECALIBRATE_BATCHES = 16
 # -- data -------------------------------------------------------------------------------------
 
 def prepare_one(args: tuple[str, str, float]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(view at ``ppm`` uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2), each
-    centroid's loss weight (N,), :data:`COLOR_WEIGHT`) of one rendered image ``(image path,
-    mat path, ppm)``, or None when its markers do not calibrate it."""
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(view at ``ppm`` uint8 (h, w, 3), centroids mm (N, 2), don't-care points (M, 2)) of
+    one rendered image ``(image path, mat path, ppm)``, or None when its markers do not
+    calibrate it."""
     from vision.pyramids.colors import default_model
     from vision.pyramids.find import VIEW_PPM, Looker
     from vision.pyramids.train_colors import truth_calibration, truth_silhouettes_mm
@@ -86,23 +82,20 @@ def prepare_one(args: tuple[str, str, float]
     look = Looker(mat, default_model()).look(image, calib)
     x = heat_input(look.view, VIEW_PPM, ppm)[0]
     small = np.clip(x.transpose(1, 2, 0) * 255.0 + 0.5, 0, 255).astype(np.uint8)
-    cents, dont, boost = [], [], []
+    cents, dont = [], []
     for p, sil in zip(truth.get("pyramids", []), truth_silhouettes_mm(truth, calib)):
         c = polygon_centroid(sil)
         if p.get("visible", 1.0) >= 0.5 and p.get("in_frame", True):
             cents.append(c)
-            boost.append(COLOR_WEIGHT.get(str(p.get("color")), 1.0))
         elif p.get("visible", 1.0) > 0.02:
             dont.append(c)
     return (small, np.array(cents, np.float64).reshape(-1, 2),
-            np.array(dont, np.float64).reshape(-1, 2), np.array(boost, np.float32))
+            np.array(dont, np.float64).reshape(-1, 2))
 
 
-def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray,
-            boost: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(target (h, w) float32, weight (h, w) float32) on the output cells; the cells within
-    3 sigma of centroid i weigh ``boost[i]`` (the largest where two overlap), don't-care
-    cells 0."""
+def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(target (h, w) float32, weight (h, w) float32) on the output cells."""
     h, w = shape_hw
     uu, vv = np.meshgrid((np.arange(w) + 0.5) * CELL_MM, (np.arange(h) + 0.5) * CELL_MM)
     t = np.zeros((h, w), np.float32)
@@ -113,10 +106,6 @@ def targets(shape_hw: tuple[int, int], cents: np.ndarray, dont: np.ndarray,
         if 0 <= u < w and 0 <= v < h:
             t[v, u] = 1.0
     wt = np.ones((h, w), np.float32)
-    for (cx, cy), b in zip(cents, np.ones(len(cents)) if boost is None else boost):
-        if b != 1.0:
-            near = (uu - cx) ** 2 + (vv - cy) ** 2 <= (3 * SIGMA_MM) ** 2
-            wt[near] = np.maximum(wt[near], b)
     for cx, cy in dont:
         wt[(uu - cx) ** 2 + (vv - cy) ** 2 <= IGNORE_MM ** 2] = 0.0
     return t, wt
@@ -138,9 +127,9 @@ def prepare_views(folders: list[Path], jobs: int, ppm: float = HEAT_PPM
                     else pool.map(prepare_one, work, chunksize=8))
         for i, res in enumerate(prepared):
             if res is not None:
-                small, cents, dont, boost = res
+                small, cents, dont = res
                 h, w = small.shape[0] // stride, small.shape[1] // stride
-                t, wt = targets((h, w), cents, dont, boost)
+                t, wt = targets((h, w), cents, dont)
                 views.append(small)
                 tgts.append(t)
                 wts.append(wt)
