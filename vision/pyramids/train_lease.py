@@ -36,6 +36,9 @@ misses, and it is the one shipped. A fourth lease (an H100 machine, 2026-11-26) 
 to the size readers (``--networks size --size-init models``, seed 99001): 178 batches,
 10,680 scenes, 223,604 patches in 300 s, then 3.5 minutes of training for each
 (``models/pyramids-size.md``).
+A fifth (an H100 machine, 2026-11-27) trained the heat map on again with the loss weighed
+up round clear and white pyramids (155 batches, seed 100001): it found more pyramids and
+made as many more false finds, and was not shipped (``models/pyramids-heat.md``).
 ``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
 verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
 stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
