@@ -708,9 +708,10 @@ class PyramidFinder:
     def read_candidates(self, image: np.ndarray, look: Look,
                         heat_peak: float | None = None) -> Reads | None:
         """Stage 2-3: the colour table's candidates and the heat map's peaks of at least
-        ``heat_peak`` (None: :data:`HEAT_PEAK`, read at each call) beside them, those not cold, each read by the colour classifier (None
-        when there is none). The verifier's training cutter reads with a lower
-        ``heat_peak``, so that it sees the faint peaks too."""
+        ``heat_peak`` (None: :data:`HEAT_PEAK`, read at each call) beside them, those not
+        cold, each read by the colour classifier (None when there is none). The verifier's
+        training cutter reads with a lower ``heat_peak``, so that it sees the faint peaks
+        too."""
         heat = None if self.heat is None else self.heat(look.view, VIEW_PPM)
         cands = look.candidates
         if heat is not None:
