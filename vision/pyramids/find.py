@@ -204,8 +204,11 @@ SIZE_READ_COLORS = frozenset(COLORS)
 #: weight 2 set as many tables right on both seeds as 1 (238 of 551), 3 as many on seed
 #: 550000, and with white, clear and black alone 0.5 as many as 1 there; fewer wrong pips
 #: at 2 on one seed and more on the other. The hues' silhouette fit (SIZE_FIT_WEIGHT) at
-#: 2.5 or 0 beside it: one table more of 551, so it was left at 5
-SIZE_READ_WEIGHT = 1.0
+#: 2.5 or 0 beside it: one table more of 551, so it was left at 5. 2 with the reader
+#: trained on again (2026-11-27), eight dev seeds 545000-590000 (2,177 tables): tables
+#: right 1,201 (at 1) -> 1,208 (1.5) -> 1,211 (2; crowded under lamps 173 -> 182), wrong
+#: pips 357 -> 331 -> 316, wrong pose 163 -> 153 -> 144, false finds 247 -> 252
+SIZE_READ_WEIGHT = 2.0
 #: ... where the shape classifier is less sure than this of its size and pose
 #: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
 #: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
