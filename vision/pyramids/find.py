@@ -1133,10 +1133,11 @@ def blend_pointing(ps: np.ndarray, shape_names: tuple[str, ...], p_point: np.nda
     that size's lying total: a product of the two experts on where the apex points that
     leaves pips and upright or lying alone."""
     out = np.array(ps, np.float64)
-    reader = np.power(np.asarray(p_point, np.float64) + 1e-6, weight)
+    # the reader's sectors in order, the same for every size
+    mine = np.power(np.asarray(p_point, np.float64)[
+        :, [point_names.index(f"L{k:02d}") for k in range(SECTORS)]] + 1e-6, weight)
     for pips in (1, 2, 3):
         cols = [shape_names.index(f"{pips}L{k:02d}") for k in range(SECTORS)]
-        mine = reader[:, [point_names.index(f"L{k:02d}") for k in range(SECTORS)]]
         total = out[:, cols].sum(axis=1, keepdims=True)
         blended = out[:, cols] * mine
         out[:, cols] = blended / np.maximum(blended.sum(axis=1, keepdims=True), 1e-12) * total
