@@ -111,6 +111,7 @@ def test_training_shows_its_progress_without_being_asked(monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("task, extra, minutes", [("size", [], 60.0),
                                                   ("white-clear", [], 14.0),
+                                                  ("color", [], 40.0),
                                                   ("white-clear", ["--minutes", "3"], 3.0)])
 def test_python_m_train_size_takes_the_tasks_own_budget(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, task: str, extra: list[str],
@@ -119,7 +120,8 @@ def test_python_m_train_size_takes_the_tasks_own_budget(
     ``companion train pyramid-white-clear`` by default (both read ``MINUTES``)."""
     from vision.pyramids import train_size
 
-    assert train_size.MINUTES == {"size": 60.0, "white-clear": 14.0, "pointing": 40.0}
+    assert train_size.MINUTES == {"size": 60.0, "white-clear": 14.0, "pointing": 40.0,
+                                  "color": 40.0}
     budgets: list[float] = []
 
     def train(data, out, budget, *rest):  # type: ignore[no-untyped-def]
@@ -137,6 +139,7 @@ def test_python_m_train_size_takes_the_tasks_own_budget(
     ("pyramid-verify", "train_verify", "samples.npz"),
     ("pyramid-size", "train_size", "size.npz"),
     ("pyramid-white-clear", "train_size", "size.npz"),
+    ("pyramid-color-read", "train_size", "size.npz"),
 ])
 def test_a_trainer_trains_again_on_its_cut_samples_without_the_renders(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, module: str,
@@ -238,7 +241,8 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
 
 
 @pytest.mark.parametrize("model, task", [("pyramid-size", "size"),
-                                         ("pyramid-white-clear", "white-clear")])
+                                         ("pyramid-white-clear", "white-clear"),
+                                         ("pyramid-color-read", "color")])
 @pytest.mark.parametrize("device, torch_device", [("cpu", "cpu"), ("0", "cuda")])
 def test_the_size_readers_train_on_the_gpu_that_device_names_from_the_file_init_names(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, task: str, device: str,

@@ -28,14 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "'pip install -e .[train]'; nothing is downloaded.")
     p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
                                      "pyramid-verify", "pyramid-size", "pyramid-white-clear",
-                                     "pyramid-point"],
+                                     "pyramid-point", "pyramid-color-read"],
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
                         "= the pyramid finder's second opinion on the candidates it doubts, "
                         "pyramid-size = the pyramid size reader, pyramid-white-clear = the "
                         "reader telling white pyramids from clear ones, pyramid-point = the "
-                        "reader of a lying pyramid's apex (these three on a closer patch)")
+                        "reader of a lying pyramid's apex, pyramid-color-read = the reader of a "
+                        "found pyramid's colour (these four on a closer patch)")
     p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
@@ -50,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="use this already rendered synth folder for training instead of "
                         "rendering (repeatable); card-net: its cards are cut and added to "
                         "the simulated crops; pyramid-verify, pyramid-size, "
-                        "pyramid-white-clear, pyramid-point and pyramid-heat need none once "
+                        "pyramid-white-clear, pyramid-point, pyramid-color-read and "
+                        "pyramid-heat need none once "
                         "--out holds "
                         "their cut samples from an earlier run")
     p.add_argument("--val-render", type=Path, action="append", default=None,
@@ -73,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--minutes", type=float, default=None,
                    help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
                         "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
-                        "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, the others "
+                        "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, "
+                        "pyramid-color-read 40, the others "
                         "10 per model)")
     p.add_argument("--threads", type=positive_int, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
@@ -83,9 +86,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards and "
                         "pyramid-heat, a best.pt; pyramid-verify, pyramid-size, "
-                        "pyramid-white-clear and pyramid-point, the exported file "
-                        "(models/pyramids-verify.onnx, ...; pyramid-point may start from the "
-                        "size reader's file: its convolutions, a new last layer); card-net, "
+                        "pyramid-white-clear, pyramid-point and pyramid-color-read, the "
+                        "exported file (models/pyramids-verify.onnx, ...; pyramid-point and "
+                        "pyramid-color-read may start from another reader's file: its "
+                        "convolutions, a new last layer); card-net, "
                         "a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
@@ -151,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         return _pyramids(args)
     if args.model == "pyramid-verify":
         return _pyramid_verify(args)
-    if args.model in ("pyramid-size", "pyramid-white-clear", "pyramid-point"):
+    if args.model in ("pyramid-size", "pyramid-white-clear", "pyramid-point",
+                      "pyramid-color-read"):
         return _pyramid_size(args)
     args.seed = 1000 if args.seed is None else args.seed
     args.epochs = args.epochs or 30
@@ -284,14 +289,15 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
 
 def _pyramid_size(args: argparse.Namespace) -> int:
     """``pyramid-size``: the size reader; ``pyramid-white-clear``: the white-or-clear
-    reader; ``pyramid-point``: the pointing reader (the same patches, cut from the rendered
-    folders once into ``OUT/size.npz``, then trained with torch on the CPU, or on the GPU
-    with ``--device``; ``--init`` goes on from the task's exported file, or for the
-    pointing reader from the size reader's convolutions)."""
+    reader; ``pyramid-point``: the pointing reader; ``pyramid-color-read``: the colour
+    reader (the same patches, cut from the rendered folders once into ``OUT/size.npz``,
+    then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
+    from the task's exported file, or for the pointing and colour readers from another
+    reader's convolutions)."""
     from vision.pyramids.train_size import BATCH, MINUTES, SAMPLES_FILE, cut, train
 
-    task = {"pyramid-white-clear": "white-clear", "pyramid-point": "pointing"}.get(
-        args.model, "size")
+    task = {"pyramid-white-clear": "white-clear", "pyramid-point": "pointing",
+            "pyramid-color-read": "color"}.get(args.model, "size")
     cache = args.out / SAMPLES_FILE
     folders = _render_folders(args, f"train {args.model}", cache)
     try:
@@ -311,6 +317,10 @@ def _pyramid_size(args: argparse.Namespace) -> int:
         print(f"pointing reader: {path}  validation sector {figures['accuracy']:.4f}, within "
               f"45 degrees {figures['within_45']:.4f} (white and clear "
               f"{figures.get('light_within_45', float('nan')):.4f})  "
+              f"({figures['train_seconds']} s)")
+    elif task == "color":
+        print(f"colour reader: {path}  validation accuracy {figures['accuracy']:.4f} (white "
+              f"and clear {figures.get('light_accuracy', float('nan')):.4f})  "
               f"({figures['train_seconds']} s)")
     else:
         print(f"white-or-clear reader: {path}  validation accuracy "

@@ -183,6 +183,65 @@ def test_the_finder_asks_the_white_or_clear_reader_about_white_and_clear_finds(
     assert asked == []
 
 
+def test_the_finder_asks_the_colour_reader_about_the_finds_it_is_unsure_of(
+        white_and_red, finder, monkeypatch):
+    """A white and a red pyramid: the colour reader is asked about both (COLOR_READ_SURE
+    above 1); ruling out white (it says clear or red, both sure), it renames the white one
+    clear and leaves the red one red; asked only below a sureness both reads pass, or at
+    weight 0, it is not asked and the colour classifier's colours stand."""
+    import vision.pyramids.find as find_mod
+
+    image, calib, _ = white_and_red
+    asked: list[int] = []
+
+    def reader_says(*names):
+        def probs(patches):
+            asked.append(len(patches))
+            p = np.full((len(patches), 10), 1e-4, np.float32)
+            for name in names:
+                p[:, finder.color_reader.names.index(name)] = 1.0
+            return p
+        return probs
+
+    monkeypatch.setattr(find_mod, "WHITE_CLEAR_WEIGHT", 0.0)   # the colour reader alone
+    monkeypatch.setattr(find_mod, "COLOR_READ_SURE", 1.01)
+    monkeypatch.setattr(find_mod, "COLOR_READ_WEIGHT", 4.0)
+    monkeypatch.setattr(finder.color_reader, "probs", reader_says("clear", "red"))
+    assert sorted(f.color for f in finder.find(image, calib)) == ["clear", "red"]
+    assert asked == [2]
+    asked.clear()
+    monkeypatch.setattr(find_mod, "COLOR_READ_SURE", 1e-3)
+    assert sorted(f.color for f in finder.find(image, calib)) == ["red", "white"]
+    assert asked == []
+    monkeypatch.setattr(find_mod, "COLOR_READ_SURE", 1.01)
+    monkeypatch.setattr(find_mod, "COLOR_READ_WEIGHT", 0.0)
+    assert sorted(f.color for f in finder.find(image, calib)) == ["red", "white"]
+    assert asked == []
+
+
+def test_the_shipped_colour_reader_says_its_classes_and_span():
+    from models import model_path
+    from vision.pyramids.classifier import (COLOR_READ_CLASSES, COLOR_READ_MODEL,
+                                            PatchClassifier)
+    from vision.pyramids.colors import COLORS
+    from vision.pyramids.find import _patch_mm
+
+    reader = PatchClassifier(model_path(COLOR_READ_MODEL), COLOR_READ_CLASSES)
+    assert set(reader.names) == set(COLORS)
+    assert 40.0 <= _patch_mm(reader) <= 72.0
+
+
+def test_the_colour_task_labels_every_patch_by_its_colour():
+    from vision.pyramids.colors import COLORS
+    from vision.pyramids.train_size import task_data
+
+    data = {"patches": np.arange(4)[:, None], "labels": np.array([0, 1, 2, 3]),
+            "colors": np.array(["white", "red", "clear", "black"]), "scene": np.arange(4)}
+    got = task_data(data, "color")
+    assert got["patches"].ravel().tolist() == [0, 1, 2, 3]
+    assert [COLORS[k] for k in got["labels"]] == ["white", "red", "clear", "black"]
+
+
 def test_the_shipped_white_or_clear_reader_says_its_classes_and_span():
     from models import model_path
     from vision.pyramids.classifier import (WHITE_CLEAR_CLASSES, WHITE_CLEAR_MODEL,
@@ -208,7 +267,7 @@ def test_the_white_or_clear_task_takes_the_white_and_clear_patches_by_colour():
         task_data(data, "colour")
 
 
-@pytest.mark.parametrize("task", ["size", "white-clear"])
+@pytest.mark.parametrize("task", ["size", "white-clear", "color"])
 def test_a_shipped_reader_read_back_from_its_file_computes_what_the_file_does(task: str):
     """Going on from a shipped size or white-or-clear reader (its best.pt stayed where it
     was trained): the network rebuilt from the ONNX file gives the file's probabilities,
@@ -238,7 +297,7 @@ def test_a_shipped_reader_read_back_from_its_file_computes_what_the_file_does(ta
     with torch.no_grad():
         got = back.eval()(x).numpy()
     assert np.allclose(got, want, atol=1e-3)
-    other = "white-clear" if task == "size" else "size"
+    other = "white-clear" if task != "white-clear" else "size"
     with pytest.raises(ValueError, match=f"{TASKS[other][1]}: not an exported reader"):
         from_onnx(model_path(TASKS[other][1]), len(classes))
 
@@ -266,3 +325,35 @@ def test_going_on_from_a_shipped_reader_is_never_worse_on_the_validation_patches
     assert path == tmp_path / "on" / SIZE_MODEL and path.is_file()
     assert got["val_patches"] == 20 and got["epochs"] >= 1 and start["epochs"] == 0
     assert got["loss"] <= start["loss"] + 1e-6
+
+
+def test_a_look_cuts_each_patch_once_and_the_same_as_a_fresh_cut(white_and_red):
+    """The closer readers ask for the same 56 mm patches of the same finds: a look cuts a
+    centre and span once and hands back that patch again (in any order), cuts only the
+    centres it has not cut, and a patch it hands back is the one a fresh look cuts."""
+    from calibration.mat import DEFAULT_MAT
+    from vision.pyramids.colors import default_model
+    from vision.pyramids.find import Looker
+
+    image, calib, _ = white_and_red
+    looker = Looker(DEFAULT_MAT, default_model())
+    look = looker.look(image, calib)
+    centers = np.array([[300.0, 300.0], [480.0, 310.0]])
+    first = look.patches(image, centers, 56.0)
+    cut = look.topdown.patches
+    calls: list[int] = []
+
+    def counted(img, c, *rest):  # type: ignore[no-untyped-def]
+        calls.append(len(c))
+        return cut(img, c, *rest)
+
+    look.topdown.patches = counted  # type: ignore[method-assign]
+    assert np.array_equal(look.patches(image, centers[::-1], 56.0), first[::-1])
+    assert calls == []
+    more = look.patches(image, np.array([[300.0, 300.0], [400.0, 400.0]]), 56.0)
+    assert calls == [1] and np.array_equal(more[0], first[0])
+    wider = look.patches(image, centers[:1], 72.0)          # another span: another patch
+    assert calls == [1, 1] and not np.array_equal(wider[0], first[0])
+    fresh = looker.look(image, calib).patches(image, np.array([[400.0, 400.0]]), 56.0)
+    assert np.array_equal(more[1], fresh[0])
+    assert look.patches(image, np.zeros((0, 2)), 56.0).shape == (0, 64, 64, 3)

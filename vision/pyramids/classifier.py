@@ -53,6 +53,10 @@ WHITE_CLEAR_MODEL = "pyramids-white-clear.onnx"
 #: apex in the shape classifier's sectors, ``L{k:02d}`` k sectors clockwise from up
 POINT_CLASSES: tuple[str, ...] = tuple(f"L{k:02d}" for k in range(SECTORS))
 POINT_MODEL = "pyramids-point.onnx"
+#: the colour reader (``pyramids-color-read.onnx``, same recipe and patch): a found
+#: pyramid's colour, the ten of :data:`vision.pyramids.colors.COLORS`
+COLOR_READ_CLASSES: tuple[str, ...] = COLORS
+COLOR_READ_MODEL = "pyramids-color-read.onnx"
 
 
 def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:

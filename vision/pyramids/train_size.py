@@ -3,14 +3,17 @@ or lying from a closer patch than the shape classifier's, for the white, clear a
 pyramids whose size the finder cannot fit to their colour's pixels.
 
     python -m vision.pyramids.train_size --out runs/size --render DIR [--render DIR ...]
-        [--task size|white-clear|pointing] [--minutes 60|14|40] [--threads 2] [--jobs 2]
+        [--task size|white-clear|pointing|color] [--minutes 60|14|40|40] [--threads 2]
+        [--jobs 2]
         [--seed 0] [--device cpu|cuda] [--init models/pyramids-size.onnx] [--lr LR]
 
-The same cut patches train two more readers: ``--task white-clear`` (white or clear, on
-the white and clear pyramids' patches) and ``--task pointing`` (a lying pyramid's apex in
+The same cut patches train three more readers: ``--task white-clear`` (white or clear, on
+the white and clear pyramids' patches), ``--task pointing`` (a lying pyramid's apex in
 twelve sectors clockwise from the patch's up, :data:`POINT_CLASSES`, on every lying
-pyramid's patches, its mirrored patches labelled with the mirrored sector); ``--init`` with
-another task's file (the size reader's) takes its convolutions and starts a new last layer.
+pyramid's patches, its mirrored patches labelled with the mirrored sector) and ``--task
+color`` (a pyramid's colour, the ten of :data:`vision.pyramids.colors.COLORS`, on every
+patch); ``--init`` with another task's file (the size or white-or-clear reader's) takes its
+convolutions and starts a new last layer.
 
 Needs the ``train`` extra (torch); never imported at runtime, never run in CI. Small enough
 to train on the CPU in tens of minutes; ``--device cuda`` holds the patches on a GPU and
@@ -52,6 +55,8 @@ from typing import Any
 import numpy as np
 
 from vision.pyramids.classifier import (
+    COLOR_READ_CLASSES,
+    COLOR_READ_MODEL,
     PATCH_PX,
     POINT_CLASSES,
     POINT_MODEL,
@@ -87,12 +92,13 @@ LIGHT = ("white", "clear")
 SAMPLES_FILE = "size.npz"
 #: wall-clock budgets (minutes) by default: the size reader's validation loss still fell
 #: at 25 (models/pyramids-size.md); the white-or-clear reader overfits after about 14
-MINUTES = {"size": 60.0, "white-clear": 14.0, "pointing": 40.0}
+MINUTES = {"size": 60.0, "white-clear": 14.0, "pointing": 40.0, "color": 40.0}
 #: what can be trained on the cut patches: (classes, file written)
 TASKS: dict[str, tuple[tuple[str, ...], str]] = {
     "size": (SIZE_CLASSES, SIZE_MODEL),
     "white-clear": (WHITE_CLEAR_CLASSES, WHITE_CLEAR_MODEL),
     "pointing": (POINT_CLASSES, POINT_MODEL),
+    "color": (COLOR_READ_CLASSES, COLOR_READ_MODEL),
 }
 
 
@@ -199,8 +205,8 @@ def cut(folders: Sequence[Path], cache: Path, jobs: int = 2) -> dict[str, np.nda
 def task_data(data: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
     """The cut patches as one task's training data: every patch with its size class
     (``size``), the white and clear pyramids' patches labelled by colour (``white-clear``),
-    or the lying pyramids' patches, every colour, labelled by their apex's sector
-    (``pointing``)."""
+    the lying pyramids' patches, every colour, labelled by their apex's sector
+    (``pointing``), or every patch labelled by its colour (``color``)."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
     if task == "size":
@@ -213,10 +219,10 @@ def task_data(data: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
         out = {k: v[keep] for k, v in data.items()}
         out["labels"] = np.array([sector(float(a)) for a in out["pointing"]], np.int64)
         return out
-    keep = np.isin(data["colors"], WHITE_CLEAR_CLASSES)
+    classes = COLOR_READ_CLASSES if task == "color" else WHITE_CLEAR_CLASSES
+    keep = np.isin(data["colors"], classes)
     out = {k: v[keep] for k, v in data.items()}
-    out["labels"] = np.array([WHITE_CLEAR_CLASSES.index(str(c)) for c in out["colors"]],
-                             np.int64)
+    out["labels"] = np.array([classes.index(str(c)) for c in out["colors"]], np.int64)
     return out
 
 
@@ -277,6 +283,10 @@ def evaluate(net: Any, batches: Any, colors: np.ndarray, idx: np.ndarray, task: 
     if task == "white-clear":
         return out
     light = np.isin(colors[idx], LIGHT)
+    if task == "color":
+        if light.any():
+            out["light_accuracy"] = float(np.mean(p[light].argmax(axis=1) == y[light]))
+        return out
     if task == "pointing":
         off = np.abs((p.argmax(axis=1) - y + SECTORS // 2) % SECTORS - SECTORS // 2)
         out["within_45"] = float(np.mean(off <= 1))
@@ -378,7 +388,12 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         best = (ev["loss"], weights(), ev)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, batches, data["colors"], val, task)
-        if task == "pointing":
+        if task == "color":
+            log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f; "
+                     "white and clear: accuracy %.4f", epoch, (time.monotonic() - t0) / 60,
+                     train_loss, ev["loss"], ev["accuracy"],
+                     ev.get("light_accuracy", math.nan))
+        elif task == "pointing":
             log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, sector %.4f, "
                      "within 45 degrees %.4f; white and clear: sector %.4f, within 45 %.4f",
                      epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
@@ -448,7 +463,9 @@ def parser() -> argparse.ArgumentParser:
                          "models/pyramids-size.onnx) instead of random weights")
     ap.add_argument("--task", choices=list(TASKS), default="size",
                     help="size: pips and pose (pyramids-size.onnx); white-clear: white or "
-                         "clear (pyramids-white-clear.onnx), on the same cut patches; the "
+                         "clear (pyramids-white-clear.onnx); pointing: a lying pyramid's apex "
+                         "(pyramids-point.onnx); color: a pyramid's colour "
+                         "(pyramids-color-read.onnx), all on the same cut patches; the "
                          "default budget is the task's: "
                          + ", ".join(f"{t} {m:g} min" for t, m in MINUTES.items()))
     return ap
