@@ -188,7 +188,9 @@ SHAPE_SHIFT_MM = 1.5
 #: 560000, 100 images a group; ordinary / crowded under lamps / unseen printing), wrong
 #: pips 16 / 136 / 15 -> 17 / 130 / 13 and 13 / 141 / 9 -> 12 / 127 / 9, wrong pose
 #: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 34 -> 27 in all,
-#: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find
+#: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find.
+#: Mirroring only the reads under 0.99 sure (shape_sureness), to save about half of that,
+#: cost 8 tables of 2,177 on the eight dev seeds 545000-590000 (wrong pips 318 -> 335)
 SHAPE_MIRRORED = True
 #: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or
 #: lying from a closer patch, 56 mm of table instead of 72) reads the finds of these colours
@@ -210,8 +212,10 @@ SIZE_READ_COLORS = frozenset(COLORS)
 #: 2.5 or 0 beside it: one table more of 551, so it was left at 5. 2 with the reader
 #: trained on again (2026-11-27), eight dev seeds 545000-590000 (2,177 tables): tables
 #: right 1,201 (at 1) -> 1,208 (1.5) -> 1,211 (2; crowded under lamps 173 -> 182), wrong
-#: pips 357 -> 331 -> 316, wrong pose 163 -> 153 -> 144, false finds 247 -> 252
-SIZE_READ_WEIGHT = 2.0
+#: pips 357 -> 331 -> 316, wrong pose 163 -> 153 -> 144, false finds 247 -> 252. 3 since the
+#: colour reader (2026-11-27, same seeds): tables right 1,249 (2) -> 1,252 (3) -> 1,252 (4),
+#: wrong pips 318 -> 314 -> 315, wrong pose 146 -> 145 -> 149
+SIZE_READ_WEIGHT = 3.0
 #: ... where the shape classifier is less sure than this of its size and pose
 #: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
 #: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
@@ -913,21 +917,10 @@ class PyramidFinder:
         reader's to COLOR_READ_WEIGHT (a colour profile's naming stands)."""
         if self.color_reader is None or not COLOR_READ_WEIGHT or self.profile is not None:
             return first
-        ask = [int(k) for k in keep if first[int(k)] is not None
-                and (first[int(k)] or ("", 1.0))[1] < COLOR_READ_SURE]
-        if not ask:
-            return first
-        names = self.color_reader.names
-        p10 = self.color_reader.probs(look.patches(image, reads.centers[ask],
-                                                   self.color_read_span))
-        cols = [self.what.column(c) for c in names]
-        out = dict(first)
-        for j, k in enumerate(ask):
-            _, _, cold = first[k] or ("", 0.0, False)
-            score = reads.p_what[k, cols] * np.power(p10[j] + 1e-6, COLOR_READ_WEIGHT)
-            name = names[int(np.argmax(score))]
-            out[k] = (name, float(reads.p_what[k, self.what.column(name)]), cold)
-        return out
+        # (every candidate in ``keep`` has passed the first checks)
+        ask = [int(k) for k in keep if (first[int(k)] or ("", 1.0))[1] < COLOR_READ_SURE]
+        return self._renamed(look, image, reads, first, ask, self.color_reader,
+                             self.color_read_span, COLOR_READ_WEIGHT)
 
     def _white_or_clear(self, look: Look, image: np.ndarray, reads: Reads, keep: np.ndarray,
                         first: dict[int, tuple[str, float, bool] | None]
@@ -938,16 +931,26 @@ class PyramidFinder:
         if self.white_clear is None or not WHITE_CLEAR_WEIGHT or self.profile is not None:
             return first
         ask = [int(k) for k in keep if (first[int(k)] or ("",))[0] in WHITE_CLEAR_CLASSES]
+        return self._renamed(look, image, reads, first, ask, self.white_clear,
+                             self.white_clear_span, WHITE_CLEAR_WEIGHT)
+
+    def _renamed(self, look: Look, image: np.ndarray, reads: Reads,
+                 first: dict[int, tuple[str, float, bool] | None], ask: list[int],
+                 reader: PatchClassifier, span_mm: float, weight: float
+                 ) -> dict[int, tuple[str, float, bool] | None]:
+        """``first`` with candidates ``ask`` named again by a colour ``reader`` (its classes
+        are colours): among the reader's colours, the colour classifier's probability
+        times the reader's to ``weight``, the largest wins; p(colour) stays the colour
+        classifier's for the colour named."""
         if not ask:
             return first
-        names = self.white_clear.names
-        p2 = self.white_clear.probs(look.patches(image, reads.centers[ask],
-                                                 self.white_clear_span))
+        names = reader.names
+        p = reader.probs(look.patches(image, reads.centers[ask], span_mm))
         cols = [self.what.column(c) for c in names]
         out = dict(first)
         for j, k in enumerate(ask):
             _, _, cold = first[k] or ("", 0.0, False)
-            score = reads.p_what[k, cols] * np.power(p2[j] + 1e-6, WHITE_CLEAR_WEIGHT)
+            score = reads.p_what[k, cols] * np.power(p[j] + 1e-6, weight)
             name = names[int(np.argmax(score))]
             out[k] = (name, float(reads.p_what[k, self.what.column(name)]), cold)
         return out
