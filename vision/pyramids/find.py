@@ -235,7 +235,9 @@ SIZE_READ_SURE = 0.99
 #: 476 -> 465 -> 456 -> 454, tables right 1,249 -> 1,252 -> 1,256 -> 1,254. Not set again
 #: for the reader trained on with 58 k more patches on the CPU (2026-11-27,
 #: models/pyramids-white-clear.md), which at 4 took wrong colours 403 -> 358 on the eight
-#: dev seeds 545000-590000
+#: dev seeds 545000-590000. With the colour reader before it (2026-11-27, same seeds): off
+#: 1,239 tables right against 1,249 at 4 (white read as clear 86 against 47); 8 gave 1,253
+#: against 1,252 at 4 and 192 wrong colours against 197, within the noise: left at 4
 WHITE_CLEAR_WEIGHT = 4.0
 #: the colour reader (``pyramids-color-read.onnx``, models/pyramids-color-read.md: the ten
 #: colours from the size reader's closer patch, trained on 310 k patches of 13,500 renders)
