@@ -517,10 +517,10 @@ class Look:
         return np.stack([self._cuts[k] for k in keys])
 
     def _cut(self, image: np.ndarray, centers_mm: np.ndarray, span_mm: float) -> np.ndarray:
+        # never empty: patches() answers no centres itself (OpenCV's LUT gives None for an
+        # empty array)
         up = patch_up_deg(centers_mm, self.camera[:2])
         p = self.topdown.patches(image, centers_mm, up, PATCH_PX, span_mm)
-        if not len(p):  # OpenCV's LUT gives None for an empty array
-            return p
         out: np.ndarray = apply_gains(p.reshape(-1, PATCH_PX, 3), self.gains).reshape(p.shape)
         return out
 

@@ -87,8 +87,9 @@ BATCH = 128
 #: peak learning rate going on from a shipped file (``--init``), as the verifier's
 LR_INIT = 1e-3
 LIGHT = ("white", "clear")
-#: the cut patches' cache in the working folder, for both tasks and both entry points
-#: (``companion train pyramid-size`` / ``pyramid-white-clear`` and this module's main)
+#: the cut patches' cache in the working folder, for every task (:data:`TASKS`) and both
+#: entry points (``companion train pyramid-size`` / ``pyramid-white-clear`` /
+#: ``pyramid-point`` / ``pyramid-color-read`` and this module's main)
 SAMPLES_FILE = "size.npz"
 #: wall-clock budgets (minutes) by default: the size reader's validation loss still fell
 #: at 25 (models/pyramids-size.md); the white-or-clear reader overfits after about 14
