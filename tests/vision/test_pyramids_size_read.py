@@ -51,6 +51,27 @@ def test_the_lying_sectors_keep_their_shares():
     assert out[i2] > out[SHAPE_CLASSES.index("1U")]
 
 
+def test_a_mirrored_read_is_averaged_with_the_read_as_cut():
+    from vision.pyramids.find import _mirror_read
+
+    class LeftOrRight:
+        """Says 'left' where a patch's left half is the brighter: a mirror swaps it."""
+
+        def probs(self, patches: np.ndarray) -> np.ndarray:
+            left = patches[:, :, :32].mean(axis=(1, 2, 3)) > patches[:, :, 32:].mean(
+                axis=(1, 2, 3))
+            return np.stack([left, ~left], axis=1).astype(np.float32)
+
+    patches = np.zeros((2, 64, 64, 3), np.uint8)
+    patches[0, :, :32] = 200
+    patches[1, :, :20] = 200
+    patches[1, :, 44:] = 90
+    reader: Any = LeftOrRight()
+    assert np.allclose(_mirror_read(reader, patches, False), [[1, 0], [1, 0]])
+    assert np.allclose(_mirror_read(reader, patches, True), [[0.5, 0.5], [0.5, 0.5]])
+    assert _mirror_read(reader, patches[:0], True).shape == (0, 2)
+
+
 def test_the_shipped_size_reader_says_its_classes_and_span():
     from models import model_path
     from vision.pyramids.classifier import SIZE_MODEL, PatchClassifier
@@ -95,9 +116,14 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
             return p
         return probs
 
-    # asked wherever the shape classifier is less than sure (here: always)
+    # asked wherever the shape classifier is less than sure (here: always), each patch as
+    # cut and mirrored (SIZE_READ_MIRRORED)
     monkeypatch.setattr(find_mod, "SIZE_READ_SURE", 1.01)
     monkeypatch.setattr(finder.sizer, "probs", reader_says("3U"))
+    assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
+    assert asked == ([2, 2] if find_mod.SIZE_READ_MIRRORED else [2])
+    asked.clear()
+    monkeypatch.setattr(find_mod, "SIZE_READ_MIRRORED", False)
     assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
     assert asked == [2]
     asked.clear()

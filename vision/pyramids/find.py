@@ -192,6 +192,13 @@ SHAPE_SHIFT_MM = 1.5
 #: Mirroring only the reads under 0.99 sure (shape_sureness), to save about half of that,
 #: cost 8 tables of 2,177 on the eight dev seeds 545000-590000 (wrong pips 318 -> 335)
 SHAPE_MIRRORED = True
+#: the size reader too reads each patch as cut and mirrored, the two reads averaged (its
+#: classes, size and upright or lying, do not change with a mirror; it was trained with
+#: mirrors). Eight dev seeds (545000-590000, 2,177 tables): wrong pips 314 -> 291, wrong
+#: upright or lying 144 -> 132, tables right 1,253 -> 1,254; about 1.3 ms more a frame
+#: (next-frame median, A/B on 45 frames). Mirroring the colour and white-or-clear readers
+#: as well gave 4 more wrong colours (white read as clear 48 -> 60) and no more tables
+SIZE_READ_MIRRORED = True
 #: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or
 #: lying from a closer patch, 56 mm of table instead of 72) reads the finds of these colours
 #: and weighs in against the shape classifier: each shape class's probability times the
@@ -380,7 +387,11 @@ HUE_WARM = 0.65
 #: 550000-595000, 1,630 tables): 0.7 771 tables right, 0.9 776, 0.8 782. With the
 #: verifier trained on every candidate it is asked about (2026-11-26, its first stage):
 #: 0.8 793, 0.7 791 (54 fewer missed, 31 more false finds); with its second stage (the
-#: shipped file): 0.8 809, 0.7 809 (53 fewer missed, 26 more false finds)
+#: shipped file): 0.8 809, 0.7 809 (53 fewer missed, 26 more false finds). With the
+#: colour and size readers (2026-11-27, eight dev seeds 545000-590000, 2,177 tables): 0.8
+#: 1,253, 0.7 1,248 (76 fewer missed, 52 more false finds), 0.9 1,240 (122 more missed,
+#: 46 fewer false finds): 0.7's 76 more pyramids came with 52 more false finds and 25
+#: more misread colours, pips or poses
 VERIFY_MIN = 0.8
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
@@ -899,14 +910,16 @@ class PyramidFinder:
     def _sized(self, look: Look, image: np.ndarray, centers: np.ndarray, ps: np.ndarray,
                colors: list[str]) -> np.ndarray:
         """The shape classifier's probabilities ``ps`` with those of the finds whose colour
-        is one of SIZE_READ_COLORS weighed by the size reader's (:func:`blend_size`)."""
+        is one of SIZE_READ_COLORS weighed by the size reader's (:func:`blend_size`; read
+        as cut and mirrored: SIZE_READ_MIRRORED)."""
         if self.sizer is None or not SIZE_READ_WEIGHT:
             return ps
         ask = np.flatnonzero([c in SIZE_READ_COLORS for c in colors])
         ask = ask[shape_sureness(ps[ask], self.how.names) < SIZE_READ_SURE]
         if not len(ask):
             return ps
-        p6 = self.sizer.probs(look.patches(image, centers[ask], self.size_span))
+        p6 = _mirror_read(self.sizer, look.patches(image, centers[ask], self.size_span),
+                          SIZE_READ_MIRRORED)
         out = ps.copy()
         out[ask] = blend_size(ps[ask], self.how.names, p6, self.sizer.names, SIZE_READ_WEIGHT)
         return out
@@ -1215,6 +1228,16 @@ def blend_pointing(ps: np.ndarray, shape_names: tuple[str, ...], p_point: np.nda
         out[:, cols] = blended / np.maximum(blended.sum(axis=1, keepdims=True), 1e-12) * total
     res: np.ndarray = out.astype(np.float32)
     return res
+
+
+def _mirror_read(reader: PatchClassifier, patches: np.ndarray, mirrored: bool) -> np.ndarray:
+    """``reader``'s probabilities for ``patches``, averaged with its read of them mirrored
+    left to right where ``mirrored`` (its classes must not change with a mirror)."""
+    p = reader.probs(patches)
+    if not mirrored or not len(p):
+        return p
+    out: np.ndarray = (p + reader.probs(np.ascontiguousarray(patches[:, :, ::-1]))) / 2.0
+    return out
 
 
 def _patch_mm(classifier: PatchClassifier) -> float:

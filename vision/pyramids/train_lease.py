@@ -12,9 +12,9 @@ heat map's views and targets, :mod:`vision.pyramids.train_heat`; the verifier's 
 from the start; then it trains both side by side on the GPU, each for what is left of
 ``--total-seconds``, and copies what they made (``heat/``: ``best.pt``, the ONNX file and
 its int8 copy; ``verify/``: ``best.pt``, the ONNX file, ``figures.json``; ``size/``: the
-size reader's, the white-or-clear reader's and the pointing reader's ONNX files and figures)
-to ``--out``. ``--networks size`` cuts the size readers' patches
-(:mod:`vision.pyramids.train_size`) and trains its three tasks, each in its own process,
+size reader's, the white-or-clear reader's, the pointing reader's and the colour reader's ONNX
+files and figures) to ``--out``. ``--networks size`` cuts the size readers' patches
+(:mod:`vision.pyramids.train_size`) and trains its four tasks, each in its own process,
 going on from the shipped files with ``--size-init models``.
 The batches cycle through the recipes of the shipped files' data (:data:`CYCLE`), from seed
 ``--seed``, each batch numbered by its seed: the training takes every batch in ``--work``,
@@ -39,6 +39,10 @@ to the size readers (``--networks size --size-init models``, seed 99001): 178 ba
 A fifth (an H100 machine, 2026-11-27) trained the heat map on again with the loss weighed
 up round clear and white pyramids (155 batches, seed 100001): it found more pyramids and
 made as many more false finds, and was not shipped (``models/pyramids-heat.md``).
+A sixth (an H100 machine, 2026-11-27) trained the four size readers on from the shipped
+files (``--networks size --size-init models``, seed 101001, three crowded batches under lamps
+in eight): 156 batches, 258,091 patches in 299 s, then 3.5 minutes each. Only the colour
+reader improved on its start, a little, and it ships (``models/pyramids-color-read.md``).
 ``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
 verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
 stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
@@ -93,11 +97,11 @@ HEAT_WIDTH, HEAT_DILATIONS, HEAT_BATCH = 48, (1, 2, 4, 8), 64
 VERIFY_BATCH = 256
 #: the networks a lease can train; each is cut for and trained only when asked for
 NETWORKS = ("heat", "verify", "size")
-#: what each network's cut trains, one process each: the size cut trains the size reader,
-#: the white-or-clear reader and the pointing reader (:mod:`vision.pyramids.train_size`'s
-#: three tasks)
+#: what each network's cut trains, one process each: the size cut trains the size, the
+#: white-or-clear, the pointing and the colour reader (:mod:`vision.pyramids.train_size`'s
+#: four tasks)
 TRAINERS: dict[str, tuple[str, ...]] = {"heat": ("heat",), "verify": ("verify",),
-                                        "size": ("size", "white-clear", "pointing")}
+                                        "size": ("size", "white-clear", "pointing", "color")}
 #: the networks a command trains unless told (the size readers are asked for by name)
 DEFAULT_NETWORKS = ("heat", "verify")
 
@@ -255,20 +259,20 @@ def _train_size(work: Path, minutes: float, device: str, task: str,
 
 
 #: what is copied to --out: (folder under --work, files); at most 8 files come back from a
-#: lent machine, so the size readers' best.pt stay there (their ONNX files can be read back
+#: lent machine (the size cut's alone are 8), so the size readers' best.pt stay there (their ONNX files can be read back
 #: with train_size.from_onnx)
 RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")),
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
            ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",
                      "figures-white-clear.json", "pyramids-point.onnx",
-                     "figures-pointing.json")))
+                     "figures-pointing.json", "pyramids-color-read.onnx", "figures-color.json")))
 
 
 def train_both(work: Path, seconds: float, device: str,
                networks: tuple[str, ...] = DEFAULT_NETWORKS, heat_init: Path | None = None,
                size_init: Path | None = None, verify_init: Path | None = None
                ) -> dict[str, int | None]:
-    """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the three
+    """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the four
     size readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
     map going on from ``heat_init`` where given (a ``best.pt`` or an exported file), the
     verifier from ``verify_init`` (an exported file) and the
@@ -327,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                          "give the seed after the last one, and its batches add up)")
     ap.add_argument("--device", default="cuda", help="cuda, or cpu to try it out")
     ap.add_argument("--networks", default=",".join(DEFAULT_NETWORKS),
-                    help="which to cut for and train, of heat, verify and size (the size "
-                         "reader and the white-or-clear reader), comma-separated (default "
+                    help="which to cut for and train, of heat, verify and size (the size, "
+                         "white-or-clear, pointing and colour readers), comma-separated (default "
                          "heat,verify); one alone gets all the rendering and the GPU")
     ap.add_argument("--heat-init", type=Path, default=None, metavar="PT_OR_ONNX",
                     help="the heat map goes on from this best.pt or exported file (say "
@@ -345,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
                     help="the size readers go on from their exported files in this folder "
                          "(say models: pyramids-size.onnx, pyramids-white-clear.onnx, "
-                         "pyramids-point.onnx)")
+                         "pyramids-point.onnx, pyramids-color-read.onnx)")
     args = ap.parse_args(argv)
     asked = args.networks.split(",")
     networks = tuple(n for n in NETWORKS if n in asked)
