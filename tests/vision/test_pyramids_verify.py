@@ -485,3 +485,48 @@ def test_a_verifier_read_back_from_its_file_computes_what_the_file_does(tmp_path
     heat = export_heat(build_heat(), tmp_path / "pyramids-heat.onnx")
     with pytest.raises(ValueError, match="pyramids-heat.onnx: not an exported verifier"):
         from_onnx(heat)
+
+
+def test_a_doubtful_candidate_near_the_floor_is_asked_again_beside_itself(
+        tarot, finder, monkeypatch):
+    """Where the verifier's answer about a doubtful candidate is within VERIFY_STEADY, it is
+    asked again at cuts VERIFY_STEADY_MM to either side and the three answers averaged; a
+    surer answer, or VERIFY_STEADY_MM 0, stands as it is."""
+    import vision.pyramids.find as find_mod
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=8.0, yaw=3.0, tilt_dir=200.0)
+    scene = TableScene(pyramids=[PyramidPlacement("white", 2, True, (400.0, 300.0))])
+    image, _ = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=3))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    look = finder.look(image, calib)
+    reads = finder.read_candidates(image, look)
+    assert reads is not None
+    calls: list[int] = []
+
+    def verifier_says(first: float):
+        def p_pyramid(patches, feats):
+            calls.append(len(patches))
+            return np.full(len(patches), first if len(calls) == 1 else 1.0, np.float32)
+        return p_pyramid
+
+    lo, hi = find_mod.VERIFY_STEADY
+    monkeypatch.setattr(find_mod, "VERIFY_STEADY_MM", 1.5)
+    monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says((lo + hi) / 2))
+    p = finder._second_opinion(look, image, reads)
+    asked = int(np.isfinite(p).sum())
+    assert asked >= 1 and calls == [asked, 2 * asked]
+    assert np.allclose(p[np.isfinite(p)], ((lo + hi) / 2 + 2.0) / 3.0)
+    calls.clear()
+    monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says(hi))
+    p = finder._second_opinion(look, image, reads)
+    assert calls == [asked] and np.allclose(p[np.isfinite(p)], hi)
+    calls.clear()
+    monkeypatch.setattr(find_mod, "VERIFY_STEADY_MM", 0.0)
+    monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says((lo + hi) / 2))
+    p = finder._second_opinion(look, image, reads)
+    assert calls == [asked] and np.allclose(p[np.isfinite(p)], (lo + hi) / 2)

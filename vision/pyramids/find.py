@@ -197,7 +197,9 @@ SHAPE_MIRRORED = True
 #: mirrors). Eight dev seeds (545000-590000, 2,177 tables): wrong pips 314 -> 291, wrong
 #: upright or lying 144 -> 132, tables right 1,253 -> 1,254; about 1.3 ms more a frame
 #: (next-frame median, A/B on 45 frames). Mirroring the colour and white-or-clear readers
-#: as well gave 4 more wrong colours (white read as clear 48 -> 60) and no more tables
+#: as well gave 4 more wrong colours (white read as clear 48 -> 60) and no more tables; the
+#: pointing reader's (its sectors mapped back, _mirror_columns): wrong pointing 47 -> 43,
+#: tables right 1,254 -> 1,251
 SIZE_READ_MIRRORED = True
 #: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or
 #: lying from a closer patch, 56 mm of table instead of 72) reads the finds of these colours
@@ -442,6 +444,14 @@ HUE_IOU_TRUST_MIN = 0.3
 #: in view). Fresh seeds 545000 / 555000 / 565000: 405 -> 407. 0.98 with the second stage:
 #: 811 tables against 0.9's 811, 8 more missed
 VERIFY_IOU_TRUST = 0.9
+#: a doubtful candidate whose answer lies in VERIFY_STEADY is asked again at cuts
+#: VERIFY_STEADY_MM to either side along the line from the camera's nadir (as the shape
+#: classifier's unsure reads, SHAPE_SHIFT_MM) and the three answers averaged: near the floor
+#: one cut's answer is noisy. Eight dev seeds (545000-590000, 2,177 tables): false finds
+#: 217 -> 204, pyramids missed 1,532 -> 1,537, tables right 1,254 -> 1,261; 2.5 mm: 196
+#: false finds, 1,548 missed, 1,262 tables
+VERIFY_STEADY_MM = 1.5
+VERIFY_STEADY = (0.5, 0.95)
 #: a hue's silhouette is slid onto the pixels of its own colour where they cover at least
 #: this share of it, else onto any hue's or black's (translucent plastic over art straddles
 #: neighbouring hues). On crowded tables a pyramid touches others of other colours, and
@@ -803,6 +813,26 @@ class PyramidFinder:
         ask = np.flatnonzero(doubtful(reads.p_what, self.what.names, reads.from_heat))
         if len(ask):
             out[ask] = self._ask(look, image, reads, ask)
+        if VERIFY_STEADY_MM and len(ask):
+            near = ask[(out[ask] >= VERIFY_STEADY[0]) & (out[ask] < VERIFY_STEADY[1])]
+            if len(near):
+                out[near] = self._steady_verify(look, image, reads, near, out[near])
+        return out
+
+    def _steady_verify(self, look: Look, image: np.ndarray, reads: Reads, near: np.ndarray,
+                       p: np.ndarray) -> np.ndarray:
+        """``p`` (the verifier's answers for candidates ``near``) averaged with its answers
+        at cuts VERIFY_STEADY_MM to either side along the line from the camera's nadir."""
+        assert self.verifier is not None
+        c = reads.centers[near]
+        out_dir = c - np.asarray(look.camera[:2], np.float64)
+        out_dir /= np.maximum(np.linalg.norm(out_dir, axis=1, keepdims=True), 1e-9)
+        pts = np.concatenate([c + VERIFY_STEADY_MM * out_dir, c - VERIFY_STEADY_MM * out_dir])
+        feats = features(reads.p_what[near], self.what.names, reads.heat[near],
+                         reads.from_heat[near])
+        more = self.verifier.p_pyramid(look.patches(image, pts, self.verifier.patch_mm),
+                                       np.concatenate([feats, feats]))
+        out: np.ndarray = (p + more[:len(near)] + more[len(near):]) / 3.0
         return out
 
     def _ask(self, look: Look, image: np.ndarray, reads: Reads, ask: np.ndarray
