@@ -676,7 +676,8 @@ NET_BACK_OVERRULES_FACE = 0.9
 #: tables) wrong ids 145 -> 129 (hard scenes 51 -> 39: cards the gallery named wrongly with a
 #: margin of 4-6), tables right 1,254 -> 1,265; 8: 130 and 1,264, 12: 132
 #: and 1,264. The identify stage's median 13.4 -> 15.5 ms (8: 16.4, 12: 19.1), on the card
-#: thread, which is the shorter of the two in most frames.
+#: thread, which is the shorter of the two in most frames. NET_SURE 0.97 with it (more cards
+#: cut again): the same wrong ids and tables, identify's median 14.7 -> 21.2 ms.
 NET_READS_BELOW_MARGIN = 6.0
 NET_SURE = 0.9
 RECUT_MM = 3.0

@@ -449,8 +449,9 @@ VERIFY_IOU_TRUST = 0.9
 #: classifier's unsure reads, SHAPE_SHIFT_MM; the features stay the candidate's own) and the
 #: three answers averaged: near the floor one cut's answer is noisy. Eight dev seeds
 #: (545000-590000, 2,177 tables): false finds 217 -> 204, pyramids missed 1,532 -> 1,537,
-#: tables right 1,254 -> 1,261; 2.5 mm: 196 false finds, 1,548 missed, 1,262 tables (the
-#: window was not swept). About 0.8 ms a frame (next-frame median, A/B on 45 frames)
+#: tables right 1,254 -> 1,261; 2.5 mm: 196 false finds, 1,548 missed, 1,262 tables; the
+#: window 0.3-0.98 instead: the same 1,272 tables with the card change in. About 0.8 ms a
+#: frame (next-frame median, A/B on 45 frames)
 VERIFY_STEADY_MM = 1.5
 VERIFY_STEADY = (0.5, 0.95)
 #: a hue's silhouette is slid onto the pixels of its own colour where they cover at least
