@@ -826,10 +826,7 @@ class PyramidFinder:
         """``p`` (the verifier's answers for candidates ``near``) averaged with its answers
         at cuts VERIFY_STEADY_MM to either side along the line from the camera's nadir."""
         assert self.verifier is not None
-        c = reads.centers[near]
-        out_dir = c - np.asarray(look.camera[:2], np.float64)
-        out_dir /= np.maximum(np.linalg.norm(out_dir, axis=1, keepdims=True), 1e-9)
-        pts = np.concatenate([c + VERIFY_STEADY_MM * out_dir, c - VERIFY_STEADY_MM * out_dir])
+        pts = _beside_on_nadir_line(reads.centers[near], look.camera, VERIFY_STEADY_MM)
         feats = features(reads.p_what[near], self.what.names, reads.heat[near],
                          reads.from_heat[near])
         more = self.verifier.p_pyramid(look.patches(image, pts, self.verifier.patch_mm),
@@ -897,12 +894,8 @@ class PyramidFinder:
     def _shape(self, patches: np.ndarray) -> np.ndarray:
         """The shape classifier's probabilities for ``patches``, averaged with its read of
         each patch mirrored left to right (:data:`SHAPE_MIRRORED`)."""
-        ps = self.how.probs(patches)
-        if not SHAPE_MIRRORED or not len(ps):
-            return ps
-        mirrored = self.how.probs(np.ascontiguousarray(patches[:, :, ::-1]))
-        out: np.ndarray = (ps + mirrored[:, _mirror_columns(tuple(self.how.names))]) / 2.0
-        return out
+        return _mirror_read(self.how, patches, SHAPE_MIRRORED,
+                            _mirror_columns(tuple(self.how.names)))
 
     def _pointed(self, look: Look, image: np.ndarray, centers: np.ndarray, ps: np.ndarray,
                  colors: list[str]) -> np.ndarray:
@@ -930,10 +923,7 @@ class PyramidFinder:
         unsure = np.flatnonzero(shape_sureness(ps, self.how.names) < SHAPE_SURE)
         if not len(unsure) or not SHAPE_SHIFT_MM:
             return ps
-        c = centers[unsure]
-        out_dir = c - np.asarray(look.camera[:2], np.float64)
-        out_dir /= np.maximum(np.linalg.norm(out_dir, axis=1, keepdims=True), 1e-9)
-        pts = np.concatenate([c + SHAPE_SHIFT_MM * out_dir, c - SHAPE_SHIFT_MM * out_dir])
+        pts = _beside_on_nadir_line(centers[unsure], look.camera, SHAPE_SHIFT_MM)
         more = self.how.probs(look.patches(image, pts)).reshape(2, len(unsure), -1)
         out = ps.copy()
         out[unsure] = (ps[unsure] + more.sum(axis=0)) / 3.0
@@ -1262,14 +1252,29 @@ def blend_pointing(ps: np.ndarray, shape_names: tuple[str, ...], p_point: np.nda
     return res
 
 
-def _mirror_read(reader: PatchClassifier, patches: np.ndarray, mirrored: bool) -> np.ndarray:
+def _mirror_read(reader: PatchClassifier, patches: np.ndarray, mirrored: bool,
+                 columns: np.ndarray | None = None) -> np.ndarray:
     """``reader``'s probabilities for ``patches``, averaged with its read of them mirrored
-    left to right where ``mirrored`` (its classes must not change with a mirror)."""
+    left to right where ``mirrored``; ``columns`` (:func:`_mirror_columns`) maps the classes
+    a mirror changes (a lying apex's sector) back, None where it changes none."""
     p = reader.probs(patches)
     if not mirrored or not len(p):
         return p
-    out: np.ndarray = (p + reader.probs(np.ascontiguousarray(patches[:, :, ::-1]))) / 2.0
+    m = reader.probs(np.ascontiguousarray(patches[:, :, ::-1]))
+    out: np.ndarray = (p + (m if columns is None else m[:, columns])) / 2.0
     return out
+
+
+def _beside_on_nadir_line(centers: np.ndarray, camera: np.ndarray, shift_mm: float
+                          ) -> np.ndarray:
+    """(2N, 2): ``centers`` (N, 2 mm) moved ``shift_mm`` away from the camera's nadir
+    (``camera``'s x, y), then the same moved toward it: the way parallax leans an upright
+    apex, so a second and third cut there steady a read."""
+    out_dir = centers - np.asarray(camera[:2], np.float64)
+    out_dir /= np.maximum(np.linalg.norm(out_dir, axis=1, keepdims=True), 1e-9)
+    pts: np.ndarray = np.concatenate([centers + shift_mm * out_dir,
+                                      centers - shift_mm * out_dir])
+    return pts
 
 
 def _patch_mm(classifier: PatchClassifier) -> float:
