@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="rendered validation scenes (default 120)")
     p.add_argument("--seed", type=int, default=None,
                    help="cards: first render seed, validation uses seed + 2 (default 1000); "
-                        "card-net: the crops' seed (default 11)")
+                        "card-net: the crops' seed (default 11); the pyramid networks: "
+                        "the training's seed (default 0)")
     p.add_argument("--decktet-share", type=float, default=0.15,
                    help="share of training scenes dealt with the Decktet (default 0.15)")
     p.add_argument("--render", type=Path, action="append", default=None,

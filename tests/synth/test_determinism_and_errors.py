@@ -230,3 +230,48 @@ def test_cli_synth_printing_range_reaches_the_truth_and_the_dataset_card(tmp_pat
     assert "expected LOW-HIGH such as 1.0-1.5, got 'strong'" in capsys.readouterr().err
     assert _cli(["synth", "--out", str(tmp_path / "x"), "--printing", "2-1"]) == 2
     assert "printing strength range 2-1 is not" in capsys.readouterr().err
+
+
+def test_a_pale_share_recolours_pyramids_white_or_clear_and_nothing_else(tarot, mat):
+    """``pale`` recolours about that share of the pyramids white or clear from its own
+    stream: every pyramid stays where and what it was but for its colour, and the same
+    seed gives the same scene again."""
+    plain, t_plain, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240))
+    _, t_pale, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240), pale=1.0)
+    _, t_again, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240), pale=1.0)
+    assert t_pale == t_again
+    assert len(t_pale["pyramids"]) == len(t_plain["pyramids"]) >= 12
+    assert {p["color"] for p in t_pale["pyramids"]} == {"white", "clear"}
+    assert {p["color"] for p in t_plain["pyramids"]} - {"white", "clear"}
+    drop = ("color", "visible")  # a recoloured pyramid can hide a neighbour's edge otherwise
+    for a, b in zip(t_plain["pyramids"], t_pale["pyramids"]):
+        assert {k: v for k, v in a.items() if k not in drop} == \
+            {k: v for k, v in b.items() if k not in drop}
+    assert t_pale["cards"] == t_plain["cards"]
+    # a Zarcana layout's game state names the old colours: a recoloured table's truth has none
+    _, z_plain, _ = make_example(8, 2, tarot, mat, game="zarcana", size=(320, 240))
+    _, z_pale, _ = make_example(8, 2, tarot, mat, game="zarcana", size=(320, 240), pale=1.0)
+    assert z_plain["pyramids"] and z_plain["state"]["pyramids"] and z_pale["state"] is None
+    _, t_half, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240), pale=0.5)
+    changed = sum(a["color"] != b["color"] for a, b in zip(t_plain["pyramids"],
+                                                          t_half["pyramids"]))
+    assert 0 < changed < len(t_plain["pyramids"])
+    with pytest.raises(SynthError, match="pale share 1.5 is not between 0 and 1"):
+        make_example(8, 2, tarot, mat, size=(320, 240), pale=1.5)
+
+
+def test_cli_synth_pale_reaches_the_dataset_card_and_a_bad_share_is_refused(tmp_path, capsys,
+                                                                           shared):
+    out = tmp_path / "pale"
+    assert _cli(["synth", "--out", str(out), "--count", "2", "--seed", "4", "--width", "320",
+                 "--height", "240", "--game", "crowded", "--pale", "1",
+                 "--no-progress"]) == 0
+    colours = {p["color"] for i in range(2)
+               for p in json.loads((out / f"0000{i}.json").read_text())["pyramids"]}
+    assert colours == {"white", "clear"}
+    assert "pyramids recoloured white or clear: 100%" in (out / "DATASET.md").read_text()
+    with pytest.raises(SystemExit) as exit_:
+        _cli(["synth", "--out", str(tmp_path / "x"), "--pale", "2"])
+    assert exit_.value.code == 2
+    assert "argument --pale: expected a number between 0 and 1, got '2'" in \
+        capsys.readouterr().err

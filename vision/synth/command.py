@@ -73,6 +73,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--printing", type=_printing, default=None, metavar="LOW-HIGH",
                    help="card printing strength drawn per image from this range (default "
                         "0-1; the vision benchmark's unseen printings are 1.6-2.4)")
+    p.add_argument("--pale", type=_fraction, default=0.0,
+                   help="share of pyramids recoloured white or clear, for training the "
+                        "readers of pale plastic (default 0: colours as drawn)")
     p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
     p.add_argument("--height", type=positive_int, default=None, help="image height")
     p.add_argument("--no-distortion", action="store_true", help="ideal pinhole lens")
@@ -103,7 +106,8 @@ def _run(args: argparse.Namespace) -> int:
     cfg = SynthConfig(out=args.out, count=args.count, seed=args.seed, deck=deck, mat=mat,
                       game=args.game, hands=args.hands, light=args.light, size=size,
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
-                      val_fraction=args.val, printing=args.printing)
+                      val_fraction=args.val, printing=args.printing,
+                      pale=args.pale)
     bar = Progress(args.count, "synth", force=not args.no_progress)
     if args.no_progress:
         bar.enabled = False

@@ -94,6 +94,8 @@ def write_dataset_card(out: Path, cfg: Any, deck: Any, extra: str = "") -> None:
         f"- lighting: {cfg.light}",
         f"- card printing strength: "
         f"{'0-1' if cfg.printing is None else '%g-%g' % cfg.printing}",
+        f"- pyramids recoloured white or clear: "
+        f"{'none' if not cfg.pale else format(cfg.pale, '.0%')}",
         f"- resolution: {size}",
         f"- lens distortion: {'yes' if cfg.distortion else 'no'}",
         f"- validation share: {cfg.val_fraction} (decided per image from seed and index)",

@@ -514,23 +514,29 @@ class SynthConfig:
     val_fraction: float = 0.1
     #: (low, high) of the card printing's strength, drawn per image; None: the usual 0-1
     printing: tuple[float, float] | None = None
+    #: share of pyramids recoloured white or clear (:func:`paler`); 0: as the layout drew them
+    pale: float = 0.0
 
 
 def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarcana",
                  hands: float = 0.2, size: tuple[int, int] | None = None,
                  distortion: bool = True, image_name: str = "image.jpg",
                  scene: TableScene | None = None, light: str = "ordinary",
-                 printing: tuple[float, float] | None = None
+                 printing: tuple[float, float] | None = None, pale: float = 0.0
                  ) -> tuple[np.ndarray, dict[str, Any], Style]:
     """Render image ``index`` of run ``seed``: (BGR image, truth record, style).
     ``printing``: the card printing's strength is drawn from this range instead of 0-1
-    (:func:`check_printing`)."""
+    (:func:`check_printing`); ``pale``: this share of the pyramids is recoloured white or
+    clear (:func:`paler`)."""
     _check_light(light)
     if printing is not None:
         check_printing(printing)
+    check_pale(pale)
     rng = image_rng(seed, index)
     if scene is None:
         scene = random_scene(rng, deck, mat, game)
+        if pale > 0.0:
+            paler(scene, pale, np.random.default_rng([int(seed), int(index), PALE_STREAM]))
     cam = random_camera(rng, mat, deck.card_size_mm[1], size, distortion)
     style = random_style(rng, int(rng.integers(0, 2**62)), hands, deck.back_file is not None, mat)
     # drawn after everything else: "ordinary" renders stay what they were for a seed
@@ -548,6 +554,31 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
 PRINTING_STREAM = 11
 #: the strongest printing a range may ask for (2.5: colours far off any real deck's)
 PRINTING_MAX = 2.5
+#: the random stream of the pyramids recoloured by ``pale``
+PALE_STREAM = 13
+#: the colours ``pale`` recolours to: the plastics the finder misses and mixes up most
+PALE_COLORS = ("white", "clear")
+
+
+def check_pale(pale: float) -> None:
+    """Refuse a pale share outside 0-1."""
+    if not 0.0 <= float(pale) <= 1.0:
+        raise SynthError(f"pale share {pale:g} is not between 0 and 1")
+
+
+def paler(scene: TableScene, share: float, rng: np.random.Generator) -> None:
+    """Recolour about ``share`` of ``scene``'s pyramids white or clear, half each: training
+    renders for the readers of pale plastic get several such pyramids a scene instead of
+    one in five. Layout, sizes and poses stay; only colours change. A recoloured table is
+    no longer the game state it was drawn from, so its ``state`` is dropped from the truth
+    (the pixels are what these renders are for)."""
+    recoloured = False
+    for p in scene.pyramids:
+        if rng.random() < share:
+            p.color = PALE_COLORS[int(rng.integers(len(PALE_COLORS)))]
+            recoloured = True
+    if recoloured:
+        scene.state = None
 
 
 def check_printing(printing: tuple[float, float]) -> None:
@@ -593,18 +624,21 @@ def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dic
 
 
 def _work(args: tuple) -> tuple[int, int]:
-    (index, seed, game, hands, size, distortion, out, val_fraction, light, printing) = args
+    (index, seed, game, hands, size, distortion, out, val_fraction, light, printing,
+     pale) = args
     return write_example(Path(out), index, seed, _W["deck"], _W["mat"], game, hands, size,
-                         distortion, val_fraction, light, printing)
+                         distortion, val_fraction, light, printing, pale)
 
 
 def write_example(out: Path, index: int, seed: int, deck: Deck, mat: Mat, game: str,
                   hands: float, size: tuple[int, int] | None, distortion: bool,
                   val_fraction: float = 0.1, light: str = "ordinary",
-                  printing: tuple[float, float] | None = None) -> tuple[int, int]:
+                  printing: tuple[float, float] | None = None,
+                  pale: float = 0.0) -> tuple[int, int]:
     name = f"{index:05d}.jpg"
     image, truth, style = make_example(seed, index, deck, mat, game, hands, size, distortion,
-                                       image_name=name, light=light, printing=printing)
+                                       image_name=name, light=light, printing=printing,
+                                       pale=pale)
     truth["split"] = split_of(seed, index, val_fraction)
     truth["seed"] = [int(seed), int(index)]
     data = encode_jpeg(image, style.jpeg_quality)
@@ -665,13 +699,14 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
     _check_light(cfg.light)
     if cfg.printing is not None:
         check_printing(cfg.printing)
+    check_pale(cfg.pale)
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
-              cfg.val_fraction, cfg.light, cfg.printing) for i in range(cfg.count)]
+              cfg.val_fraction, cfg.light, cfg.printing, cfg.pale) for i in range(cfg.count)]
     if cfg.jobs <= 1:
         for t in tasks:
             a, b = write_example(out, t[0], cfg.seed, deck, cfg.mat, cfg.game, cfg.hands,
                                  cfg.size, cfg.distortion, cfg.val_fraction, cfg.light,
-                                 cfg.printing)
+                                 cfg.printing, cfg.pale)
             sizes[0] += a
             sizes[1] += b
             if progress:
