@@ -353,6 +353,27 @@ def test_going_on_from_a_shipped_reader_is_never_worse_on_the_validation_patches
     assert got["loss"] <= start["loss"] + 1e-6
 
 
+def test_the_white_or_clear_training_logs_its_own_figures(tmp_path, caplog):
+    """An epoch of the white-or-clear reader logs its loss and accuracy, not the size
+    task's pips and pose (which it has none of)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    import logging
+
+    from vision.pyramids.train_size import train
+
+    rng = np.random.default_rng(6)
+    n = 120
+    data = {"patches": rng.integers(0, 256, (n, 64, 64, 3), dtype=np.uint8),
+            "labels": np.zeros(n, np.int64),
+            "colors": np.array(["white", "clear", "red"] * (n // 3)),
+            "scene": np.arange(n, dtype=np.int64)}
+    with caplog.at_level(logging.INFO, logger="vision.pyramids.train_size"):
+        train(data, tmp_path, 0.01, threads=1, batch=16, task="white-clear")
+    epochs = [r.getMessage() for r in caplog.records if r.getMessage().startswith("epoch ")]
+    assert epochs and all("accuracy" in m and "pips" not in m for m in epochs)
+
+
 def test_a_look_cuts_each_patch_once_and_the_same_as_a_fresh_cut(white_and_red):
     """The closer readers ask for the same 56 mm patches of the same finds: a look cuts a
     centre and span once and hands back that patch again (in any order), cuts only the

@@ -400,6 +400,10 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
                      epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
                      ev["accuracy"], ev["within_45"], ev.get("light_accuracy", math.nan),
                      ev.get("light_within_45", math.nan))
+        elif task == "white-clear":
+            log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f",
+                     epoch, (time.monotonic() - t0) / 60, train_loss, ev["loss"],
+                     ev["accuracy"])
         else:
             log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
                      "pips %.4f, upright/lying %.4f; white and clear: pips %.4f, "
