@@ -269,7 +269,7 @@ def report(res: dict[str, Scorer], times: dict[str, list[float]], cmd: str, seed
               "the classifiers (seeds 93001-93008), the heat map (those, 96101-96108 and "
               "98301-98471, 98501-98714), "
               "the second opinion (97001-97033), the size reader (97201-97206, "
-              "99001-99178, 99101-99109), the white-or-clear reader (those), the "
+              "99001-99178, 99101-99109, 99811-99813), the white-or-clear reader (those), the "
               "pointing reader (99101-99109) and the colour reader (those and "
               "101001-101156) never saw these seeds; "
               "thresholds were set on "
