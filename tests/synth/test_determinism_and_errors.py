@@ -236,7 +236,7 @@ def test_a_pale_share_recolours_pyramids_white_or_clear_and_nothing_else(tarot, 
     """``pale`` recolours about that share of the pyramids white or clear from its own
     stream: every pyramid stays where and what it was but for its colour, and the same
     seed gives the same scene again."""
-    plain, t_plain, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240))
+    _, t_plain, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240))
     _, t_pale, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240), pale=1.0)
     _, t_again, _ = make_example(8, 2, tarot, mat, game="crowded", size=(320, 240), pale=1.0)
     assert t_pale == t_again

@@ -526,8 +526,9 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
                  ) -> tuple[np.ndarray, dict[str, Any], Style]:
     """Render image ``index`` of run ``seed``: (BGR image, truth record, style).
     ``printing``: the card printing's strength is drawn from this range instead of 0-1
-    (:func:`check_printing`); ``pale``: this share of the pyramids is recoloured white or
-    clear (:func:`paler`)."""
+    (:func:`check_printing`); ``pale``: this share of the drawn scene's pyramids is
+    recoloured white or clear (:func:`paler`). A ``scene`` passed in is rendered as given,
+    whatever ``pale`` says: it is the caller's, and recolouring it would change it."""
     _check_light(light)
     if printing is not None:
         check_printing(printing)
