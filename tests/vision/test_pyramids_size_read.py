@@ -72,6 +72,36 @@ def test_a_mirrored_read_is_averaged_with_the_read_as_cut():
     assert _mirror_read(reader, patches[:0], True).shape == (0, 2)
 
 
+def test_a_read_surer_than_asked_is_not_read_mirrored():
+    from vision.pyramids.find import _mirror_read
+
+    class Counting:
+        """Sure of its class for the bright patches, unsure of the dark; counts what it
+        reads."""
+
+        def __init__(self) -> None:
+            self.read: list[int] = []
+
+        def probs(self, patches: np.ndarray) -> np.ndarray:
+            self.read.append(len(patches))
+            bright = patches.mean(axis=(1, 2, 3)) > 100
+            return np.where(bright[:, None], [[0.99, 0.01]], [[0.6, 0.4]]).astype(np.float32)
+
+    patches = np.zeros((3, 64, 64, 3), np.uint8)
+    patches[1] = 200
+    reader: Any = Counting()
+    out = _mirror_read(reader, patches, True, sure=0.95)
+    assert reader.read == [3, 2]   # the bright patch is not read again
+    assert np.allclose(out, [[0.6, 0.4], [0.99, 0.01], [0.6, 0.4]])
+    reader.read.clear()
+    _mirror_read(reader, patches, True)          # no sure: every patch again
+    assert reader.read == [3, 3]
+    reader.read.clear()
+    patches[:] = 200
+    _mirror_read(reader, patches, True, sure=0.95)
+    assert reader.read == [3]                     # none unsure: no second read
+
+
 def test_the_shipped_size_reader_says_its_classes_and_span():
     from models import model_path
     from vision.pyramids.classifier import SIZE_MODEL, PatchClassifier
@@ -117,11 +147,17 @@ def test_the_finder_asks_the_size_reader_about_the_colours_it_is_told(
         return probs
 
     # asked wherever the shape classifier is less than sure (here: always), each patch as
-    # cut and mirrored (SIZE_READ_MIRRORED)
+    # cut and mirrored (SIZE_READ_MIRRORED; every patch: SIZE_MIRROR_SURE None)
     monkeypatch.setattr(find_mod, "SIZE_READ_SURE", 1.01)
+    monkeypatch.setattr(find_mod, "SIZE_MIRROR_SURE", None)
     monkeypatch.setattr(finder.sizer, "probs", reader_says("3U"))
     assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
     assert asked == ([2, 2] if find_mod.SIZE_READ_MIRRORED else [2])
+    asked.clear()
+    # a reader this sure of its first reads is not asked about their mirror images
+    monkeypatch.setattr(find_mod, "SIZE_MIRROR_SURE", 0.95)
+    assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
+    assert asked == [2]
     asked.clear()
     monkeypatch.setattr(find_mod, "SIZE_READ_MIRRORED", False)
     assert {f.color for f in finder.find(image, calib)} == {"white", "red"}
