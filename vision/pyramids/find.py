@@ -242,8 +242,12 @@ SIZE_READ_WEIGHT = 4.0
 #: ... where the shape classifier is less sure than this of its size and pose
 #: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
 #: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
-#: (0.95: three fewer)
-SIZE_READ_SURE = 0.99
+#: (0.95: three fewer). Above 1 every find is asked: since SIZE_MIRROR_SURE the reads it
+#: adds are mostly single ones, and on the eight dev seeds 545000-590000 (2,177 tables)
+#: 0.99 -> 1.01 gave tables right 1,279 -> 1,287 (crowded under lamps 227 -> 234; +4 on the
+#: three fresh seeds, +4 on the other five), wrong pips 271 -> 264, false finds 203 -> 196;
+#: the finder alone about 1 ms more a frame (mean over 39 bench frames, each three times)
+SIZE_READ_SURE = 1.01
 #: a find the colour classifier calls white or clear is named again by its two
 #: probabilities times the white-or-clear reader's (``pyramids-white-clear.onnx``,
 #: models/pyramids-white-clear.md: the size reader's recipe and 56 mm patch) to this power:
