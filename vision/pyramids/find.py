@@ -237,8 +237,11 @@ SIZE_READ_COLORS = frozenset(COLORS)
 #: colour reader (2026-11-27, same seeds): tables right 1,249 (2) -> 1,252 (3) -> 1,252 (4),
 #: wrong pips 318 -> 314 -> 315, wrong pose 146 -> 145 -> 149. 4 since the reader was trained
 #: on renders with more white and clear pyramids (2026-11-27, same seeds, both new readers):
-#: tables right 1,279 (3) -> 1,280 (4), wrong pips 281 -> 271, wrong pose 109 -> 113
-SIZE_READ_WEIGHT = 4.0
+#: tables right 1,279 (3) -> 1,280 (4), wrong pips 281 -> 271, wrong pose 109 -> 113. 5 since
+#: every find is asked (SIZE_READ_SURE above 1, 2026-11-27, same seeds): tables right 1,287
+#: (4) -> 1,292 (5; +2 on the three fresh seeds, +3 on the other five) -> 1,293 (6), wrong
+#: pips 264 -> 261 -> 264
+SIZE_READ_WEIGHT = 5.0
 #: ... where the shape classifier is less sure than this of its size and pose
 #: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
 #: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
