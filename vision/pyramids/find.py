@@ -203,7 +203,8 @@ SHAPE_MIRROR_SURE: float | None = None
 #: (next-frame median, A/B on 45 frames). Mirroring the colour and white-or-clear readers
 #: as well gave 4 more wrong colours (white read as clear 48 -> 60) and no more tables; the
 #: pointing reader's (its sectors mapped back, _mirror_columns): wrong pointing 47 -> 43,
-#: tables right 1,254 -> 1,251
+#: tables right 1,254 -> 1,251; again with only its patches under 0.95 sure read mirrored
+#: (2026-11-27, at the settings below): wrong pointing 49 -> 43, tables 1,292 -> 1,289
 SIZE_READ_MIRRORED = True
 #: ... but a patch whose first read gives its likeliest class at least this is not read
 #: again (None: every patch is). On 75 dev images (545000, 25 a group) 81% of the size
