@@ -1287,7 +1287,9 @@ def _mirror_read(reader: PatchClassifier, patches: np.ndarray, mirrored: bool,
     again = np.arange(len(p)) if sure is None else np.flatnonzero(p.max(axis=1) < sure)
     if not len(again):
         return p
-    m = reader.probs(np.ascontiguousarray(patches[again, :, ::-1]))
+    # a slice, not a gather, when every patch is read again: one copy of them instead of two
+    mine = patches if len(again) == len(p) else patches[again]
+    m = reader.probs(np.ascontiguousarray(mine[:, :, ::-1]))
     out: np.ndarray = p.copy()
     out[again] = (p[again] + (m if columns is None else m[:, columns])) / 2.0
     return out
