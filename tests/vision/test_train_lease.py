@@ -81,6 +81,33 @@ def test_the_size_readers_start_from_a_folder_that_holds_both_files(
     assert len(dict(train_lease.RESULTS)["size"]) <= 8
 
 
+def test_a_pale_recipe_recolours_most_pyramids_white_or_clear(tmp_path: Path):
+    shares = {}
+    for recipe in ("crowded", "crowded-pale"):
+        train_lease.render_and_cut(8, 4325, recipe, 2, tmp_path / recipe, ("size",))
+        with np.load(tmp_path / recipe / "size_000008.npz") as z:
+            colors = z["colors"]
+        shares[recipe] = float(np.isin(colors, ["white", "clear"]).mean())
+    assert train_lease.RECIPES["crowded-pale"].pale == 0.6
+    assert shares["crowded-pale"] > 0.4 > shares["crowded"]
+
+
+def test_the_verifier_samples_are_cut_with_the_heat_map_asked_for(tmp_path: Path):
+    from models import model_path
+    from vision.pyramids.heat import HEAT_MODEL_FLOAT
+    from vision.pyramids.verify import FEATURES
+
+    heat = {}
+    for name, cut_heat in (("shipped", None), ("float", model_path(HEAT_MODEL_FLOAT))):
+        train_lease.render_and_cut(9, 4326, "mixed", 2, tmp_path / name, ("verify",),
+                                   cut_heat=cut_heat)
+        with np.load(tmp_path / name / "verify_000009.npz") as z:
+            heat[name] = z["features"][:, FEATURES.index("heat")]
+    # the int8 copy the finder runs and its float original read nearly alike, not the same
+    n = min(len(heat["shipped"]), len(heat["float"]))
+    assert n > 0 and not np.array_equal(heat["shipped"][:n], heat["float"][:n])
+
+
 def test_batches_are_gathered_in_order_and_a_missing_kind_is_named(tmp_path: Path):
     for k in (2, 0, 1):
         np.savez(tmp_path / f"heat_{k:06d}.npz", views=np.full((k + 1, 2), k), other=[k])
@@ -116,6 +143,9 @@ def test_the_trained_files_are_copied_to_out(tmp_path: Path):
     (["--networks", "heat", "--verify-init", "models/pyramids-verify.onnx"],
      "--verify-init is for the verifier"),
     (["--verify-init", "nowhere.onnx"], "--verify-init nowhere.onnx: no such file"),
+    (["--networks", "heat", "--cut-heat", "models/pyramids-heat.onnx"],
+     "--cut-heat is for the verifier's samples"),
+    (["--cut-heat", "nowhere.onnx"], "--cut-heat nowhere.onnx: no such file"),
     (["--recipes", "mixed,crowded-lamp,beach"],
      "--recipes 'mixed,crowded-lamp,beach': expected some of mixed, crowded, mixed-lamp"),
 ])

@@ -60,24 +60,38 @@ import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: ``companion synth`` recipes (game, light, share of images with hands, the card printing's
-#: strength or None for the usual 0-1): the first three are the shipped files' usual ones;
-#: the others are the verifier's later stages (``models/pyramids-verify.md``): crowded
-#: lattices under a lamp in every image, and recoloured printings (``--printing``), still
-#: short of the benchmark's unseen printing (1.6-2.4)
-RECIPES: dict[str, tuple[str, str, float, tuple[float, float] | None]] = {
-    "mixed": ("mixed", "ordinary", 0.15, None),
-    "crowded": ("crowded", "mixed", 0.10, None),
-    "mixed-lamp": ("mixed", "mixed", 0.15, None),
-    "crowded-lamp": ("crowded", "lamp", 0.10, None),
-    "crowded-printed": ("crowded", "mixed", 0.10, (1.0, 1.5)),
-    "mixed-printed": ("mixed", "mixed", 0.15, (0.0, 1.5)),
+class Recipe(NamedTuple):
+    """A ``companion synth`` recipe: the game, the light, the share of images with hands,
+    the card printing's strength (None for the usual 0-1) and the share of pyramids
+    recoloured white or clear (``--pale``)."""
+
+    game: str
+    light: str
+    hands: float
+    printing: tuple[float, float] | None = None
+    pale: float = 0.0
+
+
+#: the first three are the shipped files' usual recipes; then the verifier's later stages
+#: (``models/pyramids-verify.md``): crowded lattices under a lamp in every image, and
+#: recoloured printings (``--printing``), still short of the benchmark's unseen printing
+#: (1.6-2.4); then scenes rich in white and clear pyramids, the ones the finder misses most
+#: (``--pale 0.6``, as the readers' pale renders, ``models/pyramids-size.md``)
+RECIPES: dict[str, Recipe] = {
+    "mixed": Recipe("mixed", "ordinary", 0.15),
+    "crowded": Recipe("crowded", "mixed", 0.10),
+    "mixed-lamp": Recipe("mixed", "mixed", 0.15),
+    "crowded-lamp": Recipe("crowded", "lamp", 0.10),
+    "crowded-printed": Recipe("crowded", "mixed", 0.10, (1.0, 1.5)),
+    "mixed-printed": Recipe("mixed", "mixed", 0.15, (0.0, 1.5)),
+    "mixed-pale": Recipe("mixed", "mixed", 0.15, None, 0.6),
+    "crowded-pale": Recipe("crowded", "mixed", 0.10, None, 0.6),
 }
 #: the recipe of each batch, in turn (``--recipes`` names another cycle): 4 mixed, 3 crowded
 #: tables under lamps, 3 mixed under lamps, as the shipped verifier's first renders
@@ -108,13 +122,15 @@ DEFAULT_NETWORKS = ("heat", "verify")
 
 def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
                    networks: tuple[str, ...] = DEFAULT_NETWORKS,
-                   candidates: str = "all") -> dict[str, Any]:
+                   candidates: str = "all", cut_heat: Path | None = None) -> dict[str, Any]:
     """Render ``scenes`` scenes of ``recipe`` (seed ``seed``) into ``work/rBATCH``, cut them
     for each of ``networks`` into ``work/heat_BATCH.npz`` (views, targets, weights),
     ``work/verify_BATCH.npz`` (the verifier's samples: ``candidates``, as
     :mod:`vision.pyramids.train_verify` names them, the 48 mm patches alone) and
     ``work/size_BATCH.npz`` (the size readers' patches, labels and colours), scene ids from
-    ``batch * SCENE_IDS``, then delete the images.
+    ``batch * SCENE_IDS``, then delete the images. The verifier's candidates (and the heat
+    each sample reads) come from the heat map ``cut_heat`` where given, else the shipped one:
+    a verifier is trained on the map it will be asked beside.
     Returns counts and seconds. :func:`render_until` numbers each batch by its seed, so
     the batches of several runs into one folder add up."""
     import cv2
@@ -129,9 +145,9 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     cv2.setNumThreads(1)
     t0 = time.monotonic()
     folder = work / f"r{batch:06d}"
-    game, light, hands, printing = RECIPES[recipe]
-    synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=game, light=light,
-                           hands=hands, printing=printing))
+    r = RECIPES[recipe]
+    synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=r.game, light=r.light,
+                           hands=r.hands, printing=r.printing, pale=r.pale))
     t1 = time.monotonic()
     views: dict[str, np.ndarray] = {}
     if "heat" in networks:
@@ -142,7 +158,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     samples: dict[str, np.ndarray] = {}
     if "verify" in networks:
         samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes, candidates,
-                                  (PATCH_MM_TRAIN,)))
+                                  (PATCH_MM_TRAIN,), None if cut_heat is None else str(cut_heat)))
     if samples:
         np.savez(work / f"verify_{batch:06d}.npz", **samples)
     t3 = time.monotonic()
@@ -165,11 +181,11 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
 
 def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: int = SEED,
                  networks: tuple[str, ...] = DEFAULT_NETWORKS,
-                 cycle: tuple[str, ...] = CYCLE, candidates: str = "all"
-                 ) -> list[dict[str, Any]]:
+                 cycle: tuple[str, ...] = CYCLE, candidates: str = "all",
+                 cut_heat: Path | None = None) -> list[dict[str, Any]]:
     """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
     numbers) from ``seed``, recipes in turn from ``cycle`` (the verifier's samples:
-    ``candidates``), a new one started only while it can end within ``seconds`` of
+    ``candidates``, proposed with the heat map ``cut_heat``), a new one started only while it can end within ``seconds`` of
     now (its time measured on the batches done). Returns what each batch done reported; a
     batch that fails is logged and left out, and after two failures before any success
     none more is started."""
@@ -186,7 +202,7 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
                    and not (failed >= 2 and not done)):
                 running[pool.submit(render_and_cut, seed + k, seed + k,
                                     cycle[k % len(cycle)], scenes, work,
-                                    networks, candidates)] = time.monotonic()
+                                    networks, candidates, cut_heat)] = time.monotonic()
                 k += 1
             if not running:
                 break
@@ -346,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", choices=CANDIDATES, default="all",
                     help="the verifier's samples: every candidate the finder may ask about "
                          "(default, as the shipped file's later stages) or the doubtful ones")
+    ap.add_argument("--cut-heat", type=Path, default=None, metavar="ONNX",
+                    help="the heat map whose candidates (and heat) the verifier's samples are "
+                         "cut with (default: the shipped one), e.g. the map the heat map "
+                         "training goes on from, so that the two are trained for each other")
     ap.add_argument("--size-init", type=Path, default=None, metavar="FOLDER",
                     help="the size readers go on from their exported files in this folder "
                          "(say models: pyramids-size.onnx, pyramids-white-clear.onnx, "
@@ -365,6 +385,11 @@ def main(argv: list[str] | None = None) -> int:
                  "leaves out")
     if args.verify_init is not None and not args.verify_init.is_file():
         ap.error(f"--verify-init {args.verify_init}: no such file")
+    if args.cut_heat is not None and "verify" not in networks:
+        ap.error(f"--cut-heat is for the verifier's samples, which --networks "
+                 f"{args.networks!r} leaves out")
+    if args.cut_heat is not None and not args.cut_heat.is_file():
+        ap.error(f"--cut-heat {args.cut_heat}: no such file")
     cycle = tuple(args.recipes.split(","))
     if set(cycle) - set(RECIPES):
         ap.error(f"--recipes {args.recipes!r}: expected some of {', '.join(RECIPES)}, "
@@ -391,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda: torch sees no GPU here")
     done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed,
-                        networks, cycle, args.candidates)
+                        networks, cycle, args.candidates,
+                        None if args.cut_heat is None else args.cut_heat.resolve())
     have = sorted(args.work.glob(f"{networks[0]}_*.npz"))
     if not have:
         ap.error("no batch was rendered and cut (see the warnings above)")

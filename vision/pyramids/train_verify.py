@@ -152,19 +152,23 @@ def _key(span_mm: float) -> str:
 
 
 def _prepare_chunk(args: tuple[str, int, int, int, str, tuple[float, ...]]
+                   | tuple[str, int, int, int, str, tuple[float, ...], str | None]
                    ) -> dict[str, np.ndarray]:
     """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
-    ``first``, candidates ``which``, patches of ``spans``."""
+    ``first``, candidates ``which``, patches of ``spans``; a seventh item, where given and
+    not None, is the heat map to propose candidates with instead of the shipped one."""
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.train_colors import calibrated_scenes
 
-    name, first, lo, hi, which, spans = args
+    name, first, lo, hi, which, spans = args[:6]
+    heat = args[6] if len(args) > 6 else None
     folder = Path(name)
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
-    # the shipped heat map and colour classifier, as the finder reads; not the verifier
-    # being trained
-    finder = PyramidFinder(mat, verify_model=False)
+    # the shipped heat map (or the one asked for) and colour classifier, as the finder
+    # reads; not the verifier being trained
+    finder = PyramidFinder(mat, heat_model=None if heat is None else Path(heat),
+                           verify_model=False)
     parts: dict[str, list[np.ndarray]] = {"features": [], "labels": [], "scene": [],
                                           **{_key(s): [] for s in spans}}
     for n, image, truth, calib in calibrated_scenes(folder, mat, lo, hi):
