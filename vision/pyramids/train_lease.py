@@ -43,6 +43,11 @@ A sixth (an H100 machine, 2026-11-27) trained the four size readers on from the 
 files (``--networks size --size-init models``, seed 101001, three crowded batches under lamps
 in eight): 156 batches, 258,091 patches in 299 s, then 3.5 minutes each. Only the colour
 reader improved on its start, a little, and it ships (``models/pyramids-color-read.md``).
+A seventh (an H200 machine, 2026-11-27) trained the heat map and the verifier for each
+other: the map on from one fine-tuned on pale renders, the verifier's samples cut with that
+map (``--cut-heat``), 4 batches in 10 rich in white and clear pyramids (``mixed-pale``,
+``crowded-pale``); more pyramids found, more false finds, fewer tables, not shipped
+(``models/pyramids-heat.md``).
 ``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
 verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
 stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
