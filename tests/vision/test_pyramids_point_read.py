@@ -130,6 +130,53 @@ def test_the_finder_asks_the_pointing_reader_about_the_lying_finds_of_its_colour
     assert asked == []
 
 
+def test_an_unsure_pointing_read_is_read_again_mirrored_and_its_sectors_mapped_back(
+        clear_and_red_lying, finder, monkeypatch):
+    """With POINT_READ_MIRRORED a reader less sure than POINT_MIRROR_SURE is asked again
+    about the same patches flipped left to right; its sector there (the apex mirrored) is
+    mapped back before the two reads are averaged, so a reader that reads the flipped
+    patch as the mirror of what it read first keeps the apex where the first read put it.
+    A reader sure of its first reads is not asked again."""
+    import vision.pyramids.find as find_mod
+    from vision.pyramids.classifier import mirror_sector, patch_up_deg
+
+    image, calib, _ = clear_and_red_lying
+
+    def unsure_of_the_apex(patches):
+        p = np.full((len(patches), len(SHAPE_CLASSES)), 1e-6, np.float32)
+        p[:, [SHAPE_CLASSES.index(f"3L{k:02d}") for k in range(SECTORS)]] = 1.0 / SECTORS
+        return p
+
+    monkeypatch.setattr(finder.how, "probs", unsure_of_the_apex)
+    monkeypatch.setattr(find_mod, "POINT_READ_COLORS", frozenset({"clear"}))
+    monkeypatch.setattr(find_mod, "POINT_READ_MIRRORED", True)
+    monkeypatch.setattr(find_mod, "POINT_MIRROR_SURE", 0.95)
+    cam = finder.look(image, calib).camera[:2]
+    plain = {f.color: f for f in finder.find(image, calib)}
+    up = float(patch_up_deg(np.array([plain["clear"].base_center_mm]), cam)[0])
+    k = sector(240.0 - up)
+    calls: list[np.ndarray] = []
+
+    def reader(sure: float):
+        def probs(patches: np.ndarray) -> np.ndarray:
+            calls.append(patches.copy())
+            at = k if len(calls) == 1 else mirror_sector(k)
+            p = np.full((len(patches), SECTORS), (1.0 - sure) / (SECTORS - 1), np.float32)
+            p[:, at] = sure
+            return p
+        return probs
+
+    monkeypatch.setattr(finder.pointer, "probs", reader(0.6))
+    got = {f.color: f for f in finder.find(image, calib)}
+    assert len(calls) == 2 and calls[1].shape == calls[0].shape
+    assert np.array_equal(calls[1], calls[0][:, :, ::-1])
+    assert _angle_off(got["clear"].pointing_deg, 240.0) <= 35.0
+    calls.clear()
+    monkeypatch.setattr(finder.pointer, "probs", reader(0.99))
+    finder.find(image, calib)
+    assert len(calls) == 1
+
+
 def test_the_shipped_pointing_reader_says_its_classes_and_span():
     from models import model_path
     from vision.pyramids.classifier import POINT_MODEL, PatchClassifier

@@ -300,6 +300,14 @@ COLOR_READ_SURE = 0.999
 POINT_READ_COLORS: frozenset[str] = frozenset(COLORS)
 POINT_READ_WEIGHT = 1.0
 POINT_READ_LYING = 0.1
+#: the pointing reader reads a patch mirrored too (its sectors mapped back,
+#: :func:`_mirror_columns`) where its first read gives its likeliest sector less than
+#: POINT_MIRROR_SURE, the two reads averaged (None: every patch is read again). Off: on the
+#: eight dev seeds wrong pointing 49 -> 43 and tables right 1,292 -> 1,289 (the comment at
+#: SIZE_READ_MIRRORED), on three fresh ones (575000, 585000, 540000; 815 tables) wrong
+#: pointing 11 -> 13 and tables 481 -> 482: noise either way, for about 1 ms a frame
+POINT_READ_MIRRORED = False
+POINT_MIRROR_SURE: float | None = 0.95
 #: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
 #: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
 #: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
@@ -730,6 +738,8 @@ class PyramidFinder:
         self.pointer = None if point_model is False else PatchClassifier(
             point_model or model_path(POINT_MODEL), POINT_CLASSES, threads)
         self.point_span = PATCH_MM if self.pointer is None else _patch_mm(self.pointer)
+        self._point_mirror = (None if self.pointer is None
+                              else _mirror_columns(tuple(self.pointer.names)))
         self.color_reader = None if color_read_model is False else PatchClassifier(
             color_read_model or model_path(COLOR_READ_MODEL), COLOR_READ_CLASSES, threads)
         self.color_read_span = (PATCH_MM if self.color_reader is None
@@ -931,7 +941,8 @@ class PyramidFinder:
         ask = ask[lying[ask] >= POINT_READ_LYING]
         if not len(ask):
             return ps
-        p12 = self.pointer.probs(look.patches(image, centers[ask], self.point_span))
+        p12 = _mirror_read(self.pointer, look.patches(image, centers[ask], self.point_span),
+                           POINT_READ_MIRRORED, self._point_mirror, POINT_MIRROR_SURE)
         out = ps.copy()
         out[ask] = blend_pointing(ps[ask], self.how.names, p12, self.pointer.names,
                                   POINT_READ_WEIGHT)
