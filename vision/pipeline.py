@@ -55,8 +55,9 @@ log = logging.getLogger(__name__)
 
 #: With two or more threads the shipped pyramid finder runs in a process of its own
 #: (:mod:`vision.pyramids.process`): on a thread it waits for the card stages' Python and
-#: they for its. Next frame of a still camera on the benchmark's renders (two cores, 51
-#: frames alternating): 72 -> 61 ms median, 1.67 -> 1.42 times the plain detector.
+#: they for its. Next frame of a still camera on renders of the benchmark's groups (two
+#: cores, 51 frames alternating): 72 -> 61 ms median, 1.72 -> 1.46 times the plain detector;
+#: ``bench/vision.py``'s own 40 frames: 1.76 -> 1.64.
 PYRAMIDS_IN_PROCESS = True
 
 #: Image files a folder is expanded to (``companion observe DIR``).

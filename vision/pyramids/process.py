@@ -3,10 +3,17 @@
 :class:`vision.pipeline.TablePipeline` runs the pyramid finder beside the card detector and
 identifier. On a thread of the same process the two halves share one interpreter lock, and
 both run a good deal of Python between their OpenCV and onnxruntime calls: each waits for the
-other's. In a process of its own the finder waits for nobody. On the benchmark's renders
-(1920x1080, two cores, the next frame of a still camera, 51 frames alternating) the whole
-frame took a median 61 ms against 72 on a thread, 1.42 against 1.67 times the plain
-detector timed in the same loop (``bench/RESULTS.md`` gives the benchmark's own figures).
+other's. In a process of its own the finder waits for nobody. On renders of the
+benchmark's groups (1920x1080, two cores, the next frame of a still camera, 51 frames, the
+two pipelines alternating) the whole frame took a median 61 ms against 72 on a thread, 1.46
+against 1.72 times the plain detector timed in the same loop; ``python bench/vision.py``
+(its own 40 frames) went from 1.76 to 1.64 (``bench/RESULTS.md``).
+
+Measured in the process and not kept (the same kind of A/B, 51 frames): onnxruntime on two
+threads for the heat map (the pipeline 1.45 -> 1.78 times the detector: two spinning pools on
+two cores), OpenCV on two threads (the finder 51 -> 48 ms, the frame the same), and the patch
+networks' batches split over two threads (1.42 -> 1.47). The finder is the longer of the two
+halves in most frames: what is left is making it cheaper.
 
 The image goes through shared memory (one copy, about a millisecond for 1920x1080), the
 calibration and the finds through a pipe. :class:`PyramidProcess` is what the pipeline
