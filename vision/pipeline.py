@@ -634,6 +634,9 @@ class TablePipeline:
         if self._process is not None:
             self._process.close()
             self._process = None
+        if self._pool is None and self.threads >= 2:
+            # still beside the card stages, on a thread
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="pyramids")
 
     # -- public -----------------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ def test_a_process_that_dies_costs_no_frame(truth_boxes: TruthBoxes,
         with caplog.at_level(logging.WARNING, logger="vision.pipeline"):
             got = p.observe_file(FRAMES[0])["pyramids"]
         assert got == want
-        assert p._process is None
+        assert p._process is None and p._pool is not None   # on a thread from now on
         assert "found in this process from now on" in caplog.text
         # and the next frame too, on the pipeline's own finder
         assert p.observe_file(FRAMES[0])["pyramids"] == want
