@@ -50,6 +50,7 @@ from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, ar
                                    card_corners_mm, warp_card_mm)
 from vision.cards.net import CardNet
 from vision.detection.view import shown_mm
+from vision.pyramids.process import PyramidProcess, PyramidProcessError
 
 log = logging.getLogger(__name__)
 
@@ -347,8 +348,6 @@ class TablePipeline:
         if pyramid_process is None:
             pyramid_process = PYRAMIDS_IN_PROCESS
         if pyramid_finder is None and self.threads >= 2 and pyramid_process:
-            from vision.pyramids.process import PyramidProcess, PyramidProcessError
-
             try:
                 self._process = PyramidProcess(mat, colors)
             except PyramidProcessError as exc:
@@ -368,8 +367,7 @@ class TablePipeline:
         if self._finder is None:
             from vision.pyramids.find import PyramidFinder
 
-            self._finder = PyramidFinder(self.mat, colors=self._colors) \
-                if self._colors is not None else PyramidFinder(self.mat)
+            self._finder = PyramidFinder(self.mat, colors=self._colors)
         return self._finder
 
     def set_camera(self, intrinsics: Intrinsics | str | Path | None) -> None:
@@ -608,8 +606,6 @@ class TablePipeline:
     def _send_pyramids(self, image: np.ndarray, calib: Calibration) -> Any:
         """The frame sent to the pyramid process, or None where it is gone (this frame's
         pyramids are then found here)."""
-        from vision.pyramids.process import PyramidProcessError
-
         try:
             return self._process.submit(image, calib)
         except PyramidProcessError as exc:
@@ -618,8 +614,6 @@ class TablePipeline:
 
     def _pyramids_back(self, pending: Any, image: np.ndarray, calib: Calibration
                        ) -> tuple[list[dict[str, Any]], float]:
-        from vision.pyramids.process import PyramidProcessError
-
         try:
             found: tuple[list[dict[str, Any]], float] = pending.result()
             return found

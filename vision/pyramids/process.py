@@ -81,7 +81,7 @@ def _serve(conn: Connection, mat: Any, colors: Any) -> None:
         from vision.pipeline import pyramid_records
         from vision.pyramids.find import PyramidFinder
 
-        finder = PyramidFinder(mat, colors=colors) if colors is not None else PyramidFinder(mat)
+        finder = PyramidFinder(mat, colors=colors)
     except Exception as exc:  # noqa: BLE001 - sent back to the parent, which raises it
         conn.send(("error", _picklable(exc)))
         return
