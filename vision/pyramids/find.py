@@ -741,8 +741,6 @@ class PyramidFinder:
         self.pointer = None if point_model is False else PatchClassifier(
             point_model or model_path(POINT_MODEL), POINT_CLASSES, threads)
         self.point_span = PATCH_MM if self.pointer is None else _patch_mm(self.pointer)
-        self._point_mirror = (None if self.pointer is None
-                              else _mirror_columns(tuple(self.pointer.names)))
         self.color_reader = None if color_read_model is False else PatchClassifier(
             color_read_model or model_path(COLOR_READ_MODEL), COLOR_READ_CLASSES, threads)
         self.color_read_span = (PATCH_MM if self.color_reader is None
@@ -945,7 +943,8 @@ class PyramidFinder:
         if not len(ask):
             return ps
         p12 = _mirror_read(self.pointer, look.patches(image, centers[ask], self.point_span),
-                           POINT_READ_MIRRORED, self._point_mirror, POINT_MIRROR_SURE)
+                           POINT_READ_MIRRORED, _mirror_columns(tuple(self.pointer.names)),
+                           POINT_MIRROR_SURE)
         out = ps.copy()
         out[ask] = blend_pointing(ps[ask], self.how.names, p12, self.pointer.names,
                                   POINT_READ_WEIGHT)
@@ -1332,16 +1331,20 @@ def _patch_mm(classifier: PatchClassifier) -> float:
 
 
 @functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def _mirror_columns(names: tuple[str, ...]) -> np.ndarray:
     """Column j of the result: the class of a mirrored patch that class ``names[j]`` of the
     patch itself is. Mirroring left to right keeps "up" (away from the nadir) and turns an
-    apex k sectors clockwise from up to k counter-clockwise; an upright class stays."""
+    apex k sectors clockwise from up to k counter-clockwise; an upright class stays. Kept
+    per list of names (read-only): each read of a patch batch asks for it."""
     cols = []
     for n in names:
         pips, lying, k = n.partition("L")
         cols.append(names.index(f"{pips}L{mirror_sector(int(k)):02d}") if lying
                     else names.index(n))
-    return np.array(cols, np.int64)
+    out = np.array(cols, np.int64)
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=8)
