@@ -190,10 +190,10 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
                  cut_heat: Path | None = None) -> list[dict[str, Any]]:
     """Batches of ``scenes`` rendered and cut by ``workers`` processes, seeds (and batch
     numbers) from ``seed``, recipes in turn from ``cycle`` (the verifier's samples:
-    ``candidates``, proposed with the heat map ``cut_heat``), a new one started only while it can end within ``seconds`` of
-    now (its time measured on the batches done). Returns what each batch done reported; a
-    batch that fails is logged and left out, and after two failures before any success
-    none more is started."""
+    ``candidates``, proposed with the heat map ``cut_heat``), a new one started only while
+    it can end within ``seconds`` of now (its time measured on the batches done). Returns
+    what each batch done reported; a batch that fails is logged and left out, and after two
+    failures before any success none more is started."""
     t0 = time.monotonic()
     per_batch = scenes * SCENE_SECONDS
     done: list[dict[str, Any]] = []

@@ -151,17 +151,15 @@ def _key(span_mm: float) -> str:
     return f"patches{span_mm:g}"
 
 
-def _prepare_chunk(args: tuple[str, int, int, int, str, tuple[float, ...]]
-                   | tuple[str, int, int, int, str, tuple[float, ...], str | None]
+def _prepare_chunk(args: tuple[str, int, int, int, str, tuple[float, ...], str | None]
                    ) -> dict[str, np.ndarray]:
     """The samples of scenes ``lo:hi`` (in name order) of one folder, scene ids from
-    ``first``, candidates ``which``, patches of ``spans``; a seventh item, where given and
-    not None, is the heat map to propose candidates with instead of the shipped one."""
+    ``first``, candidates ``which``, patches of ``spans``, the candidates proposed with the
+    heat map ``heat`` (None: the shipped one)."""
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.train_colors import calibrated_scenes
 
-    name, first, lo, hi, which, spans = args[:6]
-    heat = args[6] if len(args) > 6 else None
+    name, first, lo, hi, which, spans, heat = args
     folder = Path(name)
     cv2.setNumThreads(1)
     mat = load_mat(folder / "mat.json")
@@ -200,8 +198,8 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2, which: str = "d
             raise ValueError(f"{f} is not a rendered synth folder (no mat.json)")
     sizes = [len(list(Path(f).glob(SCENE_GLOB))) for f in folders]
     total = sum(sizes)
-    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK, which, tuple(spans)) for k, (f, size) in
-             enumerate(zip(folders, sizes)) for lo in range(0, size, CHUNK)]
+    tasks = [(str(f), 100_000 * k, lo, lo + CHUNK, which, tuple(spans), None)
+             for k, (f, size) in enumerate(zip(folders, sizes)) for lo in range(0, size, CHUNK)]
     t0 = time.monotonic()
     got: list[dict[str, np.ndarray]] = []
     with Pool(max(1, jobs)) as pool:
