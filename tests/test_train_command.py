@@ -10,6 +10,22 @@ import pytest
 from companion.commands.train import TrainError, _pyramid_init
 
 
+@pytest.fixture(autouse=True)
+def copies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, Path]]:
+    """The int8 copies the trainers ask for (their training is faked here, so is this):
+    (the exported file, the cut it is measured on)."""
+    from vision.pyramids import quantize
+
+    asked: list[tuple[Path, Path]] = []
+
+    def int8_copy(src: Path, cut: Path) -> Path:
+        asked.append((src, cut))
+        return quantize.int8_path(src)
+
+    monkeypatch.setattr(quantize, "int8_copy", int8_copy)
+    return asked
+
+
 def _touch(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"weights")
@@ -213,7 +229,7 @@ def test_the_heat_map_trains_again_on_its_prepared_views_without_the_renders(
 @pytest.mark.parametrize("device, torch_device", [("cpu", "cpu"), ("0", "cuda")])
 def test_the_verifier_trains_on_the_gpu_that_device_names(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, device: str,
-        torch_device: str) -> None:
+        torch_device: str, copies: list[tuple[Path, Path]]) -> None:
     """``companion train pyramid-verify --device 0`` trains on the GPU, as the heat map
     does (it trained on the CPU whatever --device said); ``--init`` names the exported
     verifier it goes on from."""
@@ -238,6 +254,7 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     monkeypatch.setattr(train_verify, "train", train)
     assert command._pyramid_verify(args) == 0
     assert asked == [(torch_device, tmp_path / "shipped.onnx")]
+    assert copies == []          # the finder runs the verifier in float
 
 
 @pytest.mark.parametrize("model, task", [("pyramid-size", "size"),
@@ -246,7 +263,7 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
 @pytest.mark.parametrize("device, torch_device", [("cpu", "cpu"), ("0", "cuda")])
 def test_the_size_readers_train_on_the_gpu_that_device_names_from_the_file_init_names(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, task: str, device: str,
-        torch_device: str) -> None:
+        torch_device: str, copies: list[tuple[Path, Path]]) -> None:
     """``companion train pyramid-size --device 0 --init models/pyramids-size.onnx`` trains
     on the GPU from the shipped file (both readers trained on the CPU from random weights
     whatever --device and --init said); the learning rate is left to the trainer's
@@ -272,6 +289,8 @@ def test_the_size_readers_train_on_the_gpu_that_device_names_from_the_file_init_
     monkeypatch.setattr(train_size, "train", train)
     assert command._pyramid_size(args) == 0
     assert asked == [(task, torch_device, tmp_path / "shipped.onnx", None)]
+    # the int8 copy the finder runs, measured on the run's own cut
+    assert copies == [(out / "m.onnx", out / "size.npz")]
 
 
 @pytest.mark.parametrize("candidates", ["all", "doubtful"])

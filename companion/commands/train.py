@@ -295,6 +295,7 @@ def _pyramid_size(args: argparse.Namespace) -> int:
     then trained with torch on the CPU, or on the GPU with ``--device``; ``--init`` goes on
     from the task's exported file, or for the pointing and colour readers from another
     reader's convolutions)."""
+    from vision.pyramids.quantize import int8_copy
     from vision.pyramids.train_size import BATCH, MINUTES, SAMPLES_FILE, cut, train
 
     task = {"pyramid-white-clear": "white-clear", "pyramid-point": "pointing",
@@ -308,8 +309,11 @@ def _pyramid_size(args: argparse.Namespace) -> int:
                               batch=args.batch or BATCH, lr=args.lr0, task=task,
                               device=_torch_device(args),
                               init=None if args.init is None else Path(args.init))
+        # the finder runs the int8 copy (vision.pyramids.quantize), measured on this cut
+        copy = int8_copy(path, cache)
     except ValueError as exc:
         raise TrainError(str(exc)) from None
+    print(f"int8 copy (the file the finder runs): {copy}")
     if task == "size":
         print(f"pyramid size reader: {path}  validation pips {figures['pips']:.4f} (white "
               f"and clear {figures.get('light_pips', float('nan')):.4f}), upright/lying "

@@ -59,6 +59,12 @@ COLOR_READ_CLASSES: tuple[str, ...] = COLORS
 COLOR_READ_MODEL = "pyramids-color-read.onnx"
 
 
+def int8_name(name: str) -> str:
+    """``NAME.int8.onnx``: the int8 copy of the float file ``NAME.onnx``
+    (:mod:`vision.pyramids.quantize`, and the heat map's)."""
+    return name.removesuffix(".onnx") + ".int8.onnx"
+
+
 def shape_label(pips: int, upright: bool, rel_deg: float | None) -> str:
     """Class name of a pyramid whose apex points ``rel_deg`` clockwise from the patch's up."""
     if upright or rel_deg is None:

@@ -83,6 +83,7 @@ from vision.pyramids.classifier import (
     WHITE_CLEAR_CLASSES,
     WHITE_CLEAR_MODEL,
     PatchClassifier,
+    int8_name,
     mirror_sector,
     patch_up_deg,
     pointing_from_sectors,
@@ -688,6 +689,23 @@ def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndar
     return np.asarray(pts, np.float64).reshape(-1, 2)
 
 
+#: The readers that run as their int8 copies (:mod:`vision.pyramids.quantize`:
+#: ``NAME.int8.onnx`` beside each float file, which stays the one trained and exported).
+#: These plain convolution-and-ReLU networks run about 2.3 times as fast so: the finder's
+#: frame about 3-4 ms shorter on average, the slow crowded frames most (eight dev seeds,
+#: 2,177 tables: 1,292 -> 1,287 right, within what any retraining moves; figures in
+#: ``models/pyramids-size.md``). The verifier stays in float: its int8 copy missed 9 more
+#: pyramids there (1,287 -> 1,283 tables), its answers falling on the other side of
+#: :data:`VERIFY_MIN` more often. Empty: every reader in float.
+READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_MODEL,
+                                          COLOR_READ_MODEL})
+
+
+def reader_file(name: str) -> str:
+    """The file the finder runs for the float reader file ``name`` (:data:`READERS_INT8`)."""
+    return int8_name(name) if name in READERS_INT8 else name
+
+
 class PyramidFinder:
     """``PyramidFinder(mat).find(image, calib)`` -> list of :class:`PyramidFind`.
 
@@ -730,19 +748,21 @@ class PyramidFinder:
         self.heat = None if heat_model is False else HeatNet(
             heat_model or model_path(HEAT_MODEL), threads)
         self.verifier = None if verify_model is False else Verifier(
-            verify_model or model_path(VERIFY_MODEL), threads)
+            verify_model or model_path(reader_file(VERIFY_MODEL)), threads)
         self.sizer = None if size_model is False else PatchClassifier(
-            size_model or model_path(SIZE_MODEL), SIZE_CLASSES, threads)
+            size_model or model_path(reader_file(SIZE_MODEL)), SIZE_CLASSES, threads)
         self.size_span = PATCH_MM if self.sizer is None else _patch_mm(self.sizer)
         self.white_clear = None if white_clear_model is False else PatchClassifier(
-            white_clear_model or model_path(WHITE_CLEAR_MODEL), WHITE_CLEAR_CLASSES, threads)
+            white_clear_model or model_path(reader_file(WHITE_CLEAR_MODEL)), WHITE_CLEAR_CLASSES,
+            threads)
         self.white_clear_span = (PATCH_MM if self.white_clear is None
                                  else _patch_mm(self.white_clear))
         self.pointer = None if point_model is False else PatchClassifier(
-            point_model or model_path(POINT_MODEL), POINT_CLASSES, threads)
+            point_model or model_path(reader_file(POINT_MODEL)), POINT_CLASSES, threads)
         self.point_span = PATCH_MM if self.pointer is None else _patch_mm(self.pointer)
         self.color_reader = None if color_read_model is False else PatchClassifier(
-            color_read_model or model_path(COLOR_READ_MODEL), COLOR_READ_CLASSES, threads)
+            color_read_model or model_path(reader_file(COLOR_READ_MODEL)), COLOR_READ_CLASSES,
+            threads)
         self.color_read_span = (PATCH_MM if self.color_reader is None
                                 else _patch_mm(self.color_reader))
         self.max_none = float(max_none)

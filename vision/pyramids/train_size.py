@@ -489,6 +489,9 @@ def main(argv: list[str] | None = None) -> int:
         data = cut(args.render, cache, args.jobs)
         path, result = train(data, args.out, args.minutes, args.threads, args.seed,
                              args.batch, args.lr, args.task, args.device, args.init)
+        from vision.pyramids.quantize import int8_copy
+
+        print(int8_copy(path, cache))    # the file the finder runs
     except ValueError as exc:
         ap.error(str(exc))
     print(path, json.dumps({k: round(float(v), 4) for k, v in result.items()}))
