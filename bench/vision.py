@@ -35,8 +35,9 @@ Speed: ``--timing-images`` of the rendered frames go through the whole pipeline 
 time in this process on 2 CPU threads (``cv2.setNumThreads(2)``, onnxruntime intra-op 2),
 each beside a plain YOLO11n-OBB ONNX at 640 px (``--reference``; letterbox, normalise,
 inference, no decoding) on the same image in the same run. 120 frames since 2026-11-27 (40
-before): the frame times fall in two clusters (quiet tables and crowded ones), and the
-median of 40 moved by up to 0.12 in the ratio between identical runs; of 120, by 0.03.
+before): the frame times fall in two clusters (quiet tables and crowded ones), so a median
+of few frames depends on which frames they are; the first 40 read 0.06-0.16 higher in the
+ratio than all 120 in each of six runs that timed both.
 
     python bench/vision.py [--count-per-group 200] [--seed 900000] [--jobs 2]
                            [--timing-images 120] [--reference bench/reference/yolo11n-obb-640.onnx]
