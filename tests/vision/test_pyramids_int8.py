@@ -53,10 +53,9 @@ def test_the_finder_runs_the_int8_copies_and_the_setting_turns_them_off(monkeypa
 
     finder = find.PyramidFinder(_mat())
     runs = {r.path.name for r in (finder.sizer, finder.pointer, finder.white_clear,
-                                  finder.color_reader, finder.verifier)}
-    assert runs == {int8_name(n) if n in find.READERS_INT8 else n
-                    for n in (*READERS, VERIFY_MODEL)}
-    assert find.READERS_INT8 >= set(READERS)
+                                  finder.color_reader)}
+    assert find.READERS_INT8 == set(READERS)
+    assert runs == {int8_name(n) for n in READERS}
     monkeypatch.setattr(find, "READERS_INT8", frozenset())
     plain = find.PyramidFinder(_mat())
     assert plain.sizer.path.name == SIZE_MODEL and plain.verifier.path.name == VERIFY_MODEL
@@ -99,7 +98,7 @@ def test_the_verifier_runs_in_float():
     import vision.pyramids.find as find
 
     # its int8 copy turned more true pyramids away at VERIFY_MIN (models/pyramids-size.md)
-    assert VERIFY_MODEL not in find.READERS_INT8
+    assert find.PyramidFinder(_mat()).verifier.path.name == VERIFY_MODEL
 
 
 def test_the_quantiser_makes_an_int8_copy_from_a_cut(tmp_path, pyramid_patches):

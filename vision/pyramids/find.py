@@ -694,9 +694,9 @@ def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndar
 #: These plain convolution-and-ReLU networks run about 2.3 times as fast so: the finder's
 #: frame about 3-4 ms shorter on average, the slow crowded frames most (eight dev seeds,
 #: 2,177 tables: 1,292 -> 1,287 right, within what any retraining moves; figures in
-#: ``models/pyramids-size.md``). The verifier stays in float: its int8 copy missed 9 more
-#: pyramids there (1,287 -> 1,283 tables), its answers falling on the other side of
-#: :data:`VERIFY_MIN` more often. Empty: every reader in float.
+#: ``models/pyramids-size.md``). The verifier is not among them: an int8 copy of it missed 9
+#: more pyramids there (1,287 -> 1,283 tables), its answers near :data:`VERIFY_MIN` moving
+#: below it. Empty: every reader in float.
 READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_MODEL,
                                           COLOR_READ_MODEL})
 
@@ -748,7 +748,7 @@ class PyramidFinder:
         self.heat = None if heat_model is False else HeatNet(
             heat_model or model_path(HEAT_MODEL), threads)
         self.verifier = None if verify_model is False else Verifier(
-            verify_model or model_path(reader_file(VERIFY_MODEL)), threads)
+            verify_model or model_path(VERIFY_MODEL), threads)
         self.sizer = None if size_model is False else PatchClassifier(
             size_model or model_path(reader_file(SIZE_MODEL)), SIZE_CLASSES, threads)
         self.size_span = PATCH_MM if self.sizer is None else _patch_mm(self.sizer)

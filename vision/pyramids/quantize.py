@@ -135,8 +135,11 @@ def agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]]) -> dic
     probability."""
     from models import open_onnx
 
-    a, b = (np.concatenate([open_onnx(path)[0].run(None, x)[0] for x in batches])
-            for path in (src, dst))
+    outs = []
+    for path in (src, dst):
+        session = open_onnx(path)[0]
+        outs.append(np.concatenate([session.run(None, x)[0] for x in batches]))
+    a, b = outs
     d = np.abs(a - b)
     return {"same": float((a.argmax(1) == b.argmax(1)).mean()), "max_diff": float(d.max()),
             "p99_diff": float(np.quantile(d, 0.99))}
