@@ -26,10 +26,10 @@ PLACED = [("white", 2, True, (300.0, 300.0), None), ("red", 3, False, (480.0, 31
           ("clear", 2, False, (640.0, 300.0), 120.0), ("white", 1, False, (300.0, 150.0), 250.0)]
 #: which of them each reader's answer means something for (the pointing reader is asked
 #: about lying pyramids, the white-or-clear reader about pale ones)
-ASKED = {SIZE_MODEL: [p[0] != "" for p in PLACED],
+ASKED = {SIZE_MODEL: [True] * len(PLACED),
          POINT_MODEL: [not p[2] for p in PLACED],
          WHITE_CLEAR_MODEL: [p[0] in ("white", "clear") for p in PLACED],
-         COLOR_READ_MODEL: [p[0] != "" for p in PLACED]}
+         COLOR_READ_MODEL: [True] * len(PLACED)}
 
 
 @pytest.fixture(scope="module")
