@@ -1351,7 +1351,6 @@ def _patch_mm(classifier: PatchClassifier) -> float:
 
 
 @functools.lru_cache(maxsize=4)
-@functools.lru_cache(maxsize=8)
 def _mirror_columns(names: tuple[str, ...]) -> np.ndarray:
     """Column j of the result: the class of a mirrored patch that class ``names[j]`` of the
     patch itself is. Mirroring left to right keeps "up" (away from the nadir) and turns an
