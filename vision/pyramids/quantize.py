@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -74,23 +75,27 @@ def calibration_inputs(cut: Path, input_name: str, count: int = CALIBRATION_PATC
             for a in range(0, len(pick), BATCH)]
 
 
-def quantize(src: Path, batches: list[dict[str, np.ndarray]], dst: Path | None = None) -> Path:
-    """The int8 copy of the patch reader ``src`` at ``dst`` (default :func:`int8_path`), its
-    activations' ranges measured on ``batches`` (:func:`calibration_inputs`); the first
-    convolution stays in float."""
+def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
+                float_convs: int = 0) -> Path:
+    """The int8 copy of the ONNX file ``src`` at ``dst``: onnxruntime's static quantisation
+    (QDQ, weights per channel in 7 bits, activations uint8), the activations' ranges measured
+    on ``feeds`` (network inputs by name); the first ``float_convs`` convolutions stay in
+    float. The metadata is kept, and ``quantized_from`` names ``src``. Both the heat map's
+    copy (:func:`vision.pyramids.train_heat.quantize`) and the readers' are made here.
+
+    Weights in 7 bits (``reduce_range``): on a CPU without VNNI (AVX2 alone) onnxruntime's
+    uint8 x int8 kernels add pairs of products in 16 bits, which full-range weights overflow
+    (models/pyramids-heat.md)."""
     import onnx
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    if not batches:
-        raise ValueError("no patches to measure the activations on")
-    dst = dst or int8_path(src)
     meta = {p.key: p.value for p in onnx.load(str(src)).metadata_props}
 
-    class Patches(CalibrationDataReader):  # type: ignore[misc]
+    class Feeds(CalibrationDataReader):  # type: ignore[misc]
         def __init__(self) -> None:
-            self.left = iter(batches)
+            self.left = iter(feeds)
 
         def get_next(self) -> dict[str, np.ndarray] | None:
             return next(self.left, None)
@@ -99,15 +104,25 @@ def quantize(src: Path, batches: list[dict[str, np.ndarray]], dst: Path | None =
     try:
         quant_pre_process(str(src), str(pre))
         convs = [n.name for n in onnx.load(str(pre)).graph.node if n.op_type == "Conv"]
-        quantize_static(str(pre), str(dst), Patches(), quant_format=QuantFormat.QDQ,
+        quantize_static(str(pre), str(dst), Feeds(), quant_format=QuantFormat.QDQ,
                         per_channel=True, reduce_range=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        nodes_to_exclude=convs[:1])
+                        nodes_to_exclude=convs[:float_convs])
     finally:
         pre.unlink(missing_ok=True)
     out = onnx.load(str(dst))
     onnx.helper.set_model_props(out, {**meta, "quantized_from": src.name})
     onnx.save(out, str(dst))
+    return dst
+
+
+def quantize(src: Path, batches: list[dict[str, np.ndarray]], dst: Path | None = None) -> Path:
+    """The int8 copy of the patch reader ``src`` at ``dst`` (default :func:`int8_path`), its
+    activations' ranges measured on ``batches`` (:func:`calibration_inputs`); the first
+    convolution stays in float."""
+    if not batches:
+        raise ValueError("no patches to measure the activations on")
+    dst = static_int8(src, dst or int8_path(src), batches, float_convs=1)
     log.info("wrote %s (%d bytes, int8 but the first convolution, %d patches measured)",
              dst, dst.stat().st_size, sum(len(x) for b in batches for x in b.values()))
     return dst

@@ -31,6 +31,7 @@ import json
 import logging
 import math
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
@@ -42,6 +43,7 @@ import numpy as np
 from calibration.mat import load_mat
 from vision.pyramids.geometry import polygon_centroid
 from vision.pyramids.heat import CELL_MM, HEAT_PPM, heat_input, pad_to, stride_for
+from vision.pyramids.quantize import int8_path, static_int8
 from vision.pyramids.train_colors import budget_cosine_lr
 
 log = logging.getLogger(__name__)
@@ -549,60 +551,37 @@ def export(net: Any, path: Path, ppm: float = HEAT_PPM) -> Path:
 QUANT_VIEWS = 64
 
 
-def int8_path(path: Path) -> Path:
-    """Where the int8 copy of the heat map ``path`` goes: ``pyramids-heat.onnx`` ->
-    ``pyramids-heat.int8.onnx`` (:data:`vision.pyramids.heat.HEAT_MODEL`, the finder's)."""
-    return path.with_name(path.name.removesuffix(".onnx") + ".int8.onnx")
-
-
 def quantize(src: Path, views: list[np.ndarray], dst: Path | None = None) -> Path:
-    """An int8 copy of the heat map ``src`` at ``dst`` (default :func:`int8_path`): static
-    quantisation by onnxruntime (QDQ, weights per channel int8 in 7 bits, activations uint8,
-    their ranges measured on ``views``: uint8 (h, w, 3) views at the model's resolution, as
-    :func:`prepare` makes them). Its peaks are the float file's (models/pyramids-heat.md).
-    The metadata (``view_ppm``) is kept, and ``quantized_from`` names ``src``.
+    """An int8 copy of the heat map ``src`` at ``dst`` (default :func:`int8_path`:
+    ``pyramids-heat.onnx`` -> ``pyramids-heat.int8.onnx``,
+    :data:`vision.pyramids.heat.HEAT_MODEL`, the finder's): static quantisation by
+    onnxruntime (:func:`vision.pyramids.quantize.static_int8`: QDQ, weights per channel int8
+    in 7 bits, activations uint8), their ranges measured on ``views``: uint8 (h, w, 3) views
+    at the model's resolution, as :func:`prepare` makes them. Its peaks are the float file's
+    (models/pyramids-heat.md). The metadata (``view_ppm``) is kept, and ``quantized_from``
+    names ``src``.
 
     Weights in 7 bits (``reduce_range``): on a CPU without VNNI (AVX2 alone) onnxruntime's
     uint8 x int8 kernels add pairs of products in 16 bits, which full-range weights
     overflow: a copy made without it differed from the float map by up to 0.75 in a cell
     there (0.15 on an AVX-512 VNNI CPU); with it, at most 0.18 on either."""
     import onnx
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
-    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     if not views:
         raise ValueError("no views to measure the activations on")
-    dst = dst or int8_path(src)
     model = onnx.load(str(src))
     name = model.graph.input[0].name
     meta = {p.key: p.value for p in model.metadata_props}
     mult = pad_to(float(meta.get("view_ppm", HEAT_PPM)))
 
-    class Views(CalibrationDataReader):  # type: ignore[misc]
-        def __init__(self) -> None:
-            self.left = iter(views)
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            v = next(self.left, None)
-            if v is None:
-                return None
+    def feeds() -> Iterator[dict[str, np.ndarray]]:
+        for v in views:
             h, w = v.shape[:2]
             v = cv2.copyMakeBorder(v, 0, -h % mult, 0, -w % mult, cv2.BORDER_CONSTANT,
                                    value=(128, 128, 128))
-            return {name: (v.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]}
+            yield {name: (v.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]}
 
-    pre = dst.with_name(dst.name + ".pre")
-    try:
-        quant_pre_process(str(src), str(pre))
-        quantize_static(str(pre), str(dst), Views(), quant_format=QuantFormat.QDQ,
-                        per_channel=True, reduce_range=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    finally:
-        pre.unlink(missing_ok=True)
-    out = onnx.load(str(dst))
-    onnx.helper.set_model_props(out, {**meta, "quantized_from": src.name})
-    onnx.save(out, str(dst))
+    dst = static_int8(src, dst or int8_path(src), feeds())
     log.info("wrote %s (%d bytes, int8, %d views measured)", dst, dst.stat().st_size,
              len(views))
     return dst
