@@ -45,7 +45,8 @@ geometry.
 6. The heat map has a say: white and clear are taken on less certainty where it is warm
    (:data:`HEAT_LIGHT`); finds where it is cold are dropped (:data:`MIN_HEAT`,
    :data:`MIN_HEAT_LIGHT`, :data:`MIN_HEAT_FLAT`) unless a hue fills its silhouette.
-7. Finds whose silhouettes overlap are one pyramid: the more confident stays.
+7. Finds whose silhouettes overlap are one pyramid, and so are two whose solids would
+   stand on the same table (:data:`SAME_GROUND`): the more confident stays.
 
 A colour profile from ``companion calibrate-colors`` (:mod:`vision.pyramids.profile`)
 teaches both the colour table and the colour decision a player's own plastic.
@@ -89,7 +90,8 @@ from vision.pyramids.classifier import (
     pointing_from_sectors,
 )
 from vision.pyramids.colors import BACKGROUND, COLORS, ColorModel, default_model
-from vision.pyramids.geometry import camera_center, footprint_mm, polygon_centroid
+from vision.pyramids.geometry import (camera_center, footprint_mm, ground_footprint_mm,
+                                      polygon_centroid)
 from vision.pyramids.heat import CELL_MM, HEAT_MODEL, HeatMap, HeatNet
 from vision.pyramids.proposals import Candidate, Segmentation, propose, segment
 from vision.pyramids.topdown import TopDown, apply_gains
@@ -140,6 +142,20 @@ MAX_NONE_LIGHT = 0.04
 MAX_NONE_BLACK = 0.3
 #: two finds whose silhouettes overlap more than this (IoU) are one pyramid
 SAME_IOU = 0.3
+#: two finds are one pyramid where the table each would stand on
+#: (:func:`geometry.ground_footprint_mm`: an upright base's inscribed circle, a lying
+#: solid's outline from straight above) overlaps more than this share of the larger of the
+#: two: two solids cannot be in one place (0 turns it off). Since 2026-11-27: of 200 false
+#: finds on the eight dev seeds (545000-590000, 2,177 tables), 58 were a second read of a
+#: pyramid already found, 6-16 mm from the first, mostly of the same colour and size (two
+#: upright 1-pips 8 mm apart, two 3-pips 13 mm apart): too far apart for the 6 mm rule and
+#: SAME_IOU. With this rule: false finds 200 -> 143, missed 1,534 -> 1,539, tables right
+#: 1,287 -> 1,310; on three fresh seeds (575000, 585000, 540000; 808 tables) 70 -> 49,
+#: 506 -> 509 and 483 -> 488. Share of the smaller instead: 1,314 and 489 tables, but two
+#: touching neighbours read 4 mm toward each other (a 1-pip beside a 2-pip,
+#: tests/test_pyramid_find.py) overlap by a quarter of the 1-pip's ground and became one.
+#: 0.15: 1,311 and 490; one colour only: 1,312 (smaller) and 488
+SAME_GROUND = 0.2
 #: a find of a hue (not white, clear or black, whose pixels the colour table cannot tell
 #: from paper and ink) must have its colour's pixels fill its predicted silhouette this
 #: well (IoU): a solid seen through the camera's parallax, not a flat patch of card art.
@@ -1266,14 +1282,17 @@ class PyramidFinder:
         return b, a % 360.0, s
 
     def _one_per_pyramid(self, finds: list[PyramidFind], cam: np.ndarray) -> list[PyramidFind]:
-        keep: list[tuple[PyramidFind, np.ndarray]] = []
+        keep: list[tuple[PyramidFind, np.ndarray, np.ndarray]] = []
         for f in sorted(finds, key=lambda f: -f.confidence):
             ang = f.pointing_deg if f.pointing_deg is not None else 0.0
             fp = footprint_mm(f.pips, f.upright, ang, np.array(f.base_center_mm), cam)
             hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
-            if all(not _same_pyramid(f, hull, k, h) for k, h in keep):
-                keep.append((f, hull))
-        return [k for k, _ in keep]
+            ground = ground_footprint_mm(f.pips, f.upright, f.pointing_deg,
+                                         np.array(f.base_center_mm))
+            if all(not _same_pyramid(f, hull, k, h) and not _same_ground(f, ground, k, g)
+                   for k, h, g in keep):
+                keep.append((f, hull, ground))
+        return [k for k, _, _ in keep]
 
 
 def blend_size(ps: np.ndarray, shape_names: tuple[str, ...], p_size: np.ndarray,
@@ -1382,6 +1401,23 @@ def _same_pyramid(a: PyramidFind, ha: np.ndarray, b: PyramidFind, hb: np.ndarray
     # well inside (3 mm): a touching neighbour's base lies on the silhouette's edge
     return (cv2.pointPolygonTest(hb.astype(np.float32), a.base_center_mm, True) > 3.0
             or cv2.pointPolygonTest(ha.astype(np.float32), b.base_center_mm, True) > 3.0)
+
+
+def _same_ground(a: PyramidFind, ga: np.ndarray, b: PyramidFind, gb: np.ndarray) -> bool:
+    """Two finds are one pyramid where the ground each would stand on (``ga``, ``gb``)
+    overlaps more than SAME_GROUND of the larger, whatever their colours. (Of the larger:
+    two touching neighbours read a few millimetres toward each other overlap by a quarter
+    of a 1-pip's ground, a read twice by far more of both.)"""
+    if not SAME_GROUND:
+        return False
+    if math.dist(a.base_center_mm, b.base_center_mm) > 40.0:
+        # farther apart, two 3-pips' grounds (about 46 mm long lying) touch at most at a tip
+        return False
+    inter, _ = cv2.intersectConvexConvex(ga.astype(np.float32), gb.astype(np.float32))
+    if inter <= 0:
+        return False
+    larger = max(cv2.contourArea(ga.astype(np.float32)), cv2.contourArea(gb.astype(np.float32)))
+    return larger > 0 and inter / larger > SAME_GROUND
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:

@@ -101,6 +101,32 @@ def footprint_mm(pips: int, upright: bool, angle_deg: float, center_mm: np.ndarr
     return out
 
 
+
+#: the circle a pyramid standing upright covers whatever its yaw (the base square's
+#: inscribed circle), as a polygon of this many corners
+_DISC_CORNERS = 24
+
+
+def ground_footprint_mm(pips: int, upright: bool, angle_deg: float | None,
+                        center_mm: np.ndarray) -> np.ndarray:
+    """Table-plane polygon (N, 2) that a pyramid whose reference point is at ``center_mm``
+    takes up for itself, seen from straight above (no parallax): no other pyramid can be
+    there. Upright, its base's inscribed circle (the finder does not read the yaw); lying,
+    the convex hull of its vertices straight down (``angle_deg``: where the apex points)."""
+    c = np.asarray(center_mm, np.float64)
+    if upright:
+        r = SIZES_MM[pips][0] / 2.0
+        t = np.linspace(0.0, 2.0 * math.pi, _DISC_CORNERS, endpoint=False)
+        disc: np.ndarray = np.stack([c[0] + r * np.cos(t), c[1] + r * np.sin(t)], axis=1)
+        return disc
+    v = _TEMPLATES[(pips, False)]
+    a = math.radians(angle_deg or 0.0)
+    cs, sn = math.cos(a), math.sin(a)
+    xy = v[:, :2] @ np.array([[cs, -sn], [sn, cs]]).T + c
+    hull: np.ndarray = cv2.convexHull(xy.astype(np.float32)).reshape(-1, 2).astype(np.float64)
+    return hull
+
+
 def polygon_centroid(poly: np.ndarray) -> np.ndarray:
     """Area centroid of a polygon (N, 2); the mean of its vertices when it has no area."""
     m = cv2.moments(poly.astype(np.float32))

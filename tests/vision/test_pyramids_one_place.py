@@ -1,0 +1,85 @@
+"""Two finds where only one solid fits are one pyramid (SAME_GROUND): the ground each would
+stand on (:func:`geometry.ground_footprint_mm`) overlaps too much."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+import vision.pyramids.find as find  # noqa: E402
+from vision.pyramids.find import PyramidFind  # noqa: E402
+from vision.pyramids.geometry import SIZES_MM, ground_footprint_mm  # noqa: E402
+
+#: a camera high over the middle of the mat: little parallax, as on most tables
+CAMERA = np.array([400.0, 300.0, 900.0])
+
+
+def _find(color: str, pips: int, x: float, y: float, upright: bool = True,
+          pointing: float | None = None, confidence: float = 0.9) -> PyramidFind:
+    return PyramidFind(color, pips, upright, pointing, (x, y), confidence)
+
+
+def _area(poly: np.ndarray) -> float:
+    return float(cv2.contourArea(poly.astype(np.float32)))
+
+
+@pytest.mark.parametrize("pips", [1, 2, 3])
+def test_an_upright_pyramid_stands_on_its_base_inscribed_circle(pips: int) -> None:
+    side = SIZES_MM[pips][0]
+    disc = ground_footprint_mm(pips, True, None, np.array([100.0, 50.0]))
+    assert np.allclose(np.hypot(disc[:, 0] - 100.0, disc[:, 1] - 50.0), side / 2)
+    # a little under the circle's area (a polygon inside it), well under the square's
+    assert 0.95 * math.pi * (side / 2) ** 2 < _area(disc) < math.pi * (side / 2) ** 2
+
+
+@pytest.mark.parametrize("pointing", [0.0, 75.0, 200.0])
+def test_a_lying_pyramid_covers_more_ground_along_where_it_points(pointing: float) -> None:
+    side, height = SIZES_MM[3]
+    hull = ground_footprint_mm(3, False, pointing, np.array([0.0, 0.0]))
+    a = math.radians(pointing)
+    along = hull @ np.array([math.cos(a), math.sin(a)])
+    across = hull @ np.array([-math.sin(a), math.cos(a)])
+    # from the base's edge to the apex: about the slant height; across: the base's side
+    assert along.max() - along.min() > 0.9 * math.hypot(height, side / 2)
+    assert across.max() - across.min() == pytest.approx(side, abs=0.5)
+    assert along.max() > -along.min()   # the reference point is nearer the base than the apex
+
+
+def test_two_reads_of_one_upright_pyramid_are_one_find(finder: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # 8 mm apart: their base circles (7.15 mm radius) overlap by more than a third; the
+    # silhouettes (IoU under SAME_IOU) and the 6 mm rule alone keep both
+    a, b = _find("clear", 1, 300.0, 200.0, confidence=0.95), _find("clear", 1, 308.0, 200.0)
+    assert finder._one_per_pyramid([b, a], CAMERA) == [a]
+    monkeypatch.setattr(find, "SAME_GROUND", 0.0)
+    assert finder._one_per_pyramid([b, a], CAMERA) == [a, b]
+
+
+def test_touching_neighbours_of_one_colour_stay_two(finder: Any) -> None:
+    # side by side, bases touching (as on a crowded card), and a little misplaced
+    ps = [_find("red", 1, 300.0, 200.0), _find("red", 2, 316.5, 200.5),
+          _find("red", 3, 300.0, 223.0, upright=False, pointing=90.0)]
+    assert len(finder._one_per_pyramid(ps, CAMERA)) == 3
+
+
+def test_neighbours_read_toward_each_other_stay_two(finder: Any) -> None:
+    # tests/test_pyramid_find.py's touching reds (1-pip at 450, 2-pip at 468) as the finder
+    # placed them: the 1-pip 4 mm toward the 2-pip. Their grounds overlap by a quarter of the
+    # 1-pip's, an eighth of the 2-pip's: the share of the larger keeps them apart
+    ps = [_find("red", 2, 466.1, 300.3, confidence=1.0), _find("red", 1, 454.1, 300.1),
+          _find("red", 1, 452.1, 322.5, upright=False, pointing=90.8)]
+    assert len(finder._one_per_pyramid(ps, CAMERA)) == 3
+
+
+def test_two_colours_cannot_stand_in_one_place_either(finder: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # one pyramid read twice, as white and as clear: the surer read stays
+    ps = [_find("white", 1, 300.0, 200.0), _find("clear", 1, 308.0, 200.0, confidence=0.95)]
+    assert finder._one_per_pyramid(ps, CAMERA) == [ps[1]]
+    monkeypatch.setattr(find, "SAME_GROUND", 0.0)
+    assert len(finder._one_per_pyramid(ps, CAMERA)) == 2
