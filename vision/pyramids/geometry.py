@@ -101,7 +101,6 @@ def footprint_mm(pips: int, upright: bool, angle_deg: float, center_mm: np.ndarr
     return out
 
 
-
 #: the circle a pyramid standing upright covers whatever its yaw (the base square's
 #: inscribed circle), as a polygon of this many corners
 _DISC_CORNERS = 24
