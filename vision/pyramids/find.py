@@ -1413,19 +1413,27 @@ def _same_ground(a: PyramidFind, ga: np.ndarray, b: PyramidFind, gb: np.ndarray)
     if math.dist(a.base_center_mm, b.base_center_mm) > 40.0:
         # farther apart, two 3-pips' grounds (about 46 mm long lying) touch at most at a tip
         return False
-    inter, _ = cv2.intersectConvexConvex(ga.astype(np.float32), gb.astype(np.float32))
+    inter, area_a, area_b = _overlap(ga, gb)
+    larger = max(area_a, area_b)
+    return inter > 0 and larger > 0 and inter / larger > SAME_GROUND
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """(intersection, area of ``a``, area of ``b``) of two convex polygons; the areas are
+    0 where they do not meet (not needed then)."""
+    fa, fb = a.astype(np.float32), b.astype(np.float32)
+    inter, _ = cv2.intersectConvexConvex(fa, fb)
     if inter <= 0:
-        return False
-    larger = max(cv2.contourArea(ga.astype(np.float32)), cv2.contourArea(gb.astype(np.float32)))
-    return larger > 0 and inter / larger > SAME_GROUND
+        return 0.0, 0.0, 0.0
+    return float(inter), float(cv2.contourArea(fa)), float(cv2.contourArea(fb))
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
-    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    inter, area_a, area_b = _overlap(a, b)
     if inter <= 0:
         return 0.0
-    union = cv2.contourArea(a.astype(np.float32)) + cv2.contourArea(b.astype(np.float32)) - inter
-    return float(inter / union) if union > 0 else 0.0
+    union = area_a + area_b - inter
+    return inter / union if union > 0 else 0.0
 
 
 def find_pyramids(image: np.ndarray, calib: Calibration, mat: Mat,
