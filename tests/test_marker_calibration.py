@@ -501,3 +501,24 @@ def test_a_first_frame_sharpens_and_searches_a_missing_markers_window_once(
     window = calibrator._window_detector
     assert sum(1 for d, sharp in searches if d is window and sharp) == 1, searches
     assert any(d is calibrator._forgiving_window_detector for d, _ in searches)
+
+
+@pytest.mark.parametrize("hidden, looks", [((1, 2, 3), 1), ((0, 1, 2, 3), 1), ((2, 3), 0)])
+def test_deblurring_is_tried_only_where_no_marker_or_one_was_read(scene_and_truth, monkeypatch,
+                                                                   hidden, looks) -> None:
+    """The fourth look (motion blur undone) is for a first frame with no marker or one read;
+    two markers give a fair pose, and are most often a camera framing one side of the mat."""
+    image, truth, intr, px, mm = scene_and_truth
+    calls = []
+    real = TableCalibrator._deblurred_look
+
+    def spy(self, gray, found):
+        calls.append(sorted(found))
+        return real(self, gray, found)
+
+    monkeypatch.setattr(TableCalibrator, "_deblurred_look", spy)
+    cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(_hide(image, truth, hidden))
+    assert len(calls) == looks
+    # a sharp frame with its markers covered gains nothing from deblurring
+    assert cal.motion_blur is None
+    assert cal.markers_seen == tuple(k for k in (0, 1, 2, 3) if k not in hidden)

@@ -43,6 +43,7 @@ import numpy as np
 from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
+from calibration.motion import deblur
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.fit import fit_card_boxes
@@ -667,6 +668,14 @@ class TablePipeline:
         record["calibration"] = calinfo
         record["image_size"] = [int(w), int(h)]
         if calib.calibrated and calib.H is not None:
+            if calib.motion_blur is not None:
+                # the markers could only be read with the camera's shake undone: so can
+                # the cards and pyramids
+                t_deblur = time.perf_counter()
+                image = deblur(image, calib.motion_blur)
+                timings["deblur"] = (time.perf_counter() - t_deblur) * 1000
+                calinfo["motion_blur_px"] = round(calib.motion_blur.length_px, 1)
+                calinfo["motion_blur_deg"] = round(calib.motion_blur.angle_deg % 180, 1)
             pyr_future: Any = None
             if self._process is not None:
                 pyr_future = self._send_pyramids(image, calib)

@@ -1,0 +1,166 @@
+"""Motion blur: guessed from a frame, undone, and the mat's markers read through it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.motion import (MotionBlur, deblur, guess_angles, guess_length,  # noqa: E402
+                                guesses)
+from calibration.table import TableCalibrator, detect_markers  # noqa: E402
+
+
+def _angle_off(a: float, b: float) -> float:
+    return abs((a - b + 90.0) % 180.0 - 90.0)
+
+
+def test_a_blur_must_have_a_positive_length_and_a_finite_angle() -> None:
+    with pytest.raises(ValueError, match="length must be a positive"):
+        MotionBlur(0.0, 10.0)
+    with pytest.raises(ValueError, match="length must be a positive"):
+        MotionBlur(float("nan"), 10.0)
+    with pytest.raises(ValueError, match="angle must be finite"):
+        MotionBlur(5.0, float("inf"))
+
+
+@pytest.mark.parametrize("length, angle", [(9.0, 0.0), (12.0, 90.0), (11.0, 45.0),
+                                           (7.0, 150.0)])
+def test_the_kernel_is_a_line_of_that_length_and_direction(length: float, angle: float) -> None:
+    k = MotionBlur(length, angle).kernel()
+    assert k.shape[0] == k.shape[1] and k.shape[0] % 2 == 1
+    assert math.isclose(float(k.sum()), 1.0, rel_tol=1e-5)
+    ys, xs = np.nonzero(k)
+    c = k.shape[0] // 2
+    # every tap lies on the line through the middle
+    d = np.abs((xs - c) * math.sin(math.radians(angle)) - (ys - c) * math.cos(math.radians(angle)))
+    assert d.max() <= 0.75
+    # and the taps reach as far as the length says
+    along = (xs - c) * math.cos(math.radians(angle)) + (ys - c) * math.sin(math.radians(angle))
+    assert abs(float(along.max() - along.min()) + 1 - length) <= 1.5
+
+
+def _texture(seed: int = 0, size: tuple[int, int] = (540, 960)) -> np.ndarray:
+    """Blocks of random grey, like card art: edges in every direction."""
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, (size[0] // 12, size[1] // 12)).astype(np.uint8)
+    img = cv2.resize(small, size[::-1], interpolation=cv2.INTER_NEAREST)
+    return cv2.GaussianBlur(img, (0, 0), 1.0)
+
+
+def _blurred(img: np.ndarray, blur: MotionBlur, noise: float = 1.5, seed: int = 1
+             ) -> np.ndarray:
+    out = cv2.filter2D(img.astype(np.float32), -1, blur.kernel(), borderType=cv2.BORDER_REFLECT)
+    out += np.random.default_rng(seed).normal(0, noise, out.shape).astype(np.float32)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def test_deblurring_with_the_right_line_restores_the_frame() -> None:
+    sharp = _texture()
+    blur = MotionBlur(11.0, 30.0)
+    seen = _blurred(sharp, blur)
+    inner = (slice(20, -20), slice(20, -20))
+
+    def err(x: np.ndarray) -> float:
+        return float(np.abs(x[inner].astype(float) - sharp[inner]).mean())
+
+    back = deblur(seen, blur)
+    assert back.shape == seen.shape and back.dtype == np.uint8
+    assert err(back) < 0.85 * err(seen)  # (a diagonal line restores least of all)
+    # the wrong direction does not
+    assert err(deblur(seen, MotionBlur(11.0, 120.0))) > err(back) * 1.5
+    # a colour frame, channel by channel
+    colour = deblur(cv2.merge([seen, seen, seen]), blur)
+    assert colour.shape == (*seen.shape, 3)
+    assert np.abs(colour[..., 1].astype(int) - back).max() <= 1
+
+
+def test_deblur_refuses_what_is_not_an_8_bit_image() -> None:
+    with pytest.raises(ValueError, match="uint8"):
+        deblur(np.zeros((40, 40), np.float32), MotionBlur(5.0, 0.0))
+
+
+@pytest.mark.parametrize("length, angle", [(12.0, 20.0), (10.0, 100.0), (14.0, 160.0)])
+def test_the_guesses_find_the_direction_and_about_the_length(length: float, angle: float
+                                                             ) -> None:
+    seen = _blurred(_texture(seed=int(angle)), MotionBlur(length, angle))
+    best = guess_angles(seen)[0]
+    assert _angle_off(best, angle) <= 10.0
+    assert -1.0 <= guess_length(seen, best) - length <= 4.0
+    tries = list(guesses(seen))
+    assert len(tries) <= 12
+    assert any(_angle_off(g.angle_deg, angle) <= 10.0 and 0 <= g.length_px - length <= 2.5
+               for g in tries[:4])
+
+
+def test_a_spectrum_needs_a_frame_of_at_least_one_tile() -> None:
+    with pytest.raises(ValueError, match="smaller than one"):
+        guess_angles(np.zeros((100, 100), np.uint8))
+
+
+@pytest.fixture(scope="module")
+def shaken_table():
+    """The marker tests' small table, the camera moving 14 px along x while the shutter is
+    open: the markers' cells merge and no look of the plain detector reads one."""
+    from test_marker_calibration import _camera
+
+    from vision.synth.deck import load_deck, shared_dir
+    from vision.synth.render import Style, render
+    from vision.synth.scene import scene_from_lattice
+
+    sd = shared_dir()
+    if sd is None:
+        pytest.skip("shared/decks not found")
+    deck = load_deck(sd / "decks" / "rws-tarot")
+    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"],
+                                (0, 1): [("wands-10", False)]},
+                               {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
+                               card_size_mm=deck.card_size_mm, center_on=(450, 320))
+    cam = _camera((1600, 900), 18, 27, 200, np.zeros(5))
+    return render(scene, deck, DEFAULT_MAT, cam,
+                  Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90,
+                        motion=(14.0, 0.0)))
+
+
+def test_a_shaken_frame_is_calibrated_by_undoing_the_blur(shaken_table) -> None:
+    image, truth = shaken_table
+    assert detect_markers(image, DEFAULT_MAT) == {}, "the render no longer hides its markers"
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(image)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3)
+    assert cal.motion_blur is not None
+    assert _angle_off(cal.motion_blur.angle_deg, 0.0) <= 10.0
+    assert "motion blur" in cal.reason
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    assert np.abs(cal.to_table(px) - mm).max() < 1.5
+    # without the fourth look the frame says it found no marker, as before
+    off = TableCalibrator(DEFAULT_MAT, deblur_look=False).calibrate(image)
+    assert not off.calibrated and "no mat marker" in off.reason
+
+
+def test_a_shaken_frames_record_says_the_blur_was_undone(shaken_table) -> None:
+    from vision.pipeline import TablePipeline
+
+    image, truth = shaken_table
+    with TablePipeline(mat=DEFAULT_MAT, threads=1) as pl:
+        rec = pl.observe(image, "shaken")
+    assert rec["calibrated"]
+    cal = rec["calibration"]
+    assert 11.0 <= cal["motion_blur_px"] <= 17.0
+    assert _angle_off(cal["motion_blur_deg"], 0.0) <= 10.0
+    assert "motion blur" in cal["note"]
+    assert "deblur" in rec["timings_ms"]
+    # the cards are read from the deblurred frame: all four found where they lie
+    assert len(rec["cards"]) == len(truth["cards"])
+
+
+def test_no_mat_in_a_frame_gives_no_calibration_from_deblurring() -> None:
+    """A frame of card-like texture, blurred: every guess is tried and none reads three
+    markers that agree, so the frame stays uncalibrated rather than guessed."""
+    seen = _blurred(_texture(seed=7, size=(720, 1280)), MotionBlur(12.0, 60.0))
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(cv2.cvtColor(seen, cv2.COLOR_GRAY2BGR))
+    assert not cal.calibrated and cal.motion_blur is None
