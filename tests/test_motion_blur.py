@@ -106,24 +106,9 @@ def test_a_spectrum_needs_a_frame_of_at_least_one_tile() -> None:
 def shaken_table():
     """The marker tests' small table, the camera moving 14 px along x while the shutter is
     open: the markers' cells merge and no look of the plain detector reads one."""
-    from test_marker_calibration import _camera
+    from test_marker_calibration import _render_table
 
-    from vision.synth.deck import load_deck, shared_dir
-    from vision.synth.render import Style, render
-    from vision.synth.scene import scene_from_lattice
-
-    sd = shared_dir()
-    if sd is None:
-        pytest.skip("shared/decks not found")
-    deck = load_deck(sd / "decks" / "rws-tarot")
-    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"],
-                                (0, 1): [("wands-10", False)]},
-                               {(0, 0): ["red2U"], (1, 1): ["blue3W"]},
-                               card_size_mm=deck.card_size_mm, center_on=(450, 320))
-    cam = _camera((1600, 900), 18, 27, 200, np.zeros(5))
-    return render(scene, deck, DEFAULT_MAT, cam,
-                  Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90,
-                        motion=(14.0, 0.0)))
+    return _render_table(np.zeros(5), motion=(14.0, 0.0))
 
 
 def test_a_shaken_frame_is_calibrated_by_undoing_the_blur(shaken_table) -> None:
