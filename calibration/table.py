@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from calibration.mat import Mat
-from calibration.motion import MotionBlur, deblur, guesses
+from calibration.motion import SPECTRUM_TILE, MotionBlur, deblur, guesses
 
 log = logging.getLogger(__name__)
 
@@ -607,9 +607,11 @@ class TableCalibrator:
         guess costs about 100 ms on 2 threads for 1920x1080, and only such frames pay it
         (``docs/calibration.md``)."""
         best: tuple[dict[int, np.ndarray], MotionBlur | None, np.ndarray] = (found, None, gray)
+        if min(gray.shape[:2]) < SPECTRUM_TILE:
+            return best  # too small a frame to guess a blur from (and markers too small)
         for blur in itertools.islice(guesses(gray), DEBLUR_GUESSES):
             sharp = deblur(gray, blur)
-            cands = [(m, c) for m, c in _all_of_mat(sharp, self._detector)]
+            cands = _all_of_mat(sharp, self._detector)
             # markers read in the deblurred frame replace the blurred frame's reads
             got = _agreeing({}, cands + [(m, c) for m, c in found.items()
                                          if m not in {k for k, _ in cands}],

@@ -149,3 +149,9 @@ def test_no_mat_in_a_frame_gives_no_calibration_from_deblurring() -> None:
     seen = _blurred(_texture(seed=7, size=(720, 1280)), MotionBlur(12.0, 60.0))
     cal = TableCalibrator(DEFAULT_MAT).calibrate(cv2.cvtColor(seen, cv2.COLOR_GRAY2BGR))
     assert not cal.calibrated and cal.motion_blur is None
+
+
+def test_a_frame_too_small_to_guess_a_blur_from_is_simply_not_calibrated() -> None:
+    small = cv2.cvtColor(_texture(seed=3, size=(120, 200)), cv2.COLOR_GRAY2BGR)
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(small)
+    assert not cal.calibrated and cal.motion_blur is None and "no mat marker" in cal.reason
