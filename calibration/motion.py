@@ -106,15 +106,25 @@ def deblur(image: np.ndarray, blur: MotionBlur, nsr: float = WIENER_NSR) -> np.n
     G = np.empty_like(K)
     G[..., 0] = K[..., 0] / power
     G[..., 1] = -K[..., 1] / power  # the conjugate
-    chans = [x] if x.ndim == 2 else cv2.split(x)
-    out = []
-    for c in chans:
-        F = cv2.dft(c.astype(np.float32), flags=cv2.DFT_COMPLEX_OUTPUT)
-        F = cv2.mulSpectrums(F, G, 0)
-        r = cv2.idft(F, flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT)
-        out.append(r[pad:pad + h, pad:pad + w])
+    planes = [x.astype(np.float32)] if x.ndim == 2 else \
+        [c.astype(np.float32) for c in cv2.split(x)]
+    out: list[np.ndarray] = []
+    # Two real planes go through one complex transform as a + ib: the filter is Hermitian
+    # (the kernel is real), so it keeps the two apart; a colour frame costs two, not three
+    for i in range(0, len(planes), 2):
+        pair = planes[i:i + 2]
+        if len(pair) == 2:
+            F = cv2.dft(cv2.merge(pair), flags=cv2.DFT_COMPLEX_OUTPUT)
+            r = cv2.idft(cv2.mulSpectrums(F, G, 0), flags=cv2.DFT_SCALE)
+            out += [r[pad:pad + h, pad:pad + w, 0], r[pad:pad + h, pad:pad + w, 1]]
+        else:
+            F = cv2.dft(pair[0], flags=cv2.DFT_COMPLEX_OUTPUT)
+            r = cv2.idft(cv2.mulSpectrums(F, G, 0), flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT)
+            out.append(r[pad:pad + h, pad:pad + w])
     res = out[0] if len(out) == 1 else cv2.merge(out)
-    return np.clip(np.rint(res), 0, 255).astype(np.uint8)
+    np.clip(res, 0.0, 255.0, out=res)
+    res += 0.5  # round, not truncate, on the way to 8 bits
+    return res.astype(np.uint8)
 
 
 def _log_spectrum(gray: np.ndarray) -> np.ndarray:

@@ -604,7 +604,7 @@ class TableCalibrator:
         three looks read no marker on 19 tables, all of them blurred 9-14 px by motion; this
         look calibrated 18 (four markers on 15, three on 3), and the cards and pyramids
         then read from the deblurred frame found 266 more cards and 158 more pyramids. A
-        guess costs about 100 ms on 2 threads for 1920x1080, and only such frames pay it
+        guess costs about 130 ms on 2 threads for 1920x1080, and only such frames pay it
         (``docs/calibration.md``)."""
         best: tuple[dict[int, np.ndarray], MotionBlur | None, np.ndarray] = (found, None, gray)
         if min(gray.shape[:2]) < SPECTRUM_TILE:
