@@ -85,16 +85,24 @@ def local_vertices(pips: int, upright: bool) -> np.ndarray:
 _TEMPLATES = {(p, u): local_vertices(p, u) for p in SIZES_MM for u in (True, False)}
 
 
+def _placed_xy(pips: int, upright: bool, angle_deg: float, center_mm: np.ndarray
+               ) -> np.ndarray:
+    """(5, 2): the (x, y) of a pyramid's vertices, turned by ``angle_deg`` and moved to
+    ``center_mm``, straight down (no parallax)."""
+    v = _TEMPLATES[(pips, upright)]
+    a = math.radians(angle_deg)
+    c, s = math.cos(a), math.sin(a)
+    xy: np.ndarray = v[:, :2] @ np.array([[c, -s], [s, c]]).T + center_mm
+    return xy
+
+
 def footprint_mm(pips: int, upright: bool, angle_deg: float, center_mm: np.ndarray,
                  cam: np.ndarray) -> np.ndarray:
     """Table-plane points (5, 2) where the camera sees the vertices of a pyramid whose
     reference point is at ``center_mm``; ``angle_deg`` is the yaw (upright) or the pointing
     direction (lying). The silhouette in the rectified view is their convex hull."""
-    v = _TEMPLATES[(pips, upright)]
-    a = math.radians(angle_deg)
-    c, s = math.cos(a), math.sin(a)
-    xy = v[:, :2] @ np.array([[c, -s], [s, c]]).T + center_mm
-    up = v[:, 2:3]
+    xy = _placed_xy(pips, upright, angle_deg, center_mm)
+    up = _TEMPLATES[(pips, upright)][:, 2:3]
     hc = cam[2]
     k = hc / np.maximum(hc - up, 1.0)
     out: np.ndarray = cam[:2] + (xy - cam[:2]) * k
@@ -118,10 +126,7 @@ def ground_footprint_mm(pips: int, upright: bool, angle_deg: float | None,
         t = np.linspace(0.0, 2.0 * math.pi, _DISC_CORNERS, endpoint=False)
         disc: np.ndarray = np.stack([c[0] + r * np.cos(t), c[1] + r * np.sin(t)], axis=1)
         return disc
-    v = _TEMPLATES[(pips, False)]
-    a = math.radians(angle_deg or 0.0)
-    cs, sn = math.cos(a), math.sin(a)
-    xy = v[:, :2] @ np.array([[cs, -sn], [sn, cs]]).T + c
+    xy = _placed_xy(pips, False, angle_deg or 0.0, c)
     hull: np.ndarray = cv2.convexHull(xy.astype(np.float32)).reshape(-1, 2).astype(np.float64)
     return hull
 
