@@ -50,6 +50,10 @@ MIN_LAG_PX = 4
 #: renders blurred 9-14 px (with the true line); below, noise and JPEG blocks are amplified
 #: into false edges, above, the markers' cells stay merged
 WIENER_NSR = 0.01
+#: the mirrored border (px) around a frame before its transform: wider than the longest
+#: kernel a guess makes (:data:`MAX_LAG_PX` + 2 px) needs, so one transform of the frame
+#: serves every guess; a longer blur gets a border of its own
+BORDER_PX = 32
 
 
 @dataclass(frozen=True)
@@ -85,46 +89,76 @@ class MotionBlur:
         return f"about {self.length_px:.0f} px at {self.angle_deg % 180:.0f} degrees"
 
 
+class Deconvolver:
+    """One frame (gray or BGR, uint8), transformed once and deconvolved with one line blur
+    after another: the calibrator's guesses (up to 8 a frame) share its forward transforms
+    and pay only for the kernel's and the inverse ones."""
+
+    def __init__(self, image: np.ndarray) -> None:
+        if image.dtype != np.uint8 or image.ndim not in (2, 3):
+            raise ValueError(f"deblur needs a uint8 gray or colour image, got {image.dtype} "
+                             f"of shape {image.shape}")
+        self.image = image
+        # border (px) -> (the planes' transforms, two planes to each as a + ib, and the
+        # transform's size)
+        self._spectra: dict[int, tuple[list[np.ndarray], tuple[int, int]]] = {}
+
+    def _transformed(self, pad: int) -> tuple[list[np.ndarray], tuple[int, int]]:
+        if pad not in self._spectra:
+            x = cv2.copyMakeBorder(self.image, pad, pad, pad, pad, cv2.BORDER_REFLECT)
+            H2, W2 = cv2.getOptimalDFTSize(x.shape[0]), cv2.getOptimalDFTSize(x.shape[1])
+            x = cv2.copyMakeBorder(x, 0, H2 - x.shape[0], 0, W2 - x.shape[1],
+                                   cv2.BORDER_REFLECT)
+            planes = [x.astype(np.float32)] if x.ndim == 2 else \
+                [c.astype(np.float32) for c in cv2.split(x)]
+            # Two real planes go through one complex transform as a + ib: the filter is
+            # Hermitian (the kernel is real), so it keeps the two apart; a colour frame
+            # costs two transforms, not three
+            spectra = [cv2.dft(cv2.merge(planes[i:i + 2]) if i + 1 < len(planes)
+                               else planes[i], flags=cv2.DFT_COMPLEX_OUTPUT)
+                       for i in range(0, len(planes), 2)]
+            self._spectra[pad] = (spectra, (H2, W2))
+        return self._spectra[pad]
+
+    def __call__(self, blur: MotionBlur, nsr: float = WIENER_NSR) -> np.ndarray:
+        """The frame with ``blur`` undone by Wiener deconvolution; the same shape and dtype.
+        The borders are mirrored first (:data:`BORDER_PX`) so that the frame's edges do not
+        ring."""
+        k = blur.kernel()
+        n = k.shape[0]
+        pad = max(BORDER_PX, n + 8)
+        spectra, (H2, W2) = self._transformed(pad)
+        h, w = self.image.shape[:2]
+        kp = np.zeros((H2, W2), np.float32)
+        kp[:n, :n] = k
+        kp = np.roll(kp, (-(n // 2), -(n // 2)), (0, 1))
+        K = cv2.dft(kp, flags=cv2.DFT_COMPLEX_OUTPUT)
+        power = K[..., 0] ** 2 + K[..., 1] ** 2 + nsr
+        G = np.empty_like(K)
+        G[..., 0] = K[..., 0] / power
+        G[..., 1] = -K[..., 1] / power  # the conjugate
+        out: list[np.ndarray] = []
+        for i, F in enumerate(spectra):
+            if 2 * i + 1 < self._planes():
+                r = cv2.idft(cv2.mulSpectrums(F, G, 0), flags=cv2.DFT_SCALE)
+                out += [r[pad:pad + h, pad:pad + w, 0], r[pad:pad + h, pad:pad + w, 1]]
+            else:
+                r = cv2.idft(cv2.mulSpectrums(F, G, 0),
+                             flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT)
+                out.append(r[pad:pad + h, pad:pad + w])
+        res = out[0] if len(out) == 1 else cv2.merge(out)
+        np.clip(res, 0.0, 255.0, out=res)
+        res += 0.5  # round, not truncate, on the way to 8 bits
+        return res.astype(np.uint8)
+
+    def _planes(self) -> int:
+        return 1 if self.image.ndim == 2 else int(self.image.shape[2])
+
+
 def deblur(image: np.ndarray, blur: MotionBlur, nsr: float = WIENER_NSR) -> np.ndarray:
-    """``image`` (gray or BGR, uint8) with ``blur`` undone by Wiener deconvolution; the same
-    shape and dtype. The borders are mirrored first so that the frame's edges do not ring."""
-    if image.dtype != np.uint8 or image.ndim not in (2, 3):
-        raise ValueError(f"deblur needs a uint8 gray or colour image, got {image.dtype} "
-                         f"of shape {image.shape}")
-    k = blur.kernel()
-    n = k.shape[0]
-    pad = n + 8
-    h, w = image.shape[:2]
-    x = cv2.copyMakeBorder(image, pad, pad, pad, pad, cv2.BORDER_REFLECT)
-    H2, W2 = cv2.getOptimalDFTSize(x.shape[0]), cv2.getOptimalDFTSize(x.shape[1])
-    x = cv2.copyMakeBorder(x, 0, H2 - x.shape[0], 0, W2 - x.shape[1], cv2.BORDER_REFLECT)
-    kp = np.zeros((H2, W2), np.float32)
-    kp[:n, :n] = k
-    kp = np.roll(kp, (-(n // 2), -(n // 2)), (0, 1))
-    K = cv2.dft(kp, flags=cv2.DFT_COMPLEX_OUTPUT)
-    power = K[..., 0] ** 2 + K[..., 1] ** 2 + nsr
-    G = np.empty_like(K)
-    G[..., 0] = K[..., 0] / power
-    G[..., 1] = -K[..., 1] / power  # the conjugate
-    planes = [x.astype(np.float32)] if x.ndim == 2 else \
-        [c.astype(np.float32) for c in cv2.split(x)]
-    out: list[np.ndarray] = []
-    # Two real planes go through one complex transform as a + ib: the filter is Hermitian
-    # (the kernel is real), so it keeps the two apart; a colour frame costs two, not three
-    for i in range(0, len(planes), 2):
-        pair = planes[i:i + 2]
-        if len(pair) == 2:
-            F = cv2.dft(cv2.merge(pair), flags=cv2.DFT_COMPLEX_OUTPUT)
-            r = cv2.idft(cv2.mulSpectrums(F, G, 0), flags=cv2.DFT_SCALE)
-            out += [r[pad:pad + h, pad:pad + w, 0], r[pad:pad + h, pad:pad + w, 1]]
-        else:
-            F = cv2.dft(pair[0], flags=cv2.DFT_COMPLEX_OUTPUT)
-            r = cv2.idft(cv2.mulSpectrums(F, G, 0), flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT)
-            out.append(r[pad:pad + h, pad:pad + w])
-    res = out[0] if len(out) == 1 else cv2.merge(out)
-    np.clip(res, 0.0, 255.0, out=res)
-    res += 0.5  # round, not truncate, on the way to 8 bits
-    return res.astype(np.uint8)
+    """``image`` (gray or BGR, uint8) with ``blur`` undone by Wiener deconvolution
+    (:class:`Deconvolver`, for one blur)."""
+    return Deconvolver(image)(blur, nsr)
 
 
 def _log_spectrum(gray: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from calibration.mat import Mat
-from calibration.motion import SPECTRUM_TILE, MotionBlur, deblur, guesses
+from calibration.motion import SPECTRUM_TILE, Deconvolver, MotionBlur, guesses
 
 log = logging.getLogger(__name__)
 
@@ -604,13 +604,14 @@ class TableCalibrator:
         three looks read no marker on 19 tables, all of them blurred 9-14 px by motion; this
         look calibrated 18 (four markers on 15, three on 3), and the cards and pyramids
         then read from the deblurred frame found 266 more cards and 158 more pyramids. A
-        guess costs about 130 ms on 2 threads for 1920x1080, and only such frames pay it
+        guess costs about 70-130 ms on 2 threads for 1920x1080, and only such frames pay it
         (``docs/calibration.md``)."""
         best: tuple[dict[int, np.ndarray], MotionBlur | None, np.ndarray] = (found, None, gray)
         if min(gray.shape[:2]) < SPECTRUM_TILE:
             return best  # too small a frame to guess a blur from (and markers too small)
+        frame = Deconvolver(gray)
         for blur in itertools.islice(guesses(gray), DEBLUR_GUESSES):
-            sharp = deblur(gray, blur)
+            sharp = frame(blur)
             cands = _all_of_mat(sharp, self._detector)
             # markers read in the deblurred frame replace the blurred frame's reads
             got = _agreeing({}, cands + [(m, c) for m, c in found.items()

@@ -10,8 +10,8 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from calibration.mat import DEFAULT_MAT  # noqa: E402
-from calibration.motion import (MotionBlur, deblur, guess_angles, guess_length,  # noqa: E402
-                                guesses)
+from calibration.motion import (Deconvolver, MotionBlur, deblur, guess_angles,  # noqa: E402
+                                guess_length, guesses)
 from calibration.table import TableCalibrator, detect_markers  # noqa: E402
 
 
@@ -80,6 +80,10 @@ def test_deblurring_with_the_right_line_restores_the_frame() -> None:
     assert colour.shape == (*seen.shape, 3)
     for i, alone in enumerate([seen, *others]):
         assert np.abs(colour[..., i].astype(int) - deblur(alone, blur)).max() <= 1
+    # one frame's transform serves one blur after another, as the calibrator's guesses use it
+    frame = Deconvolver(seen)
+    for b in (MotionBlur(7.0, 100.0), blur):
+        assert np.array_equal(frame(b), deblur(seen, b))
 
 
 def test_deblur_refuses_what_is_not_an_8_bit_image() -> None:
