@@ -351,8 +351,14 @@ POINT_MIRROR_SURE: float | None = 0.95
 #: cut at): 778 tables, 1,440 missed, 380 false, but 52.7 ms, which took the live-play
 #: pipeline over 1.5x the plain detector (bench/vision.py: 74 ms against 48). Kept with the
 #: map fine-tuned a second time (same seeds, VERIFY_HUE_MIN then 0.1): 0.12 set 4 more tables
-#: right (778 of 1,630 against 774) for 4-5 ms more finder CPU a frame
-HEAT_PEAK = 0.15
+#: right (778 of 1,630 against 774) for 4-5 ms more finder CPU a frame. 0.12 since
+#: 2026-11-28, with the int8 readers and the deblurring look in: eight dev seeds
+#: (545000-590000, 2,177 tables) 1,312 -> 1,322 right (12 gained, 2 lost), missed 1,381 ->
+#: 1,335, false finds 152 -> 158; three fresh seeds (540000, 575000, 585000; 808 tables) 490
+#: -> 494 (5 gained, 1 lost), missed 443 -> 433, false 51 -> 52. The finder's CPU a frame
+#: (45 frames of seed 535000, one thread, best of four, the two taking turns) median 49.7 ->
+#: 50.5 ms, mean 62.7 -> 63.9, p90 96.6 -> 103.1: the cost has shrunk with the readers
+HEAT_PEAK = 0.12
 #: ... and white or clear is taken at the plain MAX_NONE where the heat is at least this
 #: (the colour classifier alone must be far surer: MAX_NONE_LIGHT)
 HEAT_LIGHT = 0.5
