@@ -614,8 +614,8 @@ class TableCalibrator:
             sharp = frame(blur)
             cands = _all_of_mat(sharp, self._detector)
             # markers read in the deblurred frame replace the blurred frame's reads
-            got = _agreeing({}, cands + [(m, c) for m, c in found.items()
-                                         if m not in {k for k, _ in cands}],
+            read = {k for k, _ in cands}
+            got = _agreeing({}, cands + [(m, c) for m, c in found.items() if m not in read],
                             self._corners_mm)
             if len(got) >= 3 and len(got) > len(best[0]):
                 best = (got, blur, sharp)
