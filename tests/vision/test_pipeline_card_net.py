@@ -1,5 +1,5 @@
 """How the pipeline combines the tarot identity network with the gallery (vision/pipeline.py):
-which deck gets the network, and the rules of `_fuse` for one cut read by both."""
+which deck gets the network, and how `_fuse` names one cut read by both."""
 
 from __future__ import annotations
 
@@ -9,21 +9,23 @@ pytest.importorskip("cv2")
 pytest.importorskip("onnxruntime")
 
 from vision.cards.identify import CardMatch  # noqa: E402
-from vision.pipeline import (NET_BACK_OVERRULES_FACE, NET_OVERRULES,  # noqa: E402
-                             NET_OVERRULES_TABLE, TablePipeline, _fuse)
+from vision.pipeline import (FUSE_BACK_BIAS, FUSE_DISTANCE_WEIGHT,  # noqa: E402
+                             TablePipeline, _fuse, _fused_score)
 
 
-def gallery(cid: str | None, best: str, *, table: bool = False, rotated: bool = False
-            ) -> CardMatch:
+def gallery(cid: str | None, best: str, *, table: bool = False, rotated: bool = False,
+            distances: dict[str, float] | None = None) -> CardMatch:
     conf = 0.0 if table else (0.9 if cid else 0.3)
-    return CardMatch(cid, best, rotated, conf, 2.0, 1.0, 10.0)
+    d = (distances or {}).get(best, 10.0)
+    return CardMatch(cid, best, rotated, conf, 2.0, 1.0, d, distances=distances)
 
 
-def net(best: str, p: float, *, rotated: bool = False, table: bool = False) -> CardMatch:
+def net(best: str, p: float, *, rotated: bool = False, table: bool = False,
+        probs: dict[str, float] | None = None) -> CardMatch:
     if table:
-        return CardMatch(None, best, rotated, 0.0, 3.0, 1.0, 0.0)
+        return CardMatch(None, best, rotated, 0.0, 3.0, 1.0, 0.0, probs=probs)
     return CardMatch(best if p >= 0.5 else None, best, rotated, p if p >= 0.5 else min(p, 0.5),
-                     2.0, 1.0, 0.0)
+                     2.0, 1.0, 0.0, probs=probs if probs is not None else {best: p})
 
 
 def test_agreeing_readings_take_the_networks_orientation() -> None:
@@ -36,33 +38,70 @@ def test_agreeing_readings_take_the_networks_orientation() -> None:
     assert not _fuse(gallery(None, "cups-02"), net("cups-02", 0.3)).accepted
 
 
-def test_a_sure_network_overrules_the_gallery() -> None:
-    m = _fuse(gallery("major-08", "major-08"), net("wands-08", NET_OVERRULES + 0.01))
-    assert m.card_id == "wands-08"
-    m = _fuse(gallery("major-08", "major-08"), net("wands-08", NET_OVERRULES - 0.1))
+def test_different_names_go_to_the_card_both_readers_together_favour() -> None:
+    near = {"major-08": 3.0, "wands-08": 3.5}
+    # the network is sure of wands-08, which the gallery puts nearly as near as its own card
+    m = _fuse(gallery("major-08", "major-08", distances=near),
+              net("wands-08", 0.9, probs={"wands-08": 0.9, "major-08": 0.05}))
+    assert m.card_id == "wands-08" and m.accepted
+    # the same network reading against a gallery that puts wands-08 far off
+    far = {"major-08": 3.0, "wands-08": 12.0}
+    m = _fuse(gallery("major-08", "major-08", distances=far),
+              net("wands-08", 0.9, probs={"wands-08": 0.9, "major-08": 0.05}))
     assert m.card_id == "major-08"
+    # an unsure network still names its card when the gallery does not rule it out, though
+    # the card is not taken as identified
+    m = _fuse(gallery("major-08", "major-08", distances=near),
+              net("wands-08", 0.45, probs={"wands-08": 0.45, "major-08": 0.02}))
+    assert m.best_id == "wands-08" and not m.accepted and m.confidence < 0.5
 
 
-def test_over_bare_table_a_face_needs_a_sure_network_and_a_back_a_very_sure_one() -> None:
-    table = gallery(None, "back", table=True)
-    # a face the network names: as sure as anywhere else
-    assert _fuse(table, net("swords-09", NET_OVERRULES - 0.1)).looks_like_table
-    m = _fuse(table, net("swords-09", NET_OVERRULES + 0.1))
+def test_the_score_weighs_the_gallery_distance_and_penalises_back() -> None:
+    g = gallery("cups-05", "cups-05", distances={"cups-05": 2.0, "back": 2.0, "cups-06": 2.0})
+    n = net("cups-06", 0.5, probs={"cups-06": 0.5, "back": 0.5, "cups-05": 0.0})
+    assert _fused_score("back", g, n) == pytest.approx(_fused_score("cups-06", g, n)
+                                                       + FUSE_BACK_BIAS)
+    g2 = gallery("cups-05", "cups-05", distances={"cups-05": 2.0, "cups-06": 3.0})
+    assert _fused_score("cups-06", g2, n) == pytest.approx(_fused_score("cups-06", g, n)
+                                                           - FUSE_DISTANCE_WEIGHT)
+
+
+def test_a_back_needs_more_than_a_face_to_win() -> None:
+    # the same numbers, once for a face and once for the back: the face wins, the back not
+    g = gallery("cups-05", "cups-05", distances={"cups-05": 3.0, "cups-09": 4.0, "back": 4.0})
+    assert _fuse(g, net("cups-09", 0.6, probs={"cups-09": 0.6, "cups-05": 0.1})
+                 ).card_id == "cups-09"
+    assert _fuse(g, net("back", 0.6, probs={"back": 0.6, "cups-05": 0.1})).card_id == "cups-05"
+    # a network very sure of the back, with the gallery's face not far off either: back
+    assert _fuse(g, net("back", 0.97, probs={"back": 0.97, "cups-05": 0.001})
+                 ).card_id == "back"
+
+
+def test_over_bare_table_the_gallerys_nearest_card_is_no_default() -> None:
+    # the gallery took the cut for table; its nearest card (nearly always back) is only a
+    # guess, so a face the network names, even unsure, is kept
+    table = gallery(None, "back", table=True,
+                    distances={"__none__": 4.0, "back": 5.0, "swords-09": 5.5})
+    m = _fuse(table, net("swords-09", 0.3, probs={"swords-09": 0.3, "back": 0.05}))
+    assert m.best_id == "swords-09" and not m.accepted and m.confidence == 0.0
+    # a sure network over table: named and accepted
+    m = _fuse(table, net("swords-09", 0.8, probs={"swords-09": 0.8, "back": 0.05}))
     assert m.card_id == "swords-09" and m.accepted
-    # its back: bare cloth reads as one, so only when very sure
-    assert _fuse(table, net("back", NET_OVERRULES_TABLE - 0.1)).looks_like_table
-    assert _fuse(table, net("back", NET_OVERRULES_TABLE + 0.01)).card_id == "back"
     # the network's own table class never names anything
     assert _fuse(gallery("cups-02", "cups-02"), net("back", 0.0, table=True)).card_id == "cups-02"
+    assert _fuse(table, net("back", 0.0, table=True)).looks_like_table
 
 
-def test_a_named_face_yields_to_the_networks_back_only_when_it_is_very_sure() -> None:
-    face = gallery("pentacles-13", "pentacles-13")
-    assert _fuse(face, net("back", NET_BACK_OVERRULES_FACE - 0.1)).card_id == "pentacles-13"
-    assert _fuse(face, net("back", NET_BACK_OVERRULES_FACE + 0.01)).card_id == "back"
-    # a face the gallery could not name: the network's back as any other card
-    m = _fuse(gallery(None, "pentacles-13"), net("back", NET_OVERRULES + 0.1))
-    assert m.card_id == "back"
+def test_readers_that_list_no_other_cards_still_fuse() -> None:
+    # without the lists the network speaks for its own card and the gallery's margin is the
+    # least distance of any other card: a sure network wins, a doubtful one against a gallery
+    # far surer of its card does not
+    g = CardMatch("major-08", "major-08", False, 0.99, 6.0, 1.0, 2.0)
+    sure = CardMatch("wands-08", "wands-08", False, 0.95, 3.0, 1.0, 0.0)
+    assert _fuse(CardMatch("major-08", "major-08", False, 0.9, 1.0, 1.0, 2.0), sure
+                 ).card_id == "wands-08"
+    unsure = CardMatch(None, "wands-08", False, 0.002, 0.1, 1.0, 0.0)
+    assert _fuse(g, unsure).card_id == "major-08"
 
 
 def test_which_decks_get_the_network() -> None:

@@ -31,10 +31,10 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -76,7 +76,11 @@ class CardMatch:
     the bottom of the crop (the art direction is the crop's "down"); it is False for
     ``back``. ``margin`` is the distance (LDA units) from the best card to the best other
     card, ``orientation_margin`` the same between the two orientations of the best card;
-    ``confidence`` maps the margin to 0..1.
+    ``confidence`` maps the margin to 0..1. Where two readers name one cut differently the
+    pipeline weighs each one's view of both names (:func:`vision.pipeline._fuse`), so each
+    reader also says what it makes of every card: the gallery its distance to the card's
+    nearest prototype (``distances``), the identity network its probability (``probs``),
+    either orientation; None where the reader does not say.
     """
 
     card_id: str | None
@@ -86,6 +90,8 @@ class CardMatch:
     margin: float
     orientation_margin: float
     distance: float
+    distances: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
+    probs: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
 
     @property
     def accepted(self) -> bool:
@@ -365,6 +371,9 @@ class Gallery:
         if len(crops) == 0:
             return []
         dist = self._class_distances(self.embed(crops))
+        # each card's nearest prototype, either orientation
+        per_card = np.full((len(dist), len(self._names)), np.inf, np.float32)
+        np.minimum.at(per_card.T, self._name_of_class, dist.T)
         out = []
         for i in range(len(dist)):
             order = np.argsort(dist[i])
@@ -387,7 +396,8 @@ class Gallery:
                 cid = self._names[self._name_of_class[card]]
                 rotated = bool(self.class_rot[card]) and cid != BACK_ID
             out.append(CardMatch(cid if ok else None, cid, rotated, conf if ok else min(conf, 0.5),
-                                 margin, o_margin, d_best))
+                                 margin, o_margin, d_best,
+                                 distances=dict(zip(self._names, per_card[i].tolist()))))
         return out
 
     # -- persistence ------------------------------------------------------------------------

@@ -80,6 +80,7 @@ class CardNet:
         pc = self.card_probs(p)
         out = []
         for i in range(len(p)):
+            probs = dict(zip(self.card_names, pc[i].tolist()))
             order = np.argsort(-pc[i])
             best, second = int(order[0]), int(order[1])
             pb, p2 = float(pc[i, best]), float(pc[i, second])
@@ -94,13 +95,14 @@ class CardNet:
                 kc = int(ccls[np.argmax(p[i, ccls])])
                 cid = self.card_names[card]
                 out.append(CardMatch(None, cid, bool(self._rotated[kc]) and cid != BACK_ID,
-                                     0.0, margin, o_margin, 0.0))
+                                     0.0, margin, o_margin, 0.0, probs=probs))
                 continue
             cid = self.card_names[best]
             ok = pb >= MIN_PROB
             out.append(CardMatch(cid if ok else None, cid,
                                  bool(self._rotated[k]) and cid != BACK_ID,
-                                 pb if ok else min(pb, 0.5), margin, o_margin, 0.0))
+                                 pb if ok else min(pb, 0.5), margin, o_margin, 0.0,
+                                 probs=probs))
         return out
 
 
