@@ -10,7 +10,7 @@ pytest.importorskip("onnxruntime")
 
 from vision.cards.identify import CardMatch  # noqa: E402
 from vision.pipeline import (FUSE_BACK_BIAS, FUSE_DISTANCE_WEIGHT,  # noqa: E402
-                             TablePipeline, _fuse, _fused_score)
+                             NET_BACK_OVER_TABLE, TablePipeline, _fuse, _fused_score)
 
 
 def gallery(cid: str | None, best: str, *, table: bool = False, rotated: bool = False,
@@ -87,6 +87,15 @@ def test_over_bare_table_the_gallerys_nearest_card_is_no_default() -> None:
     # a sure network over table: named and accepted
     m = _fuse(table, net("swords-09", 0.8, probs={"swords-09": 0.8, "back": 0.05}))
     assert m.card_id == "swords-09" and m.accepted
+    # bare cloth reads as a back: over table, the network's back is taken only when very
+    # sure, and is otherwise named but unidentified, with no confidence
+    near_back = {"__none__": 4.0, "back": 4.5}
+    m = _fuse(gallery(None, "back", table=True, distances=near_back),
+              net("back", NET_BACK_OVER_TABLE - 0.1))
+    assert m.best_id == "back" and not m.accepted and m.confidence == 0.0
+    m = _fuse(gallery(None, "back", table=True, distances=near_back),
+              net("back", NET_BACK_OVER_TABLE + 0.01))
+    assert m.card_id == "back" and m.confidence > 0.9
     # the network's own table class never names anything
     assert _fuse(gallery("cups-02", "cups-02"), net("back", 0.0, table=True)).card_id == "cups-02"
     assert _fuse(table, net("back", 0.0, table=True)).looks_like_table
