@@ -123,3 +123,54 @@ def test_which_decks_get_the_network() -> None:
         assert p.card_net is None
     with TablePipeline(deck="decktet", threads=1) as p:
         assert p.card_net is None
+
+
+def test_an_unsure_card_is_read_as_the_mean_of_its_cuts(monkeypatch) -> None:
+    """The moved cuts' readings are averaged with the cut's own: one moved cut that reads
+    another card very surely does not outvote four that agree."""
+    import numpy as np
+
+    import vision.pipeline as vp
+
+    with TablePipeline(deck="tarot", threads=1) as p:
+        net_ = p.card_net
+        assert net_ is not None
+
+        def row(probs: dict[str, float]) -> np.ndarray:
+            r = np.zeros(len(net_.names), np.float32)
+            for name, v in probs.items():
+                r[net_.names.index(name)] = v
+            return r
+
+        agree = row({"wands-08": 0.6, "cups-02": 0.4})
+        stray = row({"major-08": 0.95, "cups-02": 0.05})
+        # the moved cuts, in the order they are cut: one strays, three agree
+        monkeypatch.setattr(vp, "warp_card_mm", lambda *a, **k: np.zeros((112, 64, 3), np.uint8))
+        monkeypatch.setattr(net_, "probs", lambda crops: np.stack([stray, agree, agree, agree]))
+        first = {0: agree}
+        nets = {0: net_.matches(agree[None])[0]}
+        centers, axes = np.array([[100.0, 100.0]]), np.array([0.0])
+        out = p._net_recut(np.zeros((10, 10, 3), np.uint8), None, centers, axes, nets, {},
+                           first)
+        assert out[0].best_id == "wands-08"
+        # all four moved cuts reading major-08 surely: their mean wins
+        monkeypatch.setattr(net_, "probs", lambda crops: np.stack([stray] * 4))
+        out = p._net_recut(np.zeros((10, 10, 3), np.uint8), None, centers, axes, nets, {},
+                           first)
+        assert out[0].best_id == "major-08"
+        assert centers.tolist() == [[100.0, 100.0]]
+
+
+def test_the_networks_readings_from_probabilities_match_its_reading_of_crops() -> None:
+    import numpy as np
+
+    from models import model_path
+    from vision.cards.net import CardNet
+
+    n = CardNet(model_path("cards-tarot-net.onnx"), threads=1)
+    rng = np.random.default_rng(3)
+    crops = [rng.integers(0, 255, (112, 64, 3), dtype=np.uint8) for _ in range(3)]
+    a, b = n.identify_batch(crops), n.matches(n.probs(crops))
+    assert [(m.best_id, m.card_id, m.rotated) for m in a] == [
+        (m.best_id, m.card_id, m.rotated) for m in b]
+    assert [m.confidence for m in a] == pytest.approx([m.confidence for m in b])

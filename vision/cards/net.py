@@ -76,7 +76,10 @@ class CardNet:
     def identify_batch(self, crops: Sequence[np.ndarray] | np.ndarray) -> list[CardMatch]:
         """Name each crop as :meth:`vision.cards.identify.Gallery.identify_batch` does;
         ``margin`` is the log-ratio of the best card's probability to the next card's."""
-        p = self.probs(crops)
+        return self.matches(self.probs(crops))
+
+    def matches(self, p: np.ndarray) -> list[CardMatch]:
+        """The readings (:meth:`identify_batch`) of rows of class probabilities ``p``."""
         pc = self.card_probs(p)
         out = []
         for i in range(len(p)):
