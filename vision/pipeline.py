@@ -595,15 +595,18 @@ class TablePipeline:
         crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), a, self.card_size_mm)
                  for _, c, a, _ in cands]
         p = self.card_net.probs(crops)
+        rows: dict[int, list[np.ndarray]] = {i: [first[i]] for i in unsure}
+        box_cuts: list[int] = []
+        for k, (i, _, _, box) in enumerate(cands):
+            if box:
+                box_cuts.append(k)
+            else:
+                rows[i].append(p[k])
         out = dict(nets)
-        for i in unsure:
-            rows = [first[i]] + [p[k] for k, (j, _, _, box) in enumerate(cands)
-                                 if j == i and not box]
-            out[i] = self.card_net.matches(np.mean(rows, axis=0)[None])[0]
-        for k, (i, c, a, box) in enumerate(cands):
-            if not box:
-                continue
-            m = self.card_net.matches(p[k:k + 1])[0]
+        means = np.stack([np.mean(rows[i], axis=0) for i in unsure])
+        out.update(zip(unsure, self.card_net.matches(means)))
+        for k, m in zip(box_cuts, self.card_net.matches(p[box_cuts])):
+            i, c, a, _ = cands[k]
             if not m.looks_like_table and m.confidence > max(
                     nets[i].confidence + 0.05, out[i].confidence):
                 out[i] = m
