@@ -16,7 +16,8 @@ pytest.importorskip("onnxruntime")
 from models import ModelError, model_path  # noqa: E402
 from vision.cards import CROP_SIZE, warp_card  # noqa: E402
 from vision.cards.net import CardNet  # noqa: E402
-from vision.cards.train_net import ROTATED_SUFFIX, _turn, class_names  # noqa: E402
+from vision.cards.train_net import (ROTATED_SUFFIX, _to_tensor, _turn,  # noqa: E402
+                                    _turned_index, class_names)
 
 from test_card_identify import CARDS, _render, tarot_dir  # noqa: E402,F401
 
@@ -108,3 +109,22 @@ def test_class_names_and_turning() -> None:
             want = {0: (1 if flipped else 0), 1: (3 if flipped else 2), 2: 4, 3: 5}[i]
             assert yt[i] == want, (seed, i, yt[i])
     assert turned == {0, 1, 2, 3}
+
+
+def test_the_batch_turned_where_the_network_runs_matches_the_numpy_turn() -> None:
+    # the GPU path (each batch turned and converted on the device) must give the network
+    # what the CPU path gave it: the same pixels in RGB 0..1 NCHW, the same labels
+    torch = pytest.importorskip("torch")
+    from vision.cards.train_net import _turned_batch
+
+    names = class_names(["major-01", "back", "cups-02"])
+    assert _turned_index(names) == [1, 0, 3, 2, 4, 5]
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 256, (6, 5, 3, 3), dtype=np.uint8)
+    y = np.array([0, 1, 2, 3, 4, 5])
+    flip = np.array([True, False, True, True, False, True])
+    xb, yb = _turned_batch(torch.from_numpy(X), torch.from_numpy(y), torch.from_numpy(flip),
+                           torch.tensor(_turned_index(names)))
+    want_X = np.where(flip[:, None, None, None], X[:, ::-1, ::-1], X)
+    assert torch.equal(xb, _to_tensor(want_X))
+    assert yb.tolist() == [1, 1, 3, 2, 4, 5]

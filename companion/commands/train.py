@@ -64,8 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--hours", type=float, default=None,
                    help="wall-clock budget in hours (overrides --epochs)")
     p.add_argument("--batch", type=positive_int, default=None,
-                   help="batch size (default: cards 16, pyramids 256, pyramid-heat 32, "
-                        "pyramid-verify and pyramid-size 128)")
+                   help="batch size (default: cards 16, card-net 128, pyramids 256, "
+                        "pyramid-heat 32, pyramid-verify and pyramid-size 128)")
     p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
@@ -206,8 +206,9 @@ def _card_net(args: argparse.Namespace) -> int:
     figures = train(deck, args.out, per_card=args.per_card,
                     minutes=40.0 if args.minutes is None else args.minutes,
                     epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
-                    jobs=args.jobs, threads=args.threads, batch=128,
-                    render_dirs=list(args.render or []), init=args.init, lr=args.lr0)
+                    jobs=args.jobs, threads=args.threads, batch=args.batch or 128,
+                    render_dirs=list(args.render or []), init=args.init, lr=args.lr0,
+                    device=_torch_device(args))
     print(f"card identity network: {figures['onnx']}  validation top-1 "
           f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
     return 0

@@ -1,5 +1,5 @@
-"""Train the pyramid heat map, the verifier or the size readers on a lent GPU machine in one
-command.
+"""Train the pyramid heat map, the verifier, the size readers or the tarot card identity
+network on a lent GPU machine in one command.
 
     python -m vision.pyramids.train_lease --work /tmp/lease --out RESULTS \\
         --render-seconds 290 --total-seconds 540 --workers 16 --device cuda
@@ -48,6 +48,12 @@ other: the map on from one fine-tuned on pale renders, the verifier's samples cu
 map (``--cut-heat``), 4 batches in 10 rich in white and clear pyramids (``mixed-pale``,
 ``crowded-pale``); more pyramids found, more false finds, fewer tables, not shipped
 (``models/pyramids-heat.md``).
+``--networks cards`` cuts one crop of every card at least half seen from each scene
+(:func:`vision.cards.train_net.render_crops`, as the card network's rendered crops) and trains
+that network from random weights on them, beside the simulated crops of the deck's scans
+(``$ARCANA_SHARED/decks/rws-tarot`` must be on the lent machine), every tenth batch kept
+apart to choose the best epoch (``cards/``: ``card-net.onnx``, ``card-net-best.pt``,
+``figures.json``; ``models/cards-tarot-net.md``).
 ``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
 verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
 stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
@@ -114,13 +120,22 @@ TRAIN_MARGIN_S = 40.0
 #: the shipped networks' shapes and the batches that kept an H200 busy
 HEAT_WIDTH, HEAT_DILATIONS, HEAT_BATCH = 48, (1, 2, 4, 8), 64
 VERIFY_BATCH = 256
-#: the networks a lease can train; each is cut for and trained only when asked for
-NETWORKS = ("heat", "verify", "size")
+#: the networks a lease can train; each is cut for and trained only when asked for (``cards``:
+#: the tarot identity network, ``models/cards-tarot-net.md``)
+NETWORKS = ("heat", "verify", "size", "cards")
+#: the card identity network on a GPU: crops a step, crops an epoch (each epoch ends with a
+#: validation), and one crop of each card a scene (more scenes rather than more jitters)
+CARDS_BATCH, CARDS_EPOCH, CARDS_PER_CARD = 512, 200_000, 1
+#: every CARDS_VAL_EVERY-th batch of scenes is kept apart to choose the best epoch
+CARDS_VAL_EVERY = 10
+#: seconds the card network's trainer keeps back for its simulated crops (made on every core)
+CARDS_DATA_S = 45.0
 #: what each network's cut trains, one process each: the size cut trains the size, the
 #: white-or-clear, the pointing and the colour reader (:mod:`vision.pyramids.train_size`'s
 #: four tasks)
 TRAINERS: dict[str, tuple[str, ...]] = {"heat": ("heat",), "verify": ("verify",),
-                                        "size": ("size", "white-clear", "pointing", "color")}
+                                        "size": ("size", "white-clear", "pointing", "color"),
+                                        "cards": ("cards",)}
 #: the networks a command trains unless told (the size readers are asked for by name)
 DEFAULT_NETWORKS = ("heat", "verify")
 
@@ -177,10 +192,19 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
             np.savez(work / f"size_{batch:06d}.npz", patches=patches,
                      labels=np.array(labels, np.int64), colors=np.array(colors), scene=scene,
                      pointing=np.array(pointing, np.float32))
+    crops: list[str] = []
+    if "cards" in networks:
+        from vision.cards.train_net import render_crops
+        from vision.synth.deck import default_deck_dir, load_deck
+
+        X, crops = render_crops([folder], load_deck(default_deck_dir("rws-tarot")).name, seed,
+                                per_card=CARDS_PER_CARD)
+        if crops:
+            np.savez(work / f"cards_{batch:06d}.npz", X=X, y=np.array(crops))
     t4 = time.monotonic()
     shutil.rmtree(folder)
     return {"batch": batch, "views": len(views.get("views", [])),
-            "samples": len(samples.get("labels", [])), "patches": len(labels),
+            "samples": len(samples.get("labels", [])), "patches": len(labels) + len(crops),
             "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2, "size_s": t4 - t3}
 
 
@@ -279,6 +303,36 @@ def _train_size(work: Path, minutes: float, device: str, task: str,
     (work / "size" / f"figures-{task}.json").write_text(json.dumps(figures), encoding="utf-8")
 
 
+def _train_cards(work: Path, minutes: float, device: str) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s cards: %(message)s")
+    from vision.cards import train_net
+    from vision.synth.deck import default_deck_dir
+
+    files = sorted(work.glob("cards_*.npz"))
+    train: list[np.ndarray] = []
+    val: list[np.ndarray] = []
+    labels: tuple[list[str], list[str]] = ([], [])
+    for k, f in enumerate(files):
+        with np.load(f) as z:
+            apart = k % CARDS_VAL_EVERY == CARDS_VAL_EVERY - 1
+            (val if apart else train).append(z["X"])
+            labels[apart].extend(str(v) for v in z["y"])
+    if not train or not val:
+        raise ValueError(f"{len(files)} card batches in {work}: too few to keep some apart")
+    t0 = time.monotonic()
+    rendered = (np.concatenate(train), labels[0])
+    rendered_val = (np.concatenate(val), labels[1])
+    del train, val
+    log.info("%d crops of rendered scenes, %d apart, joined in %.0f s", len(rendered[1]),
+             len(rendered_val[1]), time.monotonic() - t0)
+    figures = train_net.train(
+        default_deck_dir("rws-tarot"), work / "cards", per_card=500,
+        minutes=max(0.2, minutes - (CARDS_DATA_S + time.monotonic() - t0) / 60.0),
+        epochs=1000, batch=CARDS_BATCH, seed=11, jobs=os.cpu_count() or 1, threads=4,
+        epoch_size=CARDS_EPOCH, device=device, rendered=rendered, rendered_val=rendered_val)
+    log.info("best score %.4f", figures["best_score"])
+
+
 #: what is copied to --out: (folder under --work, files); at most 8 files come back from a
 #: lent machine (the size cut's alone are 8), so the size readers' best.pt stay there (their ONNX files can be read back
 #: with train_size.from_onnx)
@@ -286,7 +340,8 @@ RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
            ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",
                      "figures-white-clear.json", "pyramids-point.onnx",
-                     "figures-pointing.json", "pyramids-color-read.onnx", "figures-color.json")))
+                     "figures-pointing.json", "pyramids-color-read.onnx", "figures-color.json")),
+           ("cards", ("card-net.onnx", "card-net-best.pt", "figures.json")))
 
 
 def train_both(work: Path, seconds: float, device: str,
@@ -307,7 +362,8 @@ def train_both(work: Path, seconds: float, device: str,
     ctx = mp.get_context("spawn")
     jobs: dict[str, tuple[Any, tuple[Any, ...]]] = {
         "heat": (_train_heat, (work, minutes, device, heat_init)),
-        "verify": (_train_verify, (work, minutes, device, verify_init))}
+        "verify": (_train_verify, (work, minutes, device, verify_init)),
+        "cards": (_train_cards, (work, minutes, device))}
     for task, (_, file) in SIZE_TASKS.items():
         jobs[task] = (_train_size, (work, minutes, device, task,
                                     None if size_init is None else size_init / file))
@@ -352,9 +408,10 @@ def main(argv: list[str] | None = None) -> int:
                          "give the seed after the last one, and its batches add up)")
     ap.add_argument("--device", default="cuda", help="cuda, or cpu to try it out")
     ap.add_argument("--networks", default=",".join(DEFAULT_NETWORKS),
-                    help="which to cut for and train, of heat, verify and size (the size, "
-                         "white-or-clear, pointing and colour readers), comma-separated (default "
-                         "heat,verify); one alone gets all the rendering and the GPU")
+                    help="which to cut for and train, of heat, verify, size (the size, "
+                         "white-or-clear, pointing and colour readers) and cards (the tarot "
+                         "identity network), comma-separated (default heat,verify); one alone "
+                         "gets all the rendering and the GPU")
     ap.add_argument("--heat-init", type=Path, default=None, metavar="PT_OR_ONNX",
                     help="the heat map goes on from this best.pt or exported file (say "
                          "models/pyramids-heat.onnx) instead of random weights")
