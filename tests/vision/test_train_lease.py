@@ -32,6 +32,24 @@ def test_a_batch_for_one_network_is_cut_for_that_one_alone(tmp_path: Path):
     assert got["views"] == 1 and got["samples"] == 0
 
 
+def test_a_batch_for_the_card_network_keeps_one_crop_of_each_card_with_its_id(
+        tmp_path: Path):
+    from vision.cards import CROP_SIZE
+    from vision.cards.identify import BACK_ID
+    from vision.synth.deck import default_deck_dir, load_deck
+
+    got = train_lease.render_and_cut(9, 4324, "crowded", 2, tmp_path, ("cards",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cards_000009.npz"]
+    with np.load(tmp_path / "cards_000009.npz") as z:
+        X, y = z["X"], z["y"]
+    # a crowded lattice holds a dozen cards and more, each cut once
+    assert len(X) == len(y) == got["crops"] >= 24
+    assert X.dtype == np.uint8 and X.shape[1:] == (CROP_SIZE[1], CROP_SIZE[0], 3)
+    ids = set(load_deck(default_deck_dir("rws-tarot"), validate=False).ids) | {BACK_ID}
+    assert set(y.tolist()) <= ids
+    assert got["views"] == got["samples"] == got["patches"] == 0
+
+
 def test_a_batch_of_a_later_recipe_cuts_every_candidate_at_48_mm_alone(tmp_path: Path):
     # crowded lattice, recoloured printing: the verifier's later stages
     got = train_lease.render_and_cut(4, 4324, "crowded-printed", 1, tmp_path, ("verify",))

@@ -201,6 +201,14 @@ def _label_index(labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([index[c] for c in labels], np.int64)
 
 
+def _known(crops: tuple[np.ndarray, Sequence[str]], names: Sequence[str]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The crops whose label is one of ``names`` (a rendered scene can hold cards of another
+    deck's classes), and their class indices."""
+    keep = [i for i, c in enumerate(crops[1]) if c in names]
+    return crops[0][keep], _label_index([crops[1][i] for i in keep], names)
+
+
 def build_net(nc: int, work: Path) -> Any:
     """The network (a torch module) from :data:`MODEL_YAML`; torch is imported only here,
     when training."""
@@ -329,21 +337,15 @@ def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
             Xr, rlabels = render_crops(render_dirs, load_deck(deck_folder).name, seed,
                                        progress=said("rendered scenes"))
             np.savez(rcache, X=Xr, y=np.array(rlabels))
-        keep = [i for i, c in enumerate(rlabels) if c in names]
-        Xtr = np.concatenate([Xtr, Xr[keep]])
-        ytr = np.concatenate([ytr, _label_index([rlabels[i] for i in keep], names)])
-        log.info("%d crops of rendered scenes added", len(keep))
+        rendered = (Xr, rlabels) if rendered is None else (
+            np.concatenate([rendered[0], Xr]), [*rendered[1], *rlabels])
     if rendered is not None and len(rendered[0]):
-        keep = [i for i, c in enumerate(rendered[1]) if c in names]
-        Xtr = np.concatenate([Xtr, rendered[0][keep]])
-        ytr = np.concatenate([ytr, _label_index([rendered[1][i] for i in keep], names)])
-        log.info("%d crops of rendered scenes added", len(keep))
+        Xr, yr = _known(rendered, names)
+        Xtr, ytr = np.concatenate([Xtr, Xr]), np.concatenate([ytr, yr])
+        log.info("%d crops of rendered scenes added", len(yr))
     Xrv: np.ndarray | None = None
     if rendered_val is not None and len(rendered_val[0]):
-        keep = [i for i, c in enumerate(rendered_val[1]) if c in names]
-        Xrv, yrv = _turn(rendered_val[0][keep],
-                         _label_index([rendered_val[1][i] for i in keep], names), names,
-                         np.random.default_rng(seed + 2))
+        Xrv, yrv = _turn(*_known(rendered_val, names), names, np.random.default_rng(seed + 2))
         log.info("%d crops of rendered scenes apart choose the best epoch", len(Xrv))
     t_data = time.perf_counter() - t0
     log.info("%d training and %d validation crops in %.0f s", len(Xtr), len(Xva), t_data)

@@ -197,14 +197,16 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
         from vision.cards.train_net import render_crops
         from vision.synth.deck import default_deck_dir, load_deck
 
-        X, crops = render_crops([folder], load_deck(default_deck_dir("rws-tarot")).name, seed,
-                                per_card=CARDS_PER_CARD)
+        # only its name: synthesize above read (and checked) the deck's images
+        deck = load_deck(default_deck_dir("rws-tarot"), validate=False).name
+        X, crops = render_crops([folder], deck, seed, per_card=CARDS_PER_CARD)
         if crops:
             np.savez(work / f"cards_{batch:06d}.npz", X=X, y=np.array(crops))
     t4 = time.monotonic()
     shutil.rmtree(folder)
     return {"batch": batch, "views": len(views.get("views", [])),
-            "samples": len(samples.get("labels", [])), "patches": len(labels) + len(crops),
+            "samples": len(samples.get("labels", [])), "patches": len(labels),
+            "crops": len(crops),
             "render_s": t1 - t0, "heat_s": t2 - t1, "cut_s": t3 - t2, "size_s": t4 - t3}
 
 
@@ -251,11 +253,13 @@ def render_until(work: Path, seconds: float, workers: int, scenes: int, seed: in
                     0.8 * per_batch + 0.2 * took
                 if len(done) <= 3 or len(done) % 20 == 0:
                     log.info("%d batches done (%.0f s): the last %d views, %d samples, %d "
-                             "size patches, %.0f s", len(done), time.monotonic() - t0,
-                             got["views"], got["samples"], got["patches"], took)
-    log.info("rendered and cut %d batches (%d views, %d samples, %d size patches) in %.0f s",
-             len(done), sum(d["views"] for d in done), sum(d["samples"] for d in done),
-             sum(d["patches"] for d in done), time.monotonic() - t0)
+                             "size patches, %d card crops, %.0f s", len(done),
+                             time.monotonic() - t0, got["views"], got["samples"],
+                             got["patches"], got["crops"], took)
+    log.info("rendered and cut %d batches (%d views, %d samples, %d size patches, %d card "
+             "crops) in %.0f s", len(done), sum(d["views"] for d in done),
+             sum(d["samples"] for d in done), sum(d["patches"] for d in done),
+             sum(d["crops"] for d in done), time.monotonic() - t0)
     return done
 
 
