@@ -779,6 +779,37 @@ def _rms(H: np.ndarray, img_pts: np.ndarray, tab_pts: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.sum((mapped - tab_pts) ** 2, axis=1))))
 
 
+def seen_area_mm(calib: Calibration, size: tuple[int, int] | None = None, samples: int = 9
+                 ) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1): the box in table mm around what the frame (``size`` (width, height),
+    default ``calib.image_size``) shows of the table plane, through the lens; None when
+    uncalibrated, when the size is unknown, or when part of the frame looks above the
+    horizon (its edge does not map onto the plane: the box would be unbounded).
+
+    Each edge is sampled at ``samples`` points, since the lens bends straight image edges."""
+    if calib.H is None:
+        return None
+    wh = size if size is not None else calib.image_size
+    if wh is None:
+        return None
+    w, h = float(wh[0]), float(wh[1])
+    t = np.linspace(0.0, 1.0, max(2, int(samples)))
+    edge = np.concatenate([np.column_stack([t * w, np.zeros_like(t)]),
+                           np.column_stack([np.full_like(t, w), t * h]),
+                           np.column_stack([t * w, np.full_like(t, h)]),
+                           np.column_stack([np.zeros_like(t), t * h])])
+    if calib.intrinsics is not None:
+        edge = calib.intrinsics.undistort_points(edge)
+    q = np.column_stack([edge, np.ones(len(edge))]) @ np.asarray(calib.H, np.float64).T
+    if not np.all(q[:, 2] > 1e-9) and not np.all(q[:, 2] < -1e-9):
+        return None
+    mm = q[:, :2] / q[:, 2:3]
+    if not np.all(np.isfinite(mm)):
+        return None
+    return (float(mm[:, 0].min()), float(mm[:, 1].min()), float(mm[:, 0].max()),
+            float(mm[:, 1].max()))
+
+
 def rectify(image: np.ndarray, calib: Calibration, px_per_mm: float = 1.0,
             margin_mm: float = 0.0, mat: Mat | None = None) -> np.ndarray:
     """A top-down view of the table plane: pixel (u, v) shows table point

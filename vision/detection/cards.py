@@ -16,14 +16,18 @@ from typing import Any
 import numpy as np
 
 from calibration.mat import Mat
-from calibration.table import Calibration
+from calibration.table import Calibration, seen_area_mm
 from models import ModelError, model_path
-from vision.detection.view import DetectorView
+from vision.detection.view import TILE_OVERLAP_MM, DetectorView, depth_in_tile, tiles
 from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "cards-obb.onnx"
+#: a tile keeps the boxes whose centres lie at least this far (mm) from its sides shared
+#: with another tile: more than half a tarot card's diagonal (70 mm), so the box is whole,
+#: and no more than half the overlap, so every card is kept by one tile at least
+TILE_DEPTH_MM = TILE_OVERLAP_MM / 2 - 8.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,22 @@ class CardBoxes:
     @classmethod
     def empty(cls) -> "CardBoxes":
         return cls(np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)), np.zeros(0))
+
+    def take(self, index: np.ndarray) -> "CardBoxes":
+        """The boxes at ``index`` (an int array), in that order."""
+        i = np.asarray(index, np.int64).reshape(-1)
+        return CardBoxes(self.centers_mm[i], self.angles_deg[i], self.sizes_mm[i],
+                         self.scores[i])
+
+    @classmethod
+    def concatenate(cls, parts: "list[CardBoxes]") -> "CardBoxes":
+        """All boxes of ``parts``, in order."""
+        if not parts:
+            return cls.empty()
+        return cls(np.concatenate([p.centers_mm for p in parts]).reshape(-1, 2),
+                   np.concatenate([p.angles_deg for p in parts]),
+                   np.concatenate([p.sizes_mm for p in parts]).reshape(-1, 2),
+                   np.concatenate([p.scores for p in parts]))
 
     @classmethod
     def from_yolo_obb(cls, raw: np.ndarray, view: DetectorView, conf: float = 0.35,
@@ -148,12 +168,33 @@ class CardDetector:
         return DetectorView.for_mat(mat, self.size)
 
     def detect(self, image_bgr: np.ndarray, calib: Calibration, mat: Mat) -> CardBoxes:
+        """The cards on ``mat``'s table in ``image_bgr``. A play area larger than the
+        detector's trained view (a table without a mat) is read in tiles
+        (:func:`vision.detection.view.tiles`), only where the frame shows the table, and
+        each tile keeps the cards whose centres lie in its own share."""
         if not calib.calibrated or calib.H is None:
             return CardBoxes.empty()
-        view = self.view(mat)
-        canvas = view.render(image_bgr, calib)
-        self.last_view = canvas
-        return self.detect_canvas(canvas, view)
+        h, w = image_bgr.shape[:2]
+        views = tiles(mat, self.size, seen_area_mm(calib, (w, h)))
+        if len(views) == 1:
+            canvas = views[0].render(image_bgr, calib)
+            self.last_view = canvas
+            return self.detect_canvas(canvas, views[0])
+        found = []
+        for k, view in enumerate(views):
+            canvas = view.render(image_bgr, calib)
+            self.last_view = canvas
+            boxes = self.detect_canvas(canvas, view)
+            # a card cut by the tile's edge is read whole by its neighbour: a card's
+            # centre lies at least half the overlap inside one of the two
+            deep = depth_in_tile(views, k, boxes.centers_mm) >= TILE_DEPTH_MM
+            found.append(boxes.take(np.flatnonzero(deep)))
+        boxes = CardBoxes.concatenate(found)
+        # a card deep in two tiles' overlap was read by both: one box stays
+        keep = _rotated_nms(boxes.centers_mm[:, 0], boxes.centers_mm[:, 1], boxes.sizes_mm[:, 1],
+                            boxes.sizes_mm[:, 0], np.radians(boxes.angles_deg), boxes.scores,
+                            self.iou)
+        return boxes.take(np.sort(keep))
 
     def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
         x = nchw_rgb01(canvas[None])

@@ -12,12 +12,13 @@ the very same function, so training and inference see identical pixels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
-from calibration.mat import Mat
+from calibration.mat import DEFAULT_MAT, Mat
 from calibration.table import Calibration
 
 #: Table seen beyond the markers' centres on every side (cards of the draw and discard
@@ -34,6 +35,24 @@ def shown_mm(mat: Mat, margin_mm: float = MARGIN_MM) -> tuple[float, float, floa
     return (-margin_mm, -margin_mm, span - margin_mm, span - margin_mm)
 
 
+#: The table the detector was trained to see on its square canvas (mm): the default mat's
+#: :func:`shown_mm`. A larger area (the play area of a table without a mat) is read in tiles
+#: of this span, so that a card keeps the size in pixels it was trained on.
+TILE_SPAN_MM = max(DEFAULT_MAT.width_mm, DEFAULT_MAT.height_mm) + 2 * MARGIN_MM
+#: Neighbouring tiles overlap by this much (mm): a card whose centre lies in a tile's own
+#: share of the area (nearer its middle than any other tile's) lies wholly inside it, since
+#: half of this is more than half a tarot card's diagonal (70 mm).
+TILE_OVERLAP_MM = 160.0
+
+
+def _starts(lo: float, hi: float, span: float, overlap: float) -> list[float]:
+    """Where tiles of ``span`` begin to cover [lo, hi] with at least ``overlap`` shared."""
+    if hi - lo <= span:
+        return [0.5 * (lo + hi) - 0.5 * span]
+    n = int(math.ceil((hi - lo - span) / (span - overlap))) + 1
+    return [float(v) for v in np.linspace(lo, hi - span, n)]
+
+
 @dataclass(frozen=True)
 class DetectorView:
     """Square ``size`` px canvas showing :func:`shown_mm` of the table, top-left aligned."""
@@ -41,18 +60,36 @@ class DetectorView:
     size: int
     px_per_mm: float
     margin_mm: float
+    #: the canvas moved this far (mm) across the table: a tile of a larger area
+    #: (:func:`tiles`); (0, 0) shows :func:`shown_mm` of the mat
+    shift_mm: tuple[float, float] = (0.0, 0.0)
 
     @classmethod
     def for_mat(cls, mat: Mat, size: int, margin_mm: float = MARGIN_MM) -> "DetectorView":
         x0, _, x1, _ = shown_mm(mat, margin_mm)
         return cls(int(size), float(size) / (x1 - x0), float(margin_mm))
 
+    def _offset(self) -> np.ndarray:
+        """The table point (mm) at the canvas's top-left corner, negated."""
+        return np.array([self.margin_mm - self.shift_mm[0], self.margin_mm - self.shift_mm[1]])
+
     def to_mm(self, px: np.ndarray) -> np.ndarray:
         """Canvas pixel coordinates (continuous, pixel centres at +0.5) to table mm."""
-        return np.asarray(px, np.float64) / self.px_per_mm - self.margin_mm
+        out: np.ndarray = np.asarray(px, np.float64) / self.px_per_mm - self._offset()
+        return out
 
     def to_px(self, mm: np.ndarray) -> np.ndarray:
-        return (np.asarray(mm, np.float64) + self.margin_mm) * self.px_per_mm
+        out: np.ndarray = (np.asarray(mm, np.float64) + self._offset()) * self.px_per_mm
+        return out
+
+    def span_mm(self) -> float:
+        """The side of the table square the canvas shows."""
+        return self.size / self.px_per_mm
+
+    def shown(self) -> tuple[float, float, float, float]:
+        """(x0, y0, x1, y1): the table the canvas shows, in mm."""
+        ox, oy = -self._offset()
+        return (float(ox), float(oy), float(ox + self.span_mm()), float(oy + self.span_mm()))
 
     def render(self, image: np.ndarray, calib: Calibration) -> np.ndarray:
         """The canvas for ``image`` (BGR). Raises ValueError when ``calib`` has no H."""
@@ -61,8 +98,9 @@ class DetectorView:
         src = image
         if calib.intrinsics is not None and calib.intrinsics.distorts:
             src = cv2.undistort(image, calib.intrinsics.K, calib.intrinsics.dist)
-        S = np.array([[self.px_per_mm, 0, self.margin_mm * self.px_per_mm - 0.5],
-                      [0, self.px_per_mm, self.margin_mm * self.px_per_mm - 0.5],
+        ox, oy = self._offset()
+        S = np.array([[self.px_per_mm, 0, ox * self.px_per_mm - 0.5],
+                      [0, self.px_per_mm, oy * self.px_per_mm - 0.5],
                       [0, 0, 1]], np.float64)
         M = S @ np.asarray(calib.H, np.float64)   # source px -> canvas px
         # A warp samples; shrinking by 3-4x that way aliases the card art into noise. Shrink
@@ -88,3 +126,43 @@ def _local_scale(M: np.ndarray, w: int, h: int) -> float:
     p = cv2.perspectiveTransform(c.reshape(-1, 1, 2), M).reshape(-1, 2)
     a, b = p[1] - p[0], p[2] - p[0]
     return float(np.sqrt(abs(a[0] * b[1] - a[1] * b[0])))
+
+
+def tiles(mat: Mat, size: int, area_mm: tuple[float, float, float, float] | None = None,
+          margin_mm: float = MARGIN_MM) -> list[DetectorView]:
+    """The canvases that read ``mat``: one (:meth:`DetectorView.for_mat`) when its
+    :func:`shown_mm` is no larger than :data:`TILE_SPAN_MM`, else tiles of that span
+    overlapping by :data:`TILE_OVERLAP_MM`, covering the shown table or, given ``area_mm``
+    (x0, y0, x1, y1: what the camera sees of the table, :func:`calibration.table.seen_area_mm`),
+    only its part of it; none when the camera sees none of it."""
+    one = DetectorView.for_mat(mat, size, margin_mm)
+    x0, y0, x1, y1 = shown_mm(mat, margin_mm)
+    if x1 - x0 <= TILE_SPAN_MM + 1e-6:
+        return [one]
+    if area_mm is not None:
+        x0, y0 = max(x0, area_mm[0]), max(y0, area_mm[1])
+        x1, y1 = min(x1, area_mm[2]), min(y1, area_mm[3])
+        if x1 <= x0 or y1 <= y0:
+            return []
+    base = replace(one, px_per_mm=float(size) / TILE_SPAN_MM)
+    return [replace(base, shift_mm=(sx + margin_mm, sy + margin_mm))
+            for sy in _starts(y0, y1, TILE_SPAN_MM, TILE_OVERLAP_MM)
+            for sx in _starts(x0, x1, TILE_SPAN_MM, TILE_OVERLAP_MM)]
+
+
+def depth_in_tile(views: list[DetectorView], k: int, centers_mm: np.ndarray) -> np.ndarray:
+    """(N,) how far (mm) each point lies inside tile ``k`` from its sides that another tile
+    continues past (inf where it has none: the edge of what is read)."""
+    pts = np.asarray(centers_mm, np.float64).reshape(-1, 2)
+    x0, y0, x1, y1 = views[k].shown()
+    others = [v.shown() for j, v in enumerate(views) if j != k]
+    depth = np.full(len(pts), np.inf)
+    if any(o[0] < x0 for o in others):
+        depth = np.minimum(depth, pts[:, 0] - x0)
+    if any(o[2] > x1 for o in others):
+        depth = np.minimum(depth, x1 - pts[:, 0])
+    if any(o[1] < y0 for o in others):
+        depth = np.minimum(depth, pts[:, 1] - y0)
+    if any(o[3] > y1 for o in others):
+        depth = np.minimum(depth, y1 - pts[:, 1])
+    return depth

@@ -66,7 +66,7 @@ import cv2
 import numpy as np
 
 from calibration.mat import Mat
-from calibration.table import Calibration
+from calibration.table import Calibration, seen_area_mm
 from vision.pyramids.classifier import (
     COLOR_CLASSES,
     COLOR_MODEL,
@@ -685,6 +685,31 @@ def shifted(calib: Calibration, border_mm: float) -> Calibration:
     return replace(calib, H=T @ calib.H)
 
 
+def moved(calib: Calibration, dx_mm: float, dy_mm: float) -> Calibration:
+    """``calib`` into a frame moved by (dx, dy): table point (x, y) -> (x + dx, y + dy)."""
+    if calib.H is None or (dx_mm == 0 and dy_mm == 0):
+        return calib
+    T = np.array([[1.0, 0.0, dx_mm], [0.0, 1.0, dy_mm], [0.0, 0.0, 1.0]])
+    return replace(calib, H=T @ calib.H)
+
+
+def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, float] | None
+              ) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1): the part of ``mat``'s play area grown by ``border_mm`` that the
+    frame shows (``shown``: :func:`calibration.table.seen_area_mm`; None: all of it), its
+    edges moved out to whole heat-map cells (:data:`CELL_MM`, also whole view pixels) so that
+    the cells of one camera's windows line up; None when the frame shows none of it."""
+    x0, y0, x1, y1 = -border_mm, -border_mm, mat.width_mm + border_mm, mat.height_mm + border_mm
+    if shown is not None:
+        x0, y0 = max(x0, shown[0]), max(y0, shown[1])
+        x1, y1 = min(x1, shown[2]), min(y1, shown[3])
+    x0, y0 = math.floor(x0 / CELL_MM) * CELL_MM, math.floor(y0 / CELL_MM) * CELL_MM
+    x1, y1 = math.ceil(x1 / CELL_MM) * CELL_MM, math.ceil(y1 / CELL_MM) * CELL_MM
+    if x1 - x0 < CELL_MM or y1 - y0 < CELL_MM:
+        return None
+    return (float(x0), float(y0), float(x1), float(y1))
+
+
 def shape_sureness(ps: np.ndarray, names: list[str] | tuple[str, ...]) -> np.ndarray:
     """(N,) how sure each row of shape probabilities is of its size and, at that size, of
     upright or lying: the smaller of the two shares."""
@@ -799,6 +824,8 @@ class PyramidFinder:
         # look() stays in the mat's own frame (the training cutters label in it)
         self._wide = Looker(bordered(mat, self.border_mm), self.model) \
             if self.border_mm else self.looker
+        # without a mat: one look per window of the play area a camera shows (find())
+        self._windows: dict[tuple[float, float, float, float], Looker] = {}
 
     # -- stages -----------------------------------------------------------------------------
 
@@ -809,11 +836,34 @@ class PyramidFinder:
     def find(self, image: np.ndarray, calib: Calibration) -> list[PyramidFind]:
         if not calib.calibrated or calib.H is None:
             return []
+        if not self.mat.printed:
+            return self._find_in_view(image, calib)
         b = self.border_mm
         finds = self._find(image, self._wide.look(image, shifted(calib, b)))
         if not b:
             return finds
         return [replace(f, base_center_mm=(f.base_center_mm[0] - b, f.base_center_mm[1] - b))
+                for f in finds]
+
+    def _find_in_view(self, image: np.ndarray, calib: Calibration) -> list[PyramidFind]:
+        """A table without a mat: its play area (a :func:`~calibration.mat.virtual_mat`
+        around the cards) is larger than most frames show, so only the part of it the
+        frame shows (:func:`window_mm`) is looked at, in a frame of its own."""
+        h, w = image.shape[:2]
+        win = window_mm(self.mat, self.border_mm, seen_area_mm(calib, (w, h)))
+        if win is None:
+            return []
+        looker = self._windows.get(win)
+        if looker is None:
+            if len(self._windows) >= 4:   # a new camera: the old windows are done with
+                self._windows.clear()
+            x0, y0, x1, y1 = win
+            area = Mat(dictionary=self.mat.dictionary, marker_size_mm=self.mat.marker_size_mm,
+                       width_mm=x1 - x0, height_mm=y1 - y0, zones={}, printed=False)
+            looker = self._windows[win] = Looker(area, self.model)
+        x0, y0 = win[0], win[1]
+        finds = self._find(image, looker.look(image, moved(calib, -x0, -y0)))
+        return [replace(f, base_center_mm=(f.base_center_mm[0] + x0, f.base_center_mm[1] + y0))
                 for f in finds]
 
     def _find(self, image: np.ndarray, look: Look) -> list[PyramidFind]:
