@@ -170,8 +170,10 @@ class CardDetector:
     def detect(self, image_bgr: np.ndarray, calib: Calibration, mat: Mat) -> CardBoxes:
         """The cards on ``mat``'s table in ``image_bgr``. A play area larger than the
         detector's trained view (a table without a mat) is read in tiles
-        (:func:`vision.detection.view.tiles`), only where the frame shows the table, and
-        each tile keeps the cards whose centres lie in its own share."""
+        (:func:`vision.detection.view.tiles`), only where the frame shows the table: each
+        tile keeps the boxes whose centres lie at least :data:`TILE_DEPTH_MM` inside the
+        sides it shares with another tile, and of a card read whole by two tiles one box
+        stays."""
         if not calib.calibrated or calib.H is None:
             return CardBoxes.empty()
         h, w = image_bgr.shape[:2]

@@ -679,10 +679,9 @@ def bordered(mat: Mat, border_mm: float) -> Mat:
 def shifted(calib: Calibration, border_mm: float) -> Calibration:
     """``calib`` into the frame of :func:`bordered`: table point (x, y) -> (x + border,
     y + border)."""
-    if border_mm <= 0 or calib.H is None:
+    if border_mm <= 0:
         return calib
-    T = np.array([[1.0, 0.0, border_mm], [0.0, 1.0, border_mm], [0.0, 0.0, 1.0]])
-    return replace(calib, H=T @ calib.H)
+    return moved(calib, border_mm, border_mm)
 
 
 def moved(calib: Calibration, dx_mm: float, dy_mm: float) -> Calibration:
