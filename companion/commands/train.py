@@ -85,8 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--workers", type=int, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
-                   help="go on from earlier weights instead of starting afresh: cards and "
-                        "pyramid-heat, a best.pt; pyramid-verify, pyramid-size, "
+                   help="go on from earlier weights instead of starting afresh: cards, a "
+                        "best.pt or an exported detector (models/cards-obb.onnx: its "
+                        "weights are rebuilt into a checkpoint); pyramid-heat, a best.pt; "
+                        "pyramid-verify, pyramid-size, "
                         "pyramid-white-clear, pyramid-point and pyramid-color-read, the "
                         "exported file (models/pyramids-verify.onnx, ...; pyramid-point and "
                         "pyramid-color-read may start from another reader's file: its "

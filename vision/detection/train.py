@@ -72,7 +72,15 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     from ultralytics import YOLO  # the train extra
 
     out = Path(cfg.out).resolve()
-    model = YOLO(str(cfg.init) if cfg.init else cfg.model_yaml, task="obb")
+    init = cfg.init
+    if init is not None and Path(init).suffix.lower() == ".onnx":
+        # an exported detector (the shipped one has no best.pt beside it): its weights,
+        # rebuilt into the network it was exported from
+        from vision.detection.recover import rebuild, save_checkpoint
+
+        init = save_checkpoint(rebuild(Path(init)), out / "init-from-onnx.pt", cfg.imgsz)
+        log.info("card detector: going on from %s (rebuilt as %s)", cfg.init, init)
+    model = YOLO(str(init) if init else cfg.model_yaml, task="obb")
     t0 = time.monotonic()
     kwargs: dict[str, Any] = dict(
         data=str(data_yaml), imgsz=cfg.imgsz, epochs=cfg.epochs, batch=cfg.batch,
