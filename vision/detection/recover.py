@@ -18,6 +18,7 @@ Training only (the ``train`` extra: torch and ultralytics); nothing is downloade
 from __future__ import annotations
 
 import argparse
+import ast
 import logging
 import os
 from pathlib import Path
@@ -61,8 +62,13 @@ def rebuild(onnx_path: Path, model_yaml: str = MODEL_YAML) -> Any:
     from ultralytics.nn.tasks import OBBModel
 
     weights, meta = _onnx_weights(Path(onnx_path))
-    names = meta.get("names", "{0: 'card'}")
-    nc = max(1, names.count(":"))
+    try:   # ultralytics writes the class names as a Python dict literal
+        names = {int(k): str(v) for k, v in
+                 ast.literal_eval(meta.get("names", "{0: 'card'}")).items()}
+    except (ValueError, SyntaxError, AttributeError, TypeError):
+        raise RecoverError(f"{onnx_path}: unreadable class names {meta.get('names')!r}") \
+            from None
+    nc = max(1, len(names))
     net = OBBModel(model_yaml, nc=nc, verbose=False)
     used: set[str] = set()
 
@@ -102,7 +108,7 @@ def rebuild(onnx_path: Path, model_yaml: str = MODEL_YAML) -> Any:
     if stride is not None and int(float(stride)) != int(net.stride.max()):
         raise RecoverError(f"{onnx_path}: stride {stride}, the network's is "
                            f"{int(net.stride.max())}")
-    net.names = {i: n for i, n in enumerate(["card"] * nc)}
+    net.names = names
     return net
 
 
