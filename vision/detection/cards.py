@@ -18,7 +18,8 @@ import numpy as np
 from calibration.mat import Mat
 from calibration.table import Calibration, seen_area_mm
 from models import ModelError, model_path
-from vision.detection.view import TILE_OVERLAP_MM, DetectorView, depth_in_tile, tiles
+from vision.detection.view import (TILE_OVERLAP_MM, DetectorView, depth_in_tile, tiled,
+                                   tiles)
 from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
@@ -176,17 +177,13 @@ class CardDetector:
         stays."""
         if not calib.calibrated or calib.H is None:
             return CardBoxes.empty()
+        if not tiled(mat):
+            return self._read(image_bgr, calib, self.view(mat))
         h, w = image_bgr.shape[:2]
         views = tiles(mat, self.size, seen_area_mm(calib, (w, h)))
-        if len(views) == 1:
-            canvas = views[0].render(image_bgr, calib)
-            self.last_view = canvas
-            return self.detect_canvas(canvas, views[0])
         found = []
         for k, view in enumerate(views):
-            canvas = view.render(image_bgr, calib)
-            self.last_view = canvas
-            boxes = self.detect_canvas(canvas, view)
+            boxes = self._read(image_bgr, calib, view)
             # a card cut by the tile's edge is read whole by its neighbour: a card's
             # centre lies at least half the overlap inside one of the two
             deep = depth_in_tile(views, k, boxes.centers_mm) >= TILE_DEPTH_MM
@@ -197,6 +194,12 @@ class CardDetector:
                             boxes.sizes_mm[:, 0], np.radians(boxes.angles_deg), boxes.scores,
                             self.iou)
         return boxes.take(np.sort(keep))
+
+    def _read(self, image_bgr: np.ndarray, calib: Calibration, view: DetectorView
+              ) -> CardBoxes:
+        """The boxes on one canvas (kept as :attr:`last_view`)."""
+        self.last_view = view.render(image_bgr, calib)
+        return self.detect_canvas(self.last_view, view)
 
     def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
         x = nchw_rgb01(canvas[None])

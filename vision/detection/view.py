@@ -39,9 +39,9 @@ def shown_mm(mat: Mat, margin_mm: float = MARGIN_MM) -> tuple[float, float, floa
 #: :func:`shown_mm`. A larger area (the play area of a table without a mat) is read in tiles
 #: of this span, so that a card keeps the size in pixels it was trained on.
 TILE_SPAN_MM = max(DEFAULT_MAT.width_mm, DEFAULT_MAT.height_mm) + 2 * MARGIN_MM
-#: Neighbouring tiles overlap by this much (mm): a card whose centre lies in a tile's own
-#: share of the area (nearer its middle than any other tile's) lies wholly inside it, since
-#: half of this is more than half a tarot card's diagonal (70 mm).
+#: Neighbouring tiles overlap by this much (mm): every card's centre lies at least half of
+#: it inside one of two neighbours, more than half a tarot card's diagonal (70 mm), so one
+#: of them reads the card whole (vision.detection.cards.TILE_DEPTH_MM).
 TILE_OVERLAP_MM = 160.0
 
 
@@ -128,6 +128,13 @@ def _local_scale(M: np.ndarray, w: int, h: int) -> float:
     return float(np.sqrt(abs(a[0] * b[1] - a[1] * b[0])))
 
 
+def tiled(mat: Mat, margin_mm: float = MARGIN_MM) -> bool:
+    """Whether ``mat``'s :func:`shown_mm` is larger than :data:`TILE_SPAN_MM`, and so is read
+    in tiles (:func:`tiles`)."""
+    x0, _, x1, _ = shown_mm(mat, margin_mm)
+    return x1 - x0 > TILE_SPAN_MM + 1e-6
+
+
 def tiles(mat: Mat, size: int, area_mm: tuple[float, float, float, float] | None = None,
           margin_mm: float = MARGIN_MM) -> list[DetectorView]:
     """The canvases that read ``mat``: one (:meth:`DetectorView.for_mat`) when its
@@ -136,9 +143,9 @@ def tiles(mat: Mat, size: int, area_mm: tuple[float, float, float, float] | None
     (x0, y0, x1, y1: what the camera sees of the table, :func:`calibration.table.seen_area_mm`),
     only its part of it; none when the camera sees none of it."""
     one = DetectorView.for_mat(mat, size, margin_mm)
-    x0, y0, x1, y1 = shown_mm(mat, margin_mm)
-    if x1 - x0 <= TILE_SPAN_MM + 1e-6:
+    if not tiled(mat, margin_mm):
         return [one]
+    x0, y0, x1, y1 = shown_mm(mat, margin_mm)
     if area_mm is not None:
         x0, y0 = max(x0, area_mm[0]), max(y0, area_mm[1])
         x1, y1 = min(x1, area_mm[2]), min(y1, area_mm[3])

@@ -838,11 +838,7 @@ class PyramidFinder:
         if not self.mat.printed:
             return self._find_in_view(image, calib)
         b = self.border_mm
-        finds = self._find(image, self._wide.look(image, shifted(calib, b)))
-        if not b:
-            return finds
-        return [replace(f, base_center_mm=(f.base_center_mm[0] - b, f.base_center_mm[1] - b))
-                for f in finds]
+        return self._found_from(image, calib, self._wide, -b, -b)
 
     def _find_in_view(self, image: np.ndarray, calib: Calibration) -> list[PyramidFind]:
         """A table without a mat: its play area (a :func:`~calibration.mat.virtual_mat`
@@ -860,8 +856,15 @@ class PyramidFinder:
             area = Mat(dictionary=self.mat.dictionary, marker_size_mm=self.mat.marker_size_mm,
                        width_mm=x1 - x0, height_mm=y1 - y0, zones={}, printed=False)
             looker = self._windows[win] = Looker(area, self.model)
-        x0, y0 = win[0], win[1]
+        return self._found_from(image, calib, looker, win[0], win[1])
+
+    def _found_from(self, image: np.ndarray, calib: Calibration, looker: Looker, x0: float,
+                    y0: float) -> list[PyramidFind]:
+        """The finds of ``looker``, whose frame's origin is table point (x0, y0), in the
+        table frame."""
         finds = self._find(image, looker.look(image, moved(calib, -x0, -y0)))
+        if not x0 and not y0:
+            return finds
         return [replace(f, base_center_mm=(f.base_center_mm[0] + x0, f.base_center_mm[1] + y0))
                 for f in finds]
 
