@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.calibration import _rigid  # noqa: E402  (after the path insert)
 from bench.results import write_section  # noqa: E402
-from bench.vision import render_case, score  # noqa: E402
+from bench.vision import render_case, score, symmetric_ids  # noqa: E402
 
 SECTION = "## Vision without a mat"
 #: a pair of the alignment this far off after the fit is dropped and the fit made again
@@ -137,11 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         if aligned is None:
             failed += 1
             empty = dict(record, calibrated=False, cards=[], pyramids=[])
-            rows.append(score(empty, truth))
+            rows.append(score(empty, truth, symmetric_ids(deck)))
         else:
             rec, e = aligned
             errs += e
-            rows.append(score(rec, truth))
+            rows.append(score(rec, truth, symmetric_ids(deck)))
         bar.update()
     bar.close()
     total_s = time.perf_counter() - t_all

@@ -14,7 +14,7 @@ cv2 = pytest.importorskip("cv2")
 from calibration.mat import DEFAULT_MAT  # noqa: E402
 from calibration.table import Calibration  # noqa: E402
 from vision.cards import (CROP_SIZE, Gallery, GalleryError, art_angle_deg, enroll,  # noqa: E402
-                          order_card_corners, warp_card, warp_card_mm)
+                          half_turn_symmetric, order_card_corners, warp_card, warp_card_mm)
 from vision.synth.deck import shared_dir  # noqa: E402
 from vision.synth.errors import DeckError  # noqa: E402
 
@@ -129,3 +129,46 @@ def test_save_load_round_trip(tmp_path: Path, tarot_dir: Path, gallery: Gallery)
     (tmp_path / "junk.npz").write_bytes(b"not a gallery")
     with pytest.raises(GalleryError, match="not readable"):
         Gallery.load(tmp_path / "junk.npz")
+
+
+def test_art_that_looks_the_same_both_ways_up() -> None:
+    rng = np.random.default_rng(11)
+    art = cv2.GaussianBlur(rng.integers(0, 256, (240, 140, 3), dtype=np.uint8), (0, 0), 6.0)
+    art = cv2.normalize(art, None, 0, 255, cv2.NORM_MINMAX)     # scan-like contrast
+    assert not half_turn_symmetric(art)
+    both = cv2.normalize(((art.astype(np.uint16) + art[::-1, ::-1]) // 2).astype(np.uint8),
+                         None, 0, 255, cv2.NORM_MINMAX)
+    assert half_turn_symmetric(both)
+    # a small mark in one corner (a detail drawn once) is not seen at a camera's scale
+    marked = both.copy()
+    marked[8:12, 8:12] = 0
+    assert half_turn_symmetric(marked)
+    assert not half_turn_symmetric(np.full((240, 140, 3), 128, np.uint8))   # no art at all
+
+
+def test_six_decktet_cards_and_no_tarot_card_look_the_same_both_ways_up(tarot_dir: Path) -> None:
+    from vision.synth.deck import load_deck
+
+    decktet = load_deck(tarot_dir.parent / "decktet", validate=False)
+    tarot = load_deck(tarot_dir, validate=False)
+    found = {c for c in decktet.ids if half_turn_symmetric(decktet.image(c))}
+    assert found == {"decktet-4-battle", "decktet-5-forest", "decktet-8-mill",
+                     "decktet-9-darkness", "decktet-crown-knots", "decktet-crown-waves"}
+    assert not [c for c in tarot.ids if half_turn_symmetric(tarot.image(c))]
+    # the shipped galleries say the same (read by the pipeline, which has no scans)
+    from models import model_path
+
+    assert Gallery.load(model_path("cards-decktet.npz")).half_turn_symmetric == found
+    assert Gallery.load(model_path("cards-tarot-rws.npz")).half_turn_symmetric == frozenset()
+
+
+def test_enrollment_records_the_symmetric_cards(tmp_path: Path, tarot_dir: Path) -> None:
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    art = cv2.imread(str(tarot_dir / "cups-02.jpg"))
+    cv2.imwrite(str(deck / "plain.png"), art)
+    cv2.imwrite(str(deck / "mirror.png"), cv2.addWeighted(art, 0.5, art[::-1, ::-1], 0.5, 0))
+    g = enroll(deck, per_card=4, seed=1)
+    assert g.half_turn_symmetric == {"mirror"}
+    g.save(tmp_path / "g.npz")
+    assert Gallery.load(tmp_path / "g.npz").half_turn_symmetric == {"mirror"}

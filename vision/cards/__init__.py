@@ -7,8 +7,9 @@ small :class:`Gallery` that identifies crops with numpy and OpenCV only. See
 
 from vision.cards.identify import (BACK_ID, CROP_SIZE, CardMatch, Gallery, GalleryError,
                                    art_angle_deg, card_corners_mm, enroll, features,
-                                   order_card_corners, warp_card, warp_card_mm)
+                                   half_turn_symmetric, order_card_corners, warp_card,
+                                   warp_card_mm)
 
 __all__ = ["BACK_ID", "CROP_SIZE", "CardMatch", "Gallery", "GalleryError", "art_angle_deg",
-           "card_corners_mm", "enroll", "features", "order_card_corners", "warp_card",
-           "warp_card_mm"]
+           "card_corners_mm", "enroll", "features", "half_turn_symmetric", "order_card_corners",
+           "warp_card", "warp_card_mm"]

@@ -184,6 +184,27 @@ def warp_card_mm(image: np.ndarray, calib: Any, center_mm: Sequence[float], angl
                      borderMode=cv2.BORDER_REPLICATE)
 
 
+#: A card whose art, at the crop's size and slightly blurred, correlates with itself turned
+#: half-way round at least this well looks the same both ways up: the Decktet draws six
+#: such cards (the Mill, the Windfall, the Sea, the Darkness, the Battle, the Forest: 0.997
+#: or more; the next, the Market, 0.976); no card of the Rider-Waite-Smith tarot reaches
+#: 0.7.
+HALF_TURN_CORRELATION = 0.99
+
+
+def half_turn_symmetric(art_bgr: np.ndarray) -> bool:
+    """Whether a card's art (a scan, any size, upright) looks the same turned 180 degrees
+    at the scale a camera sees it (:data:`HALF_TURN_CORRELATION`): which end is its top
+    cannot be told from the image, by a player or a camera."""
+    g = art_bgr if art_bgr.ndim == 2 else cv2.cvtColor(art_bgr[:, :, :3], cv2.COLOR_BGR2GRAY)
+    g = cv2.resize(g, CROP_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
+    g = cv2.GaussianBlur(g, (0, 0), 1.0)
+    a = (g - g.mean()).ravel()
+    b = (g[::-1, ::-1] - g.mean()).ravel()
+    den = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return den > 0.0 and float(a @ b) / den >= HALF_TURN_CORRELATION
+
+
 def art_angle_deg(quad_angle_deg: float, rotated: bool) -> float:
     """The record's ``angle_deg`` (centre -> art top) from the direction of the crop's top
     edge and :attr:`CardMatch.rotated`."""
@@ -339,6 +360,16 @@ class Gallery:
         self._name_of_class = np.array([names.index(c) for c in self.class_ids])
         self._none = names.index(NONE_ID) if NONE_ID in names else -1
         self._back = names.index(BACK_ID) if BACK_ID in names else -1
+        self._symmetric = frozenset(str(c) for c in (self.meta or {}).get("half_turn_symmetric",
+                                                                           []))
+
+    @property
+    def half_turn_symmetric(self) -> frozenset[str]:
+        """The ids whose art looks the same both ways up (:func:`half_turn_symmetric`,
+        found at enrollment from the deck's scans): which way up such a card lies is not
+        in the image, so the pipeline does not claim it (its record says
+        ``"art_symmetric": true``)."""
+        return self._symmetric
 
     @property
     def card_ids(self) -> list[str]:
@@ -678,8 +709,12 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
 
     crops: list[np.ndarray] = []
     labels: list[tuple[str, bool]] = []
+    symmetric: list[str] = []
     for i, cid in enumerate(deck.ids):
-        art = texture(deck.image(cid))
+        scan = deck.image(cid)
+        if half_turn_symmetric(scan):
+            symmetric.append(cid)
+        art = texture(scan)
         for _ in range(per_card):
             c = _augment(art, rng, pool, strength)
             crops += [c, c[::-1, ::-1]]
@@ -730,6 +765,7 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
                   meta={"deck_folder": str(deck.folder), "deck_kind": deck.kind,
                         "per_card": per_card, "seed": seed,
                         "back": "deck image" if deck.back_file is not None else "procedural",
+                        "half_turn_symmetric": sorted(symmetric),
                         "credit": _credit(deck.kind)})
     _calibrate(gal, deck, rng, pool, backs, strength)
     log.info("enrolled %s: %d classes, %d crops, %d prototypes of %d dims; augment %.1f s, "

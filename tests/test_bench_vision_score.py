@@ -1,0 +1,38 @@
+"""bench/vision.py's scoring of one record against its truth: a card whose art looks the
+same both ways up (six Decktet cards) counts its art direction at either end."""
+
+from __future__ import annotations
+
+from bench.vision import score
+
+
+def _table(angle_read: float) -> tuple[dict, dict]:
+    truth = {"cards": [{"id": "decktet-8-mill", "center_mm": [100.0, 100.0], "angle_deg": 270.0},
+                       {"id": "decktet-2-author", "center_mm": [300.0, 100.0],
+                        "angle_deg": 90.0}],
+             "pyramids": []}
+    record = {"calibrated": True, "pyramids": [],
+              "cards": [{"id": "decktet-8-mill", "center_mm": [101.0, 100.0],
+                         "angle_deg": angle_read},
+                        {"id": "decktet-2-author", "center_mm": [300.0, 101.0],
+                         "angle_deg": 92.0}]}
+    return record, truth
+
+
+def test_a_symmetric_card_read_the_other_way_up_is_right_only_when_symmetric() -> None:
+    record, truth = _table(90.0)        # the Mill's long axis, its other end
+    plain = score(record, truth)
+    assert plain["cards_dir_n"] == 2 and plain["cards_dir_ok"] == 1 and not plain["exact"]
+    sym = score(record, truth, frozenset({"decktet-8-mill"}))
+    assert sym["cards_dir_ok"] == 2 and sym["exact"]
+
+
+def test_a_symmetric_card_across_its_axis_is_still_wrong() -> None:
+    record, truth = _table(0.0)         # a quarter turn off: wrong at either end
+    sym = score(record, truth, frozenset({"decktet-8-mill"}))
+    assert sym["cards_dir_ok"] == 1 and not sym["exact"]
+    # an asymmetric card read the other way up stays wrong with the set given
+    record["cards"][1]["angle_deg"] = 272.0
+    record["cards"][0]["angle_deg"] = 270.0
+    sym = score(record, truth, frozenset({"decktet-8-mill"}))
+    assert sym["cards_dir_ok"] == 1
