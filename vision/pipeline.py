@@ -586,8 +586,8 @@ class TablePipeline:
             u = np.array([math.cos(a), math.sin(a)])
             for f in LONG_BOX_STEPS:
                 trials.append((i, centers[i] + u * f * float(excess[i])))
-        crops = [warp_card_mm(image, calib, c, float(axes[i]), self.card_size_mm)
-                 for i, c in trials]
+        crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), float(axes[i]),
+                              self.card_size_mm) for i, c in trials]
         for (i, c), m in zip(trials, self.gallery.identify_batch(crops)):
             if _cut_score(m) > _cut_score(matches[i]) + LONG_BOX_GAIN:
                 centers[i], matches[i] = c, m
