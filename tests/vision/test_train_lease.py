@@ -193,3 +193,30 @@ def test_without_torch_it_names_the_train_extra(tmp_path: Path, monkeypatch: pyt
         train_lease.main(["--work", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
     assert "needs the train extra (torch)" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
+
+
+def test_a_decktet_recipe_renders_decktet_tables(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch):
+    from vision.synth.deck import shared_dir
+
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "decktet").is_dir():
+        pytest.skip("shared/decks not found")
+    assert train_lease.RECIPES["mixed-decktet"].deck == "decktet"
+    seen = []
+    real = train_lease.shutil.rmtree
+
+    def keep_truth(folder):      # read one truth record before the batch's images go
+        import json
+
+        truth = next(Path(folder).rglob("*.json"))
+        if truth.name != "dataset.json":
+            seen.append(json.loads(truth.read_text(encoding="utf-8")))
+        real(folder)
+
+    monkeypatch.setattr(train_lease.shutil, "rmtree", keep_truth)
+    train_lease.render_and_cut(10, 4327, "mixed-decktet", 2, tmp_path, ("heat",))
+    monkeypatch.undo()
+    assert (tmp_path / "heat_000010.npz").is_file()
+    ids = {c["id"] for t in seen for c in t.get("cards", [])}
+    assert ids and all(i == "back" or i.startswith("decktet-") for i in ids)

@@ -57,7 +57,10 @@ apart to choose the best epoch (``cards/``: ``card-net.onnx``, ``card-net-best.p
 ``--networks verify --verify-init models/pyramids-verify.onnx`` goes on from the shipped
 verifier, cut on every candidate the finder may ask about (``--candidates all``, as its later
 stages were), and ``--recipes`` names the batches' recipes in turn, e.g. more crowded lattices
-under lamps and recoloured printings (:data:`RECIPES`).
+under lamps and recoloured printings (:data:`RECIPES`). ``mixed-decktet`` and
+``crowded-decktet`` render Decktet tables, whose art no pyramid reader has seen (it takes the
+Decktet's suns for orange pyramids: ``models/cards-decktet.md``); mixed with the tarot's
+recipes, e.g. ``--recipes mixed,crowded,mixed-decktet,mixed-lamp,crowded-decktet``.
 """
 
 from __future__ import annotations
@@ -79,14 +82,15 @@ log = logging.getLogger(__name__)
 
 class Recipe(NamedTuple):
     """A ``companion synth`` recipe: the game, the light, the share of images with hands,
-    the card printing's strength (None for the usual 0-1) and the share of pyramids
-    recoloured white or clear (``--pale``)."""
+    the card printing's strength (None for the usual 0-1), the share of pyramids
+    recoloured white or clear (``--pale``) and the deck (a folder of shared/decks)."""
 
     game: str
     light: str
     hands: float
     printing: tuple[float, float] | None = None
     pale: float = 0.0
+    deck: str = "rws-tarot"
 
 
 #: the first three are the shipped files' usual recipes; then the verifier's later stages
@@ -103,6 +107,10 @@ RECIPES: dict[str, Recipe] = {
     "mixed-printed": Recipe("mixed", "mixed", 0.15, (0.0, 1.5)),
     "mixed-pale": Recipe("mixed", "mixed", 0.15, None, 0.6),
     "crowded-pale": Recipe("crowded", "mixed", 0.10, None, 0.6),
+    # Decktet tables: the pyramid readers never saw its art, and take its suns and blues
+    # for pyramids (models/cards-decktet.md, "In the pipeline")
+    "mixed-decktet": Recipe("mixed", "mixed", 0.15, None, 0.0, "decktet"),
+    "crowded-decktet": Recipe("crowded", "mixed", 0.10, None, 0.0, "decktet"),
 }
 #: the recipe of each batch, in turn (``--recipes`` names another cycle): 4 mixed, 3 crowded
 #: tables under lamps, 3 mixed under lamps, as the shipped verifier's first renders
@@ -166,8 +174,12 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     t0 = time.monotonic()
     folder = work / f"r{batch:06d}"
     r = RECIPES[recipe]
+    from vision.synth.deck import default_deck_dir, load_deck
+
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=r.game, light=r.light,
-                           hands=r.hands, printing=r.printing, pale=r.pale))
+                           hands=r.hands, printing=r.printing, pale=r.pale,
+                           deck=None if r.deck == "rws-tarot"
+                           else load_deck(default_deck_dir(r.deck))))
     t1 = time.monotonic()
     views: dict[str, np.ndarray] = {}
     if "heat" in networks:
@@ -193,9 +205,9 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
                      labels=np.array(labels, np.int64), colors=np.array(colors), scene=scene,
                      pointing=np.array(pointing, np.float32))
     crops: list[str] = []
-    if "cards" in networks:
+    if "cards" in networks and r.deck == "rws-tarot":
+        # (the card network reads the tarot alone: another deck's crops are not its classes)
         from vision.cards.train_net import render_crops
-        from vision.synth.deck import default_deck_dir, load_deck
 
         # only its name: synthesize above read (and checked) the deck's images
         deck = load_deck(default_deck_dir("rws-tarot"), validate=False).name
