@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cv2.setNumThreads(2)
     deck = load_deck(default_deck_dir("rws-tarot"), validate=False)
+    symmetric = symmetric_ids(deck)
     bare = replace(DEFAULT_MAT, printed=False)   # the scene without markers on the table
     pipeline = TablePipeline(mat=None, threads=2)
     rows: list[dict[str, Any]] = []
@@ -137,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         if aligned is None:
             failed += 1
             empty = dict(record, calibrated=False, cards=[], pyramids=[])
-            rows.append(score(empty, truth, symmetric_ids(deck)))
+            rows.append(score(empty, truth, symmetric))
         else:
             rec, e = aligned
             errs += e
-            rows.append(score(rec, truth, symmetric_ids(deck)))
+            rows.append(score(rec, truth, symmetric))
         bar.update()
     bar.close()
     total_s = time.perf_counter() - t_all

@@ -29,8 +29,8 @@ not count (mostly hidden, buried in a pile) is neither right nor false. Per grou
 recall and precision, identity accuracy and art direction (within 45 degrees, face-up cards
 with the right id; for a card whose art looks the same turned half-way round, found from
 the deck's scans by :func:`vision.cards.identify.half_turn_symmetric`, within 45 degrees of
-either end: six Decktet cards, no tarot card) of matched cards; pyramid recall and precision, and of matched pyramids
-the accuracy of colour, pips, upright-or-lying and, for lying ones, pointing within 45
+either end: six Decktet cards, no tarot card) of matched cards; pyramid recall and
+precision, and of matched pyramids the accuracy of colour, pips, upright-or-lying and, for lying ones, pointing within 45
 degrees; and the share of images whose whole table is exactly right (calibrated, every card
 found with its id and art direction, every pyramid with all its attributes, nothing false).
 
@@ -103,11 +103,11 @@ _SYMMETRIC: dict[str, frozenset[str]] = {}
 def symmetric_ids(deck: Any) -> frozenset[str]:
     """The ids of ``deck`` (a :class:`vision.synth.deck.Deck`) whose art looks the same
     turned half-way round, from its scans (once per deck)."""
-    from vision.cards.identify import half_turn_symmetric
+    from vision.cards.identify import half_turn_symmetric_ids
 
     key = str(getattr(deck, "folder", deck.name))
     if key not in _SYMMETRIC:
-        _SYMMETRIC[key] = frozenset(c for c in deck.ids if half_turn_symmetric(deck.image(c)))
+        _SYMMETRIC[key] = frozenset(half_turn_symmetric_ids(deck))
     return _SYMMETRIC[key]
 
 
@@ -718,8 +718,8 @@ def main(argv: list[str] | None = None) -> int:
         "art direction and pointing within 45° (art direction at either end for a card "
         "whose art looks the same both ways up: six Decktet cards, no tarot card).  ",
         "Goals (issue 4): card id 99.5%, every pyramid attribute 99%, whole table exactly right "
-        "95% (ordinary and hard; unseen art: reported, same aim); pipeline under 150 ms median and within 1.5x the plain "
-        "detector.", "",
+        "95% (ordinary and hard; unseen art: reported, same aim); pipeline under 150 ms "
+        "median and within 1.5x the plain detector.", "",
         table(sums), "",
         "What went wrong: " + "; ".join(wrong) + ".", "",
         f"Speed ({t['n']} frames of the groups above, one at a time, "

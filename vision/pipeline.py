@@ -542,11 +542,14 @@ class TablePipeline:
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
             symmetric = cid in self.gallery.half_turn_symmetric
-            # a back has no art top: keep the box's own direction; nor has art that looks
-            # the same both ways up: the long axis's direction in [0, 180), so that the
-            # record does not turn the card over from frame to frame
-            angle = (art_angle_deg(float(axes[i]), m.rotated) if face_up and not symmetric
-                     else float(axes[i]) % (180.0 if symmetric else 360.0))
+            if symmetric:
+                # art that looks the same both ways up has no top: the long axis's direction
+                # in [0, 180), so that the record does not turn the card over between frames
+                angle = float(axes[i]) % 180.0
+            elif face_up:
+                angle = art_angle_deg(float(axes[i]), m.rotated)
+            else:
+                angle = float(axes[i])    # a back has no art top: the box's own direction
             corners = image_points(calib, card_corners_mm(centers[i], angle, self.card_size_mm))
             cards.append({
                 "id": cid,

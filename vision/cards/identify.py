@@ -205,6 +205,12 @@ def half_turn_symmetric(art_bgr: np.ndarray) -> bool:
     return den > 0.0 and float(a @ b) / den >= HALF_TURN_CORRELATION
 
 
+def half_turn_symmetric_ids(deck: Any) -> list[str]:
+    """The ids of ``deck`` (a :class:`vision.synth.deck.Deck`) whose scan is
+    :func:`half_turn_symmetric`, in the deck's order."""
+    return [cid for cid in deck.ids if half_turn_symmetric(deck.image(cid))]
+
+
 def art_angle_deg(quad_angle_deg: float, rotated: bool) -> float:
     """The record's ``angle_deg`` (centre -> art top) from the direction of the crop's top
     edge and :attr:`CardMatch.rotated`."""
@@ -709,12 +715,8 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
 
     crops: list[np.ndarray] = []
     labels: list[tuple[str, bool]] = []
-    symmetric: list[str] = []
     for i, cid in enumerate(deck.ids):
-        scan = deck.image(cid)
-        if half_turn_symmetric(scan):
-            symmetric.append(cid)
-        art = texture(scan)
+        art = texture(deck.image(cid))
         for _ in range(per_card):
             c = _augment(art, rng, pool, strength)
             crops += [c, c[::-1, ::-1]]
@@ -765,7 +767,7 @@ def enroll(deck_folder: str | Path | None = None, *, per_card: int = 40, seed: i
                   meta={"deck_folder": str(deck.folder), "deck_kind": deck.kind,
                         "per_card": per_card, "seed": seed,
                         "back": "deck image" if deck.back_file is not None else "procedural",
-                        "half_turn_symmetric": sorted(symmetric),
+                        "half_turn_symmetric": sorted(half_turn_symmetric_ids(deck)),
                         "credit": _credit(deck.kind)})
     _calibrate(gal, deck, rng, pool, backs, strength)
     log.info("enrolled %s: %d classes, %d crops, %d prototypes of %d dims; augment %.1f s, "

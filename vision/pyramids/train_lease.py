@@ -176,10 +176,9 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     r = RECIPES[recipe]
     from vision.synth.deck import default_deck_dir, load_deck
 
+    deck = load_deck(default_deck_dir(r.deck))
     synthesize(SynthConfig(out=folder, count=scenes, seed=seed, game=r.game, light=r.light,
-                           hands=r.hands, printing=r.printing, pale=r.pale,
-                           deck=None if r.deck == "rws-tarot"
-                           else load_deck(default_deck_dir(r.deck))))
+                           hands=r.hands, printing=r.printing, pale=r.pale, deck=deck))
     t1 = time.monotonic()
     views: dict[str, np.ndarray] = {}
     if "heat" in networks:
@@ -209,9 +208,7 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
         # (the card network reads the tarot alone: another deck's crops are not its classes)
         from vision.cards.train_net import render_crops
 
-        # only its name: synthesize above read (and checked) the deck's images
-        deck = load_deck(default_deck_dir("rws-tarot"), validate=False).name
-        X, crops = render_crops([folder], deck, seed, per_card=CARDS_PER_CARD)
+        X, crops = render_crops([folder], deck.name, seed, per_card=CARDS_PER_CARD)
         if crops:
             np.savez(work / f"cards_{batch:06d}.npz", X=X, y=np.array(crops))
     t4 = time.monotonic()
