@@ -13,8 +13,9 @@ JPEG-compressed as the renderer's style says and decoded again, in four groups:
   enrolled with (printing strength 1.6-2.4: colour matrix, saturation, gamma, yellowing
   and borders well beyond the enrollment augmentations, as in bench/card_id.py);
 * ``decktet``: as ordinary, with the Decktet (63.5 x 89 mm) and the shipped Decktet gallery:
-  a deck that no network of the pipeline (card detector, pyramid readers) was trained on.
-  In the default groups since 2026-11-28.
+  a deck that the card detector and all but one pyramid reader never saw (the pyramid
+  verifier the pipeline takes for it was trained on with other Decktet renders,
+  models/pyramids-verify-decktet.md). In the default groups since 2026-11-28.
 
 Every image is a new camera: the pipeline forgets the previous calibration and is given the
 lens (K and distortion) as ``companion calibrate-camera`` would have measured it
@@ -708,8 +709,9 @@ def main(argv: list[str] | None = None) -> int:
         "Groups: ordinary = renderer's mixed scenes, tilt 0-15°; hard = crowded lattices "
         "(12-20 cards, half with 3 pyramids each), tilt 15-25°, dim and/or coloured light; "
         "unseen printing = printing strength 1.6-2.4 (beyond enrollment); decktet = as "
-        "ordinary with the Decktet, a deck no network here was trained on (its cards are "
-        "63.5 x 89 mm, the detector learnt the tarot's 70 x 120).  ",
+        "ordinary with the Decktet, a deck the card detector never saw (its cards are "
+        "63.5 x 89 mm, the detector learnt the tarot's 70 x 120); of the pyramid readers only "
+        "the verifier taken for it was trained on Decktet renders (other seeds).  ",
         "Images whose four markers are not all in the frame (the renderer's camera sometimes "
         "frames only part of the mat; the truth says `calibrated: false`) are counted in "
         "brackets and left out of every figure.  ",

@@ -77,6 +77,14 @@ SHIPPED_NETS: dict[str, str] = {
     "tarot": "cards-tarot-net.onnx",
     "rws-tarot": "cards-tarot-net.onnx",
 }
+#: The pyramid finder's second opinion (vision/pyramids/verify.py) trained on for some decks:
+#: it tells a pyramid from card art, and a deck's art is its own. The one shipped for the
+#: tarot took the Decktet's suns and blues for pyramids (held out: 116 false finds on 177
+#: tables); the Decktet's copy was trained on from it with Decktet tables among tarot ones,
+#: and costs the tarot tables (models/pyramids-verify-decktet.md). Other decks: the default.
+SHIPPED_VERIFIERS: dict[str, str] = {
+    "decktet": "pyramids-verify-decktet.onnx",
+}
 DEFAULT_DECK = "tarot"
 
 #: A box whose patch the identifier takes for bare table is dropped only when the detector
@@ -342,6 +350,12 @@ class TablePipeline:
                                     threads=max(1, self.threads - 1))
         self.card_size_mm = (float(self.gallery.card_size_mm[0]),
                              float(self.gallery.card_size_mm[1]))
+        #: the pyramid finder's second opinion for this deck (None: the default one)
+        self.verify_model: Path | None = None
+        if (name := deck_name(deck)) in SHIPPED_VERIFIERS:
+            from models import model_path
+
+            self.verify_model = model_path(SHIPPED_VERIFIERS[str(name)])
         self._intrinsics_path: Path | None = None
         self._intrinsics: Intrinsics | None = None
         # one calibrator per image size: its memory (last good calibration) and intrinsics
@@ -364,7 +378,7 @@ class TablePipeline:
             pyramid_process = PYRAMIDS_IN_PROCESS
         if pyramid_finder is None and self.threads >= 2 and pyramid_process:
             try:
-                self._process = PyramidProcess(mat, colors)
+                self._process = PyramidProcess(mat, colors, self.verify_model)
             except PyramidProcessError as exc:
                 log.warning("%s; the pyramids run on a thread instead", exc)
         if self._process is None:
@@ -382,7 +396,8 @@ class TablePipeline:
         if self._finder is None:
             from vision.pyramids.find import PyramidFinder
 
-            self._finder = PyramidFinder(self.mat, colors=self._colors)
+            self._finder = PyramidFinder(self.mat, colors=self._colors,
+                                         verify_model=self.verify_model)
         return self._finder
 
     def set_camera(self, intrinsics: Intrinsics | str | Path | None) -> None:

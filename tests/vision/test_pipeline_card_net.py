@@ -125,6 +125,20 @@ def test_which_decks_get_the_network() -> None:
         assert p.card_net is None
 
 
+def test_which_decks_get_their_own_second_opinion() -> None:
+    """The Decktet's pyramid verifier was trained on with its art (its suns and blues are
+    card art); the tarot, and a deck enrolled from a folder, take the default one."""
+    from models import model_path
+    from vision.pyramids.verify import VERIFY_MODEL
+
+    with TablePipeline(deck="decktet", threads=1) as p:
+        assert p.verify_model == model_path("pyramids-verify-decktet.onnx")
+        assert p.pyramid_finder.verifier.path == p.verify_model
+    with TablePipeline(deck="tarot", threads=1) as p:
+        assert p.verify_model is None
+        assert p.pyramid_finder.verifier.path == model_path(VERIFY_MODEL)
+
+
 def test_an_unsure_card_is_read_as_the_mean_of_its_cuts(monkeypatch) -> None:
     """The moved cuts' readings are averaged with the cut's own: one moved cut that reads
     another card very surely does not outvote four that agree."""

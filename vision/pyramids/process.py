@@ -41,6 +41,7 @@ import time
 import weakref
 from multiprocessing import shared_memory
 from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,9 +71,10 @@ def _attach(name: str) -> shared_memory.SharedMemory:
     return shm
 
 
-def _serve(conn: Connection, mat: Any, colors: Any) -> None:
-    """The process: build the finder, say ready (or why not), then answer frames until told
-    to stop or the pipe closes."""
+def _serve(conn: Connection, mat: Any, colors: Any, verify_model: Any = None) -> None:
+    """The process: build the finder (its second opinion ``verify_model``, None: the shipped
+    one), say ready (or why not), then answer frames until told to stop or the pipe
+    closes."""
     import cv2
 
     # one core for the finder, the other for the card stages
@@ -81,7 +83,7 @@ def _serve(conn: Connection, mat: Any, colors: Any) -> None:
         from vision.pipeline import pyramid_records
         from vision.pyramids.find import PyramidFinder
 
-        finder = PyramidFinder(mat, colors=colors)
+        finder = PyramidFinder(mat, colors=colors, verify_model=verify_model)
     except Exception as exc:  # noqa: BLE001 - sent back to the parent, which raises it
         conn.send(("error", _picklable(exc)))
         return
@@ -134,8 +136,10 @@ class _Pending:
 
 
 class PyramidProcess:
-    """``PyramidProcess(mat, colors)``: a :class:`vision.pyramids.find.PyramidFinder` for
-    ``mat`` (and the colour profile ``colors``) in a process of its own, its models loaded
+    """``PyramidProcess(mat, colors, verify_model)``: a
+    :class:`vision.pyramids.find.PyramidFinder` for ``mat`` (and the colour profile ``colors``,
+    and the second opinion ``verify_model``: None for the shipped one) in a process of its
+    own, its models loaded
     before the constructor returns (an error loading them is raised here). One frame at a
     time: ``submit(image, calib).result()`` -> (the record's pyramids, the finder's ms).
 
@@ -144,7 +148,7 @@ class PyramidProcess:
     :mod:`multiprocessing`'s own start methods, it never runs the caller's main script again.
     """
 
-    def __init__(self, mat: Any, colors: Any = None) -> None:
+    def __init__(self, mat: Any, colors: Any = None, verify_model: Path | None = None) -> None:
         key = secrets.token_bytes(32)
         self._shm: shared_memory.SharedMemory | None = None
         self._waiting = False
@@ -192,7 +196,7 @@ class PyramidProcess:
                              + (f" (exit code {code})" if code is not None else ""))
         self._conn = got[0]
         try:
-            self._conn.send((mat, colors))
+            self._conn.send((mat, colors, verify_model))
             if not self._conn.poll(START_TIMEOUT_S):
                 raise PyramidProcessError(f"the pyramid process did not load its models in "
                                           f"{START_TIMEOUT_S:.0f} s")
@@ -313,10 +317,10 @@ def main() -> int:
     key = bytes.fromhex(sys.stdin.readline().strip())
     conn = Client(address, authkey=key)
     try:
-        mat, colors = conn.recv()
+        mat, colors, verify_model = conn.recv()
     except (EOFError, OSError):
         return 1
-    _serve(conn, mat, colors)
+    _serve(conn, mat, colors, verify_model)
     return 0
 
 
