@@ -81,7 +81,8 @@ SHIPPED_NETS: dict[str, str] = {
 #: it tells a pyramid from card art, and a deck's art is its own. The one shipped for the
 #: tarot took the Decktet's suns and blues for pyramids (held out: 116 false finds on 177
 #: tables); the Decktet's copy was trained on from it with Decktet tables among tarot ones,
-#: and costs the tarot tables (models/pyramids-verify-decktet.md). Other decks: the default.
+#: and read the tarot's tables worse than the default one (models/pyramids-verify-decktet.md),
+#: so it is the Decktet's alone. Other decks: the default.
 SHIPPED_VERIFIERS: dict[str, str] = {
     "decktet": "pyramids-verify-decktet.onnx",
 }

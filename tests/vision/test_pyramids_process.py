@@ -71,14 +71,14 @@ def test_a_bad_colour_profile_fails_where_the_pipeline_is_built(tmp_path: Path):
 def test_the_decks_second_opinion_is_loaded_in_the_process(tmp_path: Path):
     """The verifier a pipeline takes for its deck reaches the process: a file that is not one
     fails where the process is built, named, as it does on a thread."""
+    from vision.pyramids.find import PyramidFinder
     from vision.pyramids.process import PyramidProcess
 
     junk = tmp_path / "verify.onnx"
     junk.write_bytes(b"not a model")
     errors = []
     for build in (lambda: PyramidProcess(DEFAULT_MAT, None, junk),
-                  lambda: __import__("vision.pyramids.find", fromlist=["PyramidFinder"])
-                  .PyramidFinder(DEFAULT_MAT, verify_model=junk)):
+                  lambda: PyramidFinder(DEFAULT_MAT, verify_model=junk)):
         with pytest.raises(Exception) as info:
             build()
         errors.append(info.value)

@@ -71,7 +71,8 @@ def _attach(name: str) -> shared_memory.SharedMemory:
     return shm
 
 
-def _serve(conn: Connection, mat: Any, colors: Any, verify_model: Any = None) -> None:
+def _serve(conn: Connection, mat: Any, colors: Any, verify_model: Path | None = None
+           ) -> None:
     """The process: build the finder (its second opinion ``verify_model``, None: the shipped
     one), say ready (or why not), then answer frames until told to stop or the pipe
     closes."""
@@ -139,9 +140,9 @@ class PyramidProcess:
     """``PyramidProcess(mat, colors, verify_model)``: a
     :class:`vision.pyramids.find.PyramidFinder` for ``mat`` (and the colour profile ``colors``,
     and the second opinion ``verify_model``: None for the shipped one) in a process of its
-    own, its models loaded
-    before the constructor returns (an error loading them is raised here). One frame at a
-    time: ``submit(image, calib).result()`` -> (the record's pyramids, the finder's ms).
+    own, its models loaded before the constructor returns (an error loading them is raised
+    here). One frame at a time: ``submit(image, calib).result()`` -> (the record's
+    pyramids, the finder's ms).
 
     The process is a fresh interpreter (``python -m vision.pyramids.process``) that
     connects back over a local socket (or pipe, on Windows) with a one-time key: unlike
