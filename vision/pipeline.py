@@ -339,24 +339,24 @@ class TablePipeline:
         mat = self.mat
         self.threads = max(1, int(threads))
         self.gallery = load_deck_gallery(deck)
+        from models import model_path
+
+        # the shipped deck ``deck`` stands for ("": one enrolled from a folder), whose own
+        # models are looked up below
+        name = deck_name(deck) or ""
         #: the deck's identity network, where one is shipped (and ``card_net`` is not
         #: False): it has the last word on each card's final cut (:func:`_fuse`)
         self.card_net: CardNet | None = None
         if isinstance(card_net, CardNet):
             self.card_net = card_net
-        elif card_net is not False and (name := deck_name(deck)) in SHIPPED_NETS:
-            from models import model_path
-
-            self.card_net = CardNet(model_path(SHIPPED_NETS[str(name)]),
+        elif card_net is not False and name in SHIPPED_NETS:
+            self.card_net = CardNet(model_path(SHIPPED_NETS[name]),
                                     threads=max(1, self.threads - 1))
         self.card_size_mm = (float(self.gallery.card_size_mm[0]),
                              float(self.gallery.card_size_mm[1]))
         #: the pyramid finder's second opinion for this deck (None: the default one)
-        self.verify_model: Path | None = None
-        if (name := deck_name(deck)) in SHIPPED_VERIFIERS:
-            from models import model_path
-
-            self.verify_model = model_path(SHIPPED_VERIFIERS[str(name)])
+        self.verify_model: Path | None = (model_path(SHIPPED_VERIFIERS[name])
+                                          if name in SHIPPED_VERIFIERS else None)
         self._intrinsics_path: Path | None = None
         self._intrinsics: Intrinsics | None = None
         # one calibrator per image size: its memory (last good calibration) and intrinsics
