@@ -97,10 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
     p.add_argument("--lr0", type=float, default=None,
-                   help="initial learning rate (default: cards 0.01, card-net 0.004, "
-                        "pyramids, pyramid-heat, pyramid-verify and pyramid-size 0.003; "
-                        "with --init, card-net, pyramids, pyramid-heat, pyramid-verify and "
-                        "pyramid-size 0.001)")
+                   help="initial learning rate (default: cards, ultralytics' own choice "
+                        "of optimiser and rate, AdamW at this rate when given; card-net "
+                        "0.004, pyramids, pyramid-heat, pyramid-verify and pyramid-size "
+                        "0.003; with --init, cards AdamW at 0.0005, card-net, pyramids, "
+                        "pyramid-heat, pyramid-verify and pyramid-size 0.001)")
     # vision.pyramids.train_verify.CANDIDATES, written out for the same reason as --only's
     p.add_argument("--candidates", choices=["all", "doubtful"], default="all",
                    help="pyramid-verify: the candidates cut for it: every one the finder "

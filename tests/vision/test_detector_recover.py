@@ -57,3 +57,61 @@ def test_a_file_that_is_not_onnx_is_refused(tmp_path):
     bad.write_bytes(b"not a model")
     with pytest.raises(RecoverError, match="not an ONNX model"):
         rebuild(bad)
+
+
+def _batch_norms_in_training(net):
+    """``net`` computing as in training where the batch norms are concerned (each batch
+    normalised by its own statistics), the head as in evaluation (its plain output)."""
+    net.eval()
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.train()
+            m.momentum = 0.0     # the check must not move the running statistics
+    return net
+
+
+def _out(net, x):
+    with torch.no_grad():
+        y = net(torch.from_numpy(x))
+    return (y[0] if isinstance(y, (tuple, list)) else y).numpy()
+
+
+def test_calibrated_batch_norms_keep_the_network_and_train_from_where_it_is(shipped):
+    from vision.detection.recover import calibrate_batch_norms
+
+    rng = np.random.default_rng(3)
+    # canvas-like input: smooth colour fields, not white noise
+    x = rng.random((4, 3, 10, 10), dtype=np.float32)
+    x = np.stack([np.stack([np.kron(c, np.ones((32, 32), np.float32)) for c in img])
+                  for img in x])
+    net = rebuild(shipped)
+    want = _out(net.eval(), x)
+    # folded as rebuilt, a batch normalised by its own statistics is another network
+    before = np.abs(_out(_batch_norms_in_training(net), x) - want).max()
+    assert before > 1.0
+    assert calibrate_batch_norms(net, x) == sum(
+        isinstance(m, torch.nn.BatchNorm2d) for m in net.modules())
+    assert np.abs(_out(net.eval(), x) - want).max() < 1e-2      # evaluation: the same
+    # training on the batch the statistics came from: the same network too
+    assert np.abs(_out(_batch_norms_in_training(net), x) - want).max() < 1e-2
+    assert max_difference(shipped, net.eval(), count=1) < 1e-2
+
+
+def test_calibration_refuses_a_wrong_shape_by_name(shipped):
+    from vision.detection.recover import calibrate_batch_norms
+
+    with pytest.raises(ValueError, match=r"expected \(N >= 2, 3, H, W\), got \(1, 3, 64, 64\)"):
+        calibrate_batch_norms(rebuild(shipped), np.zeros((1, 3, 64, 64), np.float32))
+
+
+def test_going_on_holds_the_batch_norms_statistics():
+    from vision.detection.train import _hold_batch_norms
+
+    class Trainer:
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
+                                    torch.nn.ReLU())
+
+    t = Trainer()
+    t.model.train()
+    _hold_batch_norms(t)
+    assert not t.model[1].training and t.model[0].training

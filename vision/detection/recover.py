@@ -7,8 +7,17 @@ ultralytics' export folds each convolution's batch norm into the convolution (we
 bias, under the module's own name). This module builds the same network from its YAML and
 undoes the folding: the convolution takes the folded weight, and its batch norm becomes the
 identity plus the folded bias (weight 1, running mean 0, running variance ``1 - eps``), so
-the rebuilt network computes what the ONNX file computes. Fine-tuning then re-learns the
-batch norms' statistics as usual.
+the rebuilt network computes what the ONNX file computes.
+
+That identity is exact in evaluation, but not in training: a batch norm in training
+normalises each batch by the batch's own mean and spread, which for a folded convolution are
+far from 0 and 1, so the first training step would change what every layer computes (a CPU
+fine-tune of 2026-11-28 lost a tenth of its validation mAP in its first epoch and never won
+it back). :func:`calibrate_batch_norms` therefore gives each batch norm the statistics its
+convolution's output really has on a few training canvases (mean ``m``, variance ``v``) and
+the affine that undoes them (weight ``sqrt(v + eps)``, bias ``m`` + the folded bias): the
+network still computes exactly the same in evaluation, and in training a batch whose
+statistics are like those gets nearly the same output too.
 
     python -m vision.detection.recover [--onnx models/cards-obb.onnx] --out cards-obb.pt
 
@@ -110,6 +119,78 @@ def rebuild(onnx_path: Path, model_yaml: str = MODEL_YAML) -> Any:
                            f"{int(net.stride.max())}")
     net.names = names
     return net
+
+
+def calibrate_batch_norms(net: Any, canvases: np.ndarray, batch: int = 16) -> int:
+    """Give the batch norms of a :func:`rebuild` network the statistics of its convolutions'
+    outputs on ``canvases`` (N, 3, H, W float RGB 0-1, N >= 2), keeping what the network
+    computes in evaluation (module docstring). Returns how many batch norms were set.
+    ValueError names a wrong shape."""
+    import torch
+    from ultralytics.nn.modules import Conv
+
+    x = np.asarray(canvases, np.float32)
+    if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] < 2:
+        raise ValueError(f"canvases: expected (N >= 2, 3, H, W), got {x.shape}")
+    convs = [m for m in net.modules()
+             if isinstance(m, Conv) and isinstance(getattr(m, "bn", None), torch.nn.BatchNorm2d)]
+    sums: dict[int, list[Any]] = {}
+
+    def hook(mod: Any, _inp: Any, out: Any) -> None:
+        y = out.detach().double()
+        s = sums.setdefault(id(mod), [0.0, 0.0, 0])
+        s[0] = s[0] + y.sum(dim=(0, 2, 3))
+        s[1] = s[1] + (y * y).sum(dim=(0, 2, 3))
+        s[2] += y.shape[0] * y.shape[2] * y.shape[3]
+
+    handles = [m.conv.register_forward_hook(hook) for m in convs]
+    net.eval()
+    try:
+        with torch.no_grad():
+            for i in range(0, len(x), batch):
+                net(torch.from_numpy(x[i:i + batch]))
+    finally:
+        for h in handles:
+            h.remove()
+    with torch.no_grad():
+        for m in convs:
+            total, squares, n = sums[id(m.conv)]
+            mean = total / n
+            var = (squares / n - mean * mean).clamp(min=0.0)
+            bn = m.bn
+            run_mean, run_var = bn.running_mean, bn.running_var
+            assert run_mean is not None and run_var is not None   # YOLO's batch norms track
+            # what the batch norm computes in evaluation, y * scale + shift (after rebuild:
+            # scale 1, shift the folded bias), kept with the new statistics
+            scale = bn.weight.double() / torch.sqrt(run_var.double() + bn.eps)
+            shift = bn.bias.double() - scale * run_mean.double()
+            run_mean.copy_(mean.float())
+            run_var.copy_(var.float())
+            bn.weight.copy_((scale * torch.sqrt(var + bn.eps)).float())
+            bn.bias.copy_((shift + scale * mean).float())
+    return len(convs)
+
+
+def canvases_from(folder: Path, count: int, imgsz: int, seed: int = 0) -> np.ndarray:
+    """Up to ``count`` images of ``folder`` (a training split's rectified canvases), chosen
+    with ``seed``, as (N, 3, imgsz, imgsz) RGB 0-1 for :func:`calibrate_batch_norms`."""
+    import cv2
+
+    files = sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in
+                   (".jpg", ".jpeg", ".png"))
+    rng = np.random.default_rng(seed)
+    chosen = [files[i] for i in sorted(rng.permutation(len(files))[:count])]
+    out = []
+    for p in chosen:
+        img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+        if img is None:
+            continue
+        img = cv2.resize(img, (imgsz, imgsz), interpolation=cv2.INTER_AREA)
+        out.append(img[:, :, ::-1].transpose(2, 0, 1).astype(np.float32) / 255.0)
+    if len(out) < 2:
+        raise RecoverError(f"{folder}: fewer than 2 readable images to set the batch norms "
+                           "from")
+    return np.stack(out)
 
 
 def save_checkpoint(net: Any, out: Path, imgsz: int) -> Path:

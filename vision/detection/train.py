@@ -44,6 +44,24 @@ class CardTrainConfig:
     lr0: float | None = None
 
 
+#: training canvases the batch norms of a detector rebuilt from ONNX take their statistics from
+BN_CANVASES = 64
+#: the first learning rate when going on from trained weights and none is given (AdamW)
+INIT_LR0 = 0.0005
+
+
+def _hold_batch_norms(trainer: Any) -> None:
+    """Going on from trained weights, the batch norms keep their statistics (their weight
+    and bias still learn): a CPU batch of 16 canvases, most of them bare table, normalised
+    by its own mean and spread, computes something else than the network that was trained
+    (ultralytics sets the model to training mode at each epoch, so this runs each batch)."""
+    import torch
+
+    for m in trainer.model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.eval()
+
+
 def build_dataset(cfg: CardTrainConfig, progress: Any = None) -> Path:
     """Rectified images and labels under ``cfg.out/data``; returns the data.yaml path."""
     from vision.detection.dataset import export_folder, write_yaml
@@ -75,12 +93,19 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     init = cfg.init
     if init is not None and Path(init).suffix.lower() == ".onnx":
         # an exported detector (the shipped one has no best.pt beside it): its weights,
-        # rebuilt into the network it was exported from
-        from vision.detection.recover import rebuild, save_checkpoint
+        # rebuilt into the network it was exported from, its batch norms given the
+        # statistics of this run's own training canvases (recover.calibrate_batch_norms)
+        from vision.detection.recover import (calibrate_batch_norms, canvases_from, rebuild,
+                                              save_checkpoint)
 
-        init = save_checkpoint(rebuild(Path(init)), out / "init-from-onnx.pt", cfg.imgsz)
+        net = rebuild(Path(init))
+        calibrate_batch_norms(net, canvases_from(Path(data_yaml).parent / "images" / "train",
+                                                 BN_CANVASES, cfg.imgsz, cfg.seed))
+        init = save_checkpoint(net, out / "init-from-onnx.pt", cfg.imgsz)
         log.info("card detector: going on from %s (rebuilt as %s)", cfg.init, init)
     model = YOLO(str(init) if init else cfg.model_yaml, task="obb")
+    if cfg.init is not None:
+        model.add_callback("on_train_batch_start", _hold_batch_norms)
     t0 = time.monotonic()
     kwargs: dict[str, Any] = dict(
         data=str(data_yaml), imgsz=cfg.imgsz, epochs=cfg.epochs, batch=cfg.batch,
@@ -92,8 +117,12 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
         close_mosaic=3, hsv_h=0.02, amp=False, val=True, patience=100, verbose=False)
     if cfg.hours:
         kwargs["time"] = float(cfg.hours)
-    if cfg.lr0 is not None:
-        kwargs["lr0"] = float(cfg.lr0)
+    if cfg.lr0 is not None or cfg.init is not None:
+        # ultralytics' "auto" optimiser ignores lr0 (AdamW at 0.002 for short runs) and its
+        # warm-up starts every bias at a learning rate of 0.1: both undo trained weights
+        kwargs["optimizer"] = "AdamW"
+        kwargs["lr0"] = float(cfg.lr0 if cfg.lr0 is not None else INIT_LR0)
+        kwargs["warmup_bias_lr"] = 0.0
     if cfg.init is not None:
         kwargs["warmup_epochs"] = 0.5   # going on from trained weights: a short warm-up
     model.train(**kwargs)
