@@ -53,7 +53,7 @@ INIT_LR0 = 0.0005
 def _hold_batch_norms(trainer: Any) -> None:
     """Going on from trained weights, the batch norms keep their statistics (their weight
     and bias still learn): a CPU batch of 16 canvases, most of them bare table, normalised
-    by its own mean and spread, computes something else than the network that was trained
+    by its own mean and spread, computes something other than the network that was trained
     (ultralytics sets the model to training mode at each epoch, so this runs each batch)."""
     import torch
 
@@ -118,8 +118,8 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     if cfg.hours:
         kwargs["time"] = float(cfg.hours)
     if cfg.lr0 is not None or cfg.init is not None:
-        # ultralytics' "auto" optimiser ignores lr0 (AdamW at 0.002 for short runs) and its
-        # warm-up starts every bias at a learning rate of 0.1: both undo trained weights
+        # ultralytics' "auto" optimiser ignores lr0 (AdamW at 0.002 for short runs); with a
+        # named one, the warm-up would start every bias at a learning rate of 0.1 (auto: 0)
         kwargs["optimizer"] = "AdamW"
         kwargs["lr0"] = float(cfg.lr0 if cfg.lr0 is not None else INIT_LR0)
         kwargs["warmup_bias_lr"] = 0.0
