@@ -61,13 +61,22 @@ def _onnx_weights(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return weights, meta
 
 
+def _folded_convs(net: Any) -> list[tuple[str, Any]]:
+    """(name, module) of each convolution block whose batch norm ultralytics' export
+    folds into the convolution."""
+    import torch
+    from ultralytics.nn.modules import Conv
+
+    return [(name, m) for name, m in net.named_modules()
+            if isinstance(m, Conv) and isinstance(getattr(m, "bn", None), torch.nn.BatchNorm2d)]
+
+
 def rebuild(onnx_path: Path, model_yaml: str = MODEL_YAML) -> Any:
     """The ultralytics detection network of ``model_yaml`` carrying the ONNX file's weights
     (a torch ``nn.Module``, in eval mode). RecoverError when a weight is missing or of
     another shape, or when the file has weights the network has no place for."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
     import torch
-    from ultralytics.nn.modules import Conv
     from ultralytics.nn.tasks import OBBModel
 
     weights, meta = _onnx_weights(Path(onnx_path))
@@ -92,18 +101,16 @@ def rebuild(onnx_path: Path, model_yaml: str = MODEL_YAML) -> Any:
         return w
 
     with torch.no_grad():
-        for mod_name, mod in net.named_modules():
-            if isinstance(mod, Conv) and isinstance(getattr(mod, "bn", None),
-                                                    torch.nn.BatchNorm2d):
-                prefix = f"{mod_name}.conv"
-                mod.conv.weight.copy_(take(f"{prefix}.weight", mod.conv.weight))
-                bias = take(f"{prefix}.bias", mod.bn.bias)
-                mod.bn.weight.fill_(1.0)
-                mod.bn.bias.copy_(bias)
-                mean, var = mod.bn.running_mean, mod.bn.running_var
-                assert mean is not None and var is not None   # tracked by YOLO's batch norms
-                mean.zero_()
-                var.fill_(1.0 - mod.bn.eps)
+        for mod_name, mod in _folded_convs(net):
+            prefix = f"{mod_name}.conv"
+            mod.conv.weight.copy_(take(f"{prefix}.weight", mod.conv.weight))
+            bias = take(f"{prefix}.bias", mod.bn.bias)
+            mod.bn.weight.fill_(1.0)
+            mod.bn.bias.copy_(bias)
+            mean, var = mod.bn.running_mean, mod.bn.running_var
+            assert mean is not None and var is not None   # tracked by YOLO's batch norms
+            mean.zero_()
+            var.fill_(1.0 - mod.bn.eps)
         # the head's last convolutions have a bias of their own and no batch norm
         for name, param in net.named_parameters():
             if name in weights and name not in used:
@@ -127,13 +134,11 @@ def calibrate_batch_norms(net: Any, canvases: np.ndarray, batch: int = 16) -> in
     computes in evaluation (module docstring). Returns how many batch norms were set.
     ValueError names a wrong shape."""
     import torch
-    from ultralytics.nn.modules import Conv
 
     x = np.asarray(canvases, np.float32)
     if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] < 2:
         raise ValueError(f"canvases: expected (N >= 2, 3, H, W), got {x.shape}")
-    convs = [m for m in net.modules()
-             if isinstance(m, Conv) and isinstance(getattr(m, "bn", None), torch.nn.BatchNorm2d)]
+    convs = [m for _, m in _folded_convs(net)]
     sums: dict[int, list[Any]] = {}
 
     def hook(mod: Any, _inp: Any, out: Any) -> None:
@@ -176,6 +181,8 @@ def canvases_from(folder: Path, count: int, imgsz: int, seed: int = 0) -> np.nda
     with ``seed``, as (N, 3, imgsz, imgsz) RGB 0-1 for :func:`calibrate_batch_norms`."""
     import cv2
 
+    from vision.tensors import nchw_rgb01
+
     files = sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in
                    (".jpg", ".jpeg", ".png"))
     rng = np.random.default_rng(seed)
@@ -183,14 +190,12 @@ def canvases_from(folder: Path, count: int, imgsz: int, seed: int = 0) -> np.nda
     out = []
     for p in chosen:
         img = cv2.imread(str(p), cv2.IMREAD_COLOR)
-        if img is None:
-            continue
-        img = cv2.resize(img, (imgsz, imgsz), interpolation=cv2.INTER_AREA)
-        out.append(img[:, :, ::-1].transpose(2, 0, 1).astype(np.float32) / 255.0)
+        if img is not None:
+            out.append(cv2.resize(img, (imgsz, imgsz), interpolation=cv2.INTER_AREA))
     if len(out) < 2:
         raise RecoverError(f"{folder}: fewer than 2 readable images to set the batch norms "
                            "from")
-    return np.stack(out)
+    return nchw_rgb01(np.stack(out))
 
 
 def save_checkpoint(net: Any, out: Path, imgsz: int) -> Path:
