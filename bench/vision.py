@@ -13,9 +13,10 @@ JPEG-compressed as the renderer's style says and decoded again, in four groups:
   enrolled with (printing strength 1.6-2.4: colour matrix, saturation, gamma, yellowing
   and borders well beyond the enrollment augmentations, as in bench/card_id.py);
 * ``decktet``: as ordinary, with the Decktet (63.5 x 89 mm) and the shipped Decktet gallery:
-  a deck that the card detector and all but one pyramid reader never saw (the pyramid
-  verifier the pipeline takes for it was trained on with other Decktet renders,
-  models/pyramids-verify-decktet.md). In the default groups since 2026-11-28.
+  a deck whose renders all but two of the trained models never saw (the card detector and the
+  pyramid verifier the pipeline takes for it were trained on with other Decktet renders,
+  models/cards-obb-decktet.md, models/pyramids-verify-decktet.md). In the default groups
+  since 2026-11-28.
 
 Every image is a new camera: the pipeline forgets the previous calibration and is given the
 lens (K and distortion) as ``companion calibrate-camera`` would have measured it
@@ -683,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "pyramid finder", args.oracle_pyramids)) if on]
     detector = ("the true card boxes (`--oracle-cards`: a stand-in; card recall/precision "
                 "then only say that the gallery kept the boxes)" if args.oracle_cards
-                else "`models/cards-obb.onnx`")
+                else "`models/cards-obb.onnx` (the Decktet: `models/cards-obb-decktet.onnx`)")
     finder = ("the true pyramids (`--oracle-pyramids`: a stand-in)" if args.oracle_pyramids
               else "`vision.pyramids.find.PyramidFinder`")
     head = [SECTION, ""]
@@ -709,9 +710,9 @@ def main(argv: list[str] | None = None) -> int:
         "Groups: ordinary = renderer's mixed scenes, tilt 0-15°; hard = crowded lattices "
         "(12-20 cards, half with 3 pyramids each), tilt 15-25°, dim and/or coloured light; "
         "unseen printing = printing strength 1.6-2.4 (beyond enrollment); decktet = as "
-        "ordinary with the Decktet, a deck the card detector never saw (its cards are "
-        "63.5 x 89 mm, the detector learnt the tarot's 70 x 120); of the pyramid readers only "
-        "the verifier taken for it was trained on Decktet renders (other seeds).  ",
+        "ordinary with the Decktet (63.5 x 89 mm cards); of the pipeline's models only the "
+        "card detector and the pyramid verifier taken for it were trained on Decktet renders "
+        "(other seeds).  ",
         "Images whose four markers are not all in the frame (the renderer's camera sometimes "
         "frames only part of the mat; the truth says `calibrated: false`) are counted in "
         "brackets and left out of every figure.  ",

@@ -86,6 +86,13 @@ SHIPPED_NETS: dict[str, str] = {
 SHIPPED_VERIFIERS: dict[str, str] = {
     "decktet": "pyramids-verify-decktet.onnx",
 }
+#: The card detector trained on for some decks (models/cards-obb-decktet.md): the shipped one
+#: learnt the tarot's long cards and missed the Decktet's shorter ones on busy tables; the
+#: Decktet's copy, trained on from it with Decktet tables alone, is the Decktet's alone.
+#: Other decks: the default (models/cards-obb.onnx).
+SHIPPED_DETECTORS: dict[str, str] = {
+    "decktet": "cards-obb-decktet.onnx",
+}
 DEFAULT_DECK = "tarot"
 
 #: A box whose patch the identifier takes for bare table is dropped only when the detector
@@ -110,10 +117,12 @@ REFINE_STEP_MM = 6.0
 FIT_SHORT_MOVE_MM = 4.0
 FIT_LONG_MOVE_GAIN = 2.0
 
-#: The long side (mm) of the cards the shipped detector was trained on (the tarot's).
+#: The long side (mm) of the cards the default detector was trained on (the tarot's).
 DETECTOR_CARD_LONG_MM = 120.0
 #: With a deck whose cards are shorter than that by more than LONG_BOX_MM (the Decktet's
-#: 89 mm), a card box longer than the deck's cards by more than LONG_BOX_MM is cut again
+#: 89 mm; since the Decktet has its own detector, whose boxes are never that long on the dev
+#: tables, this is for short decks enrolled from a folder, which the tarot's detector reads),
+#: a card box longer than the deck's cards by more than LONG_BOX_MM is cut again
 #: with the card at either end of it and in eighths between (LONG_BOX_STEPS;
 #: :meth:`TablePipeline._recut_long_boxes`); a cut replaces the box's when the gallery
 #: reads it better by LONG_BOX_GAIN (margin units). Not with the tarot: its boxes are
@@ -369,7 +378,9 @@ class TablePipeline:
 
             # with the pyramids on a thread of their own, one core each: two onnxruntime
             # pools on two cores fight (measured 165 ms a frame against 120)
-            card_detector = CardDetector(threads=max(1, self.threads - 1))
+            card_detector = CardDetector(
+                model_path(SHIPPED_DETECTORS[name]) if name in SHIPPED_DETECTORS else None,
+                threads=max(1, self.threads - 1))
         self.card_detector: CardDetectorLike = card_detector
         self._colors = colors
         self._finder: Any = pyramid_finder
@@ -588,9 +599,8 @@ class TablePipeline:
                           axes: np.ndarray, sizes: np.ndarray, matches: list[CardMatch]
                           ) -> None:
         """A box longer than the deck's cards by over :data:`LONG_BOX_MM` holds its card
-        somewhere along it: the detector learnt the tarot's proportions, and boxes a
-        shorter card (the Decktet's) in a row or lattice with part of the neighbour it
-        touches. Each such box is also cut with the card at either end and in eighths of the
+        somewhere along it: the default detector learnt the tarot's proportions, and boxes a
+        shorter card in a row or lattice with part of the neighbour it touches. Each such box is also cut with the card at either end and in eighths of the
         way between (:data:`LONG_BOX_STEPS`); the cut the gallery reads best is kept
         (``centers`` and ``matches`` updated)."""
         if float(self.card_size_mm[1]) > DETECTOR_CARD_LONG_MM - LONG_BOX_MM:

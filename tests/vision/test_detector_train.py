@@ -33,9 +33,9 @@ class _FakeYOLO:
         return types.SimpleNamespace(box=box)
 
     def export(self, **kwargs: Any) -> str:
-        path = Path(self.model).with_suffix(".onnx")
-        path.write_bytes(b"onnx")
-        return str(path)
+        from onnx_nets import conv_model
+
+        return str(conv_model(Path(self.model).with_suffix(".onnx")))
 
 
 @pytest.fixture
@@ -69,6 +69,17 @@ def test_going_on_uses_adamw_at_a_low_rate_without_a_bias_kick(fake_ultralytics,
     assert kw["warmup_bias_lr"] == 0.0 and kw["warmup_epochs"] == 0.5
     assert kw["pretrained"] is True
     assert fake_ultralytics.callbacks == ["on_train_batch_start"]
+
+
+def test_the_trained_detector_is_written_with_its_weights_in_float16(fake_ultralytics,
+                                                                     tmp_path):
+    import onnx
+
+    from vision.half_weights import STORED_KEY
+
+    _train(tmp_path)
+    out = onnx.load(str(tmp_path / "out" / "cards-obb.onnx"))
+    assert {p.key: p.value for p in out.metadata_props}[STORED_KEY] == "float16"
 
 
 def test_a_given_rate_is_the_rate_used(fake_ultralytics, tmp_path):

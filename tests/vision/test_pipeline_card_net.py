@@ -139,6 +139,18 @@ def test_which_decks_get_their_own_second_opinion() -> None:
         assert p.pyramid_finder.verifier.path == model_path(VERIFY_MODEL)
 
 
+def test_which_decks_get_their_own_card_detector() -> None:
+    """The Decktet's detector was trained on with its shorter cards; the tarot, and a deck
+    enrolled from a folder, take the default one."""
+    from models import model_path
+    from vision.detection.cards import DEFAULT_MODEL
+
+    with TablePipeline(deck="decktet", threads=1) as p:
+        assert p.card_detector.path == model_path("cards-obb-decktet.onnx")
+    with TablePipeline(deck="tarot", threads=1) as p:
+        assert p.card_detector.path == model_path(DEFAULT_MODEL)
+
+
 def test_an_unsure_card_is_read_as_the_mean_of_its_cuts(monkeypatch) -> None:
     """The moved cuts' readings are averaged with the cut's own: one moved cut that reads
     another card very surely does not outvote four that agree."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -89,6 +88,8 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
     os.environ.setdefault("YOLO_OFFLINE", "1")
     from ultralytics import YOLO  # the train extra
 
+    from vision.half_weights import store_half
+
     out = Path(cfg.out).resolve()
     init = cfg.init
     if init is not None and Path(init).suffix.lower() == ".onnx":
@@ -133,8 +134,8 @@ def train_card_detector(cfg: CardTrainConfig, data_yaml: Path) -> dict[str, Any]
                           device=cfg.device, plots=False, verbose=False)
     onnx_path = Path(trained.export(format="onnx", imgsz=cfg.imgsz, dynamic=False,
                                     simplify=False, opset=17))
-    final = out / "cards-obb.onnx"
-    shutil.copyfile(onnx_path, final)
+    # the shipped form: weights stored in float16, computed in float32 (vision.half_weights)
+    final = store_half(onnx_path, out / "cards-obb.onnx")
     box = metrics.box
     figures = {"mAP50": float(box.map50), "mAP50-95": float(box.map),
                "precision": float(box.mp), "recall": float(box.mr),
