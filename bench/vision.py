@@ -13,9 +13,10 @@ JPEG-compressed as the renderer's style says and decoded again, in four groups:
   enrolled with (printing strength 1.6-2.4: colour matrix, saturation, gamma, yellowing
   and borders well beyond the enrollment augmentations, as in bench/card_id.py);
 * ``decktet``: as ordinary, with the Decktet (63.5 x 89 mm) and the shipped Decktet gallery:
-  a deck whose renders all but two of the trained models never saw (the card detector and the
-  pyramid verifier the pipeline takes for it were trained on with other Decktet renders,
-  models/cards-obb-decktet.md, models/pyramids-verify-decktet.md). In the default groups
+  a deck whose renders all but three of the trained models never saw (the card detector, the
+  identity network and the pyramid verifier the pipeline takes for it were trained on with
+  other Decktet renders, models/cards-obb-decktet.md, models/cards-decktet-net.md,
+  models/pyramids-verify-decktet.md). In the default groups
   since 2026-11-28.
 
 Every image is a new camera: the pipeline forgets the previous calibration and is given the
@@ -700,8 +701,8 @@ def main(argv: list[str] | None = None) -> int:
         f"below 600000), "
         f"{SIZE[0]}x{SIZE[1]}, JPEG, no hands; accuracy part {t_acc:.0f} s with "
         f"{args.jobs} worker(s). Cards: {detector}; identity: the shipped galleries "
-        "(`models/cards-*.npz`) and, for the tarot, the identity network "
-        "(`models/cards-tarot-net.onnx`); pyramids: " + finder + ". "
+        "(`models/cards-*.npz`) and each deck's identity network (`models/cards-tarot-net.onnx`, "
+        "`models/cards-decktet-net.onnx`); pyramids: " + finder + ". "
         + ("The pipeline gets no camera intrinsics (marker calibration only).  "
            if args.no_intrinsics else
            "Each image is a new camera: the pipeline forgets the last calibration and gets "
@@ -711,8 +712,8 @@ def main(argv: list[str] | None = None) -> int:
         "(12-20 cards, half with 3 pyramids each), tilt 15-25°, dim and/or coloured light; "
         "unseen printing = printing strength 1.6-2.4 (beyond enrollment); decktet = as "
         "ordinary with the Decktet (63.5 x 89 mm cards); of the pipeline's models only the "
-        "card detector and the pyramid verifier taken for it were trained on Decktet renders "
-        "(other seeds).  ",
+        "card detector, identity network and pyramid verifier taken for it were trained on "
+        "Decktet renders (other seeds).  ",
         "Images whose four markers are not all in the frame (the renderer's camera sometimes "
         "frames only part of the mat; the truth says `calibrated: false`) are counted in "
         "brackets and left out of every figure.  ",

@@ -76,6 +76,7 @@ SHIPPED_DECKS: dict[str, str] = {
 SHIPPED_NETS: dict[str, str] = {
     "tarot": "cards-tarot-net.onnx",
     "rws-tarot": "cards-tarot-net.onnx",
+    "decktet": "cards-decktet-net.onnx",
 }
 #: The pyramid finder's second opinion (vision/pyramids/verify.py) trained on for some decks:
 #: it tells a pyramid from card art, and a deck's art is its own. The one shipped for the
@@ -600,9 +601,10 @@ class TablePipeline:
                           ) -> None:
         """A box longer than the deck's cards by over :data:`LONG_BOX_MM` holds its card
         somewhere along it: the default detector learnt the tarot's proportions, and boxes a
-        shorter card in a row or lattice with part of the neighbour it touches. Each such box is also cut with the card at either end and in eighths of the
-        way between (:data:`LONG_BOX_STEPS`); the cut the gallery reads best is kept
-        (``centers`` and ``matches`` updated)."""
+        shorter card in a row or lattice with part of the neighbour it touches. Each such
+        box is also cut with the card at either end and in eighths of the way between
+        (:data:`LONG_BOX_STEPS`); the cut the gallery reads best is kept (``centers`` and
+        ``matches`` updated)."""
         if float(self.card_size_mm[1]) > DETECTOR_CARD_LONG_MM - LONG_BOX_MM:
             return
         excess = sizes[:, 1] - float(self.card_size_mm[1])

@@ -122,7 +122,9 @@ def test_which_decks_get_the_network() -> None:
     with TablePipeline(deck="tarot", threads=1, card_net=False) as p:
         assert p.card_net is None
     with TablePipeline(deck="decktet", threads=1) as p:
-        assert p.card_net is None
+        assert isinstance(p.card_net, CardNet)
+        assert p.card_net.path.name == "cards-decktet-net.onnx"
+        assert set(p.card_net.card_ids) == set(p.gallery.card_ids)
 
 
 def test_which_decks_get_their_own_second_opinion() -> None:
