@@ -15,6 +15,7 @@ pytest.importorskip("onnxruntime")
 
 from models import ModelError, model_path  # noqa: E402
 from vision.cards import CROP_SIZE, warp_card  # noqa: E402
+from vision.cards.identify import BACK_ID  # noqa: E402
 from vision.cards.net import CardNet  # noqa: E402
 from vision.cards.train_net import (ROTATED_SUFFIX, _to_tensor, _turn,  # noqa: E402
                                     _turned_index, class_names)
@@ -128,3 +129,24 @@ def test_the_batch_turned_where_the_network_runs_matches_the_numpy_turn() -> Non
     want_X = np.where(flip[:, None, None, None], X[:, ::-1, ::-1], X)
     assert torch.equal(xb, _to_tensor(want_X))
     assert yb.tolist() == [1, 1, 3, 2, 4, 5]
+
+
+def test_the_exported_network_is_written_with_its_weights_in_float16(tmp_path: Path) -> None:
+    """``companion train card-net`` ships what it exports: float16 weights that onnxruntime
+    runs in float32, with the names and task the pipeline checks (train extra)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    import onnx
+
+    from vision.cards.train_net import build_net, class_names, export
+    from vision.half_weights import STORED_KEY
+
+    names = class_names(["major-00", "major-01", BACK_ID])
+    path = export(build_net(len(names), tmp_path), names, tmp_path / "card-net.onnx",
+                  meta={"seed": 1})
+    meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    assert meta[STORED_KEY] == "float16" and meta["task"] == "card-identity"
+    net = CardNet(path)
+    assert net.names == names and sorted(net.card_ids) == [BACK_ID, "major-00", "major-01"]
+    probs = net.probs(np.zeros((2, 112, 64, 3), np.uint8))
+    assert probs.shape == (2, len(names)) and np.allclose(probs.sum(1), 1.0, atol=1e-3)
