@@ -68,3 +68,21 @@ def test_the_command_halves_in_place_and_names_a_bad_file(tmp_path, capsys):
     assert meta[STORED_KEY] == "float16"
     assert main([str(src)]) == 2
     assert "already stored in float16" in capsys.readouterr().err
+
+
+def test_a_weight_too_large_for_float16_stays_float32(tmp_path):
+    src = conv_model(tmp_path / "net.onnx")
+    model = onnx.load(str(src))
+    for init in model.graph.initializer:
+        if init.name == "c2.weight":
+            w = numpy_helper.to_array(init).copy()
+            w.flat[0] = 1e6   # float16 would store it as infinity
+            init.CopyFrom(numpy_helper.from_array(w, "c2.weight"))
+    onnx.save(model, str(src))
+    dst = store_half(src, tmp_path / "half.onnx")
+    stored = {i.name for i in onnx.load(str(dst)).graph.initializer}
+    assert "c2.weight" in stored and "c1.weight" + HALF_SUFFIX in stored
+    x = np.random.default_rng(2).random((1, 3, 16, 16), dtype=np.float32)
+    full, half = run(src, x), run(dst, x)
+    assert np.isfinite(half).all()
+    assert np.abs(full - half).max() < 2e-3 * np.abs(full).max()
