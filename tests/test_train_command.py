@@ -341,3 +341,48 @@ def test_the_verifier_command_cuts_what_it_is_asked_and_trains_on_earlier_cuts_t
         command._pyramid_verify(parser.parse_args([*argv, "--samples",
                                                    str(tmp_path / "gone.npz")]))
     assert len(cut) == 1
+
+
+def test_card_net_validation_renders_choose_the_best_epoch(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    """``companion train card-net --val-render`` cuts the cards of those tables (a seed apart
+    from the training crops) and hands them to the trainer as the crops that choose the best
+    epoch; a folder that is not rendered is named before anything is cut."""
+    import argparse
+
+    import numpy as np
+
+    from companion.commands import train as command
+    from vision.cards import train_net
+    from vision.synth.deck import default_deck_dir
+
+    deck = default_deck_dir("decktet")
+    if not deck.is_dir():
+        pytest.skip("no shared decks beside the repository")
+    val = tmp_path / "val"
+    _touch(val / "mat.json")
+    cut: list[tuple[list[Path], str, int, int]] = []
+    trained: dict[str, object] = {}
+
+    def render_crops(dirs, deck_name, seed, per_card=2, **k):  # type: ignore[no-untyped-def]
+        cut.append(([Path(d) for d in dirs], deck_name, seed, per_card))
+        return np.zeros((3, 112, 64, 3), np.uint8), ["back", "back", "back"]
+
+    def train(*a, **k):  # type: ignore[no-untyped-def]
+        trained.update(k)
+        return {"onnx": str(tmp_path / "card-net.onnx"), "best_val_top1": 0.9,
+                "train_seconds": 1}
+
+    monkeypatch.setattr(train_net, "render_crops", render_crops)
+    monkeypatch.setattr(train_net, "train", train)
+    args = argparse.Namespace(model="card-net", deck=str(deck), out=tmp_path / "out",
+                              render=None, val_render=[val], per_card=10, minutes=0.1,
+                              epochs=None, seed=5, jobs=1, threads=1, batch=None,
+                              init=None, lr0=None, device="cpu")
+    assert command._card_net(args) == 0
+    assert cut == [([val], "decktet", 6, 1)]
+    rendered_val = trained["rendered_val"]
+    assert isinstance(rendered_val, tuple) and rendered_val[1] == ["back"] * 3
+    args.val_render = [tmp_path / "not-rendered"]
+    with pytest.raises(TrainError, match="not-rendered is not a rendered synth folder"):
+        command._card_net(args)

@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "--out holds "
                         "their cut samples from an earlier run")
     p.add_argument("--val-render", type=Path, action="append", default=None,
-                   help="already rendered validation folder (repeatable)")
+                   help="already rendered validation folder (repeatable); card-net: "
+                        "crops of its cards choose the best epoch")
     p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
     p.add_argument("--epochs", type=positive_int, default=None,
                    help="most epochs (default: cards 30, card-net 60)")
@@ -202,16 +203,27 @@ def _card_net(args: argparse.Namespace) -> int:
     from vision.synth.deck import default_deck_dir, load_deck
 
     deck = Path(args.deck) if args.deck else default_deck_dir("rws-tarot")
-    load_deck(deck)  # a bad folder is named now (DeckError), not after minutes of crops
-    for folder in args.render or []:
+    deck_name = load_deck(deck).name  # a bad folder is named now, not after minutes of crops
+    val_folders = list(getattr(args, "val_render", None) or [])
+    for folder in [*(args.render or []), *val_folders]:
         if not (Path(folder) / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    seed = 11 if args.seed is None else args.seed
+    rendered_val = None
+    if val_folders:
+        # rendered tables apart choose the best epoch: the simulated validation crops
+        # saturate within a few epochs and say little about a camera's view of a table
+        from vision.cards.train_net import render_crops
+
+        rendered_val = render_crops(val_folders, deck_name, seed + 1, per_card=1)
+        log.info("card-net: %d validation crops of %d rendered folder(s)",
+                 len(rendered_val[1]), len(val_folders))
     figures = train(deck, args.out, per_card=args.per_card,
                     minutes=40.0 if args.minutes is None else args.minutes,
-                    epochs=args.epochs or 60, seed=11 if args.seed is None else args.seed,
+                    epochs=args.epochs or 60, seed=seed,
                     jobs=args.jobs, threads=args.threads, batch=args.batch or 128,
                     render_dirs=list(args.render or []), init=args.init, lr=args.lr0,
-                    device=_torch_device(args))
+                    device=_torch_device(args), rendered_val=rendered_val)
     print(f"card identity network: {figures['onnx']}  validation top-1 "
           f"{figures['best_val_top1']:.4f}  ({figures['train_seconds']} s)")
     return 0
