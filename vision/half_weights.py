@@ -52,18 +52,17 @@ def _load(path: Path) -> Any:
                                f"({str(exc).splitlines()[0][:200]})") from None
 
 
-def store_half(src: Path, dst: Path) -> Path:
-    """Write ``dst``: ``src`` with each float32 weight of at least MIN_HALVED_SIZE values,
-    all under HALF_MAX, stored in float16 behind a Cast to float32 (metadata kept,
-    ``weights_stored`` added).
-    ``dst`` may be ``src``. Returns ``dst``."""
+def halve(model: Any, source: object = "model") -> int:
+    """Store each float32 weight of the loaded ONNX ``model`` (in place) that has at least
+    MIN_HALVED_SIZE values, all under HALF_MAX, in float16 behind a Cast to float32
+    (metadata kept, ``weights_stored`` added); returns how many were halved. ``source``
+    names the model in the error for one already halved."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    model = _load(Path(src))
     meta = {p.key: p.value for p in model.metadata_props}
     if meta.get(STORED_KEY) == "float16":
-        raise HalfWeightsError(f"{src}: its weights are already stored in float16")
+        raise HalfWeightsError(f"{source}: its weights are already stored in float16")
     graph = model.graph
     kept, casts = [], []
     for init in graph.initializer:
@@ -83,9 +82,19 @@ def store_half(src: Path, dst: Path) -> Path:
     graph.node.extend(casts + nodes)   # a node's inputs must come before it
     helper.set_model_props(model, {**meta, STORED_KEY: "float16"})
     onnx.checker.check_model(model)
+    return len(casts)
+
+
+def store_half(src: Path, dst: Path) -> Path:
+    """Write ``dst``: the ONNX file ``src`` halved (:func:`halve`). ``dst`` may be ``src``.
+    Returns ``dst``."""
+    import onnx
+
+    model = _load(Path(src))
+    count = halve(model, src)
     Path(dst).parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(dst))
-    log.info("%s: %d weights stored in float16 -> %s", src, len(casts), dst)
+    log.info("%s: %d weights stored in float16 -> %s", src, count, dst)
     return Path(dst)
 
 

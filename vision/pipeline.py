@@ -135,6 +135,14 @@ LONG_BOX_GAIN = 0.0
 LONG_BOX_STEPS = (-0.5, -0.375, -0.25, -0.125, 0.125, 0.25, 0.375, 0.5)
 
 
+def _deck_model(shipped: dict[str, str], deck: str) -> Path | None:
+    """The model file shipped for the deck named ``deck`` in ``shipped`` (one of the
+    SHIPPED_* tables above); None where the deck takes the default one."""
+    from models import model_path
+
+    return model_path(shipped[deck]) if deck in shipped else None
+
+
 class ImageError(CompanionError, ValueError):
     """An image file that is missing, empty, truncated or not an image."""
 
@@ -349,8 +357,6 @@ class TablePipeline:
         mat = self.mat
         self.threads = max(1, int(threads))
         self.gallery = load_deck_gallery(deck)
-        from models import model_path
-
         # the shipped deck ``deck`` stands for ("": one enrolled from a folder), whose own
         # models are looked up below
         name = deck_name(deck) or ""
@@ -359,14 +365,12 @@ class TablePipeline:
         self.card_net: CardNet | None = None
         if isinstance(card_net, CardNet):
             self.card_net = card_net
-        elif card_net is not False and name in SHIPPED_NETS:
-            self.card_net = CardNet(model_path(SHIPPED_NETS[name]),
-                                    threads=max(1, self.threads - 1))
+        elif card_net is not False and (net_path := _deck_model(SHIPPED_NETS, name)):
+            self.card_net = CardNet(net_path, threads=max(1, self.threads - 1))
         self.card_size_mm = (float(self.gallery.card_size_mm[0]),
                              float(self.gallery.card_size_mm[1]))
         #: the pyramid finder's second opinion for this deck (None: the default one)
-        self.verify_model: Path | None = (model_path(SHIPPED_VERIFIERS[name])
-                                          if name in SHIPPED_VERIFIERS else None)
+        self.verify_model = _deck_model(SHIPPED_VERIFIERS, name)
         self._intrinsics_path: Path | None = None
         self._intrinsics: Intrinsics | None = None
         # one calibrator per image size: its memory (last good calibration) and intrinsics
@@ -379,9 +383,8 @@ class TablePipeline:
 
             # with the pyramids on a thread of their own, one core each: two onnxruntime
             # pools on two cores fight (measured 165 ms a frame against 120)
-            card_detector = CardDetector(
-                model_path(SHIPPED_DETECTORS[name]) if name in SHIPPED_DETECTORS else None,
-                threads=max(1, self.threads - 1))
+            card_detector = CardDetector(_deck_model(SHIPPED_DETECTORS, name),
+                                         threads=max(1, self.threads - 1))
         self.card_detector: CardDetectorLike = card_detector
         self._colors = colors
         self._finder: Any = pyramid_finder

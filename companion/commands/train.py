@@ -204,7 +204,7 @@ def _card_net(args: argparse.Namespace) -> int:
 
     deck = Path(args.deck) if args.deck else default_deck_dir("rws-tarot")
     deck_name = load_deck(deck).name  # a bad folder is named now, not after minutes of crops
-    val_folders = list(getattr(args, "val_render", None) or [])
+    val_folders = list(args.val_render or [])
     for folder in [*(args.render or []), *val_folders]:
         if not (Path(folder) / "mat.json").is_file():
             raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
