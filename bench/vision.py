@@ -16,8 +16,7 @@ JPEG-compressed as the renderer's style says and decoded again, in four groups:
   a deck whose renders all but three of the trained models never saw (the card detector, the
   identity network and the pyramid verifier the pipeline takes for it were trained on with
   other Decktet renders, models/cards-obb-decktet.md, models/cards-decktet-net.md,
-  models/pyramids-verify-decktet.md). In the default groups
-  since 2026-11-28.
+  models/pyramids-verify-decktet.md). In the default groups since 2026-11-28.
 
 Every image is a new camera: the pipeline forgets the previous calibration and is given the
 lens (K and distortion) as ``companion calibrate-camera`` would have measured it
