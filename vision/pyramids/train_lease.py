@@ -48,6 +48,11 @@ other: the map on from one fine-tuned on pale renders, the verifier's samples cu
 map (``--cut-heat``), 4 batches in 10 rich in white and clear pyramids (``mixed-pale``,
 ``crowded-pale``); more pyramids found, more false finds, fewer tables, not shipped
 (``models/pyramids-heat.md``).
+An eighth (an H200 machine, 2026-11-28) trained the heat map on from the shipped file and the
+Decktet's verifier on from its own, six batches in ten of Decktet tables (``mixed-decktet``,
+``crowded-decktet``; seed 104001): 62 batches in 296 s, half the seventh's; the verifier did
+no better than its start, and the map won no table on the Decktet and lost some on the
+tarot; neither shipped (``models/pyramids-heat.md``).
 ``--networks cards`` cuts one crop of every card at least half seen from each scene
 (:func:`vision.cards.train_net.render_crops`, as the card network's rendered crops) and trains
 that network from random weights on them, beside the simulated crops of the deck's scans
@@ -346,9 +351,10 @@ def _train_cards(work: Path, minutes: float, device: str) -> None:
     log.info("best score %.4f", figures["best_score"])
 
 
-#: what is copied to --out: (folder under --work, files); at most 8 files come back from a
-#: lent machine (the size cut's alone are 8), so the size readers' best.pt stay there (their ONNX files can be read back
-#: with train_size.from_onnx)
+#: what is copied to --out: (folder under --work, files), those there (the verifier writes a
+#: best.pt only when an epoch beats the file it went on from); at most 8 files come back
+#: from a lent machine (the size cut's alone are 8), so the size readers' best.pt stay there
+#: (their ONNX files can be read back with train_size.from_onnx)
 RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")),
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
            ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",
