@@ -47,7 +47,9 @@ def open_onnx(path: str | Path, threads: int = 1) -> tuple[Any, dict[str, str], 
         so.log_severity_level = 3
         session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own untyped errors
-        raise ModelError(f"model file {path}: cannot be loaded ({exc})") from None
+        # (onnxruntime's messages run to many lines: the first says what is wrong)
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ModelError(f"model file {path}: cannot be loaded ({why})") from None
     meta = dict(session.get_modelmeta().custom_metadata_map)
     try:
         names_map = ast.literal_eval(meta.get("names", "{}"))

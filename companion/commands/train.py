@@ -180,9 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if not val_sets:
         val_sets.append(_render(out / "render-val", args.val_count, args.seed + 2, None,
                                 args.jobs))
-    for folder in train_sets + val_sets:
-        if not (folder / "mat.json").is_file():
-            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    _check_rendered(train_sets + val_sets)
     cfg = CardTrainConfig(out=out, imgsz=args.imgsz, epochs=args.epochs, hours=args.hours,
                           batch=args.batch or 16, train_sets=train_sets, val_sets=val_sets,
                           device=str(args.device), seed=args.seed, init=args.init,
@@ -205,9 +203,7 @@ def _card_net(args: argparse.Namespace) -> int:
     deck = Path(args.deck) if args.deck else default_deck_dir("rws-tarot")
     deck_name = load_deck(deck).name  # a bad folder is named now, not after minutes of crops
     val_folders = list(args.val_render or [])
-    for folder in [*(args.render or []), *val_folders]:
-        if not (Path(folder) / "mat.json").is_file():
-            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    _check_rendered([*(args.render or []), *val_folders])
     seed = 11 if args.seed is None else args.seed
     rendered_val = None
     if val_folders:
@@ -242,10 +238,15 @@ def _render_folders(args: argparse.Namespace, what: str, cache: Path | None = No
         kept = f", or keep {cache} from an earlier run" if cache is not None else ""
         raise TrainError(f"{what} trains on rendered scenes: give --render FOLDER (repeatable; "
                          f"make them with 'companion synth --game mixed'){kept}")
-    for folder in folders:
-        if not (folder / "mat.json").is_file():
-            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
+    _check_rendered(folders)
     return folders
+
+
+def _check_rendered(folders: list[Path] | list[str]) -> None:
+    """Refuse, by name, a folder that ``companion synth`` did not write."""
+    for folder in folders:
+        if not (Path(folder) / "mat.json").is_file():
+            raise TrainError(f"{folder} is not a rendered synth folder (no mat.json)")
 
 
 def _pyramid_init(folder: Path, tasks: tuple[str, ...]) -> dict[str, Path]:

@@ -459,8 +459,12 @@ def test_missing_detector_model_is_a_model_error(monkeypatch, tmp_path):
     corrupt = tmp_path / "cards-obb.onnx"
     corrupt.write_bytes(b"\x08\x01garbage")
     monkeypatch.setattr(cards, "model_path", lambda name: corrupt)
-    with pytest.raises(models.ModelError, match="cannot be loaded"):
+    with pytest.raises(models.ModelError, match="cannot be loaded") as bad:
         TablePipeline(deck="tarot", pyramid_finder=TruthBoxes())
+    # one line that names the detector and the file, not onnxruntime's whole report
+    said = str(bad.value)
+    assert said.startswith("card detector model file") and str(corrupt) in said
+    assert "\n" not in said and len(said) < 300 + len(str(corrupt))
 
 
 def test_a_refined_cut_across_the_axis_wrap_keeps_the_art_direction():

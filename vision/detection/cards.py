@@ -17,7 +17,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from calibration.table import Calibration, seen_area_mm
-from models import ModelError, model_path
+from models import ModelError, model_path, open_onnx
 from vision.detection.view import (TILE_OVERLAP_MM, DetectorView, depth_in_tile, tiled,
                                    tiles)
 from vision.tensors import nchw_rgb01
@@ -138,21 +138,13 @@ class CardDetector:
 
     def __init__(self, model: str | Path | None = None, threads: int = 2,
                  conf: float = 0.35, iou: float = 0.5) -> None:
-        import onnxruntime as ort
-
         path = Path(model) if model is not None else model_path(DEFAULT_MODEL)
         if not path.is_file():
             raise ModelError(f"card detector model {str(path)!r} does not exist")
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = max(1, int(threads))
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
         try:
-            self.session = ort.InferenceSession(str(path), opts,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise ModelError(f"card detector model {str(path)!r} cannot be loaded: "
-                             f"{str(exc).splitlines()[0][:200]}") from None
+            self.session = open_onnx(path, threads)[0]
+        except ModelError as exc:
+            raise ModelError(f"card detector {exc}") from None
         inp = self.session.get_inputs()[0]
         shape = inp.shape
         if len(shape) != 4 or not isinstance(shape[2], int) or shape[2] != shape[3]:
