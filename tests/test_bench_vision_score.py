@@ -3,7 +3,7 @@ same both ways up (six Decktet cards) counts its art direction at either end."""
 
 from __future__ import annotations
 
-from bench.vision import score
+from bench.vision import blur_split, frame_blurred, score, summarise
 
 
 def _table(angle_read: float) -> tuple[dict, dict]:
@@ -36,3 +36,22 @@ def test_a_symmetric_card_across_its_axis_is_still_wrong() -> None:
     record["cards"][0]["angle_deg"] = 270.0
     sym = score(record, truth, frozenset({"decktet-8-mill"}))
     assert sym["cards_dir_ok"] == 1
+
+
+def test_a_frame_is_blurred_by_a_defocus_over_the_renderers_usual_or_any_motion() -> None:
+    assert not frame_blurred({"blur_sigma": 0.5, "motion_blur_px": 0.0})
+    assert frame_blurred({"blur_sigma": 1.2, "motion_blur_px": 0.0})
+    assert frame_blurred({"blur_sigma": 0.1, "motion_blur_px": 6.0})
+    assert not frame_blurred({})
+
+
+def test_the_whole_table_share_is_split_into_sharp_and_blurred_frames() -> None:
+    record, truth = _table(272.0)
+    row = score(record, truth)
+    assert row["exact"]
+    rows = [dict(row, group="g", blurred=False), dict(row, group="g", blurred=False),
+            dict(row, group="g", blurred=True), dict(row, group="g", blurred=True, exact=False),
+            dict(row, group="g", blurred=True, mat_in_view=False)]
+    sums = {"g": summarise(rows, "g")}
+    assert (sums["g"]["images"], sums["g"]["blurred"], sums["g"]["exact_blurred"]) == (4, 2, 1)
+    assert blur_split(sums) == "g 100.0% of 2 sharp, 50.0% of 2 blurred"
