@@ -530,3 +530,40 @@ def test_a_doubtful_candidate_near_the_floor_is_asked_again_beside_itself(
     monkeypatch.setattr(finder.verifier, "p_pyramid", verifier_says((lo + hi) / 2))
     p = finder._second_opinion(look, image, reads)
     assert calls == [asked] and np.allclose(p[np.isfinite(p)], (lo + hi) / 2)
+
+
+def test_the_figures_name_the_best_epoch_and_0_where_the_starting_file_stood(
+        tmp_path, monkeypatch):
+    """Three epochs whose validation losses are given; from random weights the best of them
+    is named, going on from a file that none of them beats, epoch 0 (its weights exported
+    again, and no best.pt written)."""
+    pytest.importorskip("torch")
+    from vision.pyramids import train_verify as tv
+
+    rng = np.random.default_rng(0)
+    n = 40
+    data = {f"patches{tv.PATCH_MM_TRAIN:g}": rng.integers(0, 255, (n, 64, 64, 3), np.uint8),
+            "features": rng.random((n, len(tv.FEATURES)), np.float32),
+            "labels": (np.arange(n) % 2).astype(np.float32), "scene": np.arange(n)}
+    losses: list[float] = []
+
+    def evaluate(net, batches, idx):
+        return {"loss": losses.pop(0), "accuracy": 0.5, "kept_at_95": 0.5, "kept_at_99": 0.5}
+
+    def three_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
+        for epoch in (1, 2, 3):
+            yield epoch, 0.1
+
+    monkeypatch.setattr(tv, "evaluate", evaluate)
+    monkeypatch.setattr(tv, "budget_epochs", three_epochs)
+    losses[:] = [0.5, 0.3, 0.4]
+    _, figures = tv.train(data, tmp_path / "a", 0.01, threads=1, batch=8)
+    assert figures["best_epoch"] == 2 and figures["loss"] == 0.3 and figures["epochs"] == 3
+    assert (tmp_path / "a" / "best.pt").is_file()
+    losses[:] = [0.2, 0.5, 0.3, 0.4]   # the file it goes on from, then three epochs
+    from models import model_path
+
+    _, figures = tv.train(data, tmp_path / "b", 0.01, threads=1, batch=8,
+                          init=model_path("pyramids-verify.onnx"))
+    assert figures["best_epoch"] == 0 and figures["loss"] == 0.2
+    assert not (tmp_path / "b" / "best.pt").exists()

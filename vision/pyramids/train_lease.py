@@ -352,9 +352,10 @@ def _train_cards(work: Path, minutes: float, device: str) -> None:
 
 
 #: what is copied to --out: (folder under --work, files), those there (the verifier writes a
-#: best.pt only when an epoch beats the file it went on from); at most 8 files come back
-#: from a lent machine (the size cut's alone are 8), so the size readers' best.pt stay there
-#: (their ONNX files can be read back with train_size.from_onnx)
+#: best.pt only when an epoch beats the file it went on from: figures.json's best_epoch is 0
+#: where none did); at most 8 files come back from a lent machine (the size cut's alone are
+#: 8), so the size readers' best.pt stay there (their ONNX files can be read back with
+#: train_size.from_onnx)
 RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")),
            ("verify", ("best.pt", "pyramids-verify.onnx", "figures.json")),
            ("size", ("pyramids-size.onnx", "figures-size.json", "pyramids-white-clear.onnx",

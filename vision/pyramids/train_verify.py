@@ -483,7 +483,8 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         return {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
 
     t0 = time.monotonic()
-    best: tuple[float, Any, dict[str, float]] = (math.inf, None, {})
+    # (loss, weights, figures, epoch: 0 where the file it went on from stood)
+    best: tuple[float, Any, dict[str, float], int] = (math.inf, None, {}, 0)
     out.mkdir(parents=True, exist_ok=True)
     epoch = 0
     if init is not None:
@@ -491,7 +492,7 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         log.info("%s on this validation set: loss %.4f, accuracy %.4f, pyramids kept at 95%% "
                  "/ 99%% of none turned away: %.3f / %.3f", init, ev["loss"], ev["accuracy"],
                  ev["kept_at_95"], ev["kept_at_99"])
-        best = (ev["loss"], weights(), ev)
+        best = (ev["loss"], weights(), ev, 0)
     for epoch, train_loss in budget_epochs(opt, lr, minutes, tr, batch, rng, batch_loss):
         ev = evaluate(net, batches, val)
         log.info("epoch %d (%.1f min): train loss %.4f, val loss %.4f, accuracy %.4f, "
@@ -501,10 +502,12 @@ def train(data: dict[str, np.ndarray], out: Path, minutes: float, threads: int =
         if ev["loss"] < best[0]:
             state = weights()
             torch.save({"state": state}, out / "best.pt")
-            best = (ev["loss"], state, ev)
+            best = (ev["loss"], state, ev, epoch)
     net = net.cpu()
     net.load_state_dict(best[1])
-    figures = dict(best[2], epochs=epoch, train_seconds=round(time.monotonic() - t0),
+    # best_epoch 0: no epoch beat the file it went on from, which is what is exported again
+    figures = dict(best[2], epochs=epoch, best_epoch=best[3],
+                   train_seconds=round(time.monotonic() - t0),
                    train_samples=len(tr), val_samples=len(val))
     return export(net, out / "pyramids-verify.onnx", patch_mm), figures
 
