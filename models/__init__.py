@@ -30,12 +30,19 @@ def model_path(name: str) -> Path:
     return path
 
 
+def first_line(exc: BaseException) -> str:
+    """What a loader's exception says, for a message naming the file: onnx's and
+    onnxruntime's run to many lines, and the first says what is wrong (at most 200
+    characters; the exception's type where it says nothing)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
 def open_onnx(path: str | Path, threads: int = 1) -> tuple[Any, dict[str, str], list[str]]:
     """(onnxruntime session on the CPU, the model's metadata, its class names) of the ONNX
     file ``path``; the names come from the ``names`` metadata (``{0: "a", ...}``, empty when
     absent or unreadable). Raises :class:`ModelError` naming the file when it is missing or
     cannot be loaded."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]  # (it ships no stubs)
 
     path = Path(path)
     if not path.is_file():
@@ -47,9 +54,7 @@ def open_onnx(path: str | Path, threads: int = 1) -> tuple[Any, dict[str, str], 
         so.log_severity_level = 3
         session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own untyped errors
-        # (onnxruntime's messages run to many lines: the first says what is wrong)
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise ModelError(f"model file {path}: cannot be loaded ({why})") from None
+        raise ModelError(f"model file {path}: cannot be loaded ({first_line(exc)})") from None
     meta = dict(session.get_modelmeta().custom_metadata_map)
     try:
         names_map = ast.literal_eval(meta.get("names", "{}"))

@@ -34,3 +34,12 @@ def test_every_shipped_file_is_listed_with_a_model_card_that_exists():
 def test_the_shipped_models_fit_in_30_mb():
     total = sum(p.stat().st_size for p in _shipped())
     assert 1_000_000 < total < LIMIT_BYTES, f"models/ ships {total / 1e6:.1f} MB"
+
+
+def test_a_loaders_complaint_is_quoted_by_its_first_line_or_its_type() -> None:
+    from models import first_line
+
+    assert first_line(RuntimeError("Protobuf parsing failed.\n  at node 3\n")) == \
+        "Protobuf parsing failed."
+    assert first_line(RuntimeError("")) == "RuntimeError"
+    assert first_line(ValueError("x" * 500)) == "x" * 200

@@ -45,11 +45,12 @@ class HalfWeightsError(CompanionError, ValueError):
 def _load(path: Path) -> Any:
     import onnx
 
+    from models import first_line
+
     try:
         return onnx.load(str(path))
     except Exception as exc:  # onnx raises its own types for a bad file
-        raise HalfWeightsError(f"{path}: not an ONNX model "
-                               f"({str(exc).splitlines()[0][:200]})") from None
+        raise HalfWeightsError(f"{path}: not an ONNX model ({first_line(exc)})") from None
 
 
 def halve(model: Any, source: object = "model") -> int:

@@ -50,13 +50,13 @@ class RecoverError(CompanionError, ValueError):
 def _onnx_weights(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     import onnx
 
+    from models import first_line
     from vision.half_weights import float_weights
 
     try:
         model = onnx.load(str(path))
     except Exception as exc:  # onnx raises its own types for a bad file
-        raise RecoverError(f"{path}: not an ONNX model ({str(exc).splitlines()[0][:200]})") \
-            from None
+        raise RecoverError(f"{path}: not an ONNX model ({first_line(exc)})") from None
     weights = float_weights(model)   # a file stored in float16 (vision.half_weights) too
     meta = {p.key: p.value for p in model.metadata_props}
     return weights, meta
