@@ -22,7 +22,10 @@ Stages, each timed into the record's ``timings_ms``:
 5. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-4 when
    ``threads >= 2``: the shipped finder in a process of its own
    (:mod:`vision.pyramids.process`; on a thread the two halves wait for each other's Python),
-   an injected one on a second thread.
+   an injected one on a second thread. It looks at the mat and a border around it; where
+   stage 4 found cards lying past that border (a game spread off the mat, most often south,
+   where the detector's square canvas shows 290 mm of table), it then looks there too
+   (**pyramids_past**, :data:`SPILL_REACH_CELLS`).
 
 Everything heavy (detector session, gallery, colour model) is built once in ``__init__``.
 """
@@ -61,6 +64,15 @@ log = logging.getLogger(__name__)
 #: cores, 51 frames alternating): 72 -> 61 ms median, 1.72 -> 1.46 times the plain detector;
 #: ``bench/vision.py``'s own 40 frames: 1.76 -> 1.64.
 PYRAMIDS_IN_PROCESS = True
+
+#: A game can spread off the mat: where a card found lies past the border the pyramid finder
+#: looks at (its corner more than vision.pyramids.find.SPILL_CARD_MM past the mat grown by
+#: BORDER_MM; the detector's canvas shows that far, and farther south), the finder looks again
+#: there, around each such card as far as this many lattice pitches (a pyramid on it or in
+#: the cell beside it); 0: never. A pyramid found there within SPILL_SAME_MM of one found
+#: on the mat is that one.
+SPILL_REACH_CELLS = 1.5
+SPILL_SAME_MM = 12.0
 
 #: Image files a folder is expanded to (``companion observe DIR``).
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
@@ -700,6 +712,41 @@ class TablePipeline:
         finds = self._own_finder().find(image, calib)
         return pyramid_records(finds, calib), (time.perf_counter() - t0) * 1000
 
+    def _spill_areas(self, cards: list[dict[str, Any]]
+                     ) -> list[tuple[float, float, float, float]]:
+        """Where the cards found say the game has spread past what the pyramid finder looks
+        at (:func:`vision.pyramids.find.spill_areas`); none without a printed mat (then the
+        finder looks at all the frame shows) or with :data:`SPILL_REACH_CELLS` off."""
+        if not SPILL_REACH_CELLS or not cards or not self.mat.printed:
+            return []
+        from vision.pyramids.find import BORDER_MM, spill_areas
+
+        half_diag = 0.5 * math.hypot(*self.card_size_mm)
+        pitch = 0.5 * sum(self.card_size_mm)
+        return spill_areas(self.mat, BORDER_MM,
+                           [((c["center_mm"][0], c["center_mm"][1]), half_diag) for c in cards],
+                           SPILL_REACH_CELLS * pitch)
+
+    def _pyramids_past(self, image: np.ndarray, calib: Calibration,
+                       areas: list[tuple[float, float, float, float]],
+                       found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records of the pyramids in ``areas`` past the finder's border (the same frame
+        the finder has just read), less any within :data:`SPILL_SAME_MM` of one ``found``."""
+        past: list[dict[str, Any]] = []
+        if self._process is not None:
+            try:
+                past = self._process.submit_past(calib, areas).result()[0]
+            except PyramidProcessError as exc:
+                self._lose_process(exc)
+        if self._process is None:
+            finder = self._own_finder()
+            if not hasattr(finder, "find_past"):
+                return []
+            past = pyramid_records(finder.find_past(image, calib, areas), calib)
+        return [p for p in past if all(
+            math.dist(p["base_center_mm"], f["base_center_mm"]) >= SPILL_SAME_MM
+            for f in found)]
+
     def _send_pyramids(self, image: np.ndarray, calib: Calibration) -> Any:
         """The frame sent to the pyramid process, or None where it is gone (this frame's
         pyramids are then found here)."""
@@ -781,6 +828,11 @@ class TablePipeline:
             pyramids, t_pyr = (self._pyramids_back(pyr_future, image, calib)
                                if pyr_future is not None else self._pyramids(image, calib))
             timings["pyramids"] = t_pyr
+            areas = self._spill_areas(cards)
+            if areas:
+                t_past = time.perf_counter()
+                pyramids = pyramids + self._pyramids_past(image, calib, areas, pyramids)
+                timings["pyramids_past"] = (time.perf_counter() - t_past) * 1000
             record["cards"] = cards
             record["pyramids"] = pyramids
             if dropped:

@@ -48,6 +48,10 @@ geometry.
 7. Finds whose silhouettes overlap are one pyramid, and so are two whose solids would
    stand on the same table (:data:`SAME_GROUND`): the more confident stays.
 
+:meth:`PyramidFinder.find` looks at the mat and :data:`BORDER_MM` around it;
+:meth:`PyramidFinder.find_past` looks farther where the cards say the game went
+(:func:`spill_areas`, :func:`spill_window`).
+
 A colour profile from ``companion calibrate-colors`` (:mod:`vision.pyramids.profile`)
 teaches both the colour table and the colour decision a player's own plastic.
 """
@@ -133,6 +137,14 @@ BORDER_MM = 24.0
 #: crowded tables, one table fewer; the finder's time a frame (median of 24 bench-seed
 #: frames, one thread) 47.9 -> 43.9 ms, against 42.5 ms with no border
 HEAT_PEAK_PAST_MAT = 0.4
+#: :meth:`PyramidFinder.find_past`'s windows reach this far back over the border's edge (a
+#: large pyramid lying across it is seen whole in one of the two looks) and have edges at
+#: whole multiples of SPILL_STEP_MM (mm; a multiple of the heat map's cells and the view's
+#: pixels)
+SPILL_OVERLAP_MM = 32.0
+#: a card whose corner lies this far past the border (mm) has taken the game off the mat
+SPILL_CARD_MM = 10.0
+SPILL_STEP_MM = 16.0
 #: a candidate is a pyramid when the colour classifier gives ``none`` less than this...
 MAX_NONE = 0.5
 #: ... and, for white and clear (the colour of card paper and of whatever lies under them),
@@ -629,7 +641,10 @@ class Looker:
         # the view's pixels past the image's edge, for one camera and image size
         self._outside: tuple[tuple[int, ...], np.ndarray] | None = None
 
-    def look(self, image: np.ndarray, calib: Calibration) -> Look:
+    def look(self, image: np.ndarray, calib: Calibration, gains: np.ndarray | None = None
+             ) -> Look:
+        """``gains``: the paper's (another looker's :meth:`paper_gains` of this image) where
+        this looker's own frame holds no marker."""
         td = self._topdown
         if td is None or not td.same_camera(calib):
             td = self._topdown = TopDown(calib, self.mat)
@@ -638,13 +653,22 @@ class Looker:
         if self._outside is None or self._outside[0] != image.shape[:2]:
             self._outside = (image.shape[:2], td.outside(image.shape[:2], VIEW_PPM))
         outside = self._outside[1]
-        gains = td.paper_gains(image)
+        if gains is None:
+            gains = td.paper_gains(image)
         view = apply_gains(view, gains)
         seg = segment(view, self.model, self.mat, VIEW_PPM)
         if outside.any():
             # past the image's edge the view is black: no black pyramid stands there
             seg.label[outside] = BACKGROUND
         return Look(td, gains, view, seg, propose(seg), camera_center(calib))
+
+    def paper_gains(self, image: np.ndarray, calib: Calibration) -> np.ndarray:
+        """The gains :meth:`look` gives ``image`` (the marker paper's, for a printed mat)."""
+        td = self._topdown
+        if td is None or not td.same_camera(calib):
+            td = self._topdown = TopDown(calib, self.mat)
+            self._outside = None
+        return td.paper_gains(image)
 
 
 @dataclass(frozen=True)
@@ -705,6 +729,64 @@ def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, floa
     x0, y0 = math.floor(x0 / CELL_MM) * CELL_MM, math.floor(y0 / CELL_MM) * CELL_MM
     x1, y1 = math.ceil(x1 / CELL_MM) * CELL_MM, math.ceil(y1 / CELL_MM) * CELL_MM
     if x1 - x0 < CELL_MM or y1 - y0 < CELL_MM:
+        return None
+    return (float(x0), float(y0), float(x1), float(y1))
+
+
+def spill_areas(mat: Mat, border_mm: float, cards: list[tuple[tuple[float, float], float]],
+                reach_mm: float) -> list[tuple[float, float, float, float]]:
+    """Where to look past the border for the cards a game has laid past it: ``cards`` are
+    (centre, half-diagonal) in table mm; each that lies past ``mat``'s play area grown by
+    ``border_mm`` by more than :data:`SPILL_CARD_MM` is grown by ``reach_mm`` (a pyramid
+    on it, or in the cell beside it), and those past one side make one area (x0, y0, x1,
+    y1) for that side."""
+    lo, hi_x, hi_y = -border_mm, mat.width_mm + border_mm, mat.height_mm + border_mm
+    by_side: dict[str, list[float]] = {}
+    for (x, y), r in cards:
+        past = {"west": lo - (x - r), "north": lo - (y - r), "east": x + r - hi_x,
+                "south": y + r - hi_y}
+        side = max(past, key=lambda k: past[k])
+        if past[side] <= SPILL_CARD_MM:
+            continue
+        box = [x - reach_mm, y - reach_mm, x + reach_mm, y + reach_mm]
+        got = by_side.setdefault(side, box)
+        by_side[side] = [min(got[0], box[0]), min(got[1], box[1]), max(got[2], box[2]),
+                         max(got[3], box[3])]
+    return [(a[0], a[1], a[2], a[3]) for a in by_side.values()]
+
+
+def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, float],
+                 shown: tuple[float, float, float, float] | None
+                 ) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1): the window :meth:`PyramidFinder.find_past` looks at for ``area``:
+    the part of it past ``mat``'s play area grown by ``border_mm`` (and reaching
+    :data:`SPILL_OVERLAP_MM` back over that edge, so that a pyramid standing on it is seen
+    whole) that the frame shows (``shown``), its edges moved out to whole
+    :data:`SPILL_STEP_MM` (one window, and its view's maps, for every frame of a still
+    game); None when nothing of it lies past the border or in the frame. ``area`` past two
+    sides is cut to the side it reaches farthest past."""
+    x0, y0, x1, y1 = (float(v) for v in area)
+    lo_x, lo_y = -border_mm, -border_mm
+    hi_x, hi_y = mat.width_mm + border_mm, mat.height_mm + border_mm
+    past = {"west": lo_x - x0, "north": lo_y - y0, "east": x1 - hi_x, "south": y1 - hi_y}
+    side = max(past, key=lambda k: past[k])
+    if past[side] <= 0:
+        return None
+    if side == "west":
+        x1 = min(x1, lo_x + SPILL_OVERLAP_MM)
+    elif side == "east":
+        x0 = max(x0, hi_x - SPILL_OVERLAP_MM)
+    elif side == "north":
+        y1 = min(y1, lo_y + SPILL_OVERLAP_MM)
+    else:
+        y0 = max(y0, hi_y - SPILL_OVERLAP_MM)
+    if shown is not None:
+        x0, y0 = max(x0, shown[0]), max(y0, shown[1])
+        x1, y1 = min(x1, shown[2]), min(y1, shown[3])
+    step = SPILL_STEP_MM
+    x0, y0 = math.floor(x0 / step) * step, math.floor(y0 / step) * step
+    x1, y1 = math.ceil(x1 / step) * step, math.ceil(y1 / step) * step
+    if x1 - x0 < step or y1 - y0 < step:
         return None
     return (float(x0), float(y0), float(x1), float(y1))
 
@@ -848,21 +930,49 @@ class PyramidFinder:
         win = window_mm(self.mat, self.border_mm, seen_area_mm(calib, (w, h)))
         if win is None:
             return []
+        return self._found_from(image, calib, self._window_looker(win), win[0], win[1])
+
+    def find_past(self, image: np.ndarray, calib: Calibration,
+                  areas: list[tuple[float, float, float, float]]) -> list[PyramidFind]:
+        """The pyramids in ``areas`` (x0, y0, x1, y1, table mm) past what :meth:`find` looks
+        at (the mat and :data:`BORDER_MM` around it): where a game has spread off the mat
+        (the pipeline asks where it found cards there, :data:`SPILL_REACH_MM`). Each area is
+        looked at in a frame of its own, in the mat paper's colours; a find is kept where it
+        stands past the border (what stands within it is :meth:`find`'s)."""
+        if not calib.calibrated or calib.H is None or not self.mat.printed or not areas:
+            return []
+        h, w = image.shape[:2]
+        shown = seen_area_mm(calib, (w, h))
+        gains = self._wide.paper_gains(image, shifted(calib, self.border_mm))
+        b = self.border_mm
+        finds: list[PyramidFind] = []
+        for area in areas:
+            win = spill_window(self.mat, b, area, shown)
+            if win is None:
+                continue
+            for f in self._found_from(image, calib, self._window_looker(win), win[0], win[1],
+                                      gains):
+                x, y = f.base_center_mm
+                if x < -b or y < -b or x > self.mat.width_mm + b or y > self.mat.height_mm + b:
+                    finds.append(f)
+        return finds
+
+    def _window_looker(self, win: tuple[float, float, float, float]) -> Looker:
         looker = self._windows.get(win)
         if looker is None:
-            if len(self._windows) >= 4:   # a new camera: the old windows are done with
+            if len(self._windows) >= 4:   # a new camera or layout: the old windows are done
                 self._windows.clear()
             x0, y0, x1, y1 = win
             area = Mat(dictionary=self.mat.dictionary, marker_size_mm=self.mat.marker_size_mm,
                        width_mm=x1 - x0, height_mm=y1 - y0, zones={}, printed=False)
             looker = self._windows[win] = Looker(area, self.model)
-        return self._found_from(image, calib, looker, win[0], win[1])
+        return looker
 
     def _found_from(self, image: np.ndarray, calib: Calibration, looker: Looker, x0: float,
-                    y0: float) -> list[PyramidFind]:
+                    y0: float, gains: np.ndarray | None = None) -> list[PyramidFind]:
         """The finds of ``looker``, whose frame's origin is table point (x0, y0), in the
-        table frame."""
-        finds = self._find(image, looker.look(image, moved(calib, -x0, -y0)))
+        table frame (``gains``: see :meth:`Looker.look`)."""
+        finds = self._find(image, looker.look(image, moved(calib, -x0, -y0), gains))
         if not x0 and not y0:
             return finds
         return [replace(f, base_center_mm=(f.base_center_mm[0] + x0, f.base_center_mm[1] + y0))

@@ -98,7 +98,7 @@ def _serve(conn: Connection, mat: Any, colors: Any, verify_model: Path | None = 
                 return
             if msg is None:
                 return
-            name, shape, dtype, calib = msg
+            name, shape, dtype, calib, areas = msg
             try:
                 if shm is None or shm.name != name:
                     if shm is not None:
@@ -106,7 +106,9 @@ def _serve(conn: Connection, mat: Any, colors: Any, verify_model: Path | None = 
                     shm = _attach(name)
                 image = np.ndarray(shape, dtype, buffer=shm.buf)
                 t0 = time.perf_counter()
-                found = pyramid_records(finder.find(image, calib), calib)
+                finds = finder.find(image, calib) if areas is None else \
+                    finder.find_past(image, calib, areas)
+                found = pyramid_records(finds, calib)
                 del image
                 conn.send(("ok", (found, (time.perf_counter() - t0) * 1000)))
             except Exception as exc:  # noqa: BLE001 - one bad frame, sent back
@@ -152,6 +154,8 @@ class PyramidProcess:
     def __init__(self, mat: Any, colors: Any = None, verify_model: Path | None = None) -> None:
         key = secrets.token_bytes(32)
         self._shm: shared_memory.SharedMemory | None = None
+        #: the shape and dtype of the image in the shared memory (submit_past reads it again)
+        self._frame: tuple[tuple[int, ...], str] | None = None
         self._waiting = False
         self._conn: Connection | None = None
         listener = Listener(authkey=key)
@@ -244,7 +248,26 @@ class PyramidProcess:
         try:
             if self._conn is None:
                 raise OSError("closed")
-            self._conn.send((self._shm.name, image.shape, image.dtype.str, calib))
+            self._conn.send((self._shm.name, image.shape, image.dtype.str, calib, None))
+        except (OSError, ValueError) as exc:
+            raise PyramidProcessError(f"the pyramid process is gone ({exc})") from None
+        self._waiting = True
+        self._frame = (image.shape, image.dtype.str)
+        return _Pending(self)
+
+    def submit_past(self, calib: Any, areas: list[tuple[float, float, float, float]]
+                    ) -> _Pending:
+        """Ask about ``areas`` past the border of the frame whose finds were just taken
+        (:meth:`vision.pyramids.find.PyramidFinder.find_past`): the image is still in the
+        shared memory."""
+        if self._waiting:
+            raise PyramidProcessError("the last frame's finds were never taken")
+        if self._shm is None or self._frame is None:
+            raise PyramidProcessError("no frame was sent")
+        try:
+            if self._conn is None:
+                raise OSError("closed")
+            self._conn.send((self._shm.name, *self._frame, calib, list(areas)))
         except (OSError, ValueError) as exc:
             raise PyramidProcessError(f"the pyramid process is gone ({exc})") from None
         self._waiting = True
