@@ -142,3 +142,44 @@ def test_tiles_read_each_card_once_and_whole():
     got = sorted(map(tuple, np.round(boxes.centers_mm, 1)))
     assert got == sorted((round(x, 1), round(y, 1)) for x, y in cards)
     assert np.allclose(np.sort(boxes.sizes_mm, axis=1), [[70.0, 120.0]] * len(cards))
+
+
+def test_a_game_spread_past_the_mats_canvas_is_read_in_a_tile_beside_it():
+    """With the printed mat one canvas shows 40 mm past its west, north and east edges; a
+    card that lies near one of those sides has the table past it read as well (where the
+    frame shows it), at the same scale, and every card is read once and whole."""
+    from vision.detection.view import SPILL_EDGE_MM, spill_views
+
+    main = DetectorView.for_mat(DEFAULT_MAT, SIZE)
+    x0, y0, x1, y1 = main.shown()
+    wide = (-400.0, -300.0, 1500.0, 1000.0)
+    # nothing near a side: one canvas
+    sure = np.array([0.9, 0.9])
+    assert spill_views(main, np.array([[450.0, 325.0], [65.0, 600.0]]), sure, wide) == []
+    # the lattice at the east edge of the mat, one card past the canvas's side
+    cards = [(805.0, 325.0), (900.0, 325.0), (995.0, 325.0), (1090.0, 325.0)]
+    assert x1 - 900.0 < SPILL_EDGE_MM
+    east = spill_views(main, np.array(cards[:2]), sure, wide)
+    assert len(east) == 1 and math.isclose(east[0].span_mm(), main.span_mm())
+    ex0, ey0, ex1, ey1 = east[0].shown()
+    assert math.isclose(ex0, x1 - TILE_OVERLAP_MM) and (ey0, ey1) == (y0, y1)
+    # ... unless the frame stops at the canvas's side
+    assert spill_views(main, np.array(cards[:2]), sure, (-400.0, -300.0, x1 + 10.0, 1000.0)) == []
+    # ... or the card near the side is a box the detector is unsure of
+    assert spill_views(main, np.array(cards[:2]), np.array([0.9, 0.6]), wide) == []
+    det = _Tiled(cards + [(300.0, 200.0)])
+    calib = Calibration(True, np.eye(3), image_size=(1600, 1100))
+    boxes = det.detect(np.zeros((1100, 1600, 3), np.uint8), calib, DEFAULT_MAT)
+    assert [v.shown()[0] for v in det.canvases] == [x0, ex0]
+    got = sorted(map(tuple, np.round(boxes.centers_mm, 1)))
+    assert got == sorted(cards + [(300.0, 200.0)])
+    assert np.allclose(np.sort(boxes.sizes_mm, axis=1), [[70.0, 120.0]] * 5)
+    # the main canvas is still the one kept for the pipeline's cuts
+    assert det.last_view is not None
+
+
+def test_the_tile_beside_the_canvas_is_read_only_when_a_card_is_near_that_side():
+    det = _Tiled([(450.0, 325.0), (200.0, 500.0)])
+    calib = Calibration(True, np.eye(3), image_size=(1600, 1100))
+    det.detect(np.zeros((1100, 1600, 3), np.uint8), calib, DEFAULT_MAT)
+    assert len(det.canvases) == 1

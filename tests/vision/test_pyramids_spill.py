@@ -134,3 +134,39 @@ def test_the_pipeline_reports_the_pyramids_of_a_game_spread_off_the_mat(
         record = pipe.observe(image, "spread.png")
         assert _found(record["pyramids"], truth) == ["yellow"]
         assert "pyramids_past" not in record["timings_ms"]
+
+
+#: a row of the lattice running off the mat's east edge, past the detector's canvas (it
+#: shows 40 mm past that edge), a pyramid on the farthest card
+EAST_CARDS = [("swords-04", (805.0, 325.0), 90.0), ("major-03", (900.0, 325.0), 0.0),
+              ("cups-09", (995.0, 325.0), 90.0), ("pentacles-02", (1090.0, 325.0), 0.0)]
+EAST_PYRAMIDS = [("green", 3, True, (1090.0, 320.0), None, 0.35),
+                 ("orange", 2, True, (400.0, 300.0), None, 0.0)]
+
+
+def test_the_shipped_pipeline_sees_a_lattice_grown_off_the_mats_east_edge(tarot: Any):
+    from calibration.table import Intrinsics, TableCalibrator
+    from vision.pipeline import TablePipeline
+    from vision.synth.camera import camera_over_mat
+    from vision.synth.render import plain_style, render
+    from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=4.0, yaw=1.0, tilt_dir=0.0,
+                          target=(600.0, 325.0))
+    scene = TableScene(
+        cards=[CardPlacement(cid, xy, ang) for cid, xy, ang in EAST_CARDS],
+        pyramids=[PyramidPlacement(c, pips, up, xy, pt, rest)
+                  for c, pips, up, xy, pt, rest in EAST_PYRAMIDS])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=6))
+    assert all(c["in_frame"] and c["visible"] > 0.9 for c in truth["cards"])
+    assert TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image).calibrated
+    with TablePipeline(deck="tarot", intrinsics=Intrinsics(cam.K, cam.dist),
+                       pyramid_process=False) as pipe:
+        record = pipe.observe(image, "east.png")
+    assert len(record["cards"]) == len(EAST_CARDS)
+    for cid, xy, _ in EAST_CARDS:
+        assert any(c["id"] == cid and np.hypot(c["center_mm"][0] - xy[0],
+                                               c["center_mm"][1] - xy[1]) < 25.0
+                   for c in record["cards"]), cid
+    assert _found(record["pyramids"], truth) == ["green", "orange"]
+    assert len(record["pyramids"]) == 2

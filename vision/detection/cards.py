@@ -18,8 +18,8 @@ import numpy as np
 from calibration.mat import Mat
 from calibration.table import Calibration, seen_area_mm
 from models import ModelError, model_path, open_onnx
-from vision.detection.view import (TILE_OVERLAP_MM, DetectorView, depth_in_tile, tiled,
-                                   tiles)
+from vision.detection.view import (TILE_OVERLAP_MM, DetectorView, depth_in_tile,
+                                   spill_views, tiled, tiles)
 from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
@@ -169,13 +169,28 @@ class CardDetector:
         stays."""
         if not calib.calibrated or calib.H is None:
             return CardBoxes.empty()
-        if not tiled(mat):
-            return self._read(image_bgr, calib, self.view(mat))
         h, w = image_bgr.shape[:2]
+        if not tiled(mat):
+            main = self.view(mat)
+            boxes = self._read(image_bgr, calib, main)
+            past = spill_views(main, boxes.centers_mm, boxes.scores,
+                               seen_area_mm(calib, (w, h)))
+            if not past:
+                return boxes
+            # a game spread past the canvas's side: the table beyond it is read as a tile
+            # beside it (the canvas stays :attr:`last_view`)
+            views = [main, *past]
+            found = [boxes]
+            for view in past:
+                found.append(self.detect_canvas(view.render(image_bgr, calib), view))
+            return self._merged(views, found)
         views = tiles(mat, self.size, seen_area_mm(calib, (w, h)))
+        return self._merged(views, [self._read(image_bgr, calib, view) for view in views])
+
+    def _merged(self, views: list[DetectorView], read: list[CardBoxes]) -> CardBoxes:
+        """One set of boxes from those ``read`` on overlapping canvases ``views``."""
         found = []
-        for k, view in enumerate(views):
-            boxes = self._read(image_bgr, calib, view)
+        for k, boxes in enumerate(read):
             # a card cut by the tile's edge is read whole by its neighbour: a card's
             # centre lies at least half the overlap inside one of the two
             deep = depth_in_tile(views, k, boxes.centers_mm) >= TILE_DEPTH_MM

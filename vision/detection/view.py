@@ -2,7 +2,8 @@
 
 The canvas is square and the mat is not: the spare side (south of a landscape mat) shows
 the table beyond the margin, where players lay cards down near their seats, rather than
-padding.
+padding. A game that grows past another side (a card found near it) has the table past that
+side read as well, on a canvas beside this one (:func:`spill_views`).
 
 Detecting in the table frame instead of the camera image means a card always has the same
 size in pixels whatever the camera's height, tilt or resolution, so a small model at a small
@@ -155,6 +156,44 @@ def tiles(mat: Mat, size: int, area_mm: tuple[float, float, float, float] | None
     return [replace(base, shift_mm=(sx + margin_mm, sy + margin_mm))
             for sy in _starts(y0, y1, TILE_SPAN_MM, TILE_OVERLAP_MM)
             for sx in _starts(x0, x1, TILE_SPAN_MM, TILE_OVERLAP_MM)]
+
+
+#: a card whose centre lies within this (mm) of a side of the mat's canvas (the mat's own
+#: markers, draw and discard piles lie farther in) has a game spreading past that side: the
+#: table past it is read too, where the frame shows at least SPILL_SEEN_MM of it
+#: (:func:`spill_views`); 0: never
+SPILL_EDGE_MM = 90.0
+SPILL_SEEN_MM = 40.0
+#: ... a card the detector is at least this sure of: on dev renders a weak box at the mat's
+#: edge (a pile's back half off its zone, 0.57) had a canvas read past the side for
+#: nothing, and that canvas took the edge of the table for a card
+SPILL_SURE = 0.8
+
+
+def spill_views(view: DetectorView, centers_mm: np.ndarray, scores: np.ndarray,
+                area_mm: tuple[float, float, float, float] | None) -> list[DetectorView]:
+    """The canvases beside ``view`` (one per side, the same scale, overlapping it by
+    :data:`TILE_OVERLAP_MM` as tiles do) past each side that a card of ``centers_mm`` found
+    with a score (``scores``) of at least :data:`SPILL_SURE` lies within
+    :data:`SPILL_EDGE_MM` of, where the frame (``area_mm``: what the camera sees of the
+    table, :func:`calibration.table.seen_area_mm`) shows the table past it."""
+    if not SPILL_EDGE_MM or area_mm is None:
+        return []
+    pts = np.asarray(centers_mm, np.float64).reshape(-1, 2)
+    pts = pts[np.asarray(scores, np.float64).reshape(-1) >= SPILL_SURE]
+    if not len(pts):
+        return []
+    x0, y0, x1, y1 = view.shown()
+    step = view.span_mm() - TILE_OVERLAP_MM
+    sides = (((-step, 0.0), pts[:, 0] - x0, x0 - area_mm[0]),
+             ((0.0, -step), pts[:, 1] - y0, y0 - area_mm[1]),
+             ((step, 0.0), x1 - pts[:, 0], area_mm[2] - x1),
+             ((0.0, step), y1 - pts[:, 1], area_mm[3] - y1))
+    out = []
+    for (dx, dy), depth, seen_past in sides:
+        if seen_past >= SPILL_SEEN_MM and bool((depth < SPILL_EDGE_MM).any()):
+            out.append(replace(view, shift_mm=(view.shift_mm[0] + dx, view.shift_mm[1] + dy)))
+    return out
 
 
 def depth_in_tile(views: list[DetectorView], k: int, centers_mm: np.ndarray) -> np.ndarray:
