@@ -66,23 +66,33 @@ PYRAMIDS = [("red", 2, True, (430.0, 742.0), None, 0.35),
             ("yellow", 1, True, (300.0, 300.0), None, 0.0)]
 
 
-def _scene(tarot: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
+def _render(tarot: Any, cards: list[Any], pyramids: list[Any], target: tuple[float, float],
+            tilt_dir: float, seed: int) -> tuple[np.ndarray, Any, dict[str, Any], Any]:
+    """(image, calibration from the markers, truth, lens) of ``cards`` (id, centre, angle)
+    and ``pyramids`` (colour, pips, upright, base centre, pointing, rest height) seen by a
+    camera aimed at ``target``, on a plain table."""
     from calibration.table import Intrinsics, TableCalibrator
     from vision.synth.camera import camera_over_mat
     from vision.synth.render import plain_style, render
     from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene
 
-    # aimed south of the mat's centre, so that the frame shows the table past its south edge
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=5.0, yaw=2.0, tilt_dir=90.0,
-                          target=(450.0, 430.0))
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=5.0, yaw=2.0, tilt_dir=tilt_dir,
+                          target=target)
     scene = TableScene(
-        cards=[CardPlacement(cid, xy, ang) for cid, xy, ang in CARDS],
+        cards=[CardPlacement(cid, xy, ang) for cid, xy, ang in cards],
         pyramids=[PyramidPlacement(c, pips, up, xy, pt, rest)
-                  for c, pips, up, xy, pt, rest in PYRAMIDS])
-    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=5))
-    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+                  for c, pips, up, xy, pt, rest in pyramids])
+    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=seed))
+    lens = Intrinsics(cam.K, cam.dist)
+    calib = TableCalibrator(DEFAULT_MAT, lens).calibrate(image)
     assert calib.calibrated
-    assert all(p["in_frame"] and p["visible"] > 0.9 for p in truth["pyramids"])
+    assert all(c["in_frame"] and c["visible"] > 0.9 for c in truth["cards"] + truth["pyramids"])
+    return image, calib, truth, lens
+
+
+def _scene(tarot: Any) -> tuple[np.ndarray, Any, dict[str, Any]]:
+    # aimed south of the mat's centre, so that the frame shows the table past its south edge
+    image, calib, truth, _ = _render(tarot, CARDS, PYRAMIDS, (450.0, 430.0), 90.0, 5)
     return image, calib, truth
 
 
@@ -145,23 +155,10 @@ EAST_PYRAMIDS = [("green", 3, True, (1090.0, 320.0), None, 0.35),
 
 
 def test_the_shipped_pipeline_sees_a_lattice_grown_off_the_mats_east_edge(tarot: Any):
-    from calibration.table import Intrinsics, TableCalibrator
     from vision.pipeline import TablePipeline
-    from vision.synth.camera import camera_over_mat
-    from vision.synth.render import plain_style, render
-    from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene
 
-    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=4.0, yaw=1.0, tilt_dir=0.0,
-                          target=(600.0, 325.0))
-    scene = TableScene(
-        cards=[CardPlacement(cid, xy, ang) for cid, xy, ang in EAST_CARDS],
-        pyramids=[PyramidPlacement(c, pips, up, xy, pt, rest)
-                  for c, pips, up, xy, pt, rest in EAST_PYRAMIDS])
-    image, truth = render(scene, tarot, DEFAULT_MAT, cam, plain_style((95, 120, 85), seed=6))
-    assert all(c["in_frame"] and c["visible"] > 0.9 for c in truth["cards"])
-    assert TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image).calibrated
-    with TablePipeline(deck="tarot", intrinsics=Intrinsics(cam.K, cam.dist),
-                       pyramid_process=False) as pipe:
+    image, _, truth, lens = _render(tarot, EAST_CARDS, EAST_PYRAMIDS, (600.0, 325.0), 0.0, 6)
+    with TablePipeline(deck="tarot", intrinsics=lens, pyramid_process=False) as pipe:
         record = pipe.observe(image, "east.png")
     assert len(record["cards"]) == len(EAST_CARDS)
     for cid, xy, _ in EAST_CARDS:

@@ -641,14 +641,19 @@ class Looker:
         # the view's pixels past the image's edge, for one camera and image size
         self._outside: tuple[tuple[int, ...], np.ndarray] | None = None
 
-    def look(self, image: np.ndarray, calib: Calibration, gains: np.ndarray | None = None
-             ) -> Look:
-        """``gains``: the paper's (another looker's :meth:`paper_gains` of this image) where
-        this looker's own frame holds no marker."""
+    def _for_camera(self, calib: Calibration) -> TopDown:
+        """The view's maps for ``calib``'s camera (made again when it changed)."""
         td = self._topdown
         if td is None or not td.same_camera(calib):
             td = self._topdown = TopDown(calib, self.mat)
             self._outside = None
+        return td
+
+    def look(self, image: np.ndarray, calib: Calibration, gains: np.ndarray | None = None
+             ) -> Look:
+        """``gains``: the paper's (another looker's :meth:`paper_gains` of this image) where
+        this looker's own frame holds no marker."""
+        td = self._for_camera(calib)
         view = td.view(image, VIEW_PPM)
         if self._outside is None or self._outside[0] != image.shape[:2]:
             self._outside = (image.shape[:2], td.outside(image.shape[:2], VIEW_PPM))
@@ -664,11 +669,7 @@ class Looker:
 
     def paper_gains(self, image: np.ndarray, calib: Calibration) -> np.ndarray:
         """The gains :meth:`look` gives ``image`` (the marker paper's, for a printed mat)."""
-        td = self._topdown
-        if td is None or not td.same_camera(calib):
-            td = self._topdown = TopDown(calib, self.mat)
-            self._outside = None
-        return td.paper_gains(image)
+        return self._for_camera(calib).paper_gains(image)
 
 
 @dataclass(frozen=True)
@@ -733,6 +734,17 @@ def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, floa
     return (float(x0), float(y0), float(x1), float(y1))
 
 
+def _farthest_past(mat: Mat, border_mm: float, box: tuple[float, float, float, float]
+                   ) -> tuple[str, float]:
+    """The side of ``mat``'s play area grown by ``border_mm`` that ``box`` (x0, y0, x1, y1)
+    reaches farthest past, and how far (mm; 0 or less: not past it)."""
+    x0, y0, x1, y1 = box
+    past = {"west": -border_mm - x0, "north": -border_mm - y0,
+            "east": x1 - (mat.width_mm + border_mm), "south": y1 - (mat.height_mm + border_mm)}
+    side = max(past, key=lambda k: past[k])
+    return side, past[side]
+
+
 def spill_areas(mat: Mat, border_mm: float, cards: list[tuple[tuple[float, float], float]],
                 reach_mm: float) -> list[tuple[float, float, float, float]]:
     """Where to look past the border for the cards a game has laid past it: ``cards`` are
@@ -740,13 +752,10 @@ def spill_areas(mat: Mat, border_mm: float, cards: list[tuple[tuple[float, float
     ``border_mm`` by more than :data:`SPILL_CARD_MM` is grown by ``reach_mm`` (a pyramid
     on it, or in the cell beside it), and those past one side make one area (x0, y0, x1,
     y1) for that side."""
-    lo, hi_x, hi_y = -border_mm, mat.width_mm + border_mm, mat.height_mm + border_mm
     by_side: dict[str, list[float]] = {}
     for (x, y), r in cards:
-        past = {"west": lo - (x - r), "north": lo - (y - r), "east": x + r - hi_x,
-                "south": y + r - hi_y}
-        side = max(past, key=lambda k: past[k])
-        if past[side] <= SPILL_CARD_MM:
+        side, past = _farthest_past(mat, border_mm, (x - r, y - r, x + r, y + r))
+        if past <= SPILL_CARD_MM:
             continue
         box = [x - reach_mm, y - reach_mm, x + reach_mm, y + reach_mm]
         got = by_side.setdefault(side, box)
@@ -768,9 +777,8 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
     x0, y0, x1, y1 = (float(v) for v in area)
     lo_x, lo_y = -border_mm, -border_mm
     hi_x, hi_y = mat.width_mm + border_mm, mat.height_mm + border_mm
-    past = {"west": lo_x - x0, "north": lo_y - y0, "east": x1 - hi_x, "south": y1 - hi_y}
-    side = max(past, key=lambda k: past[k])
-    if past[side] <= 0:
+    side, past = _farthest_past(mat, border_mm, (x0, y0, x1, y1))
+    if past <= 0:
         return None
     if side == "west":
         x1 = min(x1, lo_x + SPILL_OVERLAP_MM)
@@ -936,7 +944,8 @@ class PyramidFinder:
                   areas: list[tuple[float, float, float, float]]) -> list[PyramidFind]:
         """The pyramids in ``areas`` (x0, y0, x1, y1, table mm) past what :meth:`find` looks
         at (the mat and :data:`BORDER_MM` around it): where a game has spread off the mat
-        (the pipeline asks where it found cards there, :data:`SPILL_REACH_MM`). Each area is
+        (the pipeline asks where it found cards there, :data:`vision.pipeline.SPILL_REACH_CELLS`
+        lattice pitches around them). Each area is
         looked at in a frame of its own, in the mat paper's colours; a find is kept where it
         stands past the border (what stands within it is :meth:`find`'s)."""
         if not calib.calibrated or calib.H is None or not self.mat.printed or not areas:
