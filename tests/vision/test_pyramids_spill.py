@@ -167,3 +167,28 @@ def test_the_shipped_pipeline_sees_a_lattice_grown_off_the_mats_east_edge(tarot:
                    for c in record["cards"]), cid
     assert _found(record["pyramids"], truth) == ["green", "orange"]
     assert len(record["pyramids"]) == 2
+
+
+def test_a_pyramid_process_lost_before_the_second_look_costs_no_pyramid(
+        tarot: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    """The process answers the frame, then is gone when asked to look past the border: the
+    pipeline looks there itself, and goes on without the process."""
+    import logging
+
+    import vision.pipeline as vp
+    from vision.pyramids.process import PyramidProcess, PyramidProcessError
+    from vision_truth import TruthBoxes
+
+    def gone(self: Any, calib: Any, areas: Any) -> Any:
+        raise PyramidProcessError("the pyramid process ended")
+
+    monkeypatch.setattr(PyramidProcess, "submit_past", gone)
+    image, _, truth = _scene(tarot)
+    boxes = TruthBoxes()
+    boxes.fallback = truth
+    with vp.TablePipeline(deck="tarot", card_detector=boxes, pyramid_process=True) as pipe:
+        with caplog.at_level(logging.WARNING, logger="vision.pipeline"):
+            record = pipe.observe(image, "spread.png")
+        assert _found(record["pyramids"], truth) == ["blue", "red", "yellow"]
+        assert pipe._process is None
+        assert "found in this process from now on" in caplog.text
