@@ -11,8 +11,8 @@ to train on the CPU in tens of minutes.
 Data: every rendered scene is looked at as the finder looks at it (the scene's markers and
 true lens give the calibration, as for the other pyramid models): the colour table's
 candidates and the shipped heat map's peaks of at least :data:`CUT_PEAK` (the finder's
-floor, :data:`vision.pyramids.find.HEAT_PEAK`, is higher: faint peaks are where white and
-clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
+floor, :data:`vision.pyramids.find.HEAT_PEAK`, has been higher: faint peaks are where white
+and clear plastic hides), those at least :data:`vision.pyramids.find.COLD` warm, read by the
 shipped colour classifier; every one the finder may ask about is kept (``--candidates
 all``, the default; of those only the heat map proposed and the colour classifier calls
 nothing, only the ones from :data:`CUT_NONE_MIN_HEAT` warm), or with ``--candidates
