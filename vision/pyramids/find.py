@@ -730,7 +730,7 @@ def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, floa
     frame shows (``shown``: :func:`calibration.table.seen_area_mm`; None: all of it), its
     edges moved out to whole heat-map cells (:data:`CELL_MM`, also whole view pixels) so that
     the cells of one camera's windows line up; None when the frame shows none of it."""
-    x0, y0, x1, y1 = -border_mm, -border_mm, mat.width_mm + border_mm, mat.height_mm + border_mm
+    x0, y0, x1, y1 = _bordered_bounds(mat, border_mm)
     if shown is not None:
         x0, y0 = max(x0, shown[0]), max(y0, shown[1])
         x1, y1 = min(x1, shown[2]), min(y1, shown[3])
@@ -741,13 +741,18 @@ def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, floa
     return (float(x0), float(y0), float(x1), float(y1))
 
 
+def _bordered_bounds(mat: Mat, border_mm: float) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1): ``mat``'s play area grown by ``border_mm`` on every side."""
+    return (-border_mm, -border_mm, mat.width_mm + border_mm, mat.height_mm + border_mm)
+
+
 def _farthest_past(mat: Mat, border_mm: float, box: tuple[float, float, float, float]
                    ) -> tuple[str, float]:
     """The side of ``mat``'s play area grown by ``border_mm`` that ``box`` (x0, y0, x1, y1)
     reaches farthest past, and how far (mm; 0 or less: not past it)."""
     x0, y0, x1, y1 = box
-    past = {"west": -border_mm - x0, "north": -border_mm - y0,
-            "east": x1 - (mat.width_mm + border_mm), "south": y1 - (mat.height_mm + border_mm)}
+    lo_x, lo_y, hi_x, hi_y = _bordered_bounds(mat, border_mm)
+    past = {"west": lo_x - x0, "north": lo_y - y0, "east": x1 - hi_x, "south": y1 - hi_y}
     side = max(past, key=lambda k: past[k])
     return side, past[side]
 
@@ -782,8 +787,7 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
     game); None when nothing of it lies past the border or in the frame. ``area`` past two
     sides is cut to the side it reaches farthest past."""
     x0, y0, x1, y1 = (float(v) for v in area)
-    lo_x, lo_y = -border_mm, -border_mm
-    hi_x, hi_y = mat.width_mm + border_mm, mat.height_mm + border_mm
+    lo_x, lo_y, hi_x, hi_y = _bordered_bounds(mat, border_mm)
     side, past = _farthest_past(mat, border_mm, (x0, y0, x1, y1))
     if past <= 0:
         return None
@@ -969,7 +973,7 @@ class PyramidFinder:
             for f in self._found_from(image, calib, self._window_looker(win), win[0], win[1],
                                       gains):
                 x, y = f.base_center_mm
-                if x < -b or y < -b or x > self.mat.width_mm + b or y > self.mat.height_mm + b:
+                if _farthest_past(self.mat, b, (x, y, x, y))[1] > 0:
                     finds.append(f)
         return finds
 

@@ -245,15 +245,8 @@ class PyramidProcess:
             self._drop_shm()
             self._shm = shared_memory.SharedMemory(create=True, size=max(1, image.nbytes))
         np.ndarray(image.shape, image.dtype, buffer=self._shm.buf)[...] = image
-        try:
-            if self._conn is None:
-                raise OSError("closed")
-            self._conn.send((self._shm.name, image.shape, image.dtype.str, calib, None))
-        except (OSError, ValueError) as exc:
-            raise PyramidProcessError(f"the pyramid process is gone ({exc})") from None
-        self._waiting = True
         self._frame = (image.shape, image.dtype.str)
-        return _Pending(self)
+        return self._send(calib, None)
 
     def submit_past(self, calib: Any, areas: list[tuple[float, float, float, float]]
                     ) -> _Pending:
@@ -262,12 +255,18 @@ class PyramidProcess:
         shared memory."""
         if self._waiting:
             raise PyramidProcessError("the last frame's finds were never taken")
+        return self._send(calib, list(areas))
+
+    def _send(self, calib: Any, areas: list[tuple[float, float, float, float]] | None
+              ) -> _Pending:
+        """Ask about the frame in the shared memory: its finds (``areas`` None) or those
+        past the border in ``areas``."""
         if self._shm is None or self._frame is None:
             raise PyramidProcessError("no frame was sent")
         try:
             if self._conn is None:
                 raise OSError("closed")
-            self._conn.send((self._shm.name, *self._frame, calib, list(areas)))
+            self._conn.send((self._shm.name, *self._frame, calib, areas))
         except (OSError, ValueError) as exc:
             raise PyramidProcessError(f"the pyramid process is gone ({exc})") from None
         self._waiting = True
