@@ -474,6 +474,9 @@ class TableCalibrator:
         # search saw then, and how many more frames with just those skip the sharpened one
         # (a marker off the frame stays off it: no need to pay for the search every frame)
         self._fruitless_look: tuple[frozenset[int], int] | None = None
+        # frames of a calibrated camera left without the deblurred look after one that
+        # read nothing (hands over the markers, not a shaken camera)
+        self._shaken_pause = 0
 
     def calibrate(self, image: np.ndarray) -> Calibration:
         h, w = image.shape[:2]
@@ -505,6 +508,10 @@ class TableCalibrator:
                             found, blur, gray = self._deblurred_look(gray, found)
                     self._fruitless_look = None if len(found) > len(seen) \
                         else (seen, SECOND_LOOK_PAUSE)
+            elif not found and self.deblur_look:
+                found, blur, gray = self._shaken_look(gray, found)
+        if found:
+            self._shaken_pause = 0
         found = self._refine(gray, found)
         if len(found) == 4:
             self._last_px, self._last_size = dict(found), (w, h)
@@ -593,8 +600,9 @@ class TableCalibrator:
 
     def _deblurred_look(self, gray: np.ndarray, found: dict[int, np.ndarray]
                         ) -> tuple[dict[int, np.ndarray], MotionBlur | None, np.ndarray]:
-        """The fourth look, for a first frame where the other looks read no marker or one
-        (:data:`DEBLUR_LOOK_BELOW`): the camera may have moved while the shutter was open. Each
+        """The fourth look, for a frame where the other looks read no marker or one
+        (:data:`DEBLUR_LOOK_BELOW`; a camera calibrated before goes through
+        :meth:`_shaken_look`): the camera may have moved while the shutter was open. Each
         guess of a line blur (:func:`calibration.motion.guesses`, the likeliest first) is
         undone and the frame searched again; a guess counts only where the markers it
         reads agree with each other (three at least, as the third look's must,
@@ -625,6 +633,24 @@ class TableCalibrator:
             log.info("motion blur %s undone: markers %s read", best[1].describe(),
                      sorted(best[0]))
         return best
+
+    def _shaken_look(self, gray: np.ndarray, found: dict[int, np.ndarray]
+                     ) -> tuple[dict[int, np.ndarray], MotionBlur | None, np.ndarray]:
+        """:meth:`_deblurred_look` for a camera calibrated before whose frame now reads no
+        marker: a fixed camera knocked while the shutter was open smears every marker at
+        once. Without this look such a frame came back uncalibrated, though the same image
+        read as a first frame is calibrated. (One marker read is left to the last
+        calibration, :meth:`_from_markers`: a sharp frame with three markers under hands is
+        far likelier than a shaken one that still shows one.) A look that reads nothing is
+        most likely hands or cards over all four, which deblurring cannot lift: the next
+        :data:`SECOND_LOOK_PAUSE` frames that read no marker skip it, so covered markers
+        cost the guesses once per pause rather than on every frame."""
+        if self._shaken_pause > 0:
+            self._shaken_pause -= 1
+            return found, None, gray
+        got = self._deblurred_look(gray, found)
+        self._shaken_pause = 0 if got[1] is not None else SECOND_LOOK_PAUSE
+        return got
 
     def _search_frame(self, gray: np.ndarray
                       ) -> tuple[dict[int, np.ndarray], frozenset[int]]:

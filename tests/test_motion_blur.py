@@ -150,6 +150,78 @@ def test_a_shaken_frames_record_says_the_blur_was_undone(shaken_table) -> None:
     assert len(rec["cards"]) == len(truth["cards"])
 
 
+@pytest.fixture(scope="module")
+def still_table():
+    """The same table with the camera still: every marker reads at the first look."""
+    from test_marker_calibration import _render_table
+
+    return _render_table(np.zeros(5))
+
+
+def test_a_calibrated_camera_knocked_later_is_calibrated_by_undoing_the_blur(
+        still_table, shaken_table) -> None:
+    """A fixed camera calibrated from a still frame, then knocked while the shutter was open:
+    the shaken frame reads no marker at the window or whole-frame searches, and is read
+    through deblurring as it would be as a first frame, not reported uncalibrated."""
+    image, truth = shaken_table
+    calibrator = TableCalibrator(DEFAULT_MAT)
+    assert calibrator.calibrate(still_table[0]).calibrated
+    cal = calibrator.calibrate(image)
+    assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3), cal.reason
+    assert cal.motion_blur is not None and "motion blur" in cal.reason
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    assert np.abs(cal.to_table(px) - mm).max() < 1.5
+    # the still camera's next frame is read as before, with no blur to undo
+    again = calibrator.calibrate(still_table[0])
+    assert again.calibrated and again.motion_blur is None
+    # switched off, the shaken frame says the markers are not visible, as it used to
+    off = TableCalibrator(DEFAULT_MAT, deblur_look=False)
+    assert off.calibrate(still_table[0]).calibrated
+    assert not off.calibrate(image).calibrated
+
+
+def test_a_pipeline_reads_a_knocked_frame_after_a_still_one(still_table, shaken_table) -> None:
+    from vision.pipeline import TablePipeline
+
+    image, truth = shaken_table
+    with TablePipeline(mat=DEFAULT_MAT, threads=1) as pl:
+        assert pl.observe(still_table[0], "still")["calibrated"]
+        rec = pl.observe(image, "knocked")
+    assert rec["calibrated"] and "motion blur" in rec["calibration"]["note"]
+    assert len(rec["cards"]) == len(truth["cards"])
+
+
+def test_covered_markers_on_a_calibrated_camera_pay_for_deblurring_once_a_pause(
+        still_table, monkeypatch) -> None:
+    """Hands over all four markers of a fixed camera: the deblurred look reads nothing, so
+    the frames after it skip it until a marker is seen again or the pause runs out."""
+    from test_marker_calibration import _hide
+
+    from calibration import table
+
+    image, truth = still_table
+    covered = _hide(image, truth, (0, 1, 2, 3))
+    calls = []
+    real = TableCalibrator._deblurred_look
+
+    def spy(self, gray, found):
+        calls.append(len(calls))
+        return real(self, gray, found)
+
+    monkeypatch.setattr(TableCalibrator, "_deblurred_look", spy)
+    monkeypatch.setattr(table, "SECOND_LOOK_PAUSE", 2)
+    calibrator = TableCalibrator(DEFAULT_MAT)
+    assert calibrator.calibrate(image).calibrated and not calls
+    seen = [calibrator.calibrate(covered) for _ in range(4)]
+    assert [c.calibrated for c in seen] == [False] * 4
+    assert "no mat marker is visible" in seen[0].reason
+    assert len(calls) == 2  # the first covered frame, then the first after a pause of two
+    calibrator.calibrate(image)  # a hand lifted: the markers read, the pause is over
+    calibrator.calibrate(covered)
+    assert len(calls) == 3
+
+
 def test_no_mat_in_a_frame_gives_no_calibration_from_deblurring() -> None:
     """A frame of card-like texture, blurred: every guess is tried and none reads three
     markers that agree, so the frame stays uncalibrated rather than guessed."""
