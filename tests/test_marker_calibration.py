@@ -63,6 +63,20 @@ def _hide(image, truth, ids):
     return out
 
 
+def spy_on_deblurring(monkeypatch) -> list[list[int]]:
+    """Each call of the fourth look (motion blur undone) from now on, as the markers read
+    before it; the look itself still runs."""
+    calls: list[list[int]] = []
+    real = TableCalibrator._deblurred_look
+
+    def spy(self, gray, found):
+        calls.append(sorted(found))
+        return real(self, gray, found)
+
+    monkeypatch.setattr(TableCalibrator, "_deblurred_look", spy)
+    return calls
+
+
 def test_four_markers_map_card_centres_within_1mm(scene_and_truth) -> None:
     image, truth, intr, px, mm = scene_and_truth
     cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(image)
@@ -510,14 +524,7 @@ def test_deblurring_is_tried_only_where_no_marker_or_one_was_read(scene_and_trut
     """The fourth look (motion blur undone) is for a first frame with no marker or one read;
     two markers give a fair pose, and are most often a camera framing one side of the mat."""
     image, truth, intr, px, mm = scene_and_truth
-    calls = []
-    real = TableCalibrator._deblurred_look
-
-    def spy(self, gray, found):
-        calls.append(sorted(found))
-        return real(self, gray, found)
-
-    monkeypatch.setattr(TableCalibrator, "_deblurred_look", spy)
+    calls = spy_on_deblurring(monkeypatch)
     cal = TableCalibrator(DEFAULT_MAT, intr).calibrate(_hide(image, truth, hidden))
     assert len(calls) == looks
     # a sharp frame with its markers covered gains nothing from deblurring

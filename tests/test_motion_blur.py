@@ -196,20 +196,13 @@ def test_covered_markers_on_a_calibrated_camera_pay_for_deblurring_once_a_pause(
         still_table, monkeypatch) -> None:
     """Hands over all four markers of a fixed camera: the deblurred look reads nothing, so
     the frames after it skip it until a marker is seen again or the pause runs out."""
-    from test_marker_calibration import _hide
+    from test_marker_calibration import _hide, spy_on_deblurring
 
     from calibration import table
 
     image, truth = still_table
     covered = _hide(image, truth, (0, 1, 2, 3))
-    calls = []
-    real = TableCalibrator._deblurred_look
-
-    def spy(self, gray, found):
-        calls.append(len(calls))
-        return real(self, gray, found)
-
-    monkeypatch.setattr(TableCalibrator, "_deblurred_look", spy)
+    calls = spy_on_deblurring(monkeypatch)
     monkeypatch.setattr(table, "SECOND_LOOK_PAUSE", 2)
     calibrator = TableCalibrator(DEFAULT_MAT)
     assert calibrator.calibrate(image).calibrated and not calls
