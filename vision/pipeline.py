@@ -343,12 +343,14 @@ class TablePipeline:
 
     ``mat``: the calibration mat, or None for a table without one (each image is then
     calibrated from its cards: :class:`calibration.from_cards.CardCalibrator`, and the play
-    area is a :func:`~calibration.mat.virtual_mat` centred on them); ``deck``: see :func:`load_deck_gallery`;
-    ``intrinsics``: an :class:`~calibration.table.Intrinsics` or the path of a camera file
-    from ``companion calibrate-camera`` (rescaled to each image's size);
+    area is a :func:`~calibration.mat.virtual_mat` centred on them); ``deck``: see
+    :func:`load_deck_gallery`; ``intrinsics``: an :class:`~calibration.table.Intrinsics` or
+    the path of a camera file from ``companion calibrate-camera`` (rescaled to each image's
+    size);
     ``card_detector`` / ``pyramid_finder``: injected stages (default: the shipped ONNX card
-    detector and :class:`vision.pyramids.find.PyramidFinder`); ``threads``: the detector's
-    onnxruntime threads, and with 2 or more the pyramids run beside the cards; ``colors``: the
+    detector and :class:`vision.pyramids.find.PyramidFinder`); ``threads``: the CPU threads
+    the pipeline may use: with 2 or more the pyramids run beside the cards, and the card
+    stages' onnxruntime sessions get ``threads - 1`` (at least one); ``colors``: the
     players' colour profile (``companion calibrate-colors``) for the default pyramid finder;
     ``card_net``: the card identity network (:class:`vision.cards.net.CardNet`) to name card
     patches with, ``False`` for the gallery only, ``None`` (default) for the network shipped
