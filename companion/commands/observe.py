@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
                    help="write each image with what was seen drawn on it to DIR")
     p.add_argument("--threads", type=positive_int, default=2, metavar="N",
-                   help="CPU threads for the detector and OpenCV (default 2)")
+                   help="CPU threads for the pipeline and OpenCV (default 2: the pyramids beside "
+                        "the cards, one thread each)")
     p.set_defaults(func=run)
 
 
