@@ -730,13 +730,22 @@ def window_mm(mat: Mat, border_mm: float, shown: tuple[float, float, float, floa
     frame shows (``shown``: :func:`calibration.table.seen_area_mm`; None: all of it), its
     edges moved out to whole heat-map cells (:data:`CELL_MM`, also whole view pixels) so that
     the cells of one camera's windows line up; None when the frame shows none of it."""
-    x0, y0, x1, y1 = _bordered_bounds(mat, border_mm)
+    return _shown_in_steps(_bordered_bounds(mat, border_mm), shown, CELL_MM)
+
+
+def _shown_in_steps(box: tuple[float, float, float, float],
+                    shown: tuple[float, float, float, float] | None, step: float
+                    ) -> tuple[float, float, float, float] | None:
+    """``box`` (x0, y0, x1, y1) cut to what the frame shows (``shown``; None: all of it),
+    its edges moved out to whole multiples of ``step`` (mm); None when less than one step
+    of it is left."""
+    x0, y0, x1, y1 = box
     if shown is not None:
         x0, y0 = max(x0, shown[0]), max(y0, shown[1])
         x1, y1 = min(x1, shown[2]), min(y1, shown[3])
-    x0, y0 = math.floor(x0 / CELL_MM) * CELL_MM, math.floor(y0 / CELL_MM) * CELL_MM
-    x1, y1 = math.ceil(x1 / CELL_MM) * CELL_MM, math.ceil(y1 / CELL_MM) * CELL_MM
-    if x1 - x0 < CELL_MM or y1 - y0 < CELL_MM:
+    x0, y0 = math.floor(x0 / step) * step, math.floor(y0 / step) * step
+    x1, y1 = math.ceil(x1 / step) * step, math.ceil(y1 / step) * step
+    if x1 - x0 < step or y1 - y0 < step:
         return None
     return (float(x0), float(y0), float(x1), float(y1))
 
@@ -799,15 +808,7 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
         y1 = min(y1, lo_y + SPILL_OVERLAP_MM)
     else:
         y0 = max(y0, hi_y - SPILL_OVERLAP_MM)
-    if shown is not None:
-        x0, y0 = max(x0, shown[0]), max(y0, shown[1])
-        x1, y1 = min(x1, shown[2]), min(y1, shown[3])
-    step = SPILL_STEP_MM
-    x0, y0 = math.floor(x0 / step) * step, math.floor(y0 / step) * step
-    x1, y1 = math.ceil(x1 / step) * step, math.ceil(y1 / step) * step
-    if x1 - x0 < step or y1 - y0 < step:
-        return None
-    return (float(x0), float(y0), float(x1), float(y1))
+    return _shown_in_steps((x0, y0, x1, y1), shown, SPILL_STEP_MM)
 
 
 def shape_sureness(ps: np.ndarray, names: list[str] | tuple[str, ...]) -> np.ndarray:
