@@ -260,6 +260,38 @@ def test_a_pale_share_recolours_pyramids_white_or_clear_and_nothing_else(tarot, 
         make_example(8, 2, tarot, mat, size=(320, 240), pale=1.5)
 
 
+def test_a_blur_share_redraws_focus_and_shake_and_nothing_else(tarot, mat):
+    """``blur`` draws each image's focus and shake again from its own stream: 1 blurs every
+    image (out of focus or shaken, never both), 0 none; the table is the same as without
+    it, and the same seed gives the same image again."""
+    def style(i: int, blur: float | None) -> tuple[dict, dict]:
+        _, truth, st = make_example(9, i, tarot, mat, size=(320, 240), blur=blur)
+        return truth, {"sigma": st.blur_sigma, "motion": st.motion}
+    for i in range(12):
+        t_plain, _ = style(i, None)
+        t_all, s_all = style(i, 1.0)
+        t_none, s_none = style(i, 0.0)
+        keep = ("cards", "pyramids", "calibrated")
+        assert {k: t_all[k] for k in keep} == {k: t_plain[k] for k in keep}
+        assert (s_all["sigma"] > 0.75) != (s_all["motion"][0] > 0)
+        assert 0.8 <= s_all["sigma"] <= 2.2 or 3 <= s_all["motion"][0] <= 14
+        assert s_none["sigma"] < 0.7 and s_none["motion"] == (0.0, 0.0)
+        assert t_all["style"] == style(i, 1.0)[0]["style"]
+    shaken = sum(style(i, 1.0)[1]["motion"][0] > 0 for i in range(12))
+    assert 0 < shaken < 12
+    with pytest.raises(SynthError, match="blur share -0.5 is not between 0 and 1"):
+        make_example(9, 0, tarot, mat, size=(320, 240), blur=-0.5)
+
+
+def test_cli_synth_blur_reaches_the_dataset_card(tmp_path, shared):
+    out = tmp_path / "blur"
+    assert _cli(["synth", "--out", str(out), "--count", "2", "--seed", "4", "--width", "320",
+                 "--height", "240", "--blur", "1", "--no-progress"]) == 0
+    styles = [json.loads((out / f"0000{i}.json").read_text())["style"] for i in range(2)]
+    assert all(s["blur_sigma"] > 0.75 or s["motion_blur_px"] > 0 for s in styles)
+    assert "images out of focus or shaken: 100%, half each" in (out / "DATASET.md").read_text()
+
+
 def test_cli_synth_pale_reaches_the_dataset_card_and_a_bad_share_is_refused(tmp_path, capsys,
                                                                            shared):
     out = tmp_path / "pale"

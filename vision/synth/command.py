@@ -76,6 +76,10 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--pale", type=_fraction, default=0.0,
                    help="share of pyramids recoloured white or clear, for training the "
                         "readers of pale plastic (default 0: colours as drawn)")
+    p.add_argument("--blur", type=_fraction, default=None,
+                   help="share of images out of focus or shaken by camera motion, half "
+                        "each, for training the readers of blurred frames (default: about "
+                        "one in six, as drawn)")
     p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
     p.add_argument("--height", type=positive_int, default=None, help="image height")
     p.add_argument("--no-distortion", action="store_true", help="ideal pinhole lens")
@@ -107,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
                       game=args.game, hands=args.hands, light=args.light, size=size,
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
                       val_fraction=args.val, printing=args.printing,
-                      pale=args.pale)
+                      pale=args.pale, blur=args.blur)
     bar = Progress(args.count, "synth", force=not args.no_progress)
     if args.no_progress:
         bar.enabled = False

@@ -516,23 +516,29 @@ class SynthConfig:
     printing: tuple[float, float] | None = None
     #: share of pyramids recoloured white or clear (:func:`paler`); 0: as the layout drew them
     pale: float = 0.0
+    #: share of images out of focus or shaken (:func:`reblur`); None: the usual draw
+    blur: float | None = None
 
 
 def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarcana",
                  hands: float = 0.2, size: tuple[int, int] | None = None,
                  distortion: bool = True, image_name: str = "image.jpg",
                  scene: TableScene | None = None, light: str = "ordinary",
-                 printing: tuple[float, float] | None = None, pale: float = 0.0
-                 ) -> tuple[np.ndarray, dict[str, Any], Style]:
+                 printing: tuple[float, float] | None = None, pale: float = 0.0,
+                 blur: float | None = None) -> tuple[np.ndarray, dict[str, Any], Style]:
     """Render image ``index`` of run ``seed``: (BGR image, truth record, style).
     ``printing``: the card printing's strength is drawn from this range instead of 0-1
     (:func:`check_printing`); ``pale``: this share of the drawn scene's pyramids is
-    recoloured white or clear (:func:`paler`). A ``scene`` passed in is rendered as given,
-    whatever ``pale`` says: it is the caller's, and recolouring it would change it."""
+    recoloured white or clear (:func:`paler`); ``blur``: this share of images is out of
+    focus or shaken instead of about one in six (:func:`reblur`). A ``scene`` passed in is
+    rendered as given, whatever ``pale`` says: it is the caller's, and recolouring it would
+    change it."""
     _check_light(light)
     if printing is not None:
         check_printing(printing)
     check_pale(pale)
+    if blur is not None:
+        check_share("blur", blur)
     rng = image_rng(seed, index)
     if scene is None:
         scene = random_scene(rng, deck, mat, game)
@@ -547,6 +553,8 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
         # its own stream: the rest of the scene stays what the seed gives without it
         style.printing_strength = float(
             np.random.default_rng([int(seed), int(index), PRINTING_STREAM]).uniform(*printing))
+    if blur is not None:
+        reblur(style, blur, np.random.default_rng([int(seed), int(index), BLUR_STREAM]))
     image, truth = render(scene, deck, mat, cam, style, image_name)
     return image, truth, style
 
@@ -563,8 +571,36 @@ PALE_COLORS = ("white", "clear")
 
 def check_pale(pale: float) -> None:
     """Refuse a pale share outside 0-1."""
-    if not 0.0 <= float(pale) <= 1.0:
-        raise SynthError(f"pale share {pale:g} is not between 0 and 1")
+    check_share("pale", pale)
+
+
+def check_share(what: str, share: float) -> None:
+    """Refuse a share (``what``: its name in the message) outside 0-1."""
+    if not 0.0 <= float(share) <= 1.0:
+        raise SynthError(f"{what} share {share:g} is not between 0 and 1")
+
+
+#: the random stream of an image's focus and shake when a blur share is asked for
+BLUR_STREAM = 17
+
+
+def reblur(style: Style, share: float, rng: np.random.Generator) -> None:
+    """Draw ``style``'s focus and shake again: with probability ``share`` the image is
+    blurred, half the time out of focus and half the time shaken, in the ranges
+    :func:`random_style` draws them (a defocus of 0.8-2.2 px, a line of 3-14 px); else it
+    is sharp (a defocus under 0.7 px, no shake). Training renders for the readers of
+    blurred frames: the usual draw blurs about one image in six, and on those the finder
+    reads pips and pointing several times worse than on sharp ones."""
+    if rng.random() < share:
+        if rng.random() < 0.5:
+            style.blur_sigma = float(rng.uniform(0.8, 2.2))
+            style.motion = (0.0, 0.0)
+        else:
+            style.blur_sigma = float(rng.uniform(0, 0.7))
+            style.motion = (float(rng.uniform(3, 14)), float(rng.uniform(0, 180)))
+    else:
+        style.blur_sigma = float(rng.uniform(0, 0.7))
+        style.motion = (0.0, 0.0)
 
 
 def paler(scene: TableScene, share: float, rng: np.random.Generator) -> None:
@@ -626,20 +662,20 @@ def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dic
 
 def _work(args: tuple) -> tuple[int, int]:
     (index, seed, game, hands, size, distortion, out, val_fraction, light, printing,
-     pale) = args
+     pale, blur) = args
     return write_example(Path(out), index, seed, _W["deck"], _W["mat"], game, hands, size,
-                         distortion, val_fraction, light, printing, pale)
+                         distortion, val_fraction, light, printing, pale, blur)
 
 
 def write_example(out: Path, index: int, seed: int, deck: Deck, mat: Mat, game: str,
                   hands: float, size: tuple[int, int] | None, distortion: bool,
                   val_fraction: float = 0.1, light: str = "ordinary",
                   printing: tuple[float, float] | None = None,
-                  pale: float = 0.0) -> tuple[int, int]:
+                  pale: float = 0.0, blur: float | None = None) -> tuple[int, int]:
     name = f"{index:05d}.jpg"
     image, truth, style = make_example(seed, index, deck, mat, game, hands, size, distortion,
                                        image_name=name, light=light, printing=printing,
-                                       pale=pale)
+                                       pale=pale, blur=blur)
     truth["split"] = split_of(seed, index, val_fraction)
     truth["seed"] = [int(seed), int(index)]
     data = encode_jpeg(image, style.jpeg_quality)
@@ -701,13 +737,16 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
     if cfg.printing is not None:
         check_printing(cfg.printing)
     check_pale(cfg.pale)
+    if cfg.blur is not None:
+        check_share("blur", cfg.blur)
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
-              cfg.val_fraction, cfg.light, cfg.printing, cfg.pale) for i in range(cfg.count)]
+              cfg.val_fraction, cfg.light, cfg.printing, cfg.pale, cfg.blur)
+             for i in range(cfg.count)]
     if cfg.jobs <= 1:
         for t in tasks:
             a, b = write_example(out, t[0], cfg.seed, deck, cfg.mat, cfg.game, cfg.hands,
                                  cfg.size, cfg.distortion, cfg.val_fraction, cfg.light,
-                                 cfg.printing, cfg.pale)
+                                 cfg.printing, cfg.pale, cfg.blur)
             sizes[0] += a
             sizes[1] += b
             if progress:
