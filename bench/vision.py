@@ -36,7 +36,7 @@ precision, and of matched pyramids the accuracy of colour, pips, upright-or-lyin
 degrees; and the share of images whose whole table is exactly right (calibrated, every card
 found with its id and art direction, every pyramid with all its attributes, nothing false),
 also apart for the frames the renderer blurred (defocus or motion blur, about a sixth of
-them: :func:`frame_blurred`) and the sharp ones.
+them: :func:`frame_blurred`) and the sharp ones, as are pyramid recall, pips and pointing.
 
 Speed: ``--timing-images`` of the rendered frames go through the whole pipeline one at a
 time in this process on 2 CPU threads (``cv2.setNumThreads(2)``, onnxruntime intra-op 2),
@@ -525,6 +525,8 @@ def summarise(rows: list[dict[str, Any]], group: str) -> dict[str, Any]:
     blurred = [r for r in rs if r.get("blurred")]
     tot["blurred"] = len(blurred)
     tot["exact_blurred"] = sum(r["exact"] for r in blurred)
+    for key in BLUR_SPLIT_KEYS:
+        tot[f"{key}_blurred"] = sum(int(r[key]) for r in blurred)
     tot["wrong_ids"] = [w for r in rs for w in r["wrong_ids"]]
     return tot
 
@@ -546,6 +548,25 @@ def table(sums: dict[str, dict[str, Any]]) -> str:
             f"{_pct(s['pyr_upright_ok'], s['pyr_tp'])} | "
             f"{_pct(s['pyr_point_ok'], s['pyr_point_n'])} | {_pct(s['exact'], s['images'])} |")
     return "\n".join(lines)
+
+
+#: the pyramid counts summed apart over the blurred frames too (:func:`blur_attribute_split`)
+BLUR_SPLIT_KEYS = ("pyr_truth", "pyr_tp", "pyr_pips_ok", "pyr_point_n", "pyr_point_ok")
+
+
+def blur_attribute_split(sums: dict[str, dict[str, Any]]) -> str:
+    """Per group: pyramid recall, pips and pointing on sharp frames / on blurred ones."""
+    parts = []
+    for g, s in sums.items():
+        b = {k: s[f"{k}_blurred"] for k in BLUR_SPLIT_KEYS}
+        a = {k: s[k] - b[k] for k in BLUR_SPLIT_KEYS}
+        parts.append(
+            f"{g} recall {_pct(a['pyr_tp'], a['pyr_truth'])} / "
+            f"{_pct(b['pyr_tp'], b['pyr_truth'])}, pips {_pct(a['pyr_pips_ok'], a['pyr_tp'])} / "
+            f"{_pct(b['pyr_pips_ok'], b['pyr_tp'])}, pointing "
+            f"{_pct(a['pyr_point_ok'], a['pyr_point_n'])} / "
+            f"{_pct(b['pyr_point_ok'], b['pyr_point_n'])}")
+    return "; ".join(parts)
 
 
 def blur_split(sums: dict[str, dict[str, Any]]) -> str:
@@ -755,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         "Whole table exactly right on sharp and on blurred frames (the renderer's defocus "
         f"over {BLURRED_SIGMA_PX:g} px or motion blur; it draws one or both for about a sixth "
         "of its images): " + blur_split(sums) + ".", "",
+        "Pyramids on sharp / on blurred frames: " + blur_attribute_split(sums) + ".", "",
         f"Speed ({t['n']} frames of the groups above, one at a time, "
         "`cv2.setNumThreads(2)`, onnxruntime intra-op 2, after one warm-up frame; the "
         "pyramid stage runs beside the card stages, in a process of its own "

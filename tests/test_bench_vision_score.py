@@ -3,7 +3,7 @@ same both ways up (six Decktet cards) counts its art direction at either end."""
 
 from __future__ import annotations
 
-from bench.vision import blur_split, frame_blurred, score, summarise
+from bench.vision import blur_attribute_split, blur_split, frame_blurred, score, summarise
 
 
 def _table(angle_read: float) -> tuple[dict, dict]:
@@ -55,3 +55,20 @@ def test_the_whole_table_share_is_split_into_sharp_and_blurred_frames() -> None:
     sums = {"g": summarise(rows, "g")}
     assert (sums["g"]["images"], sums["g"]["blurred"], sums["g"]["exact_blurred"]) == (4, 2, 1)
     assert blur_split(sums) == "g 100.0% of 2 sharp, 50.0% of 2 blurred"
+
+
+def test_pyramid_recall_pips_and_pointing_are_split_into_sharp_and_blurred_frames() -> None:
+    record, truth = _table(272.0)
+    base = score(record, truth)
+
+    def row(blurred: bool, found: int, pips_ok: int, pointed: int, in_view: bool = True
+            ) -> dict:
+        # four pyramids a table, two of them lying
+        return dict(base, group="g", blurred=blurred, mat_in_view=in_view, pyr_truth=4,
+                    pyr_pred=found, pyr_tp=found, pyr_color_ok=found, pyr_pips_ok=pips_ok,
+                    pyr_upright_ok=found, pyr_point_n=2, pyr_point_ok=pointed)
+    rows = [row(False, 4, 4, 2), row(False, 4, 3, 2), row(True, 2, 1, 1), row(True, 3, 3, 0),
+            row(True, 0, 0, 0, in_view=False)]
+    sums = {"g": summarise(rows, "g")}
+    assert blur_attribute_split(sums) == \
+        "g recall 100.0% / 62.5%, pips 87.5% / 80.0%, pointing 100.0% / 25.0%"
