@@ -96,8 +96,8 @@ def write_dataset_card(out: Path, cfg: Any, deck: Any, extra: str = "") -> None:
         f"{'0-1' if cfg.printing is None else '%g-%g' % cfg.printing}",
         f"- pyramids recoloured white or clear: "
         f"{'none' if not cfg.pale else format(cfg.pale, '.0%')}",
-        f"- images out of focus or shaken: "
-        f"{'about 18% (as drawn)' if cfg.blur is None else format(cfg.blur, '.0%') + ', half each'}",
+        "- images out of focus or shaken: " + ("about one in six (as drawn)" if cfg.blur is None
+                                               else f"{cfg.blur:.0%}, half each"),
         f"- resolution: {size}",
         f"- lens distortion: {'yes' if cfg.distortion else 'no'}",
         f"- validation share: {cfg.val_fraction} (decided per image from seed and index)",

@@ -414,6 +414,21 @@ def random_camera(rng: np.random.Generator, mat: Mat, card_long_mm: float,
     return look_camera(target, D, tilt, yaw, tilt_dir, f, w, h, dist)
 
 
+def _defocus(rng: np.random.Generator) -> float:
+    """A lens out of focus: the Gaussian sigma (px) of its blur."""
+    return float(rng.uniform(0.8, 2.2))
+
+
+def _in_focus(rng: np.random.Generator) -> float:
+    """A lens in focus: what little blur it still has (Gaussian sigma, px)."""
+    return float(rng.uniform(0, 0.7))
+
+
+def _shake(rng: np.random.Generator) -> tuple[float, float]:
+    """The camera moving while the shutter is open: a line blur (length px, angle deg)."""
+    return float(rng.uniform(3, 14)), float(rng.uniform(0, 180))
+
+
 def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: bool,
                  mat: Mat) -> Style:
     st = Style(seed=seed)
@@ -465,9 +480,9 @@ def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: b
     st.vignette = float(rng.uniform(0, 0.35))
     st.light_gradient = (float(rng.uniform(0, 0.25)), float(rng.uniform(0, 360)))
     r = rng.random()
-    st.blur_sigma = float(rng.uniform(0.8, 2.2)) if r < 0.1 else float(rng.uniform(0, 0.7))
+    st.blur_sigma = _defocus(rng) if r < 0.1 else _in_focus(rng)
     if rng.random() < 0.08:
-        st.motion = (float(rng.uniform(3, 14)), float(rng.uniform(0, 180)))
+        st.motion = _shake(rng)
     st.noise_sigma = float(rng.uniform(0.5, 6.0))
     st.jpeg_quality = int(rng.integers(70, 96))
     st.contact_shadow = float(rng.uniform(0.1, 0.4))
@@ -593,14 +608,11 @@ def reblur(style: Style, share: float, rng: np.random.Generator) -> None:
     reads pips and pointing several times worse than on sharp ones."""
     if rng.random() < share:
         if rng.random() < 0.5:
-            style.blur_sigma = float(rng.uniform(0.8, 2.2))
-            style.motion = (0.0, 0.0)
+            style.blur_sigma, style.motion = _defocus(rng), (0.0, 0.0)
         else:
-            style.blur_sigma = float(rng.uniform(0, 0.7))
-            style.motion = (float(rng.uniform(3, 14)), float(rng.uniform(0, 180)))
+            style.blur_sigma, style.motion = _in_focus(rng), _shake(rng)
     else:
-        style.blur_sigma = float(rng.uniform(0, 0.7))
-        style.motion = (0.0, 0.0)
+        style.blur_sigma, style.motion = _in_focus(rng), (0.0, 0.0)
 
 
 def paler(scene: TableScene, share: float, rng: np.random.Generator) -> None:
