@@ -32,11 +32,12 @@ recall and precision, identity accuracy and art direction (within 45 degrees, fa
 with the right id; for a card whose art looks the same turned half-way round, found from
 the deck's scans by :func:`vision.cards.identify.half_turn_symmetric`, within 45 degrees of
 either end: six Decktet cards, no tarot card) of matched cards; pyramid recall and
-precision, and of matched pyramids the accuracy of colour, pips, upright-or-lying and, for lying ones, pointing within 45
-degrees; and the share of images whose whole table is exactly right (calibrated, every card
-found with its id and art direction, every pyramid with all its attributes, nothing false),
-also apart for the frames the renderer blurred (defocus or motion blur, about a sixth of
-them: :func:`frame_blurred`) and the sharp ones, as are pyramid recall, pips and pointing.
+precision, and of matched pyramids the accuracy of colour, pips, upright-or-lying and, for
+lying ones, pointing within 45 degrees; and the share of images whose whole table is
+exactly right (calibrated, every card found with its id and art direction, every pyramid
+with all its attributes, nothing false), also apart for the frames the renderer blurred
+(defocus or motion blur, about a sixth of them: :func:`frame_blurred`) and the sharp ones,
+as are pyramid recall, pips and pointing.
 
 Speed: ``--timing-images`` of the rendered frames go through the whole pipeline one at a
 time in this process on 2 CPU threads (``cv2.setNumThreads(2)``, onnxruntime intra-op 2),
@@ -558,14 +559,13 @@ def blur_attribute_split(sums: dict[str, dict[str, Any]]) -> str:
     """Per group: pyramid recall, pips and pointing on sharp frames / on blurred ones."""
     parts = []
     for g, s in sums.items():
-        b = {k: s[f"{k}_blurred"] for k in BLUR_SPLIT_KEYS}
-        a = {k: s[k] - b[k] for k in BLUR_SPLIT_KEYS}
-        parts.append(
-            f"{g} recall {_pct(a['pyr_tp'], a['pyr_truth'])} / "
-            f"{_pct(b['pyr_tp'], b['pyr_truth'])}, pips {_pct(a['pyr_pips_ok'], a['pyr_tp'])} / "
-            f"{_pct(b['pyr_pips_ok'], b['pyr_tp'])}, pointing "
-            f"{_pct(a['pyr_point_ok'], a['pyr_point_n'])} / "
-            f"{_pct(b['pyr_point_ok'], b['pyr_point_n'])}")
+        blurred = {k: s[f"{k}_blurred"] for k in BLUR_SPLIT_KEYS}
+        sharp = {k: s[k] - blurred[k] for k in BLUR_SPLIT_KEYS}
+        recall, pips, pointing = (
+            " / ".join(_pct(f[ok], f[n]) for f in (sharp, blurred))
+            for ok, n in (("pyr_tp", "pyr_truth"), ("pyr_pips_ok", "pyr_tp"),
+                          ("pyr_point_ok", "pyr_point_n")))
+        parts.append(f"{g} recall {recall}, pips {pips}, pointing {pointing}")
     return "; ".join(parts)
 
 
