@@ -551,7 +551,7 @@ def make_example(seed: int, index: int, deck: Deck, mat: Mat, game: str = "zarca
     _check_light(light)
     if printing is not None:
         check_printing(printing)
-    check_pale(pale)
+    check_share("pale", pale)
     if blur is not None:
         check_share("blur", blur)
     rng = image_rng(seed, index)
@@ -582,11 +582,6 @@ PRINTING_MAX = 2.5
 PALE_STREAM = 13
 #: the colours ``pale`` recolours to: the plastics the finder misses and mixes up most
 PALE_COLORS = ("white", "clear")
-
-
-def check_pale(pale: float) -> None:
-    """Refuse a pale share outside 0-1."""
-    check_share("pale", pale)
 
 
 def check_share(what: str, share: float) -> None:
@@ -748,7 +743,7 @@ def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
     _check_light(cfg.light)
     if cfg.printing is not None:
         check_printing(cfg.printing)
-    check_pale(cfg.pale)
+    check_share("pale", cfg.pale)
     if cfg.blur is not None:
         check_share("blur", cfg.blur)
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
