@@ -220,3 +220,30 @@ def test_a_decktet_recipe_renders_decktet_tables(tmp_path: Path,
     assert (tmp_path / "heat_000010.npz").is_file()
     ids = {c["id"] for t in seen for c in t.get("cards", [])}
     assert ids and all(i == "back" or i.startswith("decktet-") for i in ids)
+
+
+def test_a_blur_recipe_renders_its_share_of_blurred_frames(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    assert train_lease.RECIPES["crowded-blur"].blur == 0.7
+    assert train_lease.RECIPES["mixed-blur"].blur == 0.6
+    assert all(r.blur is None for name, r in train_lease.RECIPES.items()
+               if not name.endswith("-blur"))
+    styles, cards = [], []
+    real = train_lease.shutil.rmtree
+
+    def keep_truth(folder):      # read the batch's truth and dataset card before they go
+        import json
+
+        for truth in sorted(Path(folder).rglob("[0-9]*.json")):
+            styles.append(json.loads(truth.read_text(encoding="utf-8"))["style"])
+        cards.extend(p.read_text(encoding="utf-8") for p in Path(folder).rglob("DATASET.md"))
+        real(folder)
+
+    monkeypatch.setattr(train_lease.shutil, "rmtree", keep_truth)
+    train_lease.render_and_cut(11, 4328, "crowded-blur", 4, tmp_path, ())
+    monkeypatch.undo()
+    assert len(styles) == 4 and len(cards) == 1
+    assert "images out of focus or shaken: 70%, half each" in cards[0]
+    # a blurred frame is out of focus (sigma over 0.75 px) or shaken, never both
+    blurred = [s["blur_sigma"] > 0.75 or s["motion_blur_px"] > 0 for s in styles]
+    assert 1 <= sum(blurred) <= 4
