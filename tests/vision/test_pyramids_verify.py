@@ -437,6 +437,14 @@ def test_the_cutter_refuses_unknown_candidates_and_spans(tmp_path, capsys):
             main(["--out", str(tmp_path), "--render", str(tmp_path), flag,
                   str(tmp_path / "gone.npz")])
         assert f"{flag} {tmp_path / 'gone.npz'}: no such file" in capsys.readouterr().err
+    # the run's own cut, or one cut twice, would be trained and validated on twice
+    (tmp_path / "samples.npz").write_bytes(b"")
+    (tmp_path / "other.npz").write_bytes(b"")
+    for extra, message in (([tmp_path / "samples.npz"], "this run's own cut"),
+                           ([tmp_path / "other.npz"] * 2, "given twice")):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path), *(a for e in extra for a in ("--samples", str(e)))])
+        assert f"--samples {extra[-1]}: {message}" in capsys.readouterr().err
 
     with pytest.raises(ValueError, match="candidates 'most'"):
         prepare([tmp_path], tmp_path / "s.npz", which="most")

@@ -556,9 +556,17 @@ def main(argv: list[str] | None = None) -> int:
     start_patch_training(ap, args.render, cache)
     if args.init is not None and not args.init.is_file():
         ap.error(f"--init {args.init}: no such file")
+    seen: set[Path] = set()
     for extra in args.samples:
         if not extra.is_file():
             ap.error(f"--samples {extra}: no such file")
+        # a cut read twice would weigh twice and sit in the validation set twice
+        where = extra.resolve()
+        if where == cache.resolve():
+            ap.error(f"--samples {extra}: this run's own cut ({cache}), trained on already")
+        if where in seen:
+            ap.error(f"--samples {extra}: given twice")
+        seen.add(where)
     try:
         spans = tuple(float(v) for v in args.spans.split(","))
     except ValueError:
