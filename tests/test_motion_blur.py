@@ -146,6 +146,8 @@ def test_a_shaken_frames_record_says_the_blur_was_undone(shaken_table) -> None:
     assert _angle_off(cal["motion_blur_deg"], 0.0) <= 10.0
     assert "motion blur" in cal["note"]
     assert "deblur" in rec["timings_ms"]
+    # and the markers' edges, read on the frame as taken, call it blurred
+    assert rec["blurred"] is True and cal["edge_blur_px"] > 2.0
     # the cards are read from the deblurred frame: all four found where they lie
     assert len(rec["cards"]) == len(truth["cards"])
 

@@ -47,6 +47,7 @@ from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
+from calibration.sharpness import BLURRED_EDGE_PX, edge_blur_px
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.fit import fit_card_boxes
@@ -813,6 +814,7 @@ class TablePipeline:
         record["calibration"] = calinfo
         record["image_size"] = [int(w), int(h)]
         if calib.calibrated and calib.H is not None:
+            raw = image          # as the camera took it, before any deblurring
             if calib.motion_blur is not None:
                 # the markers could only be read with the camera's shake undone: so can
                 # the cards and pyramids
@@ -826,6 +828,14 @@ class TablePipeline:
                 pyr_future = self._send_pyramids(image, calib)
             elif self._pool is not None:
                 pyr_future = self._pool.submit(self._pyramids, image, calib)
+            # while the pyramid process works: how sharp the frame is, on the markers seen
+            # (none without a mat); the finder misses far more on a blurred frame
+            t_sharp = time.perf_counter()
+            blur_px = edge_blur_px(raw, calib, self.mat)
+            timings["sharpness"] = (time.perf_counter() - t_sharp) * 1000
+            if blur_px is not None:
+                calinfo["edge_blur_px"] = round(blur_px, 2)
+                record["blurred"] = blur_px > BLURRED_EDGE_PX
             cards, dropped, refined = self._cards(image, calib, timings)
             pyramids, t_pyr = (self._pyramids_back(pyr_future, image, calib)
                                if pyr_future is not None else self._pyramids(image, calib))

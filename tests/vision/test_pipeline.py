@@ -94,8 +94,10 @@ def test_sample_frames_ids_positions_and_art_direction(pipeline, fake, frame):
     assert record["calibrated"] is True
     assert record["calibration"]["markers_seen"] == [0, 1, 2, 3]
     assert record["calibration"]["reprojection_mm"] < 3.0
-    assert set(record["timings_ms"]) >= {"read", "calibrate", "cards", "identify", "pyramids",
-                                         "total"}
+    # the sample game's frames are sharp: the markers' edges say so
+    assert record["calibration"]["edge_blur_px"] < 1.0 and record["blurred"] is False
+    assert set(record["timings_ms"]) >= {"read", "calibrate", "sharpness", "cards", "identify",
+                                         "pyramids", "total"}
     truth = truth_of(path)
     _check_cards(record, truth)
     # the pyramid stage's finds (here the truth, from the test double) pass into the record

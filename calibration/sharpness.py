@@ -1,0 +1,112 @@
+"""How sharp is the frame? Measured on the mat's markers, whose edges are known steps.
+
+Whatever lies on the table, each marker the calibration read has four straight edges from
+its black border to the white paper round it: a step from dark to light. Blur spreads that
+step. Across each edge, at points along its middle, this module reads the grey profile and
+takes its steepest slope against the step's height; for a step blurred by a Gaussian of
+sigma s the steepest slope is height / (s sqrt(2 pi)), so that ratio gives s in image pixels.
+A shaken camera spreads the edges across its motion far more than those along it, so a
+frame's figure is a high percentile over its edges, not their middle.
+
+On dev renders of the benchmark's groups (seed 550000, 182 frames) the sharp frames read
+0.4-1.09 px and the shaken ones (3-14 px) 1.33 px and more; 14 of 18 defocused ones (sigma
+0.8-2.2 px) read over :data:`BLURRED_EDGE_PX`, the other four had a defocus of 0.83-1.27
+px (``docs/calibration.md``). On crowded blurred tables the pyramid finder misses about six
+times as many pyramids as on sharp ones (``bench/RESULTS.md``), so the record says so
+(:meth:`vision.pipeline.TablePipeline.observe`: ``calibration.edge_blur_px`` and
+``blurred``) and a player can steady or focus the camera. The profiles stay within the
+marker's border, so a long shake reads a few pixels, not its length: the figure says that a
+frame is blurred, not by how much.
+
+Pure numpy and OpenCV: a few thousand bilinear samples a frame, about a millisecond.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+
+if TYPE_CHECKING:
+    from calibration.mat import Mat
+    from calibration.table import Calibration
+
+#: a frame whose marker edges read wider than this (px, Gaussian sigma) is called blurred
+BLURRED_EDGE_PX = 1.2
+#: the share of edges under the frame's figure: a shake spreads about half of them
+EDGE_PERCENTILE = 90.0
+#: where along each edge the profiles are read (fractions of its length; the corners and the
+#: border's inner pattern are left out)
+ALONG = np.linspace(0.2, 0.8, 9)
+#: profile half-length as a share of the border's width in px, and its bounds (px); samples
+#: a profile (about half a pixel apart at the widest)
+HALF_OF_BORDER, HALF_MIN_PX, HALF_MAX_PX, SAMPLES = 0.8, 3.0, 10.0, 41
+#: a profile whose step is lower than this (grey levels) is not an edge (a card or hand on it)
+MIN_STEP = 40.0
+#: an edge counts when at least this many of its profiles do; the median of theirs is its figure
+MIN_PROFILES = 3
+#: an ArUco marker's side is this many of its border's widths (4x4 data cells and the border)
+BORDER_PARTS = 6
+
+
+def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
+    """The blur (Gaussian sigma, px) of each readable edge of the markers ``calib`` saw in
+    ``image`` (gray or BGR, as calibrated: lens distortion included)."""
+    if calib.H is None or not calib.markers_seen:
+        return []
+    corners_mm = mat.marker_corners()
+    grids: list[np.ndarray] = []          # one (len(ALONG), SAMPLES, 2) grid an edge
+    spacings: list[float] = []            # px between its samples
+    for mid in calib.markers_seen:
+        if mid not in corners_mm:
+            continue
+        c = calib.to_image(np.asarray(corners_mm[mid], np.float64))
+        centre = c.mean(axis=0)
+        side = float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
+        if not math.isfinite(side):
+            continue
+        half = min(max(HALF_OF_BORDER * side / BORDER_PARTS, HALF_MIN_PX), HALF_MAX_PX)
+        # every edge of the frame gets as many samples, so they can be read in one go
+        u = np.linspace(-half, half, SAMPLES)
+        for k in range(4):
+            a, b = c[k], c[(k + 1) % 4]
+            length = float(np.linalg.norm(b - a))
+            if length < 4:
+                continue
+            d = (b - a) / length
+            n = np.array([-d[1], d[0]])
+            if np.dot((a + b) / 2 - centre, n) < 0:
+                n = -n            # outward: from the black border to the paper
+            pts = a[None] + ALONG[:, None] * (b - a)[None]
+            grid = pts[:, None, :] + u[None, :, None] * n[None, None, :]
+            grids.append(grid)
+            spacings.append(float(u[1] - u[0]))
+    if not grids:
+        return []
+    g = np.stack(grids)                                  # (edges, along, samples, 2)
+    if calib.intrinsics is not None and calib.intrinsics.distorts:
+        g = calib.intrinsics.distort_points(g.reshape(-1, 2)).reshape(g.shape)
+    flat = g.reshape(-1, SAMPLES, 2).astype(np.float32)
+    # (the whole image is sampled as it is: a channel taken out of it would be copied)
+    prof = cv2.remap(image, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=0).astype(np.float32)
+    if prof.ndim == 3:
+        prof = prof[..., 1]      # green: the channel with the most detail
+    lo, hi = np.percentile(prof, [5, 95], axis=1)
+    step = hi - lo
+    slope = np.abs(np.diff(prof, axis=1)).max(axis=1) / np.repeat(spacings, len(ALONG))
+    ok = (step > MIN_STEP) & (slope > 0)
+    sigma = np.where(ok, step / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi), np.nan)
+    sigma = sigma.reshape(len(grids), len(ALONG))
+    ok = ok.reshape(sigma.shape)
+    kept = ok.sum(axis=1) >= MIN_PROFILES
+    return [float(v) for v in np.nanmedian(sigma[kept], axis=1)] if kept.any() else []
+
+
+def edge_blur_px(image: np.ndarray, calib: Calibration, mat: Mat) -> float | None:
+    """The frame's blur in px (:data:`EDGE_PERCENTILE` of :func:`edge_sigmas`), None where no
+    marker edge could be read."""
+    sigmas = edge_sigmas(image, calib, mat)
+    return float(np.percentile(sigmas, EDGE_PERCENTILE)) if sigmas else None

@@ -1,0 +1,91 @@
+"""How sharp a frame is, read on the mat's markers (calibration.sharpness)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import DEFAULT_MAT  # noqa: E402
+from calibration.sharpness import BLURRED_EDGE_PX, edge_blur_px, edge_sigmas  # noqa: E402
+from calibration.table import Calibration, Intrinsics, TableCalibrator  # noqa: E402
+from vision.synth.deck import load_deck, shared_dir  # noqa: E402
+from vision.synth.render import Style, render  # noqa: E402
+from vision.synth.scene import scene_from_lattice  # noqa: E402
+
+LENS = [-0.12, 0.03, 0.0005, -0.0004, 0.0]
+
+
+def _table(blur_sigma: float = 0.0, motion: tuple[float, float] = (0.0, 0.0),
+           dist: list[float] | None = None) -> tuple[np.ndarray, Calibration]:
+    """A small table rendered with this blur, and its calibration from the markers (with
+    the lens's intrinsics where it has a distortion)."""
+    import math
+
+    from vision.synth.camera import fit_distance, look_camera, mat_outline
+
+    sd = shared_dir()
+    if sd is None:
+        pytest.skip("shared/decks not found")
+    deck = load_deck(sd / "decks" / "rws-tarot")
+    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"]},
+                               {(0, 0): ["red2U"]}, card_size_mm=deck.card_size_mm,
+                               center_on=(450, 320))
+    w, h = 1600, 900
+    f = w / 2 / math.tan(math.radians(32.5))
+    target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
+    d = fit_distance(target, 18, 27, 200, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
+    cam = look_camera(target, d, 18, 27, 200, f, w, h, np.asarray(dist or [0.0] * 5, float))
+    image, truth = render(scene, deck, DEFAULT_MAT, cam,
+                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90,
+                                blur_sigma=blur_sigma, motion=motion))
+    intr = None
+    if dist is not None:
+        intr = Intrinsics(np.array(truth["camera"]["K"]), np.array(truth["camera"]["dist"]))
+    calib = TableCalibrator(DEFAULT_MAT, intr).calibrate(image)
+    assert calib.calibrated and len(calib.markers_seen) == 4
+    return image, calib
+
+
+def test_a_sharp_frame_reads_sharp_and_a_defocused_one_reads_about_its_blur() -> None:
+    sharp, calib = _table()
+    assert len(edge_sigmas(sharp, calib, DEFAULT_MAT)) == 16
+    s = edge_blur_px(sharp, calib, DEFAULT_MAT)
+    assert s is not None and s < BLURRED_EDGE_PX
+    soft, calib = _table(blur_sigma=1.6)
+    s = edge_blur_px(soft, calib, DEFAULT_MAT)
+    # the render's own softness adds to the defocus (in quadrature)
+    assert s is not None and 1.45 < s < 2.1
+    # gray frames read as colour ones do
+    gray = cv2.cvtColor(soft, cv2.COLOR_BGR2GRAY)
+    assert abs(edge_blur_px(gray, calib, DEFAULT_MAT) - s) < 0.2
+
+
+def test_a_shake_spreads_the_edges_across_it_more_than_those_along_it() -> None:
+    image, calib = _table(motion=(9.0, 0.0))
+    sigmas = sorted(edge_sigmas(image, calib, DEFAULT_MAT))
+    # (the markers lie 27 degrees off the image's axes, so no edge lies quite along it)
+    assert sigmas[-1] > 1.5 * sigmas[0]
+    s = edge_blur_px(image, calib, DEFAULT_MAT)
+    assert s is not None and s > 2.0
+
+
+def test_through_a_lens_with_distortion_the_edges_are_found_where_the_lens_put_them() -> None:
+    image, calib = _table(dist=LENS)
+    assert calib.intrinsics is not None and calib.intrinsics.distorts
+    assert len(edge_sigmas(image, calib, DEFAULT_MAT)) == 16
+    s = edge_blur_px(image, calib, DEFAULT_MAT)
+    assert s is not None and s < BLURRED_EDGE_PX
+
+
+def test_a_covered_marker_gives_no_edges_and_no_marker_gives_no_figure() -> None:
+    image, calib = _table()
+    hidden = image.copy()
+    c = calib.to_image(np.asarray(DEFAULT_MAT.marker_corners()[calib.markers_seen[0]]))
+    big = (c.mean(axis=0) + (c - c.mean(axis=0)) * 1.6).astype(np.int32)
+    cv2.fillConvexPoly(hidden, big, (120, 150, 200))      # a hand over it, flat colour
+    assert len(edge_sigmas(hidden, calib, DEFAULT_MAT)) == 12
+    assert edge_blur_px(image, Calibration(False, reason="no markers"), DEFAULT_MAT) is None
+    none_seen = Calibration(True, H=calib.H, markers_seen=())
+    assert edge_blur_px(image, none_seen, DEFAULT_MAT) is None
