@@ -288,6 +288,8 @@ class LiveSession:
         self._last_reading: TableReading | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
+        # whether the last record called its frame blurred (None: no record said yet)
+        self._blurred: bool | None = None
         self.latencies_ms: list[float] = []
         now = self._state
         self.status = Status.SETUP if now is None else (
@@ -602,19 +604,41 @@ class LiveSession:
                  time_s: float | None) -> list[LiveEvent]:
         if self.status is Status.OVER:
             return []
+        said = self._sharpness(obs, frame)
         obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
             expected = {c: s[-1] for c, s in stacks_of(self._state).items()}
         reading = self.tracker.read(obs, expected=expected)
         if not reading.trusted:
-            return [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
-                              frame=frame, source="camera")]
+            return said + [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
+                                     frame=frame, source="camera")]
         self._last_record = obs
         self._last_reading = reading
         if self._state is None:
-            return self._deal(reading, obs, frame, jpeg)
-        return self._judge(reading, obs, frame, jpeg, time_s)
+            return said + self._deal(reading, obs, frame, jpeg)
+        return said + self._judge(reading, obs, frame, jpeg, time_s)
+
+    def _sharpness(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
+        """A line when the frames turn blurred (the record's ``blurred``, read on the mat's
+        marker edges) and when they turn sharp again: on a blurred frame the pyramids are
+        missed and misread far more often, and a player can steady or focus the camera.
+        The frame is still judged: a camera that stays soft should not stop the game."""
+        blurred = obs.extra.get("blurred")
+        if not isinstance(blurred, bool) or blurred == self._blurred:
+            return []
+        was, self._blurred = self._blurred, blurred
+        if blurred:
+            spread = (obs.extra.get("calibration") or {}).get("edge_blur_px")
+            how = (f" (the mat's marker edges spread over {spread:g} px)"
+                   if isinstance(spread, (int, float)) else "")
+            return [LiveEvent(EventKind.INFO, f"the picture is blurred{how}: pyramids may be "
+                              "missed or misread; steady or focus the camera", frame=frame,
+                              source="camera")]
+        if was:      # (sharp from the first record on needs no line)
+            return [LiveEvent(EventKind.INFO, "the picture is sharp again", frame=frame,
+                              source="camera")]
+        return []
 
     def _players_pieces(self, obs: Observation) -> Observation:
         """Only the players' colours (and the Ghost's) are pieces of this game: a pyramid of

@@ -306,3 +306,29 @@ def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
     ev = s.observe(sample_record(1), frame=1)
     assert [e.kind for e in ev] == [EventKind.ACCEPTED]
     assert ev[0].move == "red: start -1,3"  # the sample's 0,2 in this position's names
+
+
+def test_a_blurred_frame_is_said_once_and_still_judged() -> None:
+    session = new_session()
+
+    def seen(k: int, blurred: bool | None, spread: float = 0.8) -> list[LiveEvent]:
+        rec = dict(sample_record(0))
+        if blurred is not None:
+            rec.update(blurred=blurred, calibration={"edge_blur_px": spread})
+        return session.observe(rec, frame=k)
+
+    def lines(events: list[LiveEvent]) -> list[str]:
+        return [e.text for e in events if e.kind is EventKind.INFO and "picture" in e.text]
+
+    first = seen(0, False)
+    assert lines(first) == [] and session.status is not Status.SETUP   # dealt, no line
+    blurred = seen(1, True, 1.9)
+    assert lines(blurred) == ["the picture is blurred (the mat's marker edges spread over "
+                              "1.9 px): pyramids may be missed or misread; steady or focus "
+                              "the camera"]
+    # the frame is still judged: the same table, unchanged
+    assert [e.kind for e in blurred if e.kind is not EventKind.INFO] == [EventKind.UNCHANGED]
+    assert lines(seen(2, True, 2.4)) == []                      # said once while it lasts
+    assert lines(seen(3, None)) == []                           # a record without the word
+    assert lines(seen(4, False)) == ["the picture is sharp again"]
+    assert lines(seen(5, False)) == []
