@@ -37,7 +37,8 @@ lying ones, pointing within 45 degrees; and the share of images whose whole tabl
 exactly right (calibrated, every card found with its id and art direction, every pyramid
 with all its attributes, nothing false), also apart for the frames the renderer blurred
 (defocus or motion blur, about a sixth of them: :func:`frame_blurred`) and the sharp ones,
-as are pyramid recall, pips and pointing.
+as are pyramid recall, pips and pointing; and how many of each the record itself calls
+blurred (its ``blurred``, read on the markers' edges: :mod:`calibration.sharpness`).
 
 Speed: ``--timing-images`` of the rendered frames go through the whole pipeline one at a
 time in this process on 2 CPU threads (``cv2.setNumThreads(2)``, onnxruntime intra-op 2),
@@ -77,6 +78,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
+from calibration.sharpness import BLURRED_EDGE_PX  # noqa: E402
 
 log = logging.getLogger("bench.vision")
 
@@ -360,7 +362,8 @@ def _one(task: tuple[str, int, int]) -> dict[str, Any]:
     record = pl.observe(image, f"{group}-{index}")
     s = score(record, truth, symmetric_ids(deck))
     s.update(group=group, index=index, ms=record["timings_ms"].get("total", 0.0),
-             blurred=frame_blurred(truth.get("style", {})), **info)
+             blurred=frame_blurred(truth.get("style", {})),
+             called_blurred=bool(record.get("blurred", False)), **info)
     return s
 
 
@@ -528,6 +531,10 @@ def summarise(rows: list[dict[str, Any]], group: str) -> dict[str, Any]:
     tot["exact_blurred"] = sum(r["exact"] for r in blurred)
     for key in BLUR_SPLIT_KEYS:
         tot[f"{key}_blurred"] = sum(int(r[key]) for r in blurred)
+    # the record's own word (calibration.sharpness, read on the markers) against the truth's
+    tot["called_blurred"] = sum(bool(r.get("called_blurred")) for r in blurred)
+    tot["called_blurred_sharp"] = sum(bool(r.get("called_blurred")) for r in rs
+                                      if not r.get("blurred"))
     tot["wrong_ids"] = [w for r in rs for w in r["wrong_ids"]]
     return tot
 
@@ -566,6 +573,19 @@ def blur_attribute_split(sums: dict[str, dict[str, Any]]) -> str:
             for ok, n in (("pyr_tp", "pyr_truth"), ("pyr_pips_ok", "pyr_tp"),
                           ("pyr_point_ok", "pyr_point_n")))
         parts.append(f"{g} recall {recall}, pips {pips}, pointing {pointing}")
+    return "; ".join(parts)
+
+
+def blur_called_split(sums: dict[str, dict[str, Any]]) -> str:
+    """Per group: how many of the blurred frames and of the sharp ones the record itself
+    called blurred (its ``blurred``, from the markers' edges)."""
+    parts = []
+    for g, s in sums.items():
+        sharp = s["images"] - s["blurred"]
+        parts.append(f"{g} {s['called_blurred']} of {s['blurred']} blurred "
+                     f"({_pct(s['called_blurred'], s['blurred'])}), "
+                     f"{s['called_blurred_sharp']} of {sharp} sharp "
+                     f"({_pct(s['called_blurred_sharp'], sharp)})")
     return "; ".join(parts)
 
 
@@ -777,6 +797,9 @@ def main(argv: list[str] | None = None) -> int:
         f"over {BLURRED_SIGMA_PX:g} px or motion blur; it draws one or both for about a sixth "
         "of its images): " + blur_split(sums) + ".", "",
         "Pyramids on sharp / on blurred frames: " + blur_attribute_split(sums) + ".", "",
+        "Frames the record itself calls blurred (`blurred`: the mat's marker edges spread "
+        f"over {BLURRED_EDGE_PX:g} px, `calibration.sharpness`), of the blurred and of the "
+        "sharp frames: " + blur_called_split(sums) + ".", "",
         f"Speed ({t['n']} frames of the groups above, one at a time, "
         "`cv2.setNumThreads(2)`, onnxruntime intra-op 2, after one warm-up frame; the "
         "pyramid stage runs beside the card stages, in a process of its own "

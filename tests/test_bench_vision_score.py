@@ -3,7 +3,8 @@ same both ways up (six Decktet cards) counts its art direction at either end."""
 
 from __future__ import annotations
 
-from bench.vision import blur_attribute_split, blur_split, frame_blurred, score, summarise
+from bench.vision import (blur_attribute_split, blur_called_split, blur_split, frame_blurred,
+                          score, summarise)
 
 
 def _table(angle_read: float) -> tuple[dict, dict]:
@@ -55,6 +56,19 @@ def test_the_whole_table_share_is_split_into_sharp_and_blurred_frames() -> None:
     sums = {"g": summarise(rows, "g")}
     assert (sums["g"]["images"], sums["g"]["blurred"], sums["g"]["exact_blurred"]) == (4, 2, 1)
     assert blur_split(sums) == "g 100.0% of 2 sharp, 50.0% of 2 blurred"
+
+
+def test_the_records_own_blurred_word_is_counted_against_the_truths() -> None:
+    record, truth = _table(272.0)
+    row = score(record, truth)
+    rows = [dict(row, group="g", blurred=False, called_blurred=False),
+            dict(row, group="g", blurred=False, called_blurred=True),
+            dict(row, group="g", blurred=False),               # no word: not called blurred
+            dict(row, group="g", blurred=True, called_blurred=True),
+            dict(row, group="g", blurred=True, called_blurred=False),
+            dict(row, group="g", blurred=True, called_blurred=True, mat_in_view=False)]
+    sums = {"g": summarise(rows, "g")}
+    assert blur_called_split(sums) == "g 1 of 2 blurred (50.0%), 1 of 3 sharp (33.3%)"
 
 
 def test_pyramid_recall_pips_and_pointing_are_split_into_sharp_and_blurred_frames() -> None:
