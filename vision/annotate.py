@@ -106,6 +106,10 @@ def annotate(image: np.ndarray, record: dict[str, Any], to_px: ToPx | None = Non
         banner += f"; {len(record.get('cards', []))} cards, " \
                   f"{len(record.get('pyramids', []))} pyramids"
         bcolor = SURE
+        if record.get("blurred"):
+            # the pyramids of a blurred frame are missed and misread most: say why in colour
+            banner += f"; BLURRED ({cal.get('edge_blur_px', '?')} px)"
+            bcolor = UNSURE
     else:
         banner = "NOT calibrated: " + str(record.get("reason", "no table found"))
         bcolor = BAD
