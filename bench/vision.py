@@ -604,7 +604,7 @@ def _q(v: list[float], q: float) -> float:
 
 
 #: the stages of the card thread, after the calibration; the pyramid stage runs beside them
-CARD_THREAD = ("undistort", "cards", "fit", "identify")
+CARD_THREAD = ("sharpness", "undistort", "cards", "fit", "identify")
 
 
 def _threads(timings: dict[str, Any]) -> tuple[float, float] | None:
@@ -639,7 +639,8 @@ def speed_text(t: dict[str, Any], reference: Path | None, ref_note: str) -> str:
             continue
         lines.append(f"| whole pipeline (`TablePipeline.observe`), {label} | "
                      f"{_q(tot, 50):.0f} | {_q(tot, 90):.0f} |")
-        for key in ("calibrate", "undistort", "cards", "fit", "identify", "pyramids"):
+        for key in ("calibrate", "sharpness", "undistort", "cards", "fit", "identify",
+                    "pyramids"):
             if key in st:
                 lines.append(f"| - stage {key} | {_q(st[key], 50):.0f} | "
                              f"{_q(st[key], 90):.0f} |")
