@@ -28,9 +28,10 @@ def _camera(size, tilt, yaw, tilt_dir, dist, farther=1.0):
                        np.asarray(dist, float))
 
 
-def _render_table(dist, farther=1.0, motion=(0.0, 0.0)):
+def _render_table(dist, farther=1.0, motion=(0.0, 0.0), blur_sigma=0.0):
     """(image, truth) of the tests' small table: four cards, two pyramids, a wooden table;
-    ``motion``: the camera's shake while the shutter is open (length px, angle degrees)."""
+    ``motion``: the camera's shake while the shutter is open (length px, angle degrees);
+    ``blur_sigma``: the lens's defocus (Gaussian sigma, px)."""
     sd = shared_dir()
     if sd is None:
         pytest.skip("shared/decks not found")
@@ -41,7 +42,8 @@ def _render_table(dist, farther=1.0, motion=(0.0, 0.0)):
                                card_size_mm=deck.card_size_mm, center_on=(450, 320))
     cam = _camera((1600, 900), 18, 27, 200, dist, farther)
     return render(scene, deck, DEFAULT_MAT, cam,
-                  Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90, motion=motion))
+                  Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90, motion=motion,
+                        blur_sigma=blur_sigma))
 
 
 @pytest.fixture(scope="module")

@@ -10,36 +10,18 @@ cv2 = pytest.importorskip("cv2")
 from calibration.mat import DEFAULT_MAT  # noqa: E402
 from calibration.sharpness import BLURRED_EDGE_PX, edge_blur_px, edge_sigmas  # noqa: E402
 from calibration.table import Calibration, Intrinsics, TableCalibrator  # noqa: E402
-from vision.synth.deck import load_deck, shared_dir  # noqa: E402
-from vision.synth.render import Style, render  # noqa: E402
-from vision.synth.scene import scene_from_lattice  # noqa: E402
 
 LENS = [-0.12, 0.03, 0.0005, -0.0004, 0.0]
 
 
 def _table(blur_sigma: float = 0.0, motion: tuple[float, float] = (0.0, 0.0),
            dist: list[float] | None = None) -> tuple[np.ndarray, Calibration]:
-    """A small table rendered with this blur, and its calibration from the markers (with
-    the lens's intrinsics where it has a distortion)."""
-    import math
+    """The marker tests' small table rendered with this blur, and its calibration from the
+    markers (with the lens's intrinsics where it has a distortion)."""
+    from test_marker_calibration import _render_table
 
-    from vision.synth.camera import fit_distance, look_camera, mat_outline
-
-    sd = shared_dir()
-    if sd is None:
-        pytest.skip("shared/decks not found")
-    deck = load_deck(sd / "decks" / "rws-tarot")
-    scene = scene_from_lattice({(0, 0): ["cups-07"], (1, 0): ["major-13", "swords-02"]},
-                               {(0, 0): ["red2U"]}, card_size_mm=deck.card_size_mm,
-                               center_on=(450, 320))
-    w, h = 1600, 900
-    f = w / 2 / math.tan(math.radians(32.5))
-    target = (DEFAULT_MAT.width_mm / 2, DEFAULT_MAT.height_mm / 2)
-    d = fit_distance(target, 18, 27, 200, f, w, h, mat_outline(DEFAULT_MAT), 0.05)
-    cam = look_camera(target, d, 18, 27, 200, f, w, h, np.asarray(dist or [0.0] * 5, float))
-    image, truth = render(scene, deck, DEFAULT_MAT, cam,
-                          Style(seed=4, surface="wood", noise_sigma=2.0, jpeg_quality=90,
-                                blur_sigma=blur_sigma, motion=motion))
+    image, truth = _render_table(np.zeros(5) if dist is None else np.asarray(dist),
+                                 motion=motion, blur_sigma=blur_sigma)
     intr = None
     if dist is not None:
         intr = Intrinsics(np.array(truth["camera"]["K"]), np.array(truth["camera"]["dist"]))
