@@ -610,14 +610,15 @@ class LiveSession:
         if self.tracker.lattice is None and self._state is not None:
             expected = {c: s[-1] for c, s in stacks_of(self._state).items()}
         reading = self.tracker.read(obs, expected=expected)
+        # (the picture's line goes last, so a status line shows it after the frame's news)
         if not reading.trusted:
-            return said + [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
-                                     frame=frame, source="camera")]
+            return [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
+                              frame=frame, source="camera")] + said
         self._last_record = obs
         self._last_reading = reading
         if self._state is None:
-            return said + self._deal(reading, obs, frame, jpeg)
-        return said + self._judge(reading, obs, frame, jpeg, time_s)
+            return self._deal(reading, obs, frame, jpeg) + said
+        return self._judge(reading, obs, frame, jpeg, time_s) + said
 
     def _sharpness(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the frames turn blurred (the record's ``blurred``, read on the mat's

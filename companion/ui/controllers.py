@@ -78,6 +78,16 @@ class PausedError(CompanionError):
     """The user paused the companion: a settled frame is not judged."""
 
 
+def picture_warning(record: Mapping[str, Any]) -> str | None:
+    """What the window keeps saying about a settled frame's picture: blurred (the record's
+    ``blurred``, read on the mat's marker edges), else nothing."""
+    if record.get("blurred") is not True:
+        return None
+    spread = (record.get("calibration") or {}).get("edge_blur_px")
+    how = f" ({spread:g} px)" if isinstance(spread, (int, float)) else ""
+    return f"blurred picture{how}: steady or focus the camera"
+
+
 def bgr_to_qimage(image: np.ndarray) -> QImage:
     """A BGR (or grey) OpenCV image as a QImage that owns its pixels (any thread)."""
     arr = np.ascontiguousarray(image)
@@ -498,6 +508,7 @@ class LiveController(_ViewBase):
             self.mapping = post.mapping
         if post.record is not None:
             self.last_settled = post
+            self.window.show_picture_warning(picture_warning(post.record))
         if post.note:
             self.window.show_status(post.note)
         if self.view_index is None:

@@ -127,6 +127,11 @@ class MainWindow(QMainWindow):
         split.setSizes([900, 500])
         self.setCentralWidget(split)
         self.statusBar().showMessage("starting\u2026")
+        # kept at the status bar's right while it lasts: a passing status line would be
+        # gone with the next move's
+        self.picture = QLabel("")
+        self.picture.setStyleSheet("color: #d46b00; font-weight: bold;")
+        self.statusBar().addPermanentWidget(self.picture)
 
         if read_only:
             for w in (manual_box, self.pause_button, self.correct_button, self.override_button,
@@ -136,6 +141,11 @@ class MainWindow(QMainWindow):
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text)
+
+    def show_picture_warning(self, text: str | None) -> None:
+        """A standing warning about the camera's picture (None: the picture is fine)."""
+        self.picture.setText(text or "")
+        self.picture.setToolTip(text or "")
 
 
 __all__ = ["MainWindow"]

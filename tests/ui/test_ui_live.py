@@ -249,3 +249,18 @@ def test_records_without_pixels_are_placed_through_the_mat_markers(qtbot: Any) -
         x, y = mapping.to_px([c["center_mm"]])[0]
         assert math.hypot(x - c["center_px"][0], y - c["center_px"][1]) < 6.0
     assert {"card", "pyramid"} <= lw.window.video.overlay().roles()
+
+
+def test_a_blurred_picture_is_said_beside_the_status_line_until_it_is_sharp(qtbot: Any
+                                                                             ) -> None:
+    lw = open_live(qtbot)
+    lw.feed(0, dict(truth(0), blurred=False, calibration={"edge_blur_px": 0.8}))
+    assert lw.window.picture.text() == ""
+    lw.feed(1, dict(truth(1), blurred=True, calibration={"edge_blur_px": 1.9}))
+    qtbot.waitUntil(lambda: "blurred picture (1.9 px)" in lw.window.picture.text(),
+                    timeout=2000)
+    # the session judged the frame and said so too, its picture line last
+    qtbot.waitUntil(lambda: "the picture is blurred" in lw.window.statusBar().currentMessage(),
+                    timeout=2000)
+    lw.feed(2, dict(truth(2), blurred=False, calibration={"edge_blur_px": 0.8}))
+    qtbot.waitUntil(lambda: lw.window.picture.text() == "", timeout=2000)
