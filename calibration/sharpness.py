@@ -97,7 +97,11 @@ def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
     lo, hi = np.percentile(prof, [5, 95], axis=1)
     step = hi - lo
     slope = np.abs(np.diff(prof, axis=1)).max(axis=1) / np.repeat(spacings, len(ALONG))
-    ok = (step > MIN_STEP) & (slope > 0)
+    # a profile that leaves the frame would read a false step at its side
+    h, w = image.shape[:2]
+    inside = ((flat[..., 0] >= 0) & (flat[..., 0] <= w - 1) & (flat[..., 1] >= 0)
+              & (flat[..., 1] <= h - 1)).all(axis=1)
+    ok = (step > MIN_STEP) & (slope > 0) & inside
     sigma = np.where(ok, step / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi), np.nan)
     sigma = sigma.reshape(len(grids), len(ALONG))
     ok = ok.reshape(sigma.shape)

@@ -71,3 +71,17 @@ def test_a_covered_marker_gives_no_edges_and_no_marker_gives_no_figure() -> None
     assert edge_blur_px(image, Calibration(False, reason="no markers"), DEFAULT_MAT) is None
     none_seen = Calibration(True, H=calib.H, markers_seen=())
     assert edge_blur_px(image, none_seen, DEFAULT_MAT) is None
+
+
+def test_an_edge_past_the_frames_side_is_not_read() -> None:
+    """A profile that leaves the frame meets a false, sharp step at its side: a blurred
+    frame cut through a marker still reads blurred on every edge left."""
+    image, calib = _table(blur_sigma=1.6)
+    c = calib.to_image(np.asarray(DEFAULT_MAT.marker_corners()[calib.markers_seen[0]]))
+    assert min(edge_sigmas(image, calib, DEFAULT_MAT)) > BLURRED_EDGE_PX
+    for x0 in np.linspace(c[:, 0].min() - 8, c[:, 0].mean(), 6).astype(int):
+        cut = image[:, x0:]
+        shifted = Calibration(True, H=calib.H @ np.array([[1, 0, x0], [0, 1, 0], [0, 0, 1.0]]),
+                              markers_seen=calib.markers_seen)
+        sigmas = edge_sigmas(cut, shifted, DEFAULT_MAT)
+        assert 12 <= len(sigmas) <= 16 and min(sigmas) > BLURRED_EDGE_PX, x0
