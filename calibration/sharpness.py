@@ -18,7 +18,8 @@ times as many pyramids as on sharp ones (``bench/RESULTS.md``), so the record sa
 marker's border, so a long shake reads a few pixels, not its length: the figure says that a
 frame is blurred, not by how much.
 
-Pure numpy and OpenCV: a few thousand bilinear samples a frame, about a millisecond.
+Pure numpy and OpenCV: a few thousand bilinear samples a frame, about a millisecond alone
+(2 ms median beside the pyramid process in ``bench/vision.py``).
 """
 
 from __future__ import annotations
