@@ -844,7 +844,9 @@ def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndar
 #: 2,177 tables: 1,292 -> 1,287 right, within what any retraining moves; figures in
 #: ``models/pyramids-size.md``). The verifier is not among them: an int8 copy of it missed 9
 #: more pyramids there (1,287 -> 1,283 tables), its answers near :data:`VERIFY_MIN` moving
-#: below it. Empty: every reader in float.
+#: below it. Nor are the shape and colour classifiers: their SiLU networks ran only 27%
+#: faster in int8, and the colour classifier's copy lost 37 crowded dev tables
+#: (``models/pyramids-shape.md``, ``models/pyramids-color.md``). Empty: every reader in float.
 READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_MODEL,
                                           COLOR_READ_MODEL})
 
