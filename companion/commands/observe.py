@@ -9,7 +9,8 @@ done. ``--annotate DIR`` also writes every image with what was seen drawn on it.
 
 A bad image (missing, empty, truncated, not an image) or an image without the table in it
 gets a line on stderr naming the file and the problem; the other images are still
-processed, and the exit code is 1. A bad mat, deck, camera file or model is a usage error:
+processed, and the exit code is 1. A blurred image (the record's ``blurred``) gets a warning
+line and counts as read. A bad mat, deck, camera file or model is a usage error:
 exit code 2 before any image is read.
 """
 
@@ -137,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
                 if not record["calibrated"]:
                     _warn(f"{path}: no table found: {record.get('reason', '')}")
                     failed += 1
+                elif record.get("blurred"):
+                    # read, but the pyramids of a blurred frame are missed most: not a failure
+                    spread = record.get("calibration", {}).get("edge_blur_px")
+                    _warn(f"warning: {path}: the picture is blurred (the mat's marker edges "
+                          f"spread over {spread} px): pyramids may be missed or misread")
                 if bar is not None and bar.enabled:
                     bar.stream.write("\r\033[K")  # the record's line must not share the bar's
                 print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)

@@ -205,3 +205,19 @@ def test_shipped_models_when_present(capsys, monkeypatch, tmp_path):
     record = json.loads(out)
     assert len(record["cards"]) >= 9
     assert record["pyramids"]
+
+
+def test_a_blurred_image_gets_a_warning_and_still_counts_as_read(capsys):
+    """The sample game's hand-02.jpg was shaken 6 px (its truth's style); the shipped models
+    read it, and the record and stderr say it is blurred."""
+    from models import model_path
+
+    if not model_path("cards-obb.onnx").is_file():
+        pytest.skip("the shipped card detector is not there")
+    shaken, sharp = SAMPLES / "zarcana" / "hand-02.jpg", FRAMES[0]
+    code, out, err = _run(capsys, "--jsonl", str(shaken), str(sharp))
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["blurred"] for r in records] == [True, False]
+    assert f"warning: {shaken}: the picture is blurred (the mat's marker edges spread over" in err
+    assert str(sharp) not in err
