@@ -25,7 +25,8 @@ Pure numpy and OpenCV: a few thousand bilinear samples a frame, about a millisec
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -115,3 +116,16 @@ def edge_blur_px(image: np.ndarray, calib: Calibration, mat: Mat) -> float | Non
     marker edge could be read."""
     sigmas = edge_sigmas(image, calib, mat)
     return float(np.percentile(sigmas, EDGE_PERCENTILE)) if sigmas else None
+
+
+def blurred_picture(record: Mapping[str, Any]) -> str | None:
+    """How a record that calls its frame blurred says so to a player ("the picture is blurred
+    (the mat's marker edges spread over 1.9 px)"); None when it does not (sharp, or no word).
+    The live window, its session and ``companion observe`` each add what follows from it."""
+    if record.get("blurred") is not True:
+        return None
+    spread = (record.get("calibration") or {}).get("edge_blur_px")
+    how = (f" (the mat's marker edges spread over {spread:g} px)"
+           if isinstance(spread, (int, float)) else "")
+    return f"the picture is blurred{how}"
+

@@ -8,7 +8,8 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from calibration.mat import DEFAULT_MAT  # noqa: E402
-from calibration.sharpness import BLURRED_EDGE_PX, edge_blur_px, edge_sigmas  # noqa: E402
+from calibration.sharpness import (BLURRED_EDGE_PX, blurred_picture, edge_blur_px,  # noqa: E402
+                                  edge_sigmas)
 from calibration.table import Calibration, Intrinsics, TableCalibrator  # noqa: E402
 
 LENS = [-0.12, 0.03, 0.0005, -0.0004, 0.0]
@@ -85,3 +86,13 @@ def test_an_edge_past_the_frames_side_is_not_read() -> None:
                               markers_seen=calib.markers_seen)
         sigmas = edge_sigmas(cut, shifted, DEFAULT_MAT)
         assert 12 <= len(sigmas) <= 16 and min(sigmas) > BLURRED_EDGE_PX, x0
+
+
+def test_a_blurred_record_is_put_in_a_players_words_and_a_sharp_one_is_not() -> None:
+    assert blurred_picture({"blurred": True, "calibration": {"edge_blur_px": 1.9}}) == \
+        "the picture is blurred (the mat's marker edges spread over 1.9 px)"
+    assert blurred_picture({"blurred": True}) == "the picture is blurred"
+    for sharp in ({"blurred": False, "calibration": {"edge_blur_px": 0.8}}, {},
+                  {"blurred": "yes"}):
+        assert blurred_picture(sharp) is None
+

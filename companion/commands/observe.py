@@ -83,6 +83,7 @@ def _annotated_name(path: Path, used: set[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
+    from calibration.sharpness import blurred_picture
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
@@ -138,11 +139,9 @@ def run(args: argparse.Namespace) -> int:
                 if not record["calibrated"]:
                     _warn(f"{path}: no table found: {record.get('reason', '')}")
                     failed += 1
-                elif record.get("blurred"):
+                elif (said := blurred_picture(record)) is not None:
                     # read, but the pyramids of a blurred frame are missed most: not a failure
-                    spread = record.get("calibration", {}).get("edge_blur_px")
-                    _warn(f"warning: {path}: the picture is blurred (the mat's marker edges "
-                          f"spread over {spread} px): pyramids may be missed or misread")
+                    _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
                 if bar is not None and bar.enabled:
                     bar.stream.write("\r\033[K")  # the record's line must not share the bar's
                 print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)

@@ -625,17 +625,16 @@ class LiveSession:
         marker edges) and when they turn sharp again: on a blurred frame the pyramids are
         missed and misread far more often, and a player can steady or focus the camera.
         The frame is still judged: a camera that stays soft should not stop the game."""
+        from calibration.sharpness import blurred_picture
+
         blurred = obs.extra.get("blurred")
         if not isinstance(blurred, bool) or blurred == self._blurred:
             return []
         was, self._blurred = self._blurred, blurred
-        if blurred:
-            spread = (obs.extra.get("calibration") or {}).get("edge_blur_px")
-            how = (f" (the mat's marker edges spread over {spread:g} px)"
-                   if isinstance(spread, (int, float)) else "")
-            return [LiveEvent(EventKind.INFO, f"the picture is blurred{how}: pyramids may be "
-                              "missed or misread; steady or focus the camera", frame=frame,
-                              source="camera")]
+        said = blurred_picture(obs.extra)
+        if said:
+            return [LiveEvent(EventKind.INFO, f"{said}: pyramids may be missed or misread; "
+                              "steady or focus the camera", frame=frame, source="camera")]
         if was:      # (sharp from the first record on needs no line)
             return [LiveEvent(EventKind.INFO, "the picture is sharp again", frame=frame,
                               source="camera")]

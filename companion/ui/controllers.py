@@ -81,11 +81,10 @@ class PausedError(CompanionError):
 def picture_warning(record: Mapping[str, Any]) -> str | None:
     """What the window keeps saying about a settled frame's picture: blurred (the record's
     ``blurred``, read on the mat's marker edges), else nothing."""
-    if record.get("blurred") is not True:
-        return None
-    spread = (record.get("calibration") or {}).get("edge_blur_px")
-    how = f" ({spread:g} px)" if isinstance(spread, (int, float)) else ""
-    return f"blurred picture{how}: steady or focus the camera"
+    from calibration.sharpness import blurred_picture
+
+    said = blurred_picture(record)
+    return None if said is None else f"{said}: steady or focus the camera"
 
 
 def bgr_to_qimage(image: np.ndarray) -> QImage:

@@ -257,7 +257,8 @@ def test_a_blurred_picture_is_said_beside_the_status_line_until_it_is_sharp(qtbo
     lw.feed(0, dict(truth(0), blurred=False, calibration={"edge_blur_px": 0.8}))
     assert lw.window.picture.text() == ""
     lw.feed(1, dict(truth(1), blurred=True, calibration={"edge_blur_px": 1.9}))
-    qtbot.waitUntil(lambda: "blurred picture (1.9 px)" in lw.window.picture.text(),
+    qtbot.waitUntil(lambda: "blurred (the mat's marker edges spread over 1.9 px): steady"
+                    in lw.window.picture.text(),
                     timeout=2000)
     # the session judged the frame and said so too, its picture line last
     qtbot.waitUntil(lambda: "the picture is blurred" in lw.window.statusBar().currentMessage(),
