@@ -603,8 +603,10 @@ def _q(v: list[float], q: float) -> float:
     return float(np.percentile(v, q)) if v else float("nan")
 
 
-#: the stages of the card thread, after the calibration; the pyramid stage runs beside them
-CARD_THREAD = ("sharpness", "undistort", "cards", "fit", "identify")
+#: the stages of the card thread, after the calibration and the sharpness reading (which the
+#: pyramid finder waits for: it reads a blurred frame its own way); the pyramid stage runs
+#: beside them
+CARD_THREAD = ("undistort", "cards", "fit", "identify")
 
 
 def _threads(timings: dict[str, Any]) -> tuple[float, float] | None:

@@ -14,12 +14,15 @@ On dev renders of the benchmark's groups (seed 550000, 182 frames) the sharp fra
 px (``docs/calibration.md``). On crowded blurred tables the pyramid finder misses about six
 times as many pyramids as on sharp ones (``bench/RESULTS.md``), so the record says so
 (:meth:`vision.pipeline.TablePipeline.observe`: ``calibration.edge_blur_px`` and
-``blurred``) and a player can steady or focus the camera. The profiles stay within the
+``blurred``) and a player can steady or focus the camera. The pipeline reads it before it
+sends the frame to the pyramid finder, on the calibration it hands on
+(:attr:`calibration.table.Calibration.blurred`): the finder reads a blurred frame its own
+way (:data:`vision.pyramids.find.BLURRED_VERIFY_MIN`). The profiles stay within the
 marker's border, so a long shake reads a few pixels, not its length: the figure says that a
 frame is blurred, not by how much.
 
-Pure numpy and OpenCV: a few thousand bilinear samples a frame, about a millisecond alone
-(2 ms median beside the pyramid process in ``bench/vision.py``).
+Pure numpy and OpenCV: a few thousand bilinear samples a frame, 1-2 ms
+(``bench/vision.py``, stage ``sharpness``).
 """
 
 from __future__ import annotations

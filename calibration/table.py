@@ -27,6 +27,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from calibration.motion import SPECTRUM_TILE, Deconvolver, MotionBlur, guesses
+from calibration.sharpness import BLURRED_EDGE_PX
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,14 @@ class Calibration:
     # the camera moved during the exposure: the markers were read only after undoing this
     # blur (:meth:`TableCalibrator._deblurred_look`), and so should the rest of the frame be
     motion_blur: MotionBlur | None = None
+    # how far the mat's marker edges spread (px, :func:`calibration.sharpness.edge_blur_px`),
+    # where the pipeline measured it: the pyramid finder reads a blurred frame its own way
+    edge_blur_px: float | None = None
+
+    @property
+    def blurred(self) -> bool:
+        """Whether :attr:`edge_blur_px` calls the frame blurred (False where not measured)."""
+        return self.edge_blur_px is not None and self.edge_blur_px > BLURRED_EDGE_PX
 
     def camera_matrix(self) -> np.ndarray | None:
         """K: the known intrinsics, else one estimated from H (see :func:`estimate_camera_matrix`)."""

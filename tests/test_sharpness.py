@@ -96,3 +96,13 @@ def test_a_blurred_record_is_put_in_a_players_words_and_a_sharp_one_is_not() -> 
                   {"blurred": "yes"}):
         assert blurred_picture(sharp) is None
 
+
+
+def test_a_calibration_is_blurred_only_where_its_marker_edges_were_measured_wide() -> None:
+    from dataclasses import replace
+
+    calib = Calibration(calibrated=True, H=np.eye(3))
+    assert calib.edge_blur_px is None and calib.blurred is False   # not measured
+    assert replace(calib, edge_blur_px=BLURRED_EDGE_PX).blurred is False
+    assert replace(calib, edge_blur_px=BLURRED_EDGE_PX + 0.1).blurred is True
+

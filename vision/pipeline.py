@@ -47,7 +47,7 @@ from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
-from calibration.sharpness import BLURRED_EDGE_PX, edge_blur_px
+from calibration.sharpness import edge_blur_px
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from vision.cards.fit import fit_card_boxes
@@ -823,19 +823,21 @@ class TablePipeline:
                 timings["deblur"] = (time.perf_counter() - t_deblur) * 1000
                 calinfo["motion_blur_px"] = round(calib.motion_blur.length_px, 1)
                 calinfo["motion_blur_deg"] = round(calib.motion_blur.angle_deg % 180, 1)
+            # how sharp the frame is, on the markers seen (none without a mat), before the
+            # pyramids are sent: the finder reads a blurred frame its own way
+            t_sharp = time.perf_counter()
+            blur_px = edge_blur_px(raw, calib, self.mat)
+            timings["sharpness"] = (time.perf_counter() - t_sharp) * 1000
+            if blur_px is not None:
+                calib = replace(calib, edge_blur_px=blur_px)
+                self.last_calibration = calib
+                calinfo["edge_blur_px"] = round(blur_px, 2)
+                record["blurred"] = calib.blurred
             pyr_future: Any = None
             if self._process is not None:
                 pyr_future = self._send_pyramids(image, calib)
             elif self._pool is not None:
                 pyr_future = self._pool.submit(self._pyramids, image, calib)
-            # while the pyramid process works: how sharp the frame is, on the markers seen
-            # (none without a mat); the finder misses far more on a blurred frame
-            t_sharp = time.perf_counter()
-            blur_px = edge_blur_px(raw, calib, self.mat)
-            timings["sharpness"] = (time.perf_counter() - t_sharp) * 1000
-            if blur_px is not None:
-                calinfo["edge_blur_px"] = round(blur_px, 2)
-                record["blurred"] = blur_px > BLURRED_EDGE_PX
             cards, dropped, refined = self._cards(image, calib, timings)
             pyramids, t_pyr = (self._pyramids_back(pyr_future, image, calib)
                                if pyr_future is not None else self._pyramids(image, calib))

@@ -106,6 +106,35 @@ def test_sample_frames_ids_positions_and_art_direction(pipeline, fake, frame):
         assert len(p["base_center_px"]) == 2
 
 
+def test_the_pyramid_finder_is_handed_a_calibration_that_says_how_sharp_the_frame_is() -> None:
+    """The pipeline reads the marker edges before it sends the frame to the pyramid finder,
+    which reads a blurred frame its own way (vision/pyramids/find.py, BLURRED_VERIFY_MIN)."""
+    from calibration.table import Calibration
+    from test_sharpness import _table
+
+    class Spy(TruthBoxes):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calibs: list[Calibration] = []
+
+        def find(self, image: np.ndarray, calib: Calibration) -> list[dict]:
+            self.calibs.append(calib)
+            return super().find(image, calib)
+
+    spy = Spy()
+    with TablePipeline(mat=DEFAULT_MAT, deck="tarot", card_detector=spy,
+                       pyramid_finder=spy) as pipeline:
+        for sigma, blurred in ((0.0, False), (1.6, True)):
+            image, _ = _table(blur_sigma=sigma)
+            record = pipeline.observe(image, f"sigma {sigma}")
+            seen = spy.calibs[-1]
+            assert record["blurred"] is blurred and seen.blurred is blurred
+            assert seen.edge_blur_px == pytest.approx(record["calibration"]["edge_blur_px"],
+                                                      abs=0.01)
+            assert pipeline.last_calibration is seen
+    assert len(spy.calibs) == 2
+
+
 def test_pyramids_from_the_shipped_finder():
     """The default pyramid stage (vision.pyramids) through the pipeline: valid spec pyramids,
     most true ones found with their colour."""

@@ -157,6 +157,68 @@ def test_the_finder_runs_the_int8_heat_map_which_peaks_where_the_float_one_does(
             assert np.linalg.norm(near - pt, axis=1).min() <= CELL_MM
 
 
+def test_a_mirrored_reading_is_the_mean_of_the_view_and_its_mirror(tarot, finder):
+    """On a blurred frame the finder reads the map mirrored too (vision/pyramids/find.py,
+    BLURRED_VERIFY_MIN): each cell gets the mean of the two readings' logits."""
+    import cv2
+
+    from vision.pyramids.find import VIEW_PPM
+
+    image, calib, _ = _light_scene(tarot)
+    heat = finder.heat
+    view = finder.look(image, calib).view
+    # at the network's own scale, sides a multiple of PAD_TO: nothing is shrunk or padded,
+    # so the view's mirror is the input's mirror, cell for cell
+    small = cv2.resize(view, None, fx=heat.ppm / VIEW_PPM, fy=heat.ppm / VIEW_PPM,
+                       interpolation=cv2.INTER_AREA)
+    h, w = small.shape[:2]
+    small = small[:h - h % PAD_TO, :w - w % PAD_TO]
+    once = heat(small, heat.ppm).p
+    back = heat(np.ascontiguousarray(small[:, ::-1]), heat.ppm).p[:, ::-1]
+    both = heat(small, heat.ppm, mirrored=True).p
+
+    def logit(p: np.ndarray) -> np.ndarray:
+        p = np.clip(p.astype(np.float64), 1e-6, 1 - 1e-6)
+        return np.log(p) - np.log1p(-p)
+
+    assert both.shape == once.shape
+    assert both == pytest.approx(1 / (1 + np.exp(-0.5 * (logit(once) + logit(back)))),
+                                 abs=1e-4)
+    # the network is not symmetric: the mirror changes the answer somewhere
+    assert np.abs(both - once).max() > 0.01
+    # and the mirrored reading of the mirrored view is the mirror of this one
+    flipped = heat(np.ascontiguousarray(small[:, ::-1]), heat.ppm, mirrored=True).p
+    assert flipped[:, ::-1] == pytest.approx(both, abs=1e-5)
+
+
+def test_on_a_blurred_frame_the_map_is_read_mirrored_and_the_verifier_counts_lower(
+        tarot, finder, monkeypatch):
+    from dataclasses import replace
+
+    from vision.pyramids import find as vf
+
+    image, calib, _ = _light_scene(tarot)
+    asked: list[bool] = []
+    heat_type = type(finder.heat)
+    real = heat_type.__call__
+
+    def spy(self, view, view_ppm, mirrored=False):
+        asked.append(mirrored)
+        return real(self, view, view_ppm, mirrored)
+
+    monkeypatch.setattr(heat_type, "__call__", spy)
+    blurred = replace(calib, edge_blur_px=2.0)
+    assert not calib.blurred and blurred.blurred
+    sharp_finds = finder.find(image, calib)
+    assert asked and not any(asked)
+    asked.clear()
+    finder.find(image, blurred)
+    assert asked and all(asked)
+    assert vf.verify_min(finder.look(image, calib)) == vf.VERIFY_MIN
+    assert vf.verify_min(finder.look(image, blurred)) == vf.BLURRED_VERIFY_MIN < vf.VERIFY_MIN
+    assert sharp_finds   # the scene's pyramids are there to be read either way
+
+
 def test_quantize_writes_an_int8_copy_that_keeps_the_metadata(tmp_path):
     pytest.importorskip("onnx")     # the test and train extras
     pytest.importorskip("sympy")

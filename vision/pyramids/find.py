@@ -48,6 +48,11 @@ geometry.
 7. Finds whose silhouettes overlap are one pyramid, and so are two whose solids would
    stand on the same table (:data:`SAME_GROUND`): the more confident stays.
 
+A frame the calibration calls blurred (:attr:`~calibration.table.Calibration.blurred`, read
+on the mat's marker edges before the frame is sent here) is read another way: the heat map
+also reads the view mirrored and takes the mean of the two, and the second opinion's word
+counts from :data:`BLURRED_VERIFY_MIN`.
+
 :meth:`PyramidFinder.find` looks at the mat and :data:`BORDER_MM` around it;
 :meth:`PyramidFinder.find_past` looks farther where the cards say the game went
 (:func:`spill_areas`, :func:`spill_window`).
@@ -470,6 +475,23 @@ HUE_WARM = 0.65
 #: 46 fewer false finds): 0.7's 76 more pyramids came with 52 more false finds and 25
 #: more misread colours, pips or poses
 VERIFY_MIN = 0.8
+#: VERIFY_MIN on a frame the calibration calls blurred (:attr:`Calibration.blurred`), where
+#: the heat map is also read mirrored, the mean of the two readings (2026-11-29,
+#: ``models/pyramids-heat.md``). First on the renderer's blurred frames only (so gated by
+#: the truth), ordinary / hard: dev seeds 545000-560000 (63 / 72 frames) tables right 30 /
+#: 6 -> 31 / 9, pyramids missed 43 / 283 -> 42 / 254, false finds 6 / 22 -> 5 / 20; four
+#: other dev seeds 565000-580000, not looked at while choosing (46 / 54): 20 / 1 -> 22 /
+#: 3, missed 30 / 218 -> 27 / 202, false 4 / 14 -> 6 / 10. The mirror alone: 31 / 6 and
+#: 22 / 3, false finds 4 / 15 and 3 / 9, as many missed as before; 0.6 alone: 29 / 5 and
+#: 21 / 1, false 11 / 39 and 6 / 18 (the looser word is worth taking only with the
+#: steadier map). Then as shipped, gated by the
+#: marker edges, on all tables of the eight seeds (ordinary / hard / unseen printing):
+#: the first four 270 / 134 / 273 -> 270 / 136 / 271, the other four 288 / 129 / 265 ->
+#: 289 / 130 / 266 (1,359 -> 1,362 of 2,163 tables right); missed 608 -> 574 and 557 ->
+#: 536, false finds 79 -> 77 and 75 -> 71, colours, pips or poses wrong 360 -> 374 and 301
+#: -> 297. Only frames called blurred change; it costs the sharpness reading's 1-2 ms
+#: before the pyramid job is sent, and about 5 ms more on a blurred frame
+BLURRED_VERIFY_MIN = 0.6
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
 #: 2026-11-26 the verifier is trained on such hues too (recoloured printings among them);
@@ -595,6 +617,10 @@ class Look:
     seg: Segmentation
     candidates: list[Candidate]
     camera: np.ndarray        # camera centre (x, y, height) in table mm
+    #: the calibration called the frame blurred (:attr:`Calibration.blurred`, measured on
+    #: the mat's marker edges): the heat map is read mirrored too, and the verifier's word
+    #: counts at :data:`BLURRED_VERIFY_MIN`
+    blurred: bool = False
     #: the patches cut so far, by (image, span, centre): the closer readers (size, colour,
     #: white or clear, pointing) read the same 56 mm patches of the same finds
     _cuts: dict[tuple[int, float, float, float], np.ndarray] = field(
@@ -672,7 +698,7 @@ class Looker:
         if outside.any():
             # past the image's edge the view is black: no black pyramid stands there
             seg.label[outside] = BACKGROUND
-        return Look(td, gains, view, seg, propose(seg), camera_center(calib))
+        return Look(td, gains, view, seg, propose(seg), camera_center(calib), calib.blurred)
 
     def paper_gains(self, image: np.ndarray, calib: Calibration) -> np.ndarray:
         """The gains :meth:`look` gives ``image`` (the marker paper's, for a printed mat)."""
@@ -809,6 +835,12 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
     else:
         y0 = max(y0, hi_y - SPILL_OVERLAP_MM)
     return _shown_in_steps((x0, y0, x1, y1), shown, SPILL_STEP_MM)
+
+
+def verify_min(look: Look) -> float:
+    """The verifier's p(pyramid) a doubtful candidate needs in this look (read at each call,
+    so that the dev scripts may set the constants)."""
+    return BLURRED_VERIFY_MIN if look.blurred else VERIFY_MIN
 
 
 def shape_sureness(ps: np.ndarray, names: list[str] | tuple[str, ...]) -> np.ndarray:
@@ -1011,10 +1043,11 @@ class PyramidFinder:
         patches, pw = reads.patches, reads.p_what
         none = pw[:, self.what.column("none")]
         p_ver = self._second_opinion(look, image, reads)
-        # nan (not asked) is never >= VERIFY_MIN
-        taken = (none < self.max_none) | (p_ver >= VERIFY_MIN) | self._warm_hue(reads)
+        # nan (not asked) is never >= the verifier's floor
+        floor = verify_min(look)
+        taken = (none < self.max_none) | (p_ver >= floor) | self._warm_hue(reads)
         p_ver = self._last_word(look, image, reads, taken, p_ver)
-        keep = np.flatnonzero(taken | (p_ver >= VERIFY_MIN))
+        keep = np.flatnonzero(taken | (p_ver >= floor))
         # the checks that need neither the shape classifier nor a fit come first: on the
         # bench's renders they turn away a third of these, whose shape reads would be wasted
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
@@ -1047,7 +1080,7 @@ class PyramidFinder:
         cold, each read by the colour classifier (None when there is none). The verifier's
         training cutter reads with a lower ``heat_peak``, so that it sees the faint peaks
         too."""
-        heat = None if self.heat is None else self.heat(look.view, VIEW_PPM)
+        heat = None if self.heat is None else self.heat(look.view, VIEW_PPM, look.blurred)
         cands = look.candidates
         if heat is not None:
             peak = HEAT_PEAK if heat_peak is None else heat_peak
@@ -1288,7 +1321,7 @@ class PyramidFinder:
         if not math.isnan(p_ver):
             # the second opinion was trained on exactly these candidates: it replaces the
             # thresholds below (a hue still has to pass the silhouette tests after the fit)
-            return (color, p_color, False) if p_ver >= VERIFY_MIN else None
+            return (color, p_color, False) if p_ver >= verify_min(look) else None
         if p_none >= self.max_none and color not in HUES:
             # only a hue is read against the colour classifier's none (HUE_WARM): a colour
             # profile may name another colour than the classifier's likeliest

@@ -132,9 +132,16 @@ class HeatNet:
             raise ModelError(f"model file {self.path}: metadata view_ppm "
                              f"{meta.get('view_ppm')!r}: {exc}") from None
 
-    def __call__(self, view: np.ndarray, view_ppm: float) -> HeatMap:
+    def __call__(self, view: np.ndarray, view_ppm: float, mirrored: bool = False) -> HeatMap:
+        """``mirrored``: also read the view mirrored left to right and take the mean of the
+        two answers (twice the time; the finder asks for it on blurred frames, where one
+        reading alone lets more false finds through, ``models/pyramids-heat.md``)."""
         x = heat_input(view, view_ppm, self.ppm)
         logits = self.session.run(None, {self._input: x})[0][0, 0]
+        if mirrored:
+            # the padded width is a whole number of cells, so the mirror's cells line up
+            back = self.session.run(None, {self._input: np.ascontiguousarray(x[..., ::-1])})
+            logits = 0.5 * (logits + back[0][0, 0, :, ::-1])
         h = int(round(view.shape[0] * self.ppm / view_ppm)) // self.stride
         w = int(round(view.shape[1] * self.ppm / view_ppm)) // self.stride
         p = 1.0 / (1.0 + np.exp(-logits[:h, :w].astype(np.float32)))
