@@ -21,7 +21,7 @@ way (:data:`vision.pyramids.find.BLURRED_VERIFY_MIN`). The profiles stay within 
 marker's border, so a long shake reads a few pixels, not its length: the figure says that a
 frame is blurred, not by how much.
 
-Pure numpy and OpenCV: a few thousand bilinear samples a frame, 1-2 ms
+Pure numpy and OpenCV: a few thousand bilinear samples a frame, about half a millisecond
 (``bench/vision.py``, stage ``sharpness``).
 """
 
@@ -62,35 +62,37 @@ def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
     if calib.H is None or not calib.markers_seen:
         return []
     corners_mm = mat.marker_corners()
-    grids: list[np.ndarray] = []          # one (len(ALONG), SAMPLES, 2) grid an edge
-    spacings: list[float] = []            # px between its samples
-    for mid in calib.markers_seen:
-        if mid not in corners_mm:
-            continue
-        c = calib.to_image(np.asarray(corners_mm[mid], np.float64))
-        centre = c.mean(axis=0)
-        side = float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
-        if not math.isfinite(side):
-            continue
-        half = min(max(HALF_OF_BORDER * side / BORDER_PARTS, HALF_MIN_PX), HALF_MAX_PX)
-        # every edge of the frame gets as many samples, so they can be read in one go
-        u = np.linspace(-half, half, SAMPLES)
-        for k in range(4):
-            a, b = c[k], c[(k + 1) % 4]
-            length = float(np.linalg.norm(b - a))
-            if length < 4:
-                continue
-            d = (b - a) / length
-            n = np.array([-d[1], d[0]])
-            if np.dot((a + b) / 2 - centre, n) < 0:
-                n = -n            # outward: from the black border to the paper
-            pts = a[None] + ALONG[:, None] * (b - a)[None]
-            grid = pts[:, None, :] + u[None, :, None] * n[None, None, :]
-            grids.append(grid)
-            spacings.append(float(u[1] - u[0]))
-    if not grids:
+    seen = [m for m in calib.markers_seen if m in corners_mm]
+    if not seen:
         return []
-    g = np.stack(grids)                                  # (edges, along, samples, 2)
+    # all the seen markers' corners at once: (markers, 4, 2) px (one transform, no loop:
+    # this runs before the pyramid job is sent, so every frame waits for it)
+    c = calib.to_image(np.concatenate([np.asarray(corners_mm[m], np.float64)
+                                       for m in seen])).reshape(-1, 4, 2)
+    c = c[np.isfinite(c).all(axis=(1, 2))]
+    if not len(c):
+        return []
+    a, b = c, np.roll(c, -1, axis=1)                     # each edge, corner k to k + 1
+    vec = b - a
+    lengths = np.linalg.norm(vec, axis=2)                # (markers, 4)
+    side = lengths.mean(axis=1)
+    half = np.clip(HALF_OF_BORDER * side / BORDER_PARTS, HALF_MIN_PX, HALF_MAX_PX)
+    d = vec / np.maximum(lengths, 1e-9)[..., None]
+    n = np.stack([-d[..., 1], d[..., 0]], axis=2)
+    # outward: from the black border to the paper
+    out = np.einsum("mkj,mkj->mk", (a + b) / 2 - c.mean(axis=1, keepdims=True), n)
+    n = np.where((out < 0)[..., None], -n, n)
+    keep = lengths >= 4
+    if not keep.any():
+        return []
+    # every edge gets as many samples, so they can be read in one go
+    u = np.linspace(-1.0, 1.0, SAMPLES)[None, :] * half[:, None]          # (markers, S)
+    u = np.broadcast_to(u[:, None, :], lengths.shape + (SAMPLES,))[keep]   # (edges, S)
+    a, vec, n = a[keep], vec[keep], n[keep]
+    pts = a[:, None, :] + ALONG[None, :, None] * vec[:, None, :]           # (edges, along, 2)
+    g = pts[:, :, None, :] + u[:, None, :, None] * n[:, None, None, :]
+    spacings = u[:, 1] - u[:, 0]
+    edges = len(g)
     if calib.intrinsics is not None and calib.intrinsics.distorts:
         g = calib.intrinsics.distort_points(g.reshape(-1, 2)).reshape(g.shape)
     flat = g.reshape(-1, SAMPLES, 2).astype(np.float32)
@@ -99,8 +101,8 @@ def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
                      borderMode=cv2.BORDER_CONSTANT, borderValue=0).astype(np.float32)
     if prof.ndim == 3:
         prof = prof[..., 1]      # green: the channel with the most detail
-    lo, hi = np.percentile(prof, [5, 95], axis=1)
-    step = hi - lo
+    ordered = np.sort(prof, axis=1)
+    step = _row_percentile(ordered, 95.0) - _row_percentile(ordered, 5.0)
     slope = np.abs(np.diff(prof, axis=1)).max(axis=1) / np.repeat(spacings, len(ALONG))
     # a profile that leaves the frame would read a false step at its side
     h, w = image.shape[:2]
@@ -108,10 +110,27 @@ def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
               & (flat[..., 1] <= h - 1)).all(axis=1)
     ok = (step > MIN_STEP) & (slope > 0) & inside
     sigma = np.where(ok, step / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi), np.nan)
-    sigma = sigma.reshape(len(grids), len(ALONG))
+    sigma = sigma.reshape(edges, len(ALONG))
     ok = ok.reshape(sigma.shape)
-    kept = ok.sum(axis=1) >= MIN_PROFILES
-    return [float(v) for v in np.nanmedian(sigma[kept], axis=1)] if kept.any() else []
+    counts = ok.sum(axis=1)
+    kept = counts >= MIN_PROFILES
+    if not kept.any():
+        return []
+    # each kept edge's median over its readable profiles (nan sorts last)
+    ordered, k = np.sort(sigma[kept], axis=1), counts[kept]
+    rows = np.arange(len(k))
+    return [float(v) for v in 0.5 * (ordered[rows, (k - 1) // 2] + ordered[rows, k // 2])]
+
+
+def _row_percentile(ordered: np.ndarray, q: float) -> np.ndarray:
+    """``np.percentile(x, q, axis=1)`` of rows already sorted (linear, as numpy's default),
+    without its overhead: this runs on every frame before the pyramid job is sent."""
+    pos = q / 100.0 * (ordered.shape[1] - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, ordered.shape[1] - 1)
+    frac = pos - lo
+    out: np.ndarray = ordered[:, lo] * (1.0 - frac) + ordered[:, hi] * frac
+    return out
 
 
 def edge_blur_px(image: np.ndarray, calib: Calibration, mat: Mat) -> float | None:
