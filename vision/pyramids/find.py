@@ -478,21 +478,20 @@ VERIFY_MIN = 0.8
 #: VERIFY_MIN on a frame the calibration calls blurred (:attr:`Calibration.blurred`), where
 #: the heat map is also read mirrored, the mean of the two readings (2026-11-29,
 #: ``models/pyramids-heat.md``). First on the renderer's blurred frames only (so gated by
-#: the truth), ordinary / hard: dev seeds 545000-560000 (63 / 72 frames) tables right 30 /
-#: 6 -> 31 / 9, pyramids missed 43 / 283 -> 42 / 254, false finds 6 / 22 -> 5 / 20; four
-#: other dev seeds 565000-580000, not looked at while choosing (46 / 54): 20 / 1 -> 22 /
-#: 3, missed 30 / 218 -> 27 / 202, false 4 / 14 -> 6 / 10. The mirror alone: 31 / 6 and
-#: 22 / 3, false finds 4 / 15 and 3 / 9, as many missed as before; 0.6 alone: 29 / 5 and
-#: 21 / 1, false 11 / 39 and 6 / 18 (the looser word is worth taking only with the
-#: steadier map). Then as shipped, gated by the
-#: marker edges, on all tables of the eight seeds (ordinary / hard / unseen printing):
-#: the first four 270 / 134 / 273 -> 270 / 136 / 271, the other four 288 / 129 / 265 ->
-#: 289 / 130 / 266 (1,359 -> 1,362 of 2,163 tables right); missed 608 -> 574 and 557 ->
-#: 536, false finds 79 -> 77 and 75 -> 71, colours, pips or poses wrong 360 -> 374 and 301
-#: -> 297. Only frames called blurred change. Cost (60 frames of seed 910000, each run
-#: with and without, paired medians): 1.0 ms a sharp frame (the sharpness reading, 0.5 ms, now
-#: comes before the pyramid job is sent), 7.8 ms a blurred one (the second reading of the
-#: map and the candidates the looser word lets through)
+#: the truth), ordinary / hard: dev seeds 545000-560000 (63 / 72 frames) tables right 30 / 6
+#: -> 31 / 9, pyramids missed 43 / 283 -> 42 / 254, false finds 6 / 22 -> 5 / 20; four other
+#: dev seeds 565000-580000, not looked at while choosing (46 / 54): 20 / 1 -> 22 / 3, missed
+#: 30 / 218 -> 27 / 202, false 4 / 14 -> 6 / 10. The mirror alone: 31 / 6 and 22 / 3, false
+#: finds 4 / 15 and 3 / 9, as many missed as before; 0.6 alone: 29 / 5 and 21 / 1, false 11
+#: / 39 and 6 / 18 (the looser word is worth taking only with the steadier map). Then as
+#: shipped, gated by the marker edges, on all tables of the eight seeds (ordinary / hard /
+#: unseen printing): the first four 270 / 134 / 273 -> 270 / 136 / 271, the other four 288 /
+#: 129 / 265 -> 289 / 130 / 266 (1,359 -> 1,362 of 2,163 tables right); missed 608 -> 574
+#: and 557 -> 536, false finds 79 -> 77 and 75 -> 71, colours, pips or poses wrong 360 ->
+#: 374 and 301 -> 297. Only frames called blurred change. Cost (60 frames of seed 910000,
+#: each run with and without, paired medians): 1.0 ms a sharp frame (the sharpness reading,
+#: 0.5 ms, now comes before the pyramid job is sent), 7.8 ms a blurred one (the second
+#: reading of the map and the candidates the looser word lets through)
 BLURRED_VERIFY_MIN = 0.6
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
