@@ -74,6 +74,7 @@ class _Seg:
 class _Look:
     seg = _Seg()
     camera = np.array([100.0, 100.0, -1200.0])
+    blurred = False
 
 
 def _upright_small() -> np.ndarray:
