@@ -839,8 +839,8 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
 
 
 def verify_min(look: Look) -> float:
-    """The verifier's p(pyramid) a doubtful candidate needs in this look (read at each call,
-    so that the dev scripts may set the constants)."""
+    """The verifier's p(pyramid) a doubtful candidate needs in this look: :data:`VERIFY_MIN`,
+    or :data:`BLURRED_VERIFY_MIN` on a blurred frame (both read at each call)."""
     return BLURRED_VERIFY_MIN if look.blurred else VERIFY_MIN
 
 
