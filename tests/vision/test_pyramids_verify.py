@@ -222,6 +222,26 @@ def test_a_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(tarot, 
     assert again is not None and (again.color, again.pips) == ("red", 2)
 
 
+def test_a_hue_with_hardly_any_plastic_seen_is_read_where_verifier_and_heat_agree(
+        tarot, finder, monkeypatch):
+    """A hue whose silhouette the colour table hardly fills (under a lamp's colour it can
+    miss the plastic) is read, whatever its IoU, where the verifier gives it at least
+    HUE_HEAT_TRUST and the heat map there is at least HUE_HEAT_TRUST_HEAT; each alone is
+    not enough."""
+    import vision.pyramids.find as pf
+
+    look, cand, p_what, p_how, up = _unsure_red(tarot, finder)
+    # no IoU is enough, and the IoU-backed trust is out of reach: only the new rule is left
+    monkeypatch.setattr(finder, "min_iou_hue", 1.01)
+    monkeypatch.setattr(pf, "HUE_IOU_TRUST_MIN", 1.01)
+    sure, warm = pf.HUE_HEAT_TRUST, pf.HUE_HEAT_TRUST_HEAT
+    assert warm - 0.01 >= pf.MIN_HEAT_FLAT      # so the cooler read meets only this rule
+    got = finder._read(look, cand, p_what, p_how, up, warm, p_hue=sure)
+    assert got is not None and (got.color, got.pips) == ("red", 2)
+    assert finder._read(look, cand, p_what, p_how, up, warm - 0.01, p_hue=sure) is None
+    assert finder._read(look, cand, p_what, p_how, up, warm, p_hue=sure - 0.001) is None
+
+
 def test_a_doubtful_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(
         tarot, finder, monkeypatch):
     """A doubtful hue the verifier was asked about keeps its read despite too thin a

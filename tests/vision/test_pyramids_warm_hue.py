@@ -3,7 +3,7 @@ the heat map is warm even when the colour classifier calls it ``none`` (HUE_WARM
 PyramidFinder._warm_hue; white, clear and black, and the heat map's own candidates, are left
 to the second opinion), and one only the heat map proposed is found with no plastic of its
 colour seen when both the colour classifier and the second opinion are sure
-(HEAT_HUE_TRUST)."""
+(HEAT_HUE_TRUST), or the second opinion alone is all but certain (HEAT_HUE_SURE)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from vision.pyramids.classifier import COLOR_CLASSES
-from vision.pyramids.find import HEAT_HUE_TRUST, HUE_WARM, MIN_IOU_HUE, PyramidFinder, Reads
+from vision.pyramids.find import (HEAT_HUE_SURE, HEAT_HUE_TRUST, HUE_WARM, MIN_IOU_HUE,
+                                   PyramidFinder, Reads)
 from vision.pyramids.proposals import BACKGROUND, Candidate
 
 
@@ -85,10 +86,7 @@ def _upright_small() -> np.ndarray:
     return p
 
 
-@pytest.mark.parametrize("p_ver, found", [(HEAT_HUE_TRUST + 0.05, True),
-                                          (HEAT_HUE_TRUST - 0.1, False)])
-def test_a_hue_with_no_plastic_seen_is_found_only_when_both_networks_are_sure(
-        p_ver: float, found: bool) -> None:
+def _bare_finder() -> Any:
     from vision.pyramids.classifier import SHAPE_CLASSES, PatchClassifier
 
     finder = _finder()
@@ -100,9 +98,20 @@ def test_a_hue_with_no_plastic_seen_is_found_only_when_both_networks_are_sure(
     finder.min_iou_hue = MIN_IOU_HUE
     finder.max_none = 0.5
     finder.max_none_light = 0.04
+    return finder
+
+
+@pytest.mark.parametrize("p_none, p_ver, found", [
+    (0.0, HEAT_HUE_TRUST + 0.05, True),
+    (0.0, HEAT_HUE_TRUST - 0.1, False),
+    # the colour classifier unsure: the verifier alone must be HEAT_HUE_SURE sure
+    (0.9, HEAT_HUE_SURE, True),
+    (0.9, HEAT_HUE_SURE - 0.01, False)])
+def test_a_hue_with_no_plastic_seen_is_found_only_when_the_networks_are_sure(
+        p_none: float, p_ver: float, found: bool) -> None:
     cand = Candidate((100.0, 120.0), BACKGROUND, 0.0, "heat")
-    f = finder._read(_Look(), cand, _p(red=1.0), _upright_small(), 0.0, heat=0.7,
-                     p_ver=p_ver)
+    f = _bare_finder()._read(_Look(), cand, _p(none=p_none, red=1.0 - p_none),
+                             _upright_small(), 0.0, heat=0.7, p_ver=p_ver)
     assert (f is not None) == found
     if f is not None:
         assert (f.color, f.pips, f.upright) == ("red", 1, True)
