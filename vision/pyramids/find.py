@@ -452,7 +452,8 @@ HEAT_HUE_TRUST = 0.9
 #: false finds +1, colours, pips and poses as before; seeds 565000-580000, not looked at
 #: while choosing: 685 -> 691 (6 won, none lost), missed -25, false finds as before, wrong
 #: colours +2; Decktet 545000-560000: 235 tables both, missed -1. 0.97 (and HUE_HEAT_TRUST
-#: 0.98 from heat 0.35) changed nothing on the dev seeds
+#: 0.98 from heat 0.35) changed nothing on the dev seeds with today's networks (the 0.97 try
+#: above, with the verifier's third stage, cost wrong colours)
 HEAT_HUE_SURE = 0.99
 #: a hue the colour table proposed is read (and must then fill its silhouette, see
 #: MIN_IOU_HUE) even where the colour classifier calls it ``none``, if the heat map is at
@@ -1400,7 +1401,8 @@ class PyramidFinder:
         if heat_hue and iou <= 0.0 and not (p_ver >= HEAT_HUE_TRUST and p_none < SURE) \
                 and not p_ver >= HEAT_HUE_SURE:
             # not a pixel of a hue's plastic under it: the false ones on dev renders were
-            # all such (card art both networks took for a pyramid) unless both are sure
+            # all such (card art both networks took for a pyramid) unless both are sure, or
+            # the verifier all but certain
             return None
         if cold and not iou >= HEAT_OVERRULED_IOU:
             # a hue that fills its silhouette stands against a cold heat map
