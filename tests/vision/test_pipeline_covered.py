@@ -100,3 +100,13 @@ def test_a_cut_over_bare_table_is_left_to_be_dropped(pipeline: TablePipeline,
     c, m = recut(pipeline, [[100.0, 100.0], [160.0, 100.0]], [0.0, 90.0],
                  [match("", 2.0, table=True), match("cups-02", 2.0)])
     assert c[0].tolist() == [100.0, 100.0] and m[0].looks_like_table
+
+
+def test_a_moved_cut_naming_the_same_card_leaves_the_box_where_it_was(
+        pipeline: TablePipeline, fake_gallery: list[Any]) -> None:
+    # the gallery reads the card better from TRUE_CENTRE, but it names the same card there:
+    # the move would only take the card away from where its edges put it
+    c, m = recut(pipeline, [[100.0, 100.0], [160.0, 100.0]], [0.0, 90.0],
+                 [match("major-05", 2.0), match("cups-02", 2.0)])
+    assert c[0].tolist() == [100.0, 100.0]
+    assert m[0].card_id == "major-05" and m[0].margin == 2.0
