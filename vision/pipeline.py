@@ -17,10 +17,10 @@ Stages, each timed into the record's ``timings_ms``:
    deck's identity network (:mod:`vision.cards.net`, shipped for the tarot) or else its
    gallery names it ("the identifier" below); either also says which end is the top of the
    art, which a box cannot. A card lying over or under another is cut a little off its box
-   too, and the cut read best is kept (:data:`COVERED_SHIFTS_MM`). A patch the identifier
-   takes for bare table is dropped when the
-   detector was unsure of the box too (a false box); any other card the identifier is
-   unsure of is kept with its nearest card id, ``"identified": false`` and a low confidence.
+   too, and a cut read better as another card is kept (:data:`COVERED_SHIFTS_MM`). A patch
+   the identifier takes for bare table is dropped when the detector was unsure of the box
+   too (a false box); any other card the identifier is unsure of is kept with its nearest
+   card id, ``"identified": false`` and a low confidence.
 5. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-4 when
    ``threads >= 2``: the shipped finder in a process of its own
    (:mod:`vision.pyramids.process`; on a thread the two halves wait for each other's Python),
@@ -56,6 +56,7 @@ from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
 from vision.cards.net import CardNet
+from vision.detection.cards import overlap_area
 from vision.detection.view import shown_mm
 from vision.pyramids.process import PyramidProcess, PyramidProcessError
 
@@ -682,7 +683,7 @@ class TablePipeline:
         for i in range(n):
             if matches[i].looks_like_table or not any(
                     j != i and math.dist(centers[i], centers[j]) < long
-                    and _overlap_area(rects[i], rects[j]) > COVERED_OVERLAP * short * long
+                    and overlap_area(rects[i], rects[j]) > COVERED_OVERLAP * short * long
                     for j in range(n)):
                 continue
             a = math.radians(float(axes[i]))
@@ -943,15 +944,6 @@ class TablePipeline:
 #: Two cards whose centres are closer than this are one card seen twice (two boxes, or a box
 #: refined onto its neighbour): a card that much under another is not half uncovered.
 SAME_CARD_MM = 20.0
-
-
-def _overlap_area(a: tuple[tuple[float, float], tuple[float, float], float],
-                  b: tuple[tuple[float, float], tuple[float, float], float]) -> float:
-    """The area two rotated rectangles (OpenCV's (centre, size, degrees)) share."""
-    found, pts = cv2.rotatedRectangleIntersection(a, b)
-    if found == cv2.INTERSECT_NONE or pts is None:
-        return 0.0
-    return float(cv2.contourArea(pts))
 
 
 def _cut_score(m: CardMatch) -> float:

@@ -101,14 +101,23 @@ class CardBoxes:
                    scores.astype(np.float64))
 
 
+def overlap_area(a: tuple[tuple[float, float], tuple[float, float], float],
+                 b: tuple[tuple[float, float], tuple[float, float], float]) -> float:
+    """The area two rotated rectangles (OpenCV's (centre, size, degrees)) share."""
+    import cv2
+
+    found, pts = cv2.rotatedRectangleIntersection(a, b)
+    if found == cv2.INTERSECT_NONE or pts is None:
+        return 0.0
+    return float(cv2.contourArea(pts))
+
+
 def _rotated_nms(cx: np.ndarray, cy: np.ndarray, w: np.ndarray, h: np.ndarray,
                  ang: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
     """Greedy NMS with exact rotated-rectangle IoU (OpenCV): the best box left is kept and
     every later box overlapping it more than ``iou`` goes. Only boxes whose centres are
     closer than their two half-diagonals are measured exactly (one card's dozens of anchors
     against its kept box, a few neighbours), which is decided for all of them at once."""
-    import cv2
-
     order = np.argsort(-scores, kind="stable")
     n = len(order)
     x, y = cx[order].astype(np.float64), cy[order].astype(np.float64)
@@ -126,8 +135,7 @@ def _rotated_nms(cx: np.ndarray, cy: np.ndarray, w: np.ndarray, h: np.ndarray,
         near = rest[np.hypot(x[rest] - x[i], y[rest] - y[i]) <= half_diag[i] + half_diag[rest]]
         ri = ((x[i], y[i]), (bw[i], bh[i]), deg[i])
         for j in near:
-            r, pts = cv2.rotatedRectangleIntersection(ri, ((x[j], y[j]), (bw[j], bh[j]), deg[j]))
-            inter = cv2.contourArea(pts) if r != cv2.INTERSECT_NONE and pts is not None else 0.0
+            inter = overlap_area(ri, ((x[j], y[j]), (bw[j], bh[j]), deg[j]))
             if inter / max(1e-6, areas[i] + areas[j] - inter) > iou:
                 alive[j] = False
     return np.array(kept, dtype=np.int64)
