@@ -639,6 +639,21 @@ class TablePipeline:
         timings["identify"] = (time.perf_counter() - t_f) * 1000
         return cards, dropped + dupes, refined
 
+    def _best_cuts(self, image: np.ndarray, calib: Calibration,
+                   trials: list[tuple[int, np.ndarray, float]]
+                   ) -> dict[int, tuple[float, np.ndarray, float, CardMatch]]:
+        """Each card's best of ``trials`` (card, centre, axis), cut and read by the gallery
+        in one batch: (:func:`_cut_score`, centre, axis, match), the first of equal
+        scores."""
+        crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), float(a),
+                              self.card_size_mm) for _, c, a in trials]
+        best: dict[int, tuple[float, np.ndarray, float, CardMatch]] = {}
+        for (i, c, a), m in zip(trials, self.gallery.identify_batch(crops) if crops else []):
+            sc = _cut_score(m)
+            if i not in best or sc > best[i][0]:
+                best[i] = (sc, c, a, m)
+        return best
+
     def _recut_long_boxes(self, image: np.ndarray, calib: Calibration, centers: np.ndarray,
                           axes: np.ndarray, sizes: np.ndarray, matches: list[CardMatch]
                           ) -> None:
@@ -654,16 +669,14 @@ class TablePipeline:
         long = [i for i in range(len(matches)) if excess[i] > LONG_BOX_MM]
         if not long:
             return
-        trials: list[tuple[int, np.ndarray]] = []
+        trials: list[tuple[int, np.ndarray, float]] = []
         for i in long:
             a = math.radians(float(axes[i]))
             u = np.array([math.cos(a), math.sin(a)])
             for f in LONG_BOX_STEPS:
-                trials.append((i, centers[i] + u * f * float(excess[i])))
-        crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), float(axes[i]),
-                              self.card_size_mm) for i, c in trials]
-        for (i, c), m in zip(trials, self.gallery.identify_batch(crops)):
-            if _cut_score(m) > _cut_score(matches[i]) + LONG_BOX_GAIN:
+                trials.append((i, centers[i] + u * f * float(excess[i]), float(axes[i])))
+        for i, (sc, c, _, m) in self._best_cuts(image, calib, trials).items():
+            if sc > _cut_score(matches[i]) + LONG_BOX_GAIN:
                 centers[i], matches[i] = c, m
 
     def _recut_covered_boxes(self, image: np.ndarray, calib: Calibration, centers: np.ndarray,
@@ -679,7 +692,7 @@ class TablePipeline:
         short, long = float(self.card_size_mm[0]), float(self.card_size_mm[1])
         rects = [((float(centers[i][0]), float(centers[i][1])), (long, short), float(axes[i]))
                  for i in range(n)]
-        trials: list[tuple[int, np.ndarray]] = []
+        trials: list[tuple[int, np.ndarray, float]] = []
         for i in range(n):
             if matches[i].looks_like_table or not any(
                     j != i and math.dist(centers[i], centers[j]) < long
@@ -691,17 +704,8 @@ class TablePipeline:
             across = np.array([-along[1], along[0]])
             for step in COVERED_SHIFTS_MM:
                 for d in (along, -along, across, -across):
-                    trials.append((i, centers[i] + d * step))
-        if not trials:
-            return
-        crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), float(axes[i]),
-                              self.card_size_mm) for i, c in trials]
-        best: dict[int, tuple[float, np.ndarray, CardMatch]] = {}
-        for (i, c), m in zip(trials, self.gallery.identify_batch(crops)):
-            sc = _cut_score(m)
-            if i not in best or sc > best[i][0]:
-                best[i] = (sc, c, m)
-        for i, (sc, c, m) in best.items():
+                    trials.append((i, centers[i] + d * step, float(axes[i])))
+        for i, (sc, c, _, m) in self._best_cuts(image, calib, trials).items():
             # a moved cut is for naming the card: where it names the same card, the box
             # stays where the edges put it
             if sc > _cut_score(matches[i]) + COVERED_GAIN and m.best_id != matches[i].best_id:
@@ -715,12 +719,9 @@ class TablePipeline:
 
         def trial(cands: list[tuple[np.ndarray, float]]) -> None:
             nonlocal best
-            crops = [warp_card_mm(image, calib, (float(c[0]), float(c[1])), a, self.card_size_mm)
-                     for c, a in cands]
-            for (c, a), m in zip(cands, self.gallery.identify_batch(crops)):
-                sc = _cut_score(m)
-                if sc > best[0]:
-                    best = (sc, c, a, m)
+            found = self._best_cuts(image, calib, [(0, c, a) for c, a in cands])
+            if found and found[0][0] > best[0]:
+                best = found[0]
 
         trial([(best[1], axis + da) for da in REFINE_ANGLES_DEG])
         for step in (REFINE_STEP_MM, REFINE_STEP_MM / 2):
