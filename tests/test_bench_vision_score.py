@@ -97,3 +97,31 @@ def test_the_card_thread_counts_its_stages_after_the_sharpness_reading() -> None
     assert _threads(timings) == (42.0, 60.0)
     # an uncalibrated frame runs neither thread
     assert _threads({"calibrate": 9.0, "total": 9.0}) is None
+
+
+def test_the_second_core_note_says_when_the_run_had_two_cores_of_its_own() -> None:
+    from bench.vision import SECOND_CORE_GAIN, second_core_note
+
+    full = second_core_note(1.78)
+    assert "1.78 times" in full and "full speed" in full and "flatter" not in full
+    shared = second_core_note(1.27)
+    assert "only 1.27 times" in shared and "flatter the pipeline" in shared
+    assert "flatter" not in second_core_note(SECOND_CORE_GAIN)
+    assert second_core_note(float("nan")) == ""
+
+
+def test_the_speed_table_shows_the_plain_detector_on_one_thread_and_its_gain() -> None:
+    from pathlib import Path
+
+    from bench.vision import speed_text
+
+    t = {"n": 3, "total": [90.0, 100.0, 110.0], "stages": {}, "next": [70.0, 72.0, 74.0],
+         "ref": [46.0, 48.0, 50.0], "ref_one_thread": [80.0, 84.0, 88.0]}
+    text = speed_text(t, Path("yolo11n-obb-640.onnx"), "")
+    assert "| plain YOLO11n-OBB 640 on one thread | 84 |" in text
+    assert "| the plain detector's two threads against its one | 1.75 | |" in text
+    assert "| ratio pipeline / plain detector, next frame | 1.50 | |" in text
+    assert "full speed" in text
+    t["ref_one_thread"] = []
+    text = speed_text(t, Path("yolo11n-obb-640.onnx"), "")
+    assert "one thread" not in text and "full speed" not in text
