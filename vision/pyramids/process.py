@@ -13,7 +13,12 @@ Measured in the process and not kept (the same kind of A/B, 51 frames): onnxrunt
 threads for the heat map (the pipeline 1.45 -> 1.78 times the detector: two spinning pools on
 two cores), OpenCV on two threads (the finder 51 -> 48 ms, the frame the same), and the patch
 networks' batches split over two threads (1.42 -> 1.47). The finder is the longer of the two
-halves in most frames: what is left is making it cheaper.
+halves in most frames: what is left is making it cheaper. Measured again 2026-11-29 (the
+same kind of A/B, 45-60 frames a run): the finder's onnxruntime sessions on two threads
+with spinning off took the whole frame 87.6 -> 79.5, 85.9 -> 89.9 and 85.2 -> 86.4 ms
+median in three runs (noise, not a gain), and the caller's OpenCV on one thread instead
+of two 80.5 -> 78.9 ms (90 frames, twice each: 2%, within the same noise; it is the
+caller's setting, not the pipeline's, and was left so).
 
 The image goes through shared memory (one copy, about a millisecond for 1920x1080), the
 calibration and the finds through a pipe. :class:`PyramidProcess` is what the pipeline
