@@ -51,7 +51,8 @@ one thread, on the same frames: its two-thread speed-up says whether the run had
 of its own (:func:`second_core_note`). On this project's shared 2-vCPU machine it swings
 between about 1.75 (the two-thread median 43-47 ms) and about 1.3 (61-65 ms), minutes apart,
 while its one-thread time stays at 77-81 ms and the pipeline moves a few per cent: the same
-code measured 1.55 and 1.12 times the plain detector on the same day (2026-11-29).
+pipeline code measured 1.54 and 1.17 times the plain detector on the same day
+(2026-11-29, a speed-up of 1.73 in the first run).
 
     python bench/vision.py [--count-per-group 200] [--seed 900000] [--jobs 2]
                            [--timing-images 120] [--reference bench/reference/yolo11n-obb-640.onnx]
@@ -481,8 +482,9 @@ def timing(groups: list[str], n: int, seed: int, reference: Path | None,
         _new_camera(pl, truth)
         if k == 0:  # warm-up: first-call allocations, thread pools
             pl.observe(image, "warm-up")
-            if ref is not None and ref1 is not None:
+            if ref is not None:
                 ref(image)
+            if ref1 is not None:
                 ref1(image)
         t0 = time.perf_counter()
         record = pl.observe(image, f"{group}-{index}")
@@ -662,11 +664,12 @@ def second_core_note(gain: float) -> str:
                 "had two cores' worth of CPU, and the ratios above compare the pipeline with "
                 "a plain detector at full speed.")
     return (f"The second thread made the plain detector only {gain:.2f} times as fast (about "
-            f"1.7-1.8 when the machine's two cores are its own): in this run they got in "
-            "each other's way. That costs a network split over two threads, which waits for "
-            "both at every layer, far more than the pipeline, whose two halves each run on "
-            "one thread, so the ratios above flatter the pipeline; a run with a gain of "
-            f"{SECOND_CORE_GAIN:g} or more is the fair comparison.")
+            "1.7-1.8 when the machine's two cores are its own): in this run they got in "
+            "each other's way. That slows a network split over two threads (it waits for "
+            "both at every layer) far more than the pipeline, whose two halves run on one "
+            "thread each (a few per cent on this project's machine), so the ratios above "
+            f"flatter the pipeline; a run with a gain of {SECOND_CORE_GAIN:g} or more is the "
+            "fair comparison.")
 
 
 def speed_text(t: dict[str, Any], reference: Path | None, ref_note: str) -> str:
