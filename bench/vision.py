@@ -49,7 +49,7 @@ of few frames depends on which frames they are; the first 40 read 0.06-0.16 high
 ratio than all 120 in each of six runs that timed both. The plain detector is also timed on
 one thread, on the same frames: its two-thread speed-up says whether the run had two cores
 of its own (:func:`second_core_note`). On this project's shared 2-vCPU machine it swings
-between about 1.75 (the two-thread median 43-47 ms) and about 1.3 (61-65 ms), minutes apart,
+between about 1.75 (the two-thread median 43-47 ms) and about 1.25 (61-65 ms), minutes apart,
 while its one-thread time stays at 77-81 ms and the pipeline moves a few per cent: the same
 pipeline code measured 1.54 and 1.17 times the plain detector on the same day
 (2026-11-29, a speed-up of 1.73 in the first run).
@@ -650,7 +650,7 @@ def _two_threads(pairs: list[tuple[float, float]]) -> list[str]:
 
 #: the plain detector's speed-up from its second thread at or over which a run counts as
 #: having two cores of its own (1.7-1.8 measured then on this project's 2-vCPU machine; about
-#: 1.25-1.35 at the times its two vCPUs got in each other's way)
+#: 1.25 at the times its two vCPUs got in each other's way)
 SECOND_CORE_GAIN = 1.5
 
 
