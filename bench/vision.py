@@ -857,8 +857,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Speed ({t['n']} frames of the groups above, one at a time, "
         "`cv2.setNumThreads(2)`, onnxruntime intra-op 2, after one warm-up frame; the "
         "pyramid stage runs beside the card stages, in a process of its own "
-        "(`vision.pyramids.process`, one thread), and the card stages keep to the other "
-        "thread meanwhile (onnxruntime and OpenCV), so the stages add up to more than the "
+        "(`vision.pyramids.process`, one thread), so the stages add up to more than the "
         "whole, and after the calibration a frame takes the longer of the two: a stage of the "
         "shorter one can get faster without the frame getting faster):", "",
         speed_text(t, reference, ref_note), ""])

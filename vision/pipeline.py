@@ -24,9 +24,7 @@ Stages, each timed into the record's ``timings_ms``:
 5. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-4 when
    ``threads >= 2``: the shipped finder in a process of its own
    (:mod:`vision.pyramids.process`; on a thread the two halves wait for each other's Python),
-   an injected one on a second thread. Stages 2-4 then keep to ``threads - 1`` threads,
-   onnxruntime's and OpenCV's (:func:`opencv_threads`), so that the finder has its core to
-   itself. It looks at the mat and a border around it; where
+   an injected one on a second thread. It looks at the mat and a border around it; where
    stage 4 found cards lying past that border (a game spread off the mat, most often south,
    where the detector's square canvas shows 290 mm of table), it then looks there too
    (**pyramids_past**, :data:`SPILL_REACH_CELLS`).
@@ -39,9 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -367,26 +363,6 @@ def _pts(a: np.ndarray) -> list[list[float]]:
 # the pipeline
 
 
-@contextmanager
-def opencv_threads(n: int | None) -> Iterator[None]:
-    """OpenCV's thread count at most ``n`` inside the block (None: as it is), then the
-    caller's again. OpenCV's count is the whole process's: beside the pyramid finder, which
-    takes a core of its own, the card stages' extra OpenCV thread only took turns with the
-    finder. The next frame of a still camera, 90 renders of the benchmark's groups, twice
-    each, with and without this taking turns (2026-11-29): the pyramid stage 66.8 -> 61.2 ms
-    median, the card stages 45.8 -> 47.2, the whole frame 73.6 -> 70.6, the records
-    identical (three earlier runs with the caller's count set by hand: -2 to -4%)."""
-    before = cv2.getNumThreads()
-    if n is None or before <= n:
-        yield
-        return
-    cv2.setNumThreads(n)
-    try:
-        yield
-    finally:
-        cv2.setNumThreads(before)
-
-
 class TablePipeline:
     """One image in, one observation record (a JSON-ready dict) out.
 
@@ -399,8 +375,7 @@ class TablePipeline:
     ``card_detector`` / ``pyramid_finder``: injected stages (default: the shipped ONNX card
     detector and :class:`vision.pyramids.find.PyramidFinder`); ``threads``: the CPU threads
     the pipeline may use: with 2 or more the pyramids run beside the cards, and the card
-    stages' onnxruntime sessions get ``threads - 1`` (at least one), as does OpenCV while
-    the pyramids run (:func:`opencv_threads`); ``colors``: the
+    stages' onnxruntime sessions get ``threads - 1`` (at least one); ``colors``: the
     players' colour profile (``companion calibrate-colors``) for the default pyramid finder;
     ``card_net``: the card identity network (:class:`vision.cards.net.CardNet`) to name card
     patches with, ``False`` for the gallery only, ``None`` (default) for the network shipped
@@ -930,8 +905,7 @@ class TablePipeline:
                 pyr_future = self._send_pyramids(image, calib)
             elif self._pool is not None:
                 pyr_future = self._pool.submit(self._pyramids, image, calib)
-            with opencv_threads(max(1, self.threads - 1) if pyr_future is not None else None):
-                cards, dropped, refined = self._cards(image, calib, timings)
+            cards, dropped, refined = self._cards(image, calib, timings)
             pyramids, t_pyr = (self._pyramids_back(pyr_future, image, calib)
                                if pyr_future is not None else self._pyramids(image, calib))
             timings["pyramids"] = t_pyr

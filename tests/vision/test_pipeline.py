@@ -135,57 +135,6 @@ def test_the_pyramid_finder_is_handed_a_calibration_that_says_how_sharp_the_fram
     assert len(spy.calibs) == 2
 
 
-def test_opencv_threads_caps_the_count_inside_the_block_and_gives_it_back() -> None:
-    from vision.pipeline import opencv_threads
-
-    before = cv2.getNumThreads()
-    try:
-        cv2.setNumThreads(2)
-        with opencv_threads(1):
-            assert cv2.getNumThreads() == 1
-        assert cv2.getNumThreads() == 2
-        with opencv_threads(None):
-            assert cv2.getNumThreads() == 2
-        with opencv_threads(4):             # a cap above the count leaves it be
-            assert cv2.getNumThreads() == 2
-        with pytest.raises(RuntimeError), opencv_threads(1):
-            raise RuntimeError("a stage failed")
-        assert cv2.getNumThreads() == 2
-    finally:
-        cv2.setNumThreads(before)
-
-
-def test_the_card_stages_keep_to_one_opencv_thread_beside_the_pyramid_finder() -> None:
-    """With two threads the pyramid finder runs beside the card stages on a core of its own:
-    the card stages then use one OpenCV thread, and the caller's count is back afterwards.
-    With one thread (no finder beside them) the count is the caller's."""
-
-    class Spy(TruthBoxes):
-        def __init__(self) -> None:
-            super().__init__()
-            self.seen: list[int] = []
-
-        def detect(self, image, calib, mat):
-            self.seen.append(cv2.getNumThreads())
-            return super().detect(image, calib, mat)
-
-    path = SAMPLES / FRAMES[0]
-    before = cv2.getNumThreads()
-    try:
-        cv2.setNumThreads(2)
-        spy = Spy()
-        spy.add(path)
-        for threads, during in ((2, 1), (1, 2)):
-            with TablePipeline(mat=DEFAULT_MAT, deck="tarot", card_detector=spy,
-                               pyramid_finder=spy, threads=threads) as pipeline:
-                record = pipeline.observe_file(path)
-            assert record["calibrated"] and record["cards"]
-            assert spy.seen[-1] == during, threads
-            assert cv2.getNumThreads() == 2
-    finally:
-        cv2.setNumThreads(before)
-
-
 def test_pyramids_from_the_shipped_finder():
     """The default pyramid stage (vision.pyramids) through the pipeline: valid spec pyramids,
     most true ones found with their colour."""
