@@ -16,9 +16,13 @@ networks' batches split over two threads (1.42 -> 1.47). The finder is the longe
 halves in most frames: what is left is making it cheaper. Measured again 2026-11-29 (the
 same kind of A/B, 45-60 frames a run): the finder's onnxruntime sessions on two threads
 with spinning off took the whole frame 87.6 -> 79.5, 85.9 -> 89.9 and 85.2 -> 86.4 ms
-median in three runs (noise, not a gain), and the caller's OpenCV on one thread instead
-of two 80.5 -> 78.9 ms (90 frames, twice each: 2%, within the same noise; it is the
-caller's setting, not the pipeline's, and was left so).
+median in three runs (noise, not a gain). OpenCV's count is the whole caller's: capping
+it at one thread while the card stages ran beside the finder (10a90d9, reverted) gave the
+finder its core to itself, and in the A/B above the whole frame went 73.6 -> 70.6 ms (90
+frames, twice each, records identical). But in ``bench/vision.py``'s own loop (120 frames,
+new / old / old / new) the pyramid stage's 4 ms (63.8 and 63.9 -> 59.6 and 60.2 ms median)
+went to the card stages: the whole frame 71.9 and 73.4 -> 72.9 and 73.7 ms median, 77.5 and
+78.1 -> 77.1 and 77.7 mean.
 
 The image goes through shared memory (one copy, about a millisecond for 1920x1080), the
 calibration and the finds through a pipe. :class:`PyramidProcess` is what the pipeline
