@@ -459,18 +459,19 @@ def timing(groups: list[str], n: int, seed: int, reference: Path | None,
 
     cv2.setNumThreads(2)
     _init(oracle, 2, intrinsics)
-    ref = Reference(reference, 2) if reference is not None else None
-    # the same network on one thread: how much the second core gave it this run (see
-    # speed_text: on a shared machine that swings from run to run, the pipeline far less)
-    ref1 = Reference(reference, 1) if reference is not None else None
+    refs: list[float] = []
+    refs1: list[float] = []
+    # the plain detector on 2 threads, then the same network on one: how much the second
+    # core gave it this run (see speed_text: on a shared machine that swings from run to
+    # run, the pipeline far less); each with the list its times go to
+    plain: list[tuple[Reference, list[float]]] = [] if reference is None else [
+        (Reference(reference, 2), refs), (Reference(reference, 1), refs1)]
     per = [g for g in groups if g != "decktet"] or groups
     cases = [(per[k % len(per)], k // len(per)) for k in range(n)]
     totals: list[float] = []
     stages: dict[str, list[float]] = {}
     nexts: list[float] = []
     next_stages: dict[str, list[float]] = {}
-    refs: list[float] = []
-    refs1: list[float] = []
     # (the card thread's stages together, the pyramid stage) of each calibrated frame
     threads: list[tuple[float, float]] = []
     next_threads: list[tuple[float, float]] = []
@@ -482,10 +483,8 @@ def timing(groups: list[str], n: int, seed: int, reference: Path | None,
         _new_camera(pl, truth)
         if k == 0:  # warm-up: first-call allocations, thread pools
             pl.observe(image, "warm-up")
-            if ref is not None:
+            for ref, _ in plain:
                 ref(image)
-            if ref1 is not None:
-                ref1(image)
         t0 = time.perf_counter()
         record = pl.observe(image, f"{group}-{index}")
         totals.append((time.perf_counter() - t0) * 1000)
@@ -502,14 +501,10 @@ def timing(groups: list[str], n: int, seed: int, reference: Path | None,
             next_stages.setdefault(key, []).append(float(v))
         if (two := _threads(record["timings_ms"])) is not None:
             next_threads.append(two)
-        if ref is not None:
+        for ref, times in plain:
             t0 = time.perf_counter()
             ref(image)
-            refs.append((time.perf_counter() - t0) * 1000)
-        if ref1 is not None:
-            t0 = time.perf_counter()
-            ref1(image)
-            refs1.append((time.perf_counter() - t0) * 1000)
+            times.append((time.perf_counter() - t0) * 1000)
         if sys.stderr.isatty():
             print(f"\rtiming {k + 1}/{len(cases)}", end="", file=sys.stderr, flush=True)
     print(f"\rtimed {len(cases)} frames", file=sys.stderr, flush=True)
