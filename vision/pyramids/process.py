@@ -18,8 +18,8 @@ same kind of A/B, 45-60 frames a run): the finder's onnxruntime sessions on two 
 with spinning off took the whole frame 87.6 -> 79.5, 85.9 -> 89.9 and 85.2 -> 86.4 ms
 median in three runs (noise, not a gain). OpenCV's count is the whole caller's: capping
 it at one thread while the card stages ran beside the finder (10a90d9, reverted) gave the
-finder its core to itself, and in the A/B above the whole frame went 73.6 -> 70.6 ms (90
-frames, twice each, records identical). But in ``bench/vision.py``'s own loop (120 frames,
+finder its core to itself, and in an A/B of that kind the whole frame went 73.6 -> 70.6 ms
+(90 frames, twice each, records identical). But in ``bench/vision.py``'s own loop (120 frames,
 new / old / old / new) the pyramid stage's 4 ms (63.8 and 63.9 -> 59.6 and 60.2 ms median)
 went to the card stages: the whole frame 71.9 and 73.4 -> 72.9 and 73.7 ms median, 77.5 and
 78.1 -> 77.1 and 77.7 mean.
