@@ -487,6 +487,62 @@ def test_a_hand_over_a_marker_in_live_play_costs_no_full_size_search(scene_and_t
     assert np.abs(cal.to_table(px) - mm).max() < 1.0
 
 
+@pytest.mark.parametrize("hidden", [(0, 2), (2,)])
+def test_a_fixed_camera_that_sees_some_markers_does_not_search_the_whole_frame_each_frame(
+        scene_and_truth, monkeypatch, hidden) -> None:
+    """A camera's first frame reads some markers (the others under a hand): the frames after
+    it find those in their windows, and search the whole frame at full size only every
+    SEARCH_PAUSE + 1 frames (that search cost 17-25 ms of each such frame). Two markers
+    cannot place the others: the half-size search still tells every frame whether one came
+    back. Three place the fourth: only its window is searched."""
+    import calibration.table as table
+
+    image, truth, intr, px, mm = scene_and_truth
+    covered = _hide(image, truth, hidden)
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    first = calibrator.calibrate(covered)
+    seen = tuple(k for k in (0, 1, 2, 3) if k not in hidden)
+    assert first.markers_seen == seen
+    h, w = image.shape[:2]
+    shapes = _searched_shapes(monkeypatch)
+    halves, fulls = [], []
+    for _ in range(table.SEARCH_PAUSE + 1):
+        shapes.clear()
+        cal = calibrator.calibrate(covered)
+        assert cal.markers_seen == seen
+        assert np.abs(cal.to_table(px) - first.to_table(px)).max() < 0.1
+        halves.append(("search", (h // 2, w // 2)) in shapes)
+        fulls.append(("search", (h, w)) in shapes)
+        assert all(s[0] <= h // 4 and s[1] <= w // 4 for s in (
+            shape for _, shape in shapes) if s not in ((h, w), (h // 2, w // 2))), shapes
+    placed = len(seen) >= table.PLACE_MISSING_MIN
+    # the whole frame searched again once the pause is over (at full size where the
+    # markers seen cannot place the others); the half-size look meanwhile only where not
+    assert halves == [not placed] * table.SEARCH_PAUSE + [True]
+    assert fulls == [False] * table.SEARCH_PAUSE + [not placed]
+    # the camera bumped by 60 px: the windows miss, the whole frame is searched at once
+    moved = np.zeros_like(covered)
+    moved[:, 60:] = covered[:, :-60]
+    shapes.clear()
+    assert calibrator.calibrate(moved).markers_seen == seen
+    assert ("search", (h // 2, w // 2)) in shapes
+
+
+@pytest.mark.parametrize("hidden", [(0, 2), (2,)])
+def test_a_marker_uncovered_on_a_fixed_camera_is_read_on_that_frame(scene_and_truth,
+                                                                   hidden) -> None:
+    """The hand over the markers lifts while the whole-frame search is paused: the very next
+    frame reads all four (placed by the others, or seen by the half-size search)."""
+    image, truth, intr, px, mm = scene_and_truth
+    covered = _hide(image, truth, hidden)
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    for _ in range(3):
+        assert len(calibrator.calibrate(covered).markers_seen) == 4 - len(hidden)
+    cal = calibrator.calibrate(image)
+    assert cal.markers_seen == (0, 1, 2, 3) and not cal.markers_assumed
+    assert np.abs(cal.to_table(px) - mm).max() < 1.0
+
+
 def test_a_first_frame_sharpens_and_searches_a_missing_markers_window_once(
         scene_and_truth, monkeypatch) -> None:
     """A camera's first frame with a hand over one marker: the half-size search finds three,
