@@ -12,8 +12,8 @@ from companion.commands.train import TrainError, _pyramid_init
 
 @pytest.fixture(autouse=True)
 def copies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, Path]]:
-    """The int8 copies the trainers ask for (their training is faked here, so is this):
-    (the exported file, the cut it is measured on)."""
+    """The int8 copies the trainers ask for, the readers' and the verifier's (their training
+    is faked here, so is this): (the exported file, the cut it is measured on)."""
     from vision.pyramids import quantize
 
     asked: list[tuple[Path, Path]] = []
@@ -22,7 +22,12 @@ def copies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, Path]]:
         asked.append((src, cut))
         return quantize.int8_path(src)
 
+    def verifier_int8(src: Path, cut: Path) -> tuple[Path, dict[str, float]]:
+        asked.append((src, cut))
+        return quantize.int8_path(src), {"p99_diff": 0.05}
+
     monkeypatch.setattr(quantize, "int8_copy", int8_copy)
+    monkeypatch.setattr(quantize, "verifier_int8", verifier_int8)
     return asked
 
 
@@ -254,7 +259,8 @@ def test_the_verifier_trains_on_the_gpu_that_device_names(
     monkeypatch.setattr(train_verify, "train", train)
     assert command._pyramid_verify(args) == 0
     assert asked == [(torch_device, tmp_path / "shipped.onnx")]
-    assert copies == []          # the finder runs the verifier in float
+    # the finder runs the verifier's int8 copy, measured on the run's own cut
+    assert copies == [(out / "m.onnx", out / "samples.npz")]
 
 
 @pytest.mark.parametrize("model, task", [("pyramid-size", "size"),

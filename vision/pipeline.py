@@ -99,7 +99,8 @@ SHIPPED_NETS: dict[str, str] = {
 #: tarot took the Decktet's suns and blues for pyramids (held out: 116 false finds on 177
 #: tables); the Decktet's copy was trained on from it with Decktet tables among tarot ones,
 #: and read the tarot's tables worse than the default one (models/pyramids-verify-decktet.md),
-#: so it is the Decktet's alone. Other decks: the default.
+#: so it is the Decktet's alone. Other decks: the default. Each runs as its int8 copy
+#: (:data:`vision.pyramids.find.VERIFIER_INT8`).
 SHIPPED_VERIFIERS: dict[str, str] = {
     "decktet": "pyramids-verify-decktet.onnx",
 }
@@ -409,7 +410,10 @@ class TablePipeline:
         self.card_size_mm = (float(self.gallery.card_size_mm[0]),
                              float(self.gallery.card_size_mm[1]))
         #: the pyramid finder's second opinion for this deck (None: the default one)
-        self.verify_model = _deck_model(SHIPPED_VERIFIERS, name)
+        from vision.pyramids.find import verifier_file
+
+        self.verify_model = _deck_model(
+            {deck: verifier_file(file) for deck, file in SHIPPED_VERIFIERS.items()}, name)
         self._intrinsics_path: Path | None = None
         self._intrinsics: Intrinsics | None = None
         # one calibrator per image size: its memory (last good calibration) and intrinsics

@@ -275,6 +275,7 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
     """``pyramid-verify``: the finder's second opinion (cut from the rendered folders with the
     shipped heat map and colour classifier, then trained with torch on the CPU, or on the
     GPU with ``--device``)."""
+    from vision.pyramids import quantize
     from vision.pyramids.train_verify import (MINUTES, PATCH_MM_TRAIN, SAMPLES_FILE,
                                               load_samples, prepare, train)
 
@@ -297,8 +298,12 @@ def _pyramid_verify(args: argparse.Namespace) -> int:
                               args.threads, seed=args.seed or 0, batch=args.batch or 128,
                               lr=args.lr0, device=_torch_device(args),
                               init=None if args.init is None else Path(args.init))
+        # the finder runs the int8 copy (vision.pyramids.quantize), measured on this cut
+        copy, agree = quantize.verifier_int8(path, cache)
     except ValueError as exc:
         raise TrainError(str(exc)) from None
+    print(f"int8 copy (the file the finder runs): {copy}  against the float file: "
+          + ", ".join(f"{k} {v:.4f}" for k, v in agree.items()))
     print(f"pyramid verifier: {path}  validation accuracy {figures['accuracy']:.4f}, "
           f"pyramids kept at 99% of none turned away {figures['kept_at_99']:.3f}  "
           f"({figures['train_seconds']} s)")

@@ -45,7 +45,7 @@ def pyramid_patches(tarot: Any) -> dict[float, np.ndarray]:
     image, calib, _ = pyramids_on_bare_mat(tarot, *placed)
     look = Looker(DEFAULT_MAT, default_model()).look(image, calib)
     centres = np.array([p[3] for p in PLACED])
-    return {56.0: look.patches(image, centres, 56.0)}
+    return {span: look.patches(image, centres, span) for span in (56.0, 48.0)}
 
 
 def test_the_finder_runs_the_int8_copies_and_the_setting_turns_them_off(monkeypatch):
@@ -58,7 +58,9 @@ def test_the_finder_runs_the_int8_copies_and_the_setting_turns_them_off(monkeypa
     assert runs == {int8_name(n) for n in READERS}
     monkeypatch.setattr(find, "READERS_INT8", frozenset())
     plain = find.PyramidFinder(_mat())
-    assert plain.sizer.path.name == SIZE_MODEL and plain.verifier.path.name == VERIFY_MODEL
+    assert plain.sizer.path.name == SIZE_MODEL
+    # the verifier's copy has a setting of its own (VERIFIER_INT8)
+    assert plain.verifier.path.name == int8_name(VERIFY_MODEL)
 
 
 def _mat() -> Any:
@@ -94,11 +96,98 @@ def test_each_int8_reader_answers_as_its_float_file(name, pyramid_patches):
     assert float(np.abs(a - b).max()) < 0.15
 
 
-def test_the_verifier_runs_in_float():
-    import vision.pyramids.find as find
+VERIFIERS = (VERIFY_MODEL, "pyramids-verify-decktet.onnx")
 
-    # its int8 copy turned more true pyramids away at VERIFY_MIN (models/pyramids-size.md)
+
+def test_the_finder_runs_the_verifiers_int8_copies_and_the_setting_turns_them_off(
+        monkeypatch):
+    import vision.pyramids.find as find
+    from vision.pipeline import TablePipeline
+
+    assert find.PyramidFinder(_mat()).verifier.path.name == int8_name(VERIFY_MODEL)
+    decktet = TablePipeline(deck="decktet", threads=1)
+    assert decktet.pyramid_finder.verifier.path.name == int8_name(VERIFIERS[1])
+    monkeypatch.setattr(find, "VERIFIER_INT8", False)
     assert find.PyramidFinder(_mat()).verifier.path.name == VERIFY_MODEL
+    assert TablePipeline(deck="decktet", threads=1).verify_model.name == VERIFIERS[1]
+
+
+@pytest.mark.parametrize("name", VERIFIERS)
+def test_each_int8_verifier_keeps_its_float_files_metadata_and_its_head_in_float(name):
+    pytest.importorskip("onnx")
+    import onnx
+
+    from models import model_path, open_onnx
+    from vision.pyramids.quantize import VERIFIER_FLOAT_OPS
+
+    _, meta, _ = open_onnx(model_path(name))
+    _, meta8, _ = open_onnx(model_path(int8_name(name)))
+    assert meta8.get("quantized_from") == name
+    assert {k: v for k, v in meta8.items() if k != "quantized_from"} == meta
+    graph = onnx.load(str(model_path(int8_name(name)))).graph
+    made = {o: n.op_type for n in graph.node for o in n.output}
+    head = [n for n in graph.node if n.op_type in VERIFIER_FLOAT_OPS]
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    assert head and convs
+    # the head's weights are float; those of the convolutions after the first, int8 ones
+    # dequantised
+    assert all(made.get(n.input[1]) != "DequantizeLinear" for n in head)
+    assert made.get(convs[0].input[1]) != "DequantizeLinear"
+    assert all(made.get(n.input[1]) == "DequantizeLinear" for n in convs[1:])
+
+
+@pytest.mark.parametrize("name", VERIFIERS)
+def test_each_int8_verifier_answers_as_its_float_file(name, pyramid_patches, tarot):
+    from models import model_path
+    from vision.pyramids.classifier import COLOR_CLASSES, COLOR_MODEL, PatchClassifier
+    from vision.pyramids.find import VERIFY_MIN
+    from vision.pyramids.verify import Verifier, features
+
+    plain = Verifier(model_path(name))
+    copy = Verifier(model_path(int8_name(name)))
+    patches = pyramid_patches[plain.patch_mm]
+    what = PatchClassifier(model_path(COLOR_MODEL), COLOR_CLASSES)
+    n = len(patches)
+    feats = features(what.probs(patches), what.names, np.full(n, 0.6), np.zeros(n))
+    a, b = plain.p_pyramid(patches, feats), copy.p_pyramid(patches, feats)
+    # a copy of another verifier differs by far more; none moved across the finder's floor
+    assert float(np.abs(a - b).max()) < 0.1
+    assert ((a >= VERIFY_MIN) == (b >= VERIFY_MIN)).all()
+
+
+def test_a_verifiers_int8_copy_is_made_from_its_cut_with_the_head_in_float(
+        tmp_path, pyramid_patches):
+    pytest.importorskip("onnx")
+    pytest.importorskip("sympy")
+    import shutil
+
+    from models import model_path, open_onnx
+    from vision.pyramids.quantize import main, verifier_batches
+
+    src = tmp_path / VERIFY_MODEL
+    shutil.copy(model_path(VERIFY_MODEL), src)
+    patches = np.concatenate([pyramid_patches[48.0]] * 4)
+    n = len(patches)
+    rng = np.random.default_rng(3)
+    cut = tmp_path / "samples.npz"
+    np.savez(cut, patches48=patches, features=rng.random((n, 13), dtype=np.float32),
+             labels=np.zeros(n, np.int8), scene=np.arange(n) % 20)
+    # the measurement draws from the scenes whose number ends in 0-4, the check from the rest
+    first = verifier_batches(cut, 48.0, 8)
+    assert sum(len(b["patch"]) for b in first) == 8
+    with np.load(cut) as data:
+        feats, scene = data["features"], data["scene"]
+    for half, ends in ((0, {0, 1, 2, 3, 4}), (1, {5, 6, 7, 8, 9})):
+        rows = np.concatenate([b["features"] for b in verifier_batches(cut, 48.0, n, half)])
+        got = {int(scene[np.flatnonzero((feats == r).all(axis=1))[0]]) % 10 for r in rows}
+        assert got == ends
+    with pytest.raises(ValueError, match="no patches72 and features in it"):
+        verifier_batches(cut, 72.0)
+    assert main([str(src), "--verifier-samples", str(cut), "--count", "16", "--check",
+                 "16"]) == 0
+    dst = tmp_path / int8_name(VERIFY_MODEL)
+    assert open_onnx(dst)[1]["quantized_from"] == VERIFY_MODEL
+    assert dst.stat().st_size < src.stat().st_size / 2
 
 
 def test_the_quantiser_makes_an_int8_copy_from_a_cut(tmp_path, pyramid_patches):

@@ -895,9 +895,10 @@ def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndar
 #: These plain convolution-and-ReLU networks run about 2.3 times as fast so: the finder's
 #: frame about 3-4 ms shorter on average, the slow crowded frames most (eight dev seeds,
 #: 2,177 tables: 1,292 -> 1,287 right, within what any retraining moves; figures in
-#: ``models/pyramids-size.md``). The verifier is not among them: an int8 copy of it missed 9
-#: more pyramids there (1,287 -> 1,283 tables), its answers near :data:`VERIFY_MIN` moving
-#: below it. Nor are the shape and colour classifiers: their SiLU networks ran only 27%
+#: ``models/pyramids-size.md``). The verifier runs in int8 too, but with its head in float
+#: (:data:`VERIFIER_INT8`): its first copy, quantised whole, missed 9 more pyramids there
+#: (1,287 -> 1,283 tables), its answers near :data:`VERIFY_MIN` moving below it. Not the
+#: shape and colour classifiers: their SiLU networks ran only 27%
 #: faster in int8, and the colour classifier's copy lost 37 crowded dev tables
 #: (``models/pyramids-shape.md``, ``models/pyramids-color.md``). Empty: every reader in float.
 READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_MODEL,
@@ -907,6 +908,19 @@ READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_M
 def reader_file(name: str) -> str:
     """The file the finder runs for the float reader file ``name`` (:data:`READERS_INT8`)."""
     return int8_name(name) if name in READERS_INT8 else name
+
+
+#: The verifiers (the tarot's and the Decktet's) run as their int8 copies since 2026-11-29,
+#: made by :func:`vision.pyramids.quantize.verifier_int8` with the head in float
+#: (``models/pyramids-verify.md``, "The int8 copy the finder runs"): 59 against 147 us a
+#: patch, the finder's frame 2.6 ms shorter median (4.0 mean) on 44 dev frames, and on
+#: eleven dev seeds the tables right within one of the float file's. False: the float files.
+VERIFIER_INT8 = True
+
+
+def verifier_file(name: str) -> str:
+    """The file the finder runs for the float verifier file ``name`` (:data:`VERIFIER_INT8`)."""
+    return int8_name(name) if VERIFIER_INT8 else name
 
 
 class PyramidFinder:
@@ -951,7 +965,7 @@ class PyramidFinder:
         self.heat = None if heat_model is False else HeatNet(
             heat_model or model_path(HEAT_MODEL), threads)
         self.verifier = None if verify_model is False else Verifier(
-            verify_model or model_path(VERIFY_MODEL), threads)
+            verify_model or model_path(verifier_file(VERIFY_MODEL)), threads)
         self.sizer = None if size_model is False else PatchClassifier(
             size_model or model_path(reader_file(SIZE_MODEL)), SIZE_CLASSES, threads)
         self.size_span = PATCH_MM if self.sizer is None else _patch_mm(self.sizer)

@@ -1,5 +1,5 @@
 """int8 copies of the pyramid finder's closer-patch readers: size, pointing, white or clear,
-and colour (:mod:`vision.pyramids.train_size` trains all four).
+and colour (:mod:`vision.pyramids.train_size` trains all four), and of its verifiers.
 
 The four are plain stacks of 3x3 convolutions with batch norm and ReLU
 (:func:`vision.pyramids.train_size.build_net`), which onnxruntime runs in int8 end to end. On
@@ -24,6 +24,16 @@ the copy itself, on its own cut. By hand::
 Each writes ``NAME.int8.onnx`` beside ``NAME.onnx`` (metadata kept, ``quantized_from``
 added), and checks it against the float file on patches of other scenes of the cut. The
 finder runs the copies (``READERS_INT8`` in :mod:`vision.pyramids.find`).
+
+The verifiers (:mod:`vision.pyramids.verify`, the tarot's and the Decktet's) have int8
+copies too, measured on their own cut (``samples.npz`` of python -m
+vision.pyramids.train_verify, whose patches and features are what the finder feeds them),
+with the head in float as well as the first convolution (:data:`VERIFIER_FLOAT_OPS`); the
+finder runs them (``VERIFIER_INT8``), and ``companion train pyramid-verify`` writes the copy
+itself. By hand::
+
+    python -m vision.pyramids.quantize --verifier-samples runs/bver/all/samples.npz \
+        models/pyramids-verify.onnx
 """
 
 from __future__ import annotations
@@ -76,11 +86,11 @@ def calibration_inputs(cut: Path, input_name: str, count: int = CALIBRATION_PATC
 
 
 def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
-                float_convs: int = 0) -> Path:
+                float_convs: int = 0, float_ops: tuple[str, ...] = ()) -> Path:
     """The int8 copy of the ONNX file ``src`` at ``dst``: onnxruntime's static quantisation
     (QDQ, weights per channel in 7 bits, activations uint8), the activations' ranges measured
     on ``feeds`` (network inputs by name); the first ``float_convs`` convolutions stay in
-    float. The metadata is kept, and ``quantized_from`` names ``src``. Both the heat map's
+    float, and so do the nodes of the types ``float_ops``. The metadata is kept, and ``quantized_from`` names ``src``. Both the heat map's
     copy (:func:`vision.pyramids.train_heat.quantize`) and the readers' are made here.
 
     Weights in 7 bits (``reduce_range``): on a CPU without VNNI (AVX2 alone) onnxruntime's
@@ -103,11 +113,13 @@ def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
     pre = dst.with_name(dst.name + ".pre")
     try:
         quant_pre_process(str(src), str(pre))
-        convs = [n.name for n in onnx.load(str(pre)).graph.node if n.op_type == "Conv"]
+        nodes = onnx.load(str(pre)).graph.node
+        convs = [n.name for n in nodes if n.op_type == "Conv"]
+        kept = convs[:float_convs] + [n.name for n in nodes if n.op_type in float_ops]
         quantize_static(str(pre), str(dst), Feeds(), quant_format=QuantFormat.QDQ,
                         per_channel=True, reduce_range=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        nodes_to_exclude=convs[:float_convs])
+                        nodes_to_exclude=kept)
     finally:
         pre.unlink(missing_ok=True)
     out = onnx.load(str(dst))
@@ -160,12 +172,94 @@ def agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]]) -> dic
             "p99_diff": float(np.quantile(d, 0.99))}
 
 
+#: the node types the verifier's int8 copy keeps in float beside its first convolution: its
+#: head (three small Gemm layers over the pooled patch and the thirteen features) costs
+#: little, and quantised with the rest it moved the answers half as far again (on 5,132
+#: inputs the finder gave it on other scenes, p 99th percentile 0.10 apart against 0.07; an
+#: earlier copy so made turned true pyramids away at VERIFY_MIN, ``models/pyramids-verify.md``)
+VERIFIER_FLOAT_OPS = ("Gemm",)
+
+
+def verifier_batches(cut: Path, patch_mm: float, count: int = CALIBRATION_PATCHES,
+                     half: int = 0) -> list[dict[str, np.ndarray]]:
+    """Batches of the verifier's inputs (``{"patch": ..., "features": ...}``) for ``count``
+    samples drawn at random from the verifier's cut ``cut`` (``samples.npz`` of python -m
+    vision.pyramids.train_verify: its patches spanning ``patch_mm`` and their features),
+    from the scenes whose number ends in 0-4 (``half`` 0) or in 5-9 (1), as
+    :func:`calibration_inputs` draws."""
+    key = f"patches{patch_mm:g}"
+    with np.load(cut) as data:
+        if key not in data.files or "features" not in data.files:
+            raise ValueError(f"{cut}: no {key} and features in it (a cut of python -m "
+                             f"vision.pyramids.train_verify --spans {patch_mm:g})")
+        feats = np.asarray(data["features"], np.float32)
+        pool = np.arange(len(feats))
+        if "scene" in data.files:
+            part = np.flatnonzero((np.asarray(data["scene"]) % 10 >= 5) == bool(half))
+            pool = part if len(part) else pool
+        if not len(pool):
+            raise ValueError(f"{cut}: its samples are empty")
+        rng = np.random.default_rng(half)
+        pick = np.sort(rng.choice(pool, min(count, len(pool)), replace=False))
+        patches = network_input(data[key][pick])
+    return [{"patch": np.ascontiguousarray(patches[a:a + BATCH]),
+             "features": np.ascontiguousarray(feats[pick[a:a + BATCH]])}
+            for a in range(0, len(pick), BATCH)]
+
+
+def verifier_int8(src: Path, cut: Path, count: int = CALIBRATION_PATCHES, check: int = 4000,
+                  dst: Path | None = None) -> tuple[Path, dict[str, float]]:
+    """The int8 copy of the verifier ``src`` (default beside it, :func:`int8_path`), its
+    activations' ranges measured on ``count`` samples of its cut ``cut``
+    (:func:`verifier_batches`), its first convolution and its head
+    (:data:`VERIFIER_FLOAT_OPS`) in float; and how it answers against ``src`` on ``check``
+    samples of the other scenes (:func:`verifier_agreement`; none for 0)."""
+    from vision.pyramids.verify import Verifier
+
+    span = Verifier(src).patch_mm
+    dst = static_int8(src, dst or int8_path(src), verifier_batches(cut, span, count),
+                      float_convs=1, float_ops=VERIFIER_FLOAT_OPS)
+    log.info("wrote %s (%d bytes, int8 but the first convolution and the head)", dst,
+             dst.stat().st_size)
+    if not check:
+        return dst, {}
+    return dst, verifier_agreement(src, dst, verifier_batches(cut, span, check, half=1))
+
+
+def verifier_agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]]
+                       ) -> dict[str, float]:
+    """How the verifier's int8 copy ``dst`` answers against the float ``src`` on ``batches``:
+    the largest, 99th-percentile and median difference of p(pyramid), and the share of
+    inputs that the two put on different sides of the finder's floor
+    (:data:`vision.pyramids.find.VERIFY_MIN`)."""
+    from models import open_onnx
+    from vision.pyramids.find import VERIFY_MIN
+
+    ps = []
+    for path in (src, dst):
+        session = open_onnx(path)[0]
+        logit = np.concatenate([np.asarray(session.run(None, x)[0], np.float64).reshape(-1)
+                                for x in batches])
+        ps.append(1.0 / (1.0 + np.exp(-logit)))
+    a, b = ps
+    d = np.abs(a - b)
+    return {"max_diff": float(d.max()), "p99_diff": float(np.quantile(d, 0.99)),
+            "median_diff": float(np.median(d)),
+            "across_floor": float(((a >= VERIFY_MIN) != (b >= VERIFY_MIN)).mean())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vision.pyramids.quantize",
-                                 description="int8 copies of the pyramid patch readers")
+                                 description="int8 copies of the pyramid patch readers and of "
+                                 "the pyramid verifier")
     ap.add_argument("models", type=Path, nargs="+", help="float ONNX files")
-    ap.add_argument("--patches", type=Path, required=True,
-                    help="the size readers' cut (.npz) of python -m vision.pyramids.train_size")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--patches", type=Path,
+                     help="readers: the size readers' cut (.npz) of python -m "
+                     "vision.pyramids.train_size")
+    src.add_argument("--verifier-samples", type=Path, metavar="CUT",
+                     help="verifiers: the verifier's cut (samples.npz) of python -m "
+                     "vision.pyramids.train_verify")
     ap.add_argument("--count", type=int, default=CALIBRATION_PATCHES)
     ap.add_argument("--check", type=int, default=4000,
                     help="other patches of the cut to compare int8 with float on (0: none)")
@@ -173,13 +267,20 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from models import ModelError
 
-    for src in args.models:
+    for src_file in args.models:
         try:
-            dst = int8_copy(src, args.patches, args.count)
+            if args.verifier_samples:
+                dst, agree = verifier_int8(src_file, args.verifier_samples, args.count,
+                                           args.check)
+                log.info("%s against %s: %s", dst.name, src_file.name,
+                         {k: round(v, 4) for k, v in agree.items()})
+                continue
+            dst = int8_copy(src_file, args.patches, args.count)
             if args.check:
-                check = calibration_inputs(args.patches, _input_name(src), args.check, half=1)
-                log.info("%s against %s: %s", dst.name, src.name, {
-                    k: round(v, 4) for k, v in agreement(src, dst, check).items()})
+                check = calibration_inputs(args.patches, _input_name(src_file), args.check,
+                                           half=1)
+                log.info("%s against %s: %s", dst.name, src_file.name, {
+                    k: round(v, 4) for k, v in agreement(src_file, dst, check).items()})
         except (ModelError, ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -21,6 +21,8 @@ is a pyramid when it lies within :data:`POS_MM` of the centroid of the silhouett
 pyramid at least half visible, ``none`` when it is :data:`NEG_MM` from every centroid and
 outside every silhouette (grown by 3 mm), else left out. Every 10th scene is validation.
 The cut is cached as ``OUT/samples.npz``; ``--samples`` trains on earlier cuts beside it.
+The exported file's int8 copy, which the finder runs, is made on that cut
+(:func:`vision.pyramids.quantize.verifier_int8`).
 ``--init`` goes on from an exported verifier (:func:`from_onnx`) instead of starting afresh.
 """
 
@@ -581,8 +583,12 @@ def main(argv: list[str] | None = None) -> int:
         path, figures = train(data, args.out, args.minutes, args.threads, args.seed,
                               args.batch, args.lr, patch_mm=args.patch_mm, device=args.device,
                               init=args.init)
+        from vision.pyramids.quantize import verifier_int8
+
+        copy, agree = verifier_int8(path, cache)    # the file the finder runs
     except ValueError as exc:
         ap.error(str(exc))
+    print(copy, json.dumps({k: round(v, 4) for k, v in agree.items()}))
     print(path, json.dumps(figures))
     return 0
 
