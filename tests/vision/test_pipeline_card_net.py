@@ -129,16 +129,18 @@ def test_which_decks_get_the_network() -> None:
 
 def test_which_decks_get_their_own_second_opinion() -> None:
     """The Decktet's pyramid verifier was trained on with its art (its suns and blues are
-    card art); the tarot, and a deck enrolled from a folder, take the default one."""
+    card art); the tarot, and a deck enrolled from a folder, take the default one (each
+    as its int8 copy, :data:`vision.pyramids.find.VERIFIER_INT8`)."""
     from models import model_path
+    from vision.pyramids.classifier import int8_name
     from vision.pyramids.verify import VERIFY_MODEL
 
     with TablePipeline(deck="decktet", threads=1) as p:
-        assert p.verify_model == model_path("pyramids-verify-decktet.onnx")
+        assert p.verify_model == model_path(int8_name("pyramids-verify-decktet.onnx"))
         assert p.pyramid_finder.verifier.path == p.verify_model
     with TablePipeline(deck="tarot", threads=1) as p:
         assert p.verify_model is None
-        assert p.pyramid_finder.verifier.path == model_path(VERIFY_MODEL)
+        assert p.pyramid_finder.verifier.path == model_path(int8_name(VERIFY_MODEL))
 
 
 def test_which_decks_get_their_own_card_detector() -> None:

@@ -43,6 +43,7 @@ import logging
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,16 +74,23 @@ def calibration_inputs(cut: Path, input_name: str, count: int = CALIBRATION_PATC
         every = data["patches"]      # an .npz member is read whole at each access: once
         if len(every) == 0:
             raise ValueError(f"{cut}: its patches are empty")
-        pool = np.arange(len(every))
-        if "scene" in data.files:
-            scene = np.asarray(data["scene"])
-            part = np.flatnonzero((scene % 10 >= 5) == bool(half))
-            pool = part if len(part) else pool
-        rng = np.random.default_rng(half)
-        pick = np.sort(rng.choice(pool, min(count, len(pool)), replace=False))
+        pick = _draw(data, len(every), count, half)
         patches = network_input(every[pick])
     return [{input_name: np.ascontiguousarray(patches[a:a + BATCH])}
             for a in range(0, len(pick), BATCH)]
+
+
+def _draw(data: Any, n: int, count: int, half: int) -> np.ndarray:
+    """Sorted indices of ``count`` of a cut's ``n`` samples drawn at random (seed ``half``),
+    from its scenes whose number ends in 0-4 (``half`` 0) or in 5-9 (1) where ``data`` (the
+    open .npz) numbers them in ``scene``, else from all."""
+    pool = np.arange(n)
+    if "scene" in data.files:
+        part = np.flatnonzero((np.asarray(data["scene"]) % 10 >= 5) == bool(half))
+        pool = part if len(part) else pool
+    rng = np.random.default_rng(half)
+    out: np.ndarray = np.sort(rng.choice(pool, min(count, len(pool)), replace=False))
+    return out
 
 
 def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
@@ -90,8 +98,10 @@ def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
     """The int8 copy of the ONNX file ``src`` at ``dst``: onnxruntime's static quantisation
     (QDQ, weights per channel in 7 bits, activations uint8), the activations' ranges measured
     on ``feeds`` (network inputs by name); the first ``float_convs`` convolutions stay in
-    float, and so do the nodes of the types ``float_ops``. The metadata is kept, and ``quantized_from`` names ``src``. Both the heat map's
-    copy (:func:`vision.pyramids.train_heat.quantize`) and the readers' are made here.
+    float, and so do the nodes of the types ``float_ops``. The metadata is kept, and
+    ``quantized_from`` names ``src``. The heat map's copy
+    (:func:`vision.pyramids.train_heat.quantize`), the readers' and the verifiers' are made
+    here.
 
     Weights in 7 bits (``reduce_range``): on a CPU without VNNI (AVX2 alone) onnxruntime's
     uint8 x int8 kernels add pairs of products in 16 bits, which full-range weights overflow
@@ -193,14 +203,9 @@ def verifier_batches(cut: Path, patch_mm: float, count: int = CALIBRATION_PATCHE
             raise ValueError(f"{cut}: no {key} and features in it (a cut of python -m "
                              f"vision.pyramids.train_verify --spans {patch_mm:g})")
         feats = np.asarray(data["features"], np.float32)
-        pool = np.arange(len(feats))
-        if "scene" in data.files:
-            part = np.flatnonzero((np.asarray(data["scene"]) % 10 >= 5) == bool(half))
-            pool = part if len(part) else pool
-        if not len(pool):
+        if len(feats) == 0:
             raise ValueError(f"{cut}: its samples are empty")
-        rng = np.random.default_rng(half)
-        pick = np.sort(rng.choice(pool, min(count, len(pool)), replace=False))
+        pick = _draw(data, len(feats), count, half)
         patches = network_input(data[key][pick])
     return [{"patch": np.ascontiguousarray(patches[a:a + BATCH]),
              "features": np.ascontiguousarray(feats[pick[a:a + BATCH]])}
