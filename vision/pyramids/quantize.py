@@ -166,17 +166,21 @@ def _input_name(src: Path) -> str:
     return str(inputs[0].name)
 
 
+def _answers(path: Path, batches: list[dict[str, np.ndarray]]) -> np.ndarray:
+    """The first output of the ONNX file ``path`` on each of ``batches``, one after
+    another."""
+    from models import open_onnx
+
+    session = open_onnx(path)[0]
+    out: np.ndarray = np.concatenate([session.run(None, x)[0] for x in batches])
+    return out
+
+
 def agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]]) -> dict[str, float]:
     """How the int8 copy ``dst`` answers against the float ``src`` on ``batches``: the share
     of patches with the same top class, and the largest and 99th-percentile difference of a
     probability."""
-    from models import open_onnx
-
-    outs = []
-    for path in (src, dst):
-        session = open_onnx(path)[0]
-        outs.append(np.concatenate([session.run(None, x)[0] for x in batches]))
-    a, b = outs
+    a, b = _answers(src, batches), _answers(dst, batches)
     d = np.abs(a - b)
     return {"same": float((a.argmax(1) == b.argmax(1)).mean()), "max_diff": float(d.max()),
             "p99_diff": float(np.quantile(d, 0.99))}
@@ -197,6 +201,13 @@ def verifier_batches(cut: Path, patch_mm: float, count: int = CALIBRATION_PATCHE
     vision.pyramids.train_verify: its patches spanning ``patch_mm`` and their features),
     from the scenes whose number ends in 0-4 (``half`` 0) or in 5-9 (1), as
     :func:`calibration_inputs` draws."""
+    return _verifier_draws(cut, patch_mm, [(count, half)])[0]
+
+
+def _verifier_draws(cut: Path, patch_mm: float, draws: list[tuple[int, int]]
+                    ) -> list[list[dict[str, np.ndarray]]]:
+    """:func:`verifier_batches` for each (count, half) of ``draws``, the cut read once (its
+    patches can be gigabytes, and an .npz member is read whole at each access)."""
     key = f"patches{patch_mm:g}"
     with np.load(cut) as data:
         if key not in data.files or "features" not in data.files:
@@ -205,11 +216,15 @@ def verifier_batches(cut: Path, patch_mm: float, count: int = CALIBRATION_PATCHE
         feats = np.asarray(data["features"], np.float32)
         if len(feats) == 0:
             raise ValueError(f"{cut}: its samples are empty")
-        pick = _draw(data, len(feats), count, half)
-        patches = network_input(data[key][pick])
-    return [{"patch": np.ascontiguousarray(patches[a:a + BATCH]),
-             "features": np.ascontiguousarray(feats[pick[a:a + BATCH]])}
-            for a in range(0, len(pick), BATCH)]
+        picks = [_draw(data, len(feats), count, half) for count, half in draws]
+        every = data[key]
+    out = []
+    for pick in picks:
+        patches = network_input(every[pick])
+        out.append([{"patch": np.ascontiguousarray(patches[a:a + BATCH]),
+                     "features": np.ascontiguousarray(feats[pick[a:a + BATCH]])}
+                    for a in range(0, len(pick), BATCH)])
+    return out
 
 
 def verifier_int8(src: Path, cut: Path, count: int = CALIBRATION_PATCHES, check: int = 4000,
@@ -222,13 +237,14 @@ def verifier_int8(src: Path, cut: Path, count: int = CALIBRATION_PATCHES, check:
     from vision.pyramids.verify import Verifier
 
     span = Verifier(src).patch_mm
-    dst = static_int8(src, dst or int8_path(src), verifier_batches(cut, span, count),
-                      float_convs=1, float_ops=VERIFIER_FLOAT_OPS)
+    drawn = _verifier_draws(cut, span, [(count, 0)] + ([(check, 1)] if check else []))
+    dst = static_int8(src, dst or int8_path(src), drawn[0], float_convs=1,
+                      float_ops=VERIFIER_FLOAT_OPS)
     log.info("wrote %s (%d bytes, int8 but the first convolution and the head)", dst,
              dst.stat().st_size)
     if not check:
         return dst, {}
-    return dst, verifier_agreement(src, dst, verifier_batches(cut, span, check, half=1))
+    return dst, verifier_agreement(src, dst, drawn[1])
 
 
 def verifier_agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]]
@@ -237,16 +253,10 @@ def verifier_agreement(src: Path, dst: Path, batches: list[dict[str, np.ndarray]
     the largest, 99th-percentile and median difference of p(pyramid), and the share of
     inputs that the two put on different sides of the finder's floor
     (:data:`vision.pyramids.find.VERIFY_MIN`)."""
-    from models import open_onnx
     from vision.pyramids.find import VERIFY_MIN
 
-    ps = []
-    for path in (src, dst):
-        session = open_onnx(path)[0]
-        logit = np.concatenate([np.asarray(session.run(None, x)[0], np.float64).reshape(-1)
-                                for x in batches])
-        ps.append(1.0 / (1.0 + np.exp(-logit)))
-    a, b = ps
+    a, b = (1.0 / (1.0 + np.exp(-_answers(path, batches).astype(np.float64).reshape(-1)))
+            for path in (src, dst))
     d = np.abs(a - b)
     return {"max_diff": float(d.max()), "p99_diff": float(np.quantile(d, 0.99)),
             "median_diff": float(np.median(d)),
