@@ -282,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from models import ModelError
 
+    # the readers' patches drawn once per input name, not once per reader and half (the
+    # cut can be gigabytes, and each draw reads it whole): the same draws, so the same copies
+    drawn: dict[str, tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]] = {}
     for src_file in args.models:
         try:
             if args.verifier_samples:
@@ -290,10 +293,15 @@ def main(argv: list[str] | None = None) -> int:
                 log.info("%s against %s: %s", dst.name, src_file.name,
                          {k: round(v, 4) for k, v in agree.items()})
                 continue
-            dst = int8_copy(src_file, args.patches, args.count)
-            if args.check:
-                check = calibration_inputs(args.patches, _input_name(src_file), args.check,
-                                           half=1)
+            name = _input_name(src_file)
+            if name not in drawn:
+                drawn[name] = (
+                    calibration_inputs(args.patches, name, args.count, half=0),
+                    calibration_inputs(args.patches, name, args.check, half=1)
+                    if args.check else [])
+            measure, check = drawn[name]
+            dst = quantize(src_file, measure)
+            if check:
                 log.info("%s against %s: %s", dst.name, src_file.name, {
                     k: round(v, 4) for k, v in agreement(src_file, dst, check).items()})
         except (ModelError, ValueError, OSError) as exc:
