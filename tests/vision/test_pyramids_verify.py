@@ -231,15 +231,45 @@ def test_a_hue_with_hardly_any_plastic_seen_is_read_where_verifier_and_heat_agre
     import vision.pyramids.find as pf
 
     look, cand, p_what, p_how, up = _unsure_red(tarot, finder)
-    # no IoU is enough, and the IoU-backed trust is out of reach: only the new rule is left
+    # no IoU is enough, and the IoU-backed trusts are out of reach: only this rule is left
+    # (HUE_CERTAIN would take this pyramid, whose plastic shows, on the verifier's word alone)
     monkeypatch.setattr(finder, "min_iou_hue", 1.01)
     monkeypatch.setattr(pf, "HUE_IOU_TRUST_MIN", 1.01)
+    monkeypatch.setattr(pf, "HUE_CERTAIN", 1.01)
     sure, warm = pf.HUE_HEAT_TRUST, pf.HUE_HEAT_TRUST_HEAT
     assert warm - 0.01 >= pf.MIN_HEAT_FLAT      # so the cooler read meets only this rule
     got = finder._read(look, cand, p_what, p_how, up, warm, p_hue=sure)
     assert got is not None and (got.color, got.pips) == ("red", 2)
     assert finder._read(look, cand, p_what, p_how, up, warm - 0.01, p_hue=sure) is None
     assert finder._read(look, cand, p_what, p_how, up, warm, p_hue=sure - 0.001) is None
+
+
+def test_a_hue_whose_plastic_shows_is_read_where_the_verifier_is_certain(tarot, finder,
+                                                                          monkeypatch):
+    """A hue with some of its plastic under its silhouette is read, whatever the rest of
+    its silhouette and the heat map say, where the verifier gives it at least HUE_CERTAIN:
+    neither a cold heat map (which a hue must otherwise overrule by filling
+    HEAT_OVERRULED_IOU of its silhouette) nor too thin a silhouette turns it away."""
+    import vision.pyramids.find as pf
+
+    look, cand, p_what, p_how, up = _unsure_red(tarot, finder)
+    certain = pf.HUE_CERTAIN
+    assert certain < 1.0    # a probability can reach it
+    cold = pf.MIN_HEAT - 0.05
+    assert cold >= pf.COLD
+    # the cold heat map: only a silhouette filled past any IoU would overrule it
+    monkeypatch.setattr(pf, "HEAT_OVERRULED_IOU", 1.01)
+    assert finder._read(look, cand, p_what, p_how, up, cold, p_hue=certain - 0.001) is None
+    got = finder._read(look, cand, p_what, p_how, up, cold, p_hue=certain)
+    assert got is not None and (got.color, got.pips) == ("red", 2) and got.extra["iou"] > 0
+    # a warm map and too thin a silhouette, the other trusts out of reach
+    monkeypatch.setattr(finder, "min_iou_hue", 1.01)
+    monkeypatch.setattr(pf, "HUE_IOU_TRUST_MIN", 1.01)
+    monkeypatch.setattr(pf, "HUE_HEAT_TRUST", 1.01)
+    warm = pf.MIN_HEAT_FLAT
+    assert finder._read(look, cand, p_what, p_how, up, warm, p_hue=certain - 0.001) is None
+    again = finder._read(look, cand, p_what, p_how, up, warm, p_hue=certain)
+    assert again is not None and (again.color, again.pips) == ("red", 2)
 
 
 def test_a_doubtful_hue_short_of_its_silhouette_is_read_when_the_verifier_is_sure(
