@@ -28,7 +28,7 @@ geometry.
    taken where it is very sure (:data:`VERIFY_RECALL_MIN`), a hue the colour classifier
    took is dropped as card art where it leans that way (:data:`VERIFY_HUE_MIN`),
    and a hue short of its silhouette in 5 is kept where it is all but certain
-   (:data:`HUE_IOU_TRUST`).
+   (:data:`HUE_IOU_TRUST`; with none of the heat map's backing, :data:`HUE_CERTAIN`).
 4. **How** (``pyramids-shape.onnx``), on accepted candidates: pips, and upright or lying
    with the apex's direction in 30-degree sectors, read back into the table frame (each
    patch read as cut and mirrored, :data:`SHAPE_MIRRORED`); the size reader
@@ -44,7 +44,8 @@ geometry.
    a millimetre.
 6. The heat map has a say: white and clear are taken on less certainty where it is warm
    (:data:`HEAT_LIGHT`); finds where it is cold are dropped (:data:`MIN_HEAT`,
-   :data:`MIN_HEAT_LIGHT`, :data:`MIN_HEAT_FLAT`) unless a hue fills its silhouette.
+   :data:`MIN_HEAT_LIGHT`, :data:`MIN_HEAT_FLAT`) unless a hue fills its silhouette, or
+   the second opinion is all but certain of a hue whose plastic shows (:data:`HUE_CERTAIN`).
 7. Finds whose silhouettes overlap are one pyramid, and so are two whose solids would
    stand on the same table (:data:`SAME_GROUND`): the more confident stays.
 
