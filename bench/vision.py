@@ -207,6 +207,29 @@ def _greedy(pred: list[dict[str, Any]], truth: list[dict[str, Any]], key: str, r
     return pairs, set(range(len(pred))) - used_p, set(range(len(truth))) - used_t
 
 
+#: a missed pyramid was lost where the finder's nearest candidate within this was
+#: (:func:`where_lost`)
+WHERE_MM = 10.0
+
+
+def where_lost(missed: list[tuple[str, list[float]]], trace: list[Any]) -> list[str]:
+    """For each missed pyramid (colour, base centre mm), the fate of the finder's nearest
+    candidate within :data:`WHERE_MM` (``trace``: :class:`~vision.pyramids.find.CandidateFate`
+    records), "no candidate" where there is none (the colour table and the heat map both
+    silent, or the map cold there), and "found elsewhere" where that candidate became a
+    find the scoring did not pair with this pyramid (too far off, or paired with another)."""
+    out = []
+    for _, center in missed:
+        near = [(math.dist(center, c.center_mm), c) for c in trace]
+        near = [(d, c) for d, c in near if d <= WHERE_MM]
+        if not near:
+            out.append("no candidate")
+            continue
+        fate = min(near, key=lambda dc: dc[0])[1].fate
+        out.append("found elsewhere" if fate == "found" else fate)
+    return out
+
+
 def _counts(t: dict[str, Any]) -> bool:
     return bool(t.get("in_frame", True)) and float(t.get("visible", 1.0)) >= 0.5
 
@@ -252,6 +275,8 @@ def score(record: dict[str, Any], truth: dict[str, Any],
     pdont, pfalse, _ = _greedy(prest, tp_dont, "base_center_mm", PYR_MM)
     for t in pmissed:
         faults.update(("pyr_missed", "pyr_missed_" + tp_count[t]["color"]))
+    s["pyr_missed_at"] = [(tp_count[t]["color"], list(tp_count[t]["base_center_mm"]))
+                          for t in sorted(pmissed)]
     for i in pfalse:
         faults.update(("pyr_false", "pyr_false_" + prest[i]["color"]))
     col = pips = up = pt_n = pt_ok = all_ok = 0
@@ -321,12 +346,15 @@ def _deck_name(group: str) -> str:
     return "decktet" if group == "decktet" else "rws-tarot"
 
 
-def _init(oracle: tuple[bool, bool], threads: int, intrinsics: bool = True) -> None:
-    """``oracle``: (cards, pyramids) stand-ins."""
+def _init(oracle: tuple[bool, bool], threads: int, intrinsics: bool = True,
+          where: bool = False) -> None:
+    """``oracle``: (cards, pyramids) stand-ins; ``where``: say where each missed pyramid
+    was lost (:func:`where_lost`; the pyramid finder must then run in this process)."""
     import cv2
 
     cv2.setNumThreads(threads)
-    _W.update(oracle=oracle, threads=threads, intrinsics=intrinsics, decks={}, pipelines={})
+    _W.update(oracle=oracle, threads=threads, intrinsics=intrinsics, where=where, decks={},
+              pipelines={})
 
 
 def _new_camera(pl: Any, truth: dict[str, Any]) -> None:
@@ -365,8 +393,13 @@ def _one(task: tuple[str, int, int]) -> dict[str, Any]:
     if oracle is not None:
         oracle.truth = truth
     _new_camera(pl, truth)
+    trace = None
+    if _W.get("where") and not _W["oracle"][1]:
+        trace = pl.pyramid_finder.trace = []
     record = pl.observe(image, f"{group}-{index}")
     s = score(record, truth, symmetric_ids(deck))
+    if trace is not None:
+        s["missed_where"] = where_lost(s["pyr_missed_at"], trace)
     s.update(group=group, index=index, ms=record["timings_ms"].get("total", 0.0),
              blurred=frame_blurred(truth.get("style", {})),
              called_blurred=bool(record.get("blurred", False)), **info)
@@ -383,10 +416,11 @@ def parse_groups(ap: argparse.ArgumentParser, text: str) -> list[str]:
 
 
 def score_images(groups: list[str], count: int, seed: int, jobs: int,
-                 oracle: tuple[bool, bool], intrinsics: bool, label: str
+                 oracle: tuple[bool, bool], intrinsics: bool, label: str, where: bool = False
                  ) -> list[dict[str, Any]]:
     """:func:`score` of images 0..count-1 of each group rendered from ``seed``, in ``jobs``
-    worker processes, with progress shown (a line every 25 images where no bar is drawn)."""
+    worker processes, with progress shown (a line every 25 images where no bar is drawn);
+    ``where``: each row also says where its missed pyramids were lost (``missed_where``)."""
     from vision.synth.generate import Progress
 
     tasks = [(g, i, seed) for g in groups for i in range(count)]
@@ -402,7 +436,7 @@ def score_images(groups: list[str], count: int, seed: int, jobs: int,
                   file=sys.stderr, flush=True)
 
     if jobs <= 1:
-        _init(oracle, 1, intrinsics)
+        _init(oracle, 1, intrinsics, where)
         for t in tasks:
             done(_one(t))
         for pl, _, _ in _W["pipelines"].values():
@@ -412,7 +446,7 @@ def score_images(groups: list[str], count: int, seed: int, jobs: int,
         import multiprocessing as mp
 
         ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-        with ctx.Pool(jobs, initializer=_init, initargs=(oracle, 1, intrinsics)) as pool:
+        with ctx.Pool(jobs, initializer=_init, initargs=(oracle, 1, intrinsics, where)) as pool:
             for r in pool.imap_unordered(_one, tasks, chunksize=2):
                 done(r)
     bar.close()

@@ -5,11 +5,15 @@ runs the same renders, the same pipeline and the same scoring on the seeds thres
 model choices are tried on (550000 and 560000 so far; anything under 600000 that no
 training used), and says per group why the tables that are not exactly right are not:
 cards missed, false or misread, pyramids missed or false (by colour), and wrong colour,
-pips, pose or pointing (the ``faults`` of :func:`bench.vision.score`). It writes nothing
-to bench/RESULTS.md.
+pips, pose or pointing (the ``faults`` of :func:`bench.vision.score`). With ``--where`` it
+also says at which stage of the pyramid finder each missed pyramid was lost (the fate of the
+finder's nearest candidate, :func:`bench.vision.where_lost`), on all frames, on blurred ones
+and for white and clear pyramids: what a retrained heat map ("no candidate") or second
+opinion ("second opinion") would have to win back. It writes nothing to bench/RESULTS.md.
 
     python bench/vision_dev.py [--seed 550000] [--count-per-group 100] [--jobs 2]
                                [--groups ordinary,hard,unseen-printing] [--json rows.json]
+                               [--where]
 """
 
 from __future__ import annotations
@@ -48,7 +52,27 @@ def report(rows: list[dict[str, Any]], groups: list[str]) -> str:
                 f"  counts: {main}",
                 f"  pyramids by colour: {by_colour}",
                 f"  tables wrong for one kind of fault alone: {dict(alone.most_common())}"]
+        if any("missed_where" in r for r in rs):
+            out += where_lines(rs)
     return "\n".join(out)
+
+
+def where_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Where the missed pyramids of ``rows`` were lost (rows scored with ``where``): on all
+    frames, on the frames the renderer blurred, and the white and clear pyramids apart."""
+    every: Counter[str] = Counter()
+    blurred: Counter[str] = Counter()
+    pale: Counter[str] = Counter()
+    for r in rows:
+        for (color, _), fate in zip(r.get("pyr_missed_at", []), r.get("missed_where", [])):
+            every[fate] += 1
+            if r.get("blurred"):
+                blurred[fate] += 1
+            if color in ("white", "clear"):
+                pale[fate] += 1
+    return [f"  missed pyramids, where the finder lost them: {dict(every.most_common())}",
+            f"    on blurred frames: {dict(blurred.most_common())}",
+            f"    white and clear ones: {dict(pale.most_common())}"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--groups", default=bv.DEFAULT_GROUPS)
     ap.add_argument("--json", type=Path, default=None, help="also write every image's row")
+    ap.add_argument("--where", action="store_true",
+                    help="say where the pyramid finder lost each missed pyramid")
     args = ap.parse_args(argv)
     if args.seed >= 600_000:
         ap.error("--seed: development seeds are under 600000 (bench/vision.py takes the "
@@ -65,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     groups = bv.parse_groups(ap, args.groups)
     t0 = time.perf_counter()
     rows = bv.score_images(groups, args.count_per_group, args.seed, args.jobs, (False, False),
-                           True, "vision dev")
+                           True, "vision dev", args.where)
     print(f"{len(rows)} images, seed {args.seed}, {time.perf_counter() - t0:.0f} s")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, default=str))

@@ -3,8 +3,8 @@ same both ways up (six Decktet cards) counts its art direction at either end."""
 
 from __future__ import annotations
 
-from bench.vision import (blur_attribute_split, blur_called_split, blur_split, frame_blurred,
-                          score, summarise)
+from bench.vision import (WHERE_MM, blur_attribute_split, blur_called_split, blur_split,
+                          frame_blurred, score, summarise, where_lost)
 
 
 def _table(angle_read: float) -> tuple[dict, dict]:
@@ -125,3 +125,28 @@ def test_the_speed_table_shows_the_plain_detector_on_one_thread_and_its_gain() -
     t["ref_one_thread"] = []
     text = speed_text(t, Path("yolo11n-obb-640.onnx"), "")
     assert "one thread" not in text and "full speed" not in text
+
+
+def test_a_missed_pyramid_is_lost_where_the_finders_nearest_candidate_was() -> None:
+    """The score names each missed pyramid; where_lost gives the fate of the nearest traced
+    candidate within WHERE_MM, "no candidate" past it, "found elsewhere" for a find the
+    scoring did not pair with it."""
+    from vision.pyramids.find import CandidateFate
+
+    truth = {"cards": [], "pyramids": [
+        {"color": "clear", "pips": 1, "upright": True, "base_center_mm": [100.0, 100.0]},
+        {"color": "red", "pips": 2, "upright": True, "base_center_mm": [300.0, 100.0]},
+        {"color": "white", "pips": 3, "upright": True, "base_center_mm": [500.0, 100.0]}]}
+    record = {"calibrated": True, "cards": [], "pyramids": []}
+    s = score(record, truth)
+    assert s["pyr_missed_at"] == [("clear", [100.0, 100.0]), ("red", [300.0, 100.0]),
+                                  ("white", [500.0, 100.0])]
+
+    def fate(x: float, y: float, what: str) -> CandidateFate:
+        return CandidateFate((x, y), "heat", 0.3, float("nan"), what)
+
+    trace = [fate(103.0, 100.0, "second opinion"), fate(100.0, 96.0, "not read"),
+             fate(300.0, 100.0 + WHERE_MM + 0.5, "thresholds"),
+             fate(500.0, 105.0, "found")]
+    assert where_lost(s["pyr_missed_at"], trace) == ["second opinion", "no candidate",
+                                                     "found elsewhere"]

@@ -147,6 +147,29 @@ def test_pyramids_on_card_art(tarot, finder):
     _same(finder.find(image, calib), ps)
 
 
+def test_the_trace_says_what_became_of_every_candidate(tarot, finder, monkeypatch):
+    """With a trace list, each look's candidates are added to it in the table frame with
+    their fate: one "found" for each find, at its candidate; the finds are the same as
+    without it, and card art's candidates are kept with the fate that turned them away."""
+    from vision.pyramids.find import FATES
+
+    ps = [PyramidPlacement("yellow", 2, True, (300.0, 330.0), None, yaw_deg=15.0,
+                           rest_height_mm=0.35),
+          PyramidPlacement("blue", 3, False, (395.0, 320.0), 270.0, rest_height_mm=0.35)]
+    image, calib, _ = _shoot(tarot, ps, seed=7, cards=_cards())
+    plain = finder.find(image, calib)
+    trace: list = []
+    monkeypatch.setattr(finder, "trace", trace)
+    assert finder.find(image, calib) == plain
+    assert trace and {c.fate for c in trace} <= set(FATES)
+    found = [c for c in trace if c.fate == "found"]
+    assert len(found) == len(plain) == 2
+    for f in plain:
+        # the candidate a find came from lies on that pyramid, in the table's frame
+        assert min(math.dist(f.base_center_mm, c.center_mm) for c in found) < 10.0
+    assert any(c.fate != "found" for c in trace)
+
+
 def test_the_sample_game_frames_have_every_pyramid_and_nothing_false():
     # the 24 frames the demo plays: every pyramid found with its colour, pips and pose, and
     # no find on card art (flat yellow art the colour classifier is sure of is held back by

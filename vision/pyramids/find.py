@@ -694,6 +694,27 @@ class Reads:
     p_what: np.ndarray        # (N, classes) the colour classifier's probabilities
 
 
+#: what became of a candidate (:class:`CandidateFate`), in the order the finder decides:
+#: turned away before any fit by the second opinion (asked, and under its floor) or else by
+#: the thresholds on the colour classifier and the heat map (:meth:`PyramidFinder._first_checks`);
+#: dropped as card art (:data:`VERIFY_HUE_MIN`); by the reading and fit
+#: (:meth:`PyramidFinder._read`: the silhouette and heat tests); as a second read of a
+#: pyramid another find kept; or found
+FATES = ("second opinion", "thresholds", "card art", "not read", "merged", "found")
+
+
+@dataclass(frozen=True)
+class CandidateFate:
+    """One candidate a look read, and what the finder made of it (:attr:`PyramidFinder.trace`:
+    where a pyramid that is not in the record was lost, for ``bench/vision_dev.py``)."""
+
+    center_mm: tuple[float, float]    # table frame
+    source: str                       # "color" (the colour table) or "heat" (the map alone)
+    heat: float
+    p_pyramid: float                  # the second opinion's answer; nan where not asked
+    fate: str                         # one of FATES
+
+
 class Looker:
     """Stages 1-2 (no classifiers): the normalised top-down view and the candidates, with
     the view's maps kept while the camera stays put. ``mat`` may be :func:`bordered`; then
@@ -1007,6 +1028,8 @@ class PyramidFinder:
             if self.border_mm else self.looker
         # without a mat: one look per window of the play area a camera shows (find())
         self._windows: dict[tuple[float, float, float, float], Looker] = {}
+        #: None, or a list that each look's candidates are added to with their fate
+        self.trace: list[CandidateFate] | None = None
 
     # -- stages -----------------------------------------------------------------------------
 
@@ -1073,14 +1096,16 @@ class PyramidFinder:
                     y0: float, gains: np.ndarray | None = None) -> list[PyramidFind]:
         """The finds of ``looker``, whose frame's origin is table point (x0, y0), in the
         table frame (``gains``: see :meth:`Looker.look`)."""
-        finds = self._find(image, looker.look(image, moved(calib, -x0, -y0), gains))
+        finds = self._find(image, looker.look(image, moved(calib, -x0, -y0), gains), (x0, y0))
         if not x0 and not y0:
             return finds
         return [replace(f, base_center_mm=(f.base_center_mm[0] + x0, f.base_center_mm[1] + y0))
                 for f in finds]
 
-    def _find(self, image: np.ndarray, look: Look) -> list[PyramidFind]:
-        """The finds of one look, in its frame."""
+    def _find(self, image: np.ndarray, look: Look, origin: tuple[float, float] = (0.0, 0.0)
+              ) -> list[PyramidFind]:
+        """The finds of one look, in its frame (whose origin is table point ``origin``: for
+        :attr:`trace`)."""
         t0 = time.perf_counter()
         reads = self.read_candidates(image, look)
         if reads is None:
@@ -1094,14 +1119,21 @@ class PyramidFinder:
         taken = (none < self.max_none) | (p_ver >= floor) | self._warm_hue(reads)
         p_ver = self._last_word(look, image, reads, taken, p_ver)
         keep = np.flatnonzero(taken | (p_ver >= floor))
+        # each stage marks what it lets through with the next stage's fate, should it fall
+        # there (for trace; a few integer writes a frame)
+        fate = np.where(np.isnan(p_ver), FATES.index("thresholds"),
+                        FATES.index("second opinion")).astype(np.int8)
         # the checks that need neither the shape classifier nor a fit come first: on the
         # bench's renders they turn away a third of these, whose shape reads would be wasted
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
                                             float(p_ver[k])) for k in keep}
         keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
+        fate[keep] = FATES.index("card art")
         first = self._color_read(look, image, reads, keep, first)
         first = self._white_or_clear(look, image, reads, keep, first)
         keep, p_hue = self._art_dropped(look, image, reads, keep, first, p_ver)
+        fate[keep] = FATES.index("not read")
+        read_from: dict[int, int] = {}    # id of a find -> its candidate
         finds: list[PyramidFind] = []
         if len(keep):
             colors = [(first[int(k)] or ("",))[0] for k in keep]
@@ -1114,7 +1146,14 @@ class PyramidFinder:
                                float(p_ver[k]), first[int(k)], float(p_hue[k]))
                 if f is not None:
                     finds.append(f)
+                    read_from[id(f)] = int(k)
+                    fate[k] = FATES.index("merged")
         finds = self._one_per_pyramid(finds, look.camera)
+        if self.trace is not None:
+            fate[[read_from[id(f)] for f in finds]] = FATES.index("found")
+            self.trace += [CandidateFate((float(c[0] + origin[0]), float(c[1] + origin[1])),
+                                         cand.source, float(h), float(p), FATES[int(k)])
+                           for cand, c, h, p, k in zip(cands, centers, h_at, p_hue, fate)]
         log.debug("%d candidates -> %d pyramids in %.0f ms", len(cands), len(finds),
                   1000 * (time.perf_counter() - t0))
         return finds
