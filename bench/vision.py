@@ -220,13 +220,11 @@ def where_lost(missed: list[tuple[str, list[float]]], trace: list[Any]) -> list[
     find the scoring did not pair with this pyramid (too far off, or paired with another)."""
     out = []
     for _, center in missed:
-        near = [(math.dist(center, c.center_mm), c) for c in trace]
-        near = [(d, c) for d, c in near if d <= WHERE_MM]
-        if not near:
+        nearest = min(trace, key=lambda c: math.dist(center, c.center_mm), default=None)
+        if nearest is None or math.dist(center, nearest.center_mm) > WHERE_MM:
             out.append("no candidate")
-            continue
-        fate = min(near, key=lambda dc: dc[0])[1].fate
-        out.append("found elsewhere" if fate == "found" else fate)
+        else:
+            out.append("found elsewhere" if nearest.fate == "found" else nearest.fate)
     return out
 
 

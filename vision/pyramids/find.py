@@ -715,6 +715,24 @@ class CandidateFate:
     fate: str                         # one of FATES
 
 
+def _fates(reads: Reads, origin: tuple[float, float], p_ver: np.ndarray, p_hue: np.ndarray,
+           checked: np.ndarray, kept: np.ndarray, read: list[int], found: list[int]
+           ) -> list[CandidateFate]:
+    """What became of each of one look's candidates (``reads``, in a frame whose origin is
+    table point ``origin``), from what each stage of :meth:`PyramidFinder._find` let
+    through: ``checked`` past the checks before any fit, ``kept`` past the art check,
+    ``read`` into a find, ``found`` still a find after the merging. Turned away before any
+    fit by the second opinion where it was asked (``p_ver`` not nan), else by thresholds."""
+    fate = np.where(np.isnan(p_ver), FATES.index("thresholds"), FATES.index("second opinion"))
+    for stage, survivors in (("card art", checked), ("not read", kept), ("merged", read),
+                             ("found", found)):
+        fate[np.asarray(survivors, np.int64)] = FATES.index(stage)
+    return [CandidateFate((float(c[0] + origin[0]), float(c[1] + origin[1])), cand.source,
+                          float(h), float(p), FATES[int(k)])
+            for cand, c, h, p, k in zip(reads.candidates, reads.centers, reads.heat, p_hue,
+                                        fate)]
+
+
 class Looker:
     """Stages 1-2 (no classifiers): the normalised top-down view and the candidates, with
     the view's maps kept while the camera stays put. ``mat`` may be :func:`bordered`; then
@@ -1119,21 +1137,16 @@ class PyramidFinder:
         taken = (none < self.max_none) | (p_ver >= floor) | self._warm_hue(reads)
         p_ver = self._last_word(look, image, reads, taken, p_ver)
         keep = np.flatnonzero(taken | (p_ver >= floor))
-        # each stage marks what it lets through with the next stage's fate, should it fall
-        # there (for trace; a few integer writes a frame)
-        fate = np.where(np.isnan(p_ver), FATES.index("thresholds"),
-                        FATES.index("second opinion")).astype(np.int8)
         # the checks that need neither the shape classifier nor a fit come first: on the
         # bench's renders they turn away a third of these, whose shape reads would be wasted
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
                                             float(p_ver[k])) for k in keep}
         keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
-        fate[keep] = FATES.index("card art")
+        checked = keep
         first = self._color_read(look, image, reads, keep, first)
         first = self._white_or_clear(look, image, reads, keep, first)
         keep, p_hue = self._art_dropped(look, image, reads, keep, first, p_ver)
-        fate[keep] = FATES.index("not read")
-        read_from: dict[int, int] = {}    # id of a find -> its candidate
+        read_from: dict[int, int] = {}    # id of a find -> its candidate (for trace)
         finds: list[PyramidFind] = []
         if len(keep):
             colors = [(first[int(k)] or ("",))[0] for k in keep]
@@ -1147,13 +1160,10 @@ class PyramidFinder:
                 if f is not None:
                     finds.append(f)
                     read_from[id(f)] = int(k)
-                    fate[k] = FATES.index("merged")
         finds = self._one_per_pyramid(finds, look.camera)
         if self.trace is not None:
-            fate[[read_from[id(f)] for f in finds]] = FATES.index("found")
-            self.trace += [CandidateFate((float(c[0] + origin[0]), float(c[1] + origin[1])),
-                                         cand.source, float(h), float(p), FATES[int(k)])
-                           for cand, c, h, p, k in zip(cands, centers, h_at, p_hue, fate)]
+            self.trace += _fates(reads, origin, p_ver, p_hue, checked, keep,
+                                 list(read_from.values()), [read_from[id(f)] for f in finds])
         log.debug("%d candidates -> %d pyramids in %.0f ms", len(cands), len(finds),
                   1000 * (time.perf_counter() - t0))
         return finds
