@@ -201,7 +201,9 @@ SURE = 0.05
 #: (the earlier network at 20: 96.1 / 92.1%), and 0 and 2.5 were within 0.1 of 5; the
 #: shipped file at 5: 97.5 / 93.0%. Checked again with the size reader (2026-11-29, dev seeds
 #: 545000-560000, 1,081 tables): 2.5 / 5 / 10 gave 681 / 681 / 682 tables right, wrong pips
-#: on the hard tables 142 / 139 / 138: within the noise, left at 5
+#: on the hard tables 142 / 139 / 138: within the noise, left at 5. Upright against lying is
+#: not fitted so: tried 2026-11-29 (the other pose's silhouette, weighed the same way), on 56
+#: dev frames the other pose could have won for 3 finds and its fit won for none
 SIZE_FIT_WEIGHT = 5.0
 #: a shape read less sure than this of its size or, at that size, of upright or lying
 #: (shape_sureness) is averaged with reads SHAPE_SHIFT_MM to either side along the line
