@@ -128,6 +128,77 @@ def test_the_finder_takes_a_doubtful_candidate_on_the_second_opinion(tarot, find
     assert finder._read(look, cand, sure, p_how, up, 0.9, VERIFY_MIN - 0.2) is None
 
 
+def test_a_busy_table_is_one_with_enough_sure_pyramids():
+    """Sure: taken by the colour classifier without asking the verifier, or given at least
+    BUSY_SURE_P by it; a look is busy from BUSY_SURE of them."""
+    from vision.pyramids.find import BUSY_SURE, BUSY_SURE_P, busy_table
+
+    max_none = 0.5
+    none = np.full(BUSY_SURE, 0.1)
+    unasked = np.full(BUSY_SURE, np.nan)
+    assert busy_table(none, unasked, max_none)
+    assert not busy_table(none[1:], unasked[1:], max_none)
+    # one the colour classifier turned away, unasked: not sure
+    turned = none.copy()
+    turned[0] = 0.9
+    assert not busy_table(turned, unasked, max_none)
+    # ... unless the verifier is sure of it
+    asked = unasked.copy()
+    asked[0] = BUSY_SURE_P
+    assert busy_table(turned, asked, max_none)
+    asked[0] = BUSY_SURE_P - 0.01
+    assert not busy_table(turned, asked, max_none)
+    # asked and only fairly sure counts for nothing, whatever the colour classifier said
+    assert not busy_table(none, asked, max_none)
+
+
+def test_on_a_busy_table_a_doubtful_candidate_needs_less_of_the_verifier(tarot, finder):
+    """The same white candidate, the verifier between the two floors: turned away on a quiet
+    table, taken on a busy one."""
+    from vision.pyramids.colors import BACKGROUND
+    from vision.pyramids.find import BUSY_VERIFY_MIN, VERIFY_MIN, verify_min
+    from vision.pyramids.proposals import Candidate
+
+    from test_pyramids_heat import _one_pyramid_read
+
+    look, where, _, _ = _one_pyramid_read(tarot, finder, "white", 2)
+    assert not look.blurred
+    assert verify_min(look) == VERIFY_MIN
+    assert verify_min(look, busy=True) == BUSY_VERIFY_MIN < VERIFY_MIN
+    cand = Candidate((float(where[0]), float(where[1])), BACKGROUND, 0.0, "heat")
+    p_what = np.zeros(len(COLOR_CLASSES), np.float32)
+    p_what[finder.what.column("none")] = 0.4
+    p_what[finder.what.column("white")] = 0.6
+    between = (BUSY_VERIFY_MIN + VERIFY_MIN) / 2
+    assert finder._first_checks(look, cand, p_what, 0.5, between) is None
+    taken = finder._first_checks(look, cand, p_what, 0.5, between, verify_min(look, True))
+    assert taken is not None and taken[0] == "white"
+
+
+def test_the_finder_asks_whether_the_table_is_busy(tarot, finder, monkeypatch):
+    """The floor the finder uses follows the count of sure pyramids in the look."""
+    from vision.pyramids import find as vf
+
+    from test_pyramids_heat import _light_scene
+
+    image, calib, _ = _light_scene(tarot)
+    real = vf.verify_min
+    told: list[bool] = []
+
+    def spy(look, busy=False):
+        told.append(busy)
+        return real(look, busy)
+
+    monkeypatch.setattr(vf, "verify_min", spy)
+    monkeypatch.setattr(vf, "BUSY_SURE", 0)
+    finder.find(image, calib)
+    assert told and all(told)
+    told.clear()
+    monkeypatch.setattr(vf, "BUSY_SURE", 10 ** 6)
+    finder.find(image, calib)
+    assert told and not any(told)
+
+
 def test_a_hue_the_colour_classifier_took_alone_is_dropped_when_the_verifier_calls_it_art(
         tarot, finder, monkeypatch):
     """A red pyramid is not doubtful, so the verifier is asked about it only after the first

@@ -20,7 +20,8 @@ geometry.
    :func:`vision.pyramids.verify.doubtful`) get a second opinion
    (:mod:`vision.pyramids.verify`, ``pyramids-verify.onnx``), a small network trained on
    exactly such candidates that sees a closer patch, the colour classifier's answer and the
-   heat: its p(pyramid) decides them (:data:`VERIFY_MIN`) in place of the thresholds of 6.
+   heat: its p(pyramid) decides them (:data:`VERIFY_MIN`; on a busy table, one where many
+   candidates are surely pyramids, :data:`BUSY_VERIFY_MIN`) in place of the thresholds of 6.
    The colour of a candidate kept is read again from a closer patch
    (``pyramids-color-read.onnx``, :data:`COLOR_READ_WEIGHT`), and white against clear once
    more (``pyramids-white-clear.onnx``, :data:`WHITE_CLEAR_WEIGHT`).
@@ -509,6 +510,20 @@ VERIFY_MIN = 0.8
 #: 0.5 ms, now comes before the pyramid job is sent), 7.8 ms a blurred one (the second
 #: reading of the map and the candidates the looser word lets through)
 BLURRED_VERIFY_MIN = 0.6
+#: VERIFY_MIN on a busy table: a look with at least BUSY_SURE candidates that are surely
+#: pyramids (the colour classifier took them without asking the verifier, or the verifier
+#: gave them at least BUSY_SURE_P) takes a doubtful one from BUSY_VERIFY_MIN. Late in a game
+#: the lattice is crowded with pyramids, so a doubtful candidate there is a pyramid more
+#: often than on a quiet table (2026-11-29). Dev seeds 545000-560000 (ordinary / hard /
+#: unseen printing, 1,081 tables): 275 / 137 / 273 -> 276 / 141 / 272 tables right (8 won,
+#: 4 lost), pyramids missed -34, false finds +14, colours, pips and poses wrong +3; four
+#: other dev seeds 565000-580000, not looked at while choosing (1,082 tables): 290 / 133 /
+#: 269 -> 290 / 139 / 269 (8 won, 2 lost), missed -37, false +24, misread +7. Tried on the
+#: first four: a floor of 0.5 (688 tables, missed -60, false +24, misread +16) and 8
+#: candidates (688, false +17). Blurred frames are unchanged (their floor is already 0.6)
+BUSY_VERIFY_MIN = 0.6
+BUSY_SURE = 12
+BUSY_SURE_P = 0.95
 #: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
 #: as card art where the verifier, asked after the first checks, gives it under this. Since
 #: 2026-11-26 the verifier is trained on such hues too (recoloured printings among them);
@@ -910,10 +925,21 @@ def spill_window(mat: Mat, border_mm: float, area: tuple[float, float, float, fl
     return _shown_in_steps((x0, y0, x1, y1), shown, SPILL_STEP_MM)
 
 
-def verify_min(look: Look) -> float:
+def verify_min(look: Look, busy: bool = False) -> float:
     """The verifier's p(pyramid) a doubtful candidate needs in this look: :data:`VERIFY_MIN`,
-    or :data:`BLURRED_VERIFY_MIN` on a blurred frame (both read at each call)."""
-    return BLURRED_VERIFY_MIN if look.blurred else VERIFY_MIN
+    or :data:`BLURRED_VERIFY_MIN` on a blurred frame, or :data:`BUSY_VERIFY_MIN` on a
+    ``busy`` table (:func:`busy_table`) where that is lower (all read at each call)."""
+    floor = BLURRED_VERIFY_MIN if look.blurred else VERIFY_MIN
+    return min(floor, BUSY_VERIFY_MIN) if busy else floor
+
+
+def busy_table(p_none: np.ndarray, p_ver: np.ndarray, max_none: float) -> bool:
+    """Whether a look's candidates hold at least :data:`BUSY_SURE` sure pyramids: the colour
+    classifier's ``none`` (``p_none``) under ``max_none`` where the verifier was not asked
+    (``p_ver`` nan), or the verifier's p(pyramid) at least :data:`BUSY_SURE_P`."""
+    p_ver = np.asarray(p_ver, np.float64)
+    sure = (np.isnan(p_ver) & (np.asarray(p_none) < max_none)) | (p_ver >= BUSY_SURE_P)
+    return int(np.count_nonzero(sure)) >= BUSY_SURE
 
 
 def shape_sureness(ps: np.ndarray, names: list[str] | tuple[str, ...]) -> np.ndarray:
@@ -1135,14 +1161,14 @@ class PyramidFinder:
         none = pw[:, self.what.column("none")]
         p_ver = self._second_opinion(look, image, reads)
         # nan (not asked) is never >= the verifier's floor
-        floor = verify_min(look)
+        floor = verify_min(look, busy_table(none, p_ver, self.max_none))
         taken = (none < self.max_none) | (p_ver >= floor) | self._warm_hue(reads)
         p_ver = self._last_word(look, image, reads, taken, p_ver)
         keep = np.flatnonzero(taken | (p_ver >= floor))
         # the checks that need neither the shape classifier nor a fit come first: on the
         # bench's renders they turn away a third of these, whose shape reads would be wasted
         first = {int(k): self._first_checks(look, cands[k], pw[k], float(h_at[k]),
-                                            float(p_ver[k])) for k in keep}
+                                            float(p_ver[k]), floor) for k in keep}
         keep = np.array([k for k in keep if first[int(k)] is not None], np.int64)
         checked = keep
         first = self._color_read(look, image, reads, keep, first)
@@ -1409,16 +1435,19 @@ class PyramidFinder:
         return name, probs[name]
 
     def _first_checks(self, look: Look, cand: Candidate, p_what: np.ndarray, heat: float,
-                      p_ver: float = math.nan) -> tuple[str, float, bool] | None:
+                      p_ver: float = math.nan, floor: float | None = None
+                      ) -> tuple[str, float, bool] | None:
         """The checks on a candidate that need neither its shape nor a fit: None where it is
         turned away, else (colour, p(colour), cold: the heat map is cold there, so its hue
-        must fill its silhouette)."""
+        must fill its silhouette). ``floor``: the verifier's floor in this look (default
+        :func:`verify_min` of a table that is not busy)."""
         color, p_color = self._color(p_what, look, np.array(cand.center_mm, np.float64))
         p_none = float(p_what[self.what.column("none")])
         if not math.isnan(p_ver):
             # the second opinion was trained on exactly these candidates: it replaces the
             # thresholds below (a hue still has to pass the silhouette tests after the fit)
-            return (color, p_color, False) if p_ver >= verify_min(look) else None
+            floor = verify_min(look) if floor is None else floor
+            return (color, p_color, False) if p_ver >= floor else None
         if p_none >= self.max_none and color not in HUES:
             # only a hue is read against the colour classifier's none (HUE_WARM): a colour
             # profile may name another colour than the classifier's likeliest
