@@ -137,15 +137,13 @@ FIT_LONG_MOVE_GAIN = 2.0
 
 #: The long side (mm) of the cards the default detector was trained on (the tarot's).
 DETECTOR_CARD_LONG_MM = 120.0
-#: With a deck whose cards are shorter than that by more than LONG_BOX_MM (the Decktet's
-#: 89 mm; since the Decktet has its own detector, whose boxes are never that long on the dev
-#: tables, this is for short decks enrolled from a folder, which the tarot's detector reads),
-#: a card box longer than the deck's cards by more than LONG_BOX_MM is cut again
-#: with the card at either end of it and in eighths between (LONG_BOX_STEPS;
-#: :meth:`TablePipeline._recut_long_boxes`); a cut replaces the box's when the gallery
-#: reads it better by LONG_BOX_GAIN (margin units). Not with the tarot: its boxes are
-#: seldom long, and on eight dev seeds recutting them changed 10 tables' cards, lost one
-#: table and won none.
+#: With a deck whose cards are shorter than the detector's by more than LONG_BOX_MM (a deck
+#: enrolled from a folder, which the tarot's detector reads; the Decktet has its own), a card
+#: box longer than the deck's cards by more than LONG_BOX_MM is cut again with the card at
+#: either end of it and in eighths between (LONG_BOX_STEPS;
+#: :meth:`TablePipeline._recut_long_boxes`); a cut replaces the box's when the gallery reads it
+#: better by LONG_BOX_GAIN (margin units). Not with the tarot: its boxes are seldom long, and
+#: recutting them lost a table and won none (figures: docs/vision-tuning.md)
 LONG_BOX_MM = 8.0
 LONG_BOX_GAIN = 0.0
 #: where along such a box its card is cut, as shares of the excess length from the middle
@@ -155,19 +153,11 @@ LONG_BOX_STEPS = (-0.5, -0.375, -0.25, -0.125, 0.125, 0.25, 0.375, 0.5)
 #: row's cards over each other, a pile, a loose card across the lattice) is also cut
 #: COVERED_SHIFTS_MM along and across its axis, both ways; the cut the gallery reads best
 #: replaces the card's own where it reads better by COVERED_GAIN (margin units) and names
-#: another card: :meth:`TablePipeline._recut_covered_boxes`. The detector places such a
-#: card's box 8-25 mm off now and then, between the card and the one over or under it, and
-#: the cut then shows parts of both, which the readers can name wrongly and surely (the King
-#: of Wands, whole and on top, read as the Nine at 0.97). Set 2026-11-29 on the dev renders
-#: 545000-560000 (ordinary and unseen printing, 716 tables): wrong ids 28 -> 24, tables 543 ->
-#: 545. Not looked at while choosing: 565000-580000 (all three groups, 1,082 tables) 26 -> 25
-#: and 691 -> 692; 585000-595000 (821 tables) 15 -> 15 and 508 -> 508; the Decktet's 354 dev
-#: tables unchanged. No table lost on any of them. A move that names the same card is not
-#: made: at first it was, and on 565000-580000 it carried a misread card (a back read as
-#: cups-09) 11 mm further off, to a missed and a false card. Shifts of 6, 12 and 18 mm did as
-#: well; a gain of 0.3 the same, 2 or 3 lost a win; cutting every card so (not only those
-#: covered) won nothing more and lost one table; turning the cuts as well (6 and 12 degrees)
-#: named no more cards. About 0.3 cards a frame are cut again (the identify stage +0.7 ms).
+#: another card: :meth:`TablePipeline._recut_covered_boxes`. The detector places such a card's
+#: box 8-25 mm off now and then, between the card and the one over or under it, and the cut
+#: then shows parts of both, which the readers can name wrongly and surely. A cut that names
+#: the same card does not move it: that carried misread cards further off
+#: (figures: docs/vision-tuning.md)
 COVERED_OVERLAP = 0.05
 COVERED_SHIFTS_MM = (8.0, 16.0)
 COVERED_GAIN = 1.0
@@ -957,21 +947,13 @@ def _cut_score(m: CardMatch) -> float:
     return -1e9 if m.looks_like_table else m.margin - 0.05 * m.distance
 
 
-#: How the network's reading of a cut and the gallery's become one (:func:`_fuse`). Where
-#: they name different cards, each name is scored by both readers at once:
-#: log(the network's probability of it + FUSE_PROB_FLOOR) - FUSE_DISTANCE_WEIGHT x the
-#: gallery's distance to its nearest prototype (LDA units), plus FUSE_BACK_BIAS for
-#: ``back``, and the higher score names the card. The bias is there because both readers
-#: take worn, recoloured or half-covered faces for backs, and bare cloth too. These replace
-#: three thresholds on the network's probability alone (a face overruled the gallery at 0.5,
-#: a back overruled a named face or bare table only at 0.9), which threw away what each
-#: reader made of the other's card: the network sure of neither, the gallery's nearest card
-#: (its default ``back`` where it took the cut for table) won. Set on eight dev seeds
-#: (545000-590000, 33,465 cards read, 7,630 of them by both): wrong ids 141 -> 109 (faces
-#: taken for backs 42 -> 15, backs for faces 25 -> 17), images with a wrong id 114 -> 90;
-#: checked on four fresh seeds (540000, 575000, 585000, 535000; 16,611 cards): 58 -> 35,
-#: images 49 -> 32. Weight 0.3-0.5 and bias -4 to -2 all gave 34-37 there; without the bias
-#: 40; the thresholds tuned instead (a face at 0.4) 47.
+#: How the network's reading of a cut and the gallery's become one (:func:`_fuse`). Where they
+#: name different cards, each name is scored by both readers at once: log(the network's
+#: probability of it + FUSE_PROB_FLOOR) - FUSE_DISTANCE_WEIGHT x the gallery's distance to its
+#: nearest prototype (LDA units), plus FUSE_BACK_BIAS for ``back``, and the higher score names
+#: the card. The bias is there because both readers take worn, recoloured or half-covered faces
+#: for backs, and bare cloth too. One score instead of thresholds on the network alone keeps
+#: what each reader makes of the other's card (figures: docs/vision-tuning.md)
 FUSE_DISTANCE_WEIGHT = 0.4
 FUSE_BACK_BIAS = -3.0
 FUSE_PROB_FLOOR = 1e-3
@@ -982,27 +964,14 @@ FUSE_PROB_FLOOR = 1e-3
 #: table state (companion.live.tablestate, which weighs cards by confidence) leans on it
 #: least.
 NET_BACK_OVER_TABLE = 0.9
-#: The network reads only the cuts the gallery names with a margin under
-#: NET_READS_BELOW_MARGIN (its reading costs about 1.5 ms a patch on one thread of this
-#: machine, and the cards the gallery is that sure of it names the same); a card the network
-#: is then less sure of than NET_SURE is read again from cuts RECUT_MM along each axis (and
-#: at the detector's own box when the fit moved it), and the surest reading is kept. Boxes
-#: under pyramids are often a few millimetres off (vision/cards/fit.py), and a cut that far
-#: off costs the network its sureness. On the dev renders, against the network reading every
-#: card once: hard-scene identity 95.4 -> 96.7%, ordinary 98.8 -> 99.0%, with about 19
-#: patches a frame through the network instead of 43 (turning the cuts 2.5 degrees as well
-#: gained nothing). 6 since 2026-11-27 (4 before): on eight dev seeds (545000-590000, 2,177
-#: tables) wrong ids 145 -> 129 (hard scenes 51 -> 39: cards the gallery named wrongly with a
-#: margin of 4-6), tables right 1,254 -> 1,265; 8: 130 and 1,264, 12: 132
-#: and 1,264. The identify stage's median 13.4 -> 15.5 ms (8: 16.4, 12: 19.1), on the card
-#: thread, which is the shorter of the two in most frames. NET_SURE 0.97 with it (more cards
-#: cut again): the same wrong ids and tables, identify's median 14.7 -> 21.2 ms. Since
-#: 2026-11-28 the reading of such a card is the mean of the network's probabilities over the
-#: cut and the four moved cuts, not the surest single one (a box the edges did not put there
-#: still needs to be surer to move the card): the surest of five readings is often a wrong
-#: card read sure from a cut that shows it worse. Eight dev seeds: wrong ids 105 -> 97,
-#: tables right 1,331 -> 1,332 (4 gained, 3 lost); three fresh seeds (540000, 575000,
-#: 585000): 21 -> 19 and 498 -> 500 (3 gained, 1 lost). The same patches are read.
+#: The network reads only the cuts the gallery names with a margin under NET_READS_BELOW_MARGIN
+#: (its reading costs about 1.5 ms a patch on one thread, and the cards the gallery is that
+#: sure of it names the same); a card the network is then less sure of than NET_SURE is read
+#: again from cuts RECUT_MM along each axis (and at the detector's own box when the fit moved
+#: it), and its reading is the mean of the network's probabilities over those cuts: boxes under
+#: pyramids are often a few millimetres off (vision/cards/fit.py), and a cut that far off costs
+#: the network its sureness. The mean, not the surest cut: the surest of five is often a wrong
+#: card read sure from a cut that shows it worse (figures: docs/vision-tuning.md)
 NET_READS_BELOW_MARGIN = 6.0
 NET_SURE = 0.9
 RECUT_MM = 3.0

@@ -110,39 +110,21 @@ from vision.pyramids.verify import VERIFY_MODEL, Verifier, doubtful, features
 
 log = logging.getLogger(__name__)
 
-#: top-down view resolution for candidates and the geometric fit, px per mm. 0.75 since
-#: 2026-11-25 (was 1.0): the view, its colour table reading, the blobs and every fit cost
-#: about half as much, and a small pyramid's base (14 mm) is still 10 px across. Dev renders
-#: (100 images a group; ordinary / crowded under lamps / unseen printing), 1.0 -> 0.75:
-#: seed 550000 pyramids missed 67 / 290 / 79 -> 69 / 291 / 77, false finds 11 / 27 / 32 ->
-#: 9 / 23 / 33, tables right 49 / 3 / 43 -> 50 / 1 / 44; seed 560000 missed 70 / 261 / 44
-#: -> 73 / 266 / 43, false 7 / 23 / 24 -> 7 / 17 / 27, tables right 64 / 3 / 62 -> 63 / 5 /
-#: 61. 0.6 lost 10 more pyramids on each seed, 0.5 35 on seed 550000. Whole pipeline, next
-#: frames taken in turns (60 bench images): 41.7 -> 37.7 ms, the finder 37.3 -> 30.0 ms
+# The finder's settings. Each comment says what the setting does and why; how its value was
+# chosen (the dev renders it was tried on, the figures, the values that lost) is in
+# docs/vision-tuning.md under its name.
+
+#: top-down view resolution for candidates and the geometric fit, px per mm: a small pyramid's
+#: 14 mm base is still 10 px across, at about half the cost of 1 px/mm
 VIEW_PPM = 0.75
 #: the finder looks this far past each edge of the mat's play area (mm): a pyramid set down
-#: beside the mat, or at its edge with its base centre just past it, is on the table too.
-#: Dev renders (seed 550000, 100 images a group) held 22 such pyramids in 14 images (3 of
-#: 647 truth pyramids on ordinary tables, 17 of 2,328 on crowded ones), 17 of them within
-#: 20 mm of the edge; without the border every one was missed. 0 looks at the play area alone.
-#: A whole number of heat-map cells (CELL_MM), which is also one of view pixels and of the
-#: top-down maps' grid steps: the view of the mat itself is then the same pixels as without
-#: the border, and the heat map's cells lie where they did (25 mm, 18.75 view pixels, moved
-#: every pixel a little and the finds on the mat changed image by image: +26 tables on the
-#: dev seeds below, -11 on the held-out bench). Nine dev seeds (550000-595000,
-#: 545000-565000; 2,463 tables; ordinary / crowded under lamps / unseen printing), 0 -> 24
-#: mm with HEAT_PEAK_PAST_MAT: tables right 559 / 156 / 541 -> 559 / 162 / 545 (1,256 ->
-#: 1,266), pyramids missed 1,960 -> 1,895, false finds 419 -> 397, wrong colour / pips /
-#: pointing 456 / 440 / 223 -> 459 / 442 / 228. About 14% more view to read: 4-5 ms more a
-#: frame for the whole pipeline (40 bench frames, the two orders averaged)
+#: beside the mat, or at its edge, is on the table too (0: the play area alone). A whole number
+#: of heat-map cells (CELL_MM), so that the view of the mat itself and the heat map's cells are
+#: the same pixels as without the border
 BORDER_MM = 24.0
-#: ... where the heat map's own candidates must be warmer than on the mat (HEAT_PEAK): the
-#: map was trained on mats, and off them it warms to the table's grain and cloth (on 24
-#: bench-seed frames, 6 peaks a frame past the mat, median heat 0.25, most of them called
-#: nothing by the colour classifier), each one a patch for the classifiers to read. Dev
-#: seeds as above (a 25 mm border), HEAT_PEAK there -> 0.4: 5 more pyramids missed on
-#: crowded tables, one table fewer; the finder's time a frame (median of 24 bench-seed
-#: frames, one thread) 47.9 -> 43.9 ms, against 42.5 ms with no border
+#: ... where the heat map's own candidates must be warmer than on the mat (HEAT_PEAK): the map
+#: was trained on mats, and past them it warms to the table's grain and cloth, each peak a
+#: patch for the classifiers to read
 HEAT_PEAK_PAST_MAT = 0.4
 #: :meth:`PyramidFinder.find_past`'s windows reach this far back over the border's edge (a
 #: large pyramid lying across it is seen whole in one of the two looks) and have edges at
@@ -155,483 +137,209 @@ SPILL_STEP_MM = 16.0
 #: a candidate is a pyramid when the colour classifier gives ``none`` less than this...
 MAX_NONE = 0.5
 #: ... and, for white and clear (the colour of card paper and of whatever lies under them),
-#: much less (set on dev renders, seed 4242: it halves their false finds for few found)
+#: much less: it halves their false finds for few found
 MAX_NONE_LIGHT = 0.04
 #: ... and for black (ink, night skies, shadows), less
 MAX_NONE_BLACK = 0.3
 #: two finds whose silhouettes overlap more than this (IoU) are one pyramid
 SAME_IOU = 0.3
 #: two finds are one pyramid where the table each would stand on
-#: (:func:`geometry.ground_footprint_mm`: an upright base's inscribed circle, a lying
-#: solid's outline from straight above) overlaps more than this share of the larger of the
-#: two: two solids cannot be in one place (0 turns it off). Since 2026-11-27: of 200 false
-#: finds on the eight dev seeds (545000-590000, 2,177 tables), 58 were a second read of a
-#: pyramid already found, 6-16 mm from the first, mostly of the same colour and size (two
-#: upright 1-pips 8 mm apart, two 3-pips 13 mm apart): too far apart for the 6 mm rule and
-#: SAME_IOU. With this rule: false finds 200 -> 143, missed 1,534 -> 1,539, tables right
-#: 1,287 -> 1,310; on three fresh seeds (575000, 585000, 540000; 808 tables) 70 -> 49,
-#: 506 -> 509 and 483 -> 488. Share of the smaller instead: 1,314 and 489 tables, but two
-#: touching neighbours read 4 mm toward each other (a 1-pip beside a 2-pip,
-#: tests/test_pyramid_find.py) overlap by a quarter of the 1-pip's ground and became one.
-#: 0.15: 1,311 and 490; one colour only: 1,312 (smaller) and 488
+#: (:func:`geometry.ground_footprint_mm`: an upright base's inscribed circle, a lying solid's
+#: outline from straight above) overlaps more than this share of the larger of the two: two
+#: solids cannot be in one place, and a second read of one pyramid 6-16 mm from the first is
+#: too far for SAME_IOU (0 turns it off). The larger's share: two touching neighbours read a
+#: few mm toward each other stay two
 SAME_GROUND = 0.2
-#: a find of a hue (not white, clear or black, whose pixels the colour table cannot tell
-#: from paper and ink) must have its colour's pixels fill its predicted silhouette this
-#: well (IoU): a solid seen through the camera's parallax, not a flat patch of card art.
-#: 0.6 at 1 px/mm; at VIEW_PPM 0.75 a pyramid's edge pixels are a larger share of it and
-#: the IoUs of true finds are lower (dev renders, median 0.713 -> 0.688), so this and
-#: HEAT_OVERRULED_IOU went down by as much: dev seeds 550000 / 560000 (100 images a group),
-#: pyramids missed 433 / 378 -> 431 / 372, false finds 63 / 49 -> 65 / 54, tables right
-#: 97 / 129 -> 97 / 130 (at 1 px/mm with the old values: 436 / 375, 70 / 54, 95 / 129).
-#: 0.5 with VERIFY_HUE_MIN 0.5 (dev seeds 550000-595000): the same 782 tables right, 6
-#: fewer missed, 4 more false (so is MIN_HEAT 0.15 there: the same tables)
+#: a find of a hue (not white, clear or black, whose pixels the colour table cannot tell from
+#: paper and ink) must have its colour's pixels fill its predicted silhouette this well (IoU):
+#: a solid seen through the camera's parallax, not a flat patch of card art. Lower than at 1
+#: px/mm: at VIEW_PPM a pyramid's edge pixels are a larger share of it
 MIN_IOU_HUE = 0.57
 #: ... unless the colour classifier is this sure (p of none below it)
 SURE = 0.05
 #: a hue's size (pips) is chosen by log p(size) + SIZE_FIT_WEIGHT x the silhouette's IoU with
-#: its colour's pixels, each size's solid slid onto them: the three sizes' silhouettes
-#: differ by a factor ~1.8 in area, which the colour table sees where the patch classifier
-#: guesses. Set on dev renders (seeds 4242, 4243: pips of found hues 94.6 -> 96.4% and
-#: 93.1 -> 95.0%; weight 10 was worse on both, 40 worse on one and slightly better on the
-#: other, 80 worse on both); the whole finder on 160 more of seed 4243: 15 sizes changed, 12
-#: to right, 3 to wrong. White, clear and black keep the classifier's size: their pixels
-#: are mixed with paper and ink. 5 since the shape network was trained on with crowded and
-#: lamp-lit tables (models/pyramids-shape.md): it is surer and more often right. With a
-#: first run of that training, on dev seed 550000 (ordinary / crowded under lamps) found
-#: pips were 97.3 / 93.1% at 5, 97.2 / 92.5% at 10, 96.1 / 91.6% at 20, 95.4 / 88.8% at 35
-#: (the earlier network at 20: 96.1 / 92.1%), and 0 and 2.5 were within 0.1 of 5; the
-#: shipped file at 5: 97.5 / 93.0%. Checked again with the size reader (2026-11-29, dev seeds
-#: 545000-560000, 1,081 tables): 2.5 / 5 / 10 gave 681 / 681 / 682 tables right, wrong pips
-#: on the hard tables 142 / 139 / 138: within the noise, left at 5. Upright against lying is
-#: not fitted so: tried 2026-11-29 (the other pose's silhouette, weighed the same way), on 56
-#: dev frames the other pose could have won for 3 finds and its fit won for none
+#: its colour's pixels, each size's solid slid onto them: the three sizes' silhouettes differ
+#: by a factor ~1.8 in area, which the colour table sees where the patch classifier guesses.
+#: White, clear and black keep the classifiers' size: their pixels are mixed with paper and ink
 SIZE_FIT_WEIGHT = 5.0
 #: a shape read less sure than this of its size or, at that size, of upright or lying
-#: (shape_sureness) is averaged with reads SHAPE_SHIFT_MM to either side along the line
-#: from the camera's nadir: a candidate a mm or two off a pyramid's middle can flip the
-#: read where card art of its colour touches it
-#: (the sample game's upright small red beside a red hat, frames 0007-0009: p(upright)
-#: 0.24 at its candidate 1.6 mm off, 0.98 at its middle). About 1 read in 5 (22% at 0.8,
-#: 28% at 0.9, 16% at 0.7 on 50 dev renders) is steadied, 2 more patches each: 0.4 ms a
-#: frame (four, the other axis too, read the same on dev seeds 550000 and 560000, cost 1 ms
-#: and lost the 2-pip of test_touching_pyramids_of_one_colour). On dev
-#: renders (100 images a group, ordinary / crowded under lamps / unseen printing), the
-#: GPU-trained shape network at 0.9: seed 550000 pips 96.1 / 92.1 / 96.7 -> 96.5 / 92.4 /
-#: 96.7%, pointing 97.6 / 94.0 / 97.6 -> 98.3 / 94.6 / 99.5%; seed 560000 pips 97.7 / 93.5
-#: / 96.7 -> 98.1 / 93.8 / 96.5%, pointing 98.3 / 94.2 / 96.9 -> 99.2 / 94.3 / 97.8%. The
-#: shipped network: 0.7 and 0.9 within 0.2 points of each other, but 0.7 leaves the
-#: sample game's red (sureness 0.75) alone
+#: (shape_sureness) is averaged with reads SHAPE_SHIFT_MM to either side along the line from
+#: the camera's nadir: a candidate a mm or two off a pyramid's middle can flip the read where
+#: card art of its colour touches it (the sample game's small upright red beside a red hat)
 SHAPE_SURE = 0.8
 SHAPE_SHIFT_MM = 1.5
 #: the shape classifier reads each patch twice, as cut and mirrored left to right (it was
-#: trained with mirrors), and the two reads are averaged: dev renders (seeds 550000 /
-#: 560000, 100 images a group; ordinary / crowded under lamps / unseen printing), wrong
-#: pips 16 / 136 / 15 -> 17 / 130 / 13 and 13 / 141 / 9 -> 12 / 127 / 9, wrong pose
-#: 13 / 55 / 7 -> 12 / 50 / 4 and 5 / 76 / 5 -> 5 / 71 / 5, pointing off 34 -> 27 in all,
-#: tables right 52 / 3 / 40 -> 53 / 3 / 40 and the same 58 / 5 / 60; about 0.3 ms a find.
-#: Mirroring only the reads under 0.99 sure (shape_sureness), to save about half of that,
-#: cost 8 tables of 2,177 on the eight dev seeds 545000-590000 (wrong pips 318 -> 335)
+#: trained with mirrors), and averages the two reads: fewer wrong pips, poses and pointings for
+#: about 0.3 ms a find
 SHAPE_MIRRORED = True
-#: ... only the patches whose first read gives its likeliest class less than this (None:
-#: every patch). At 0.99 (37% of the reads not repeated) the eight dev seeds above had wrong
-#: pips 271 -> 283 and tables right 1,279 -> 1,277 (2026-11-27, with SIZE_MIRROR_SURE 0.95);
-#: at 0.999 every figure on them was the same as with None (1,292 tables, 261 wrong pips),
-#: for a finder about 1 ms faster a frame (mean of 102 runs of 39 held-out frames, one
-#: thread, alternating; the median 0.2 ms)
+#: ... only the patches whose first read gives its likeliest class less than this (None: every
+#: patch): above it the second read changed nothing on the dev renders, and skipping it saves
+#: about 1 ms a frame
 SHAPE_MIRROR_SURE: float | None = 0.999
 #: the size reader too reads each patch as cut and mirrored, the two reads averaged (its
 #: classes, size and upright or lying, do not change with a mirror; it was trained with
-#: mirrors). Eight dev seeds (545000-590000, 2,177 tables): wrong pips 314 -> 291, wrong
-#: upright or lying 144 -> 132, tables right 1,253 -> 1,254; about 1.3 ms more a frame
-#: (next-frame median, A/B on 45 frames). Mirroring the colour and white-or-clear readers
-#: as well gave 4 more wrong colours (white read as clear 48 -> 60) and no more tables; the
-#: pointing reader's (its sectors mapped back, _mirror_columns): wrong pointing 47 -> 43,
-#: tables right 1,254 -> 1,251; again with only its patches under 0.95 sure read mirrored
-#: (2026-11-27, at the settings below): wrong pointing 49 -> 43, tables 1,292 -> 1,289
+#: mirrors). Not the colour, white-or-clear and pointing readers: no more tables right
 SIZE_READ_MIRRORED = True
-#: ... but a patch whose first read gives its likeliest class at least this is not read
-#: again (None: every patch is). On 75 dev images (545000, 25 a group) 81% of the size
-#: reader's patches were read at 0.95 or more, and among those the mirror never changed the
-#: likeliest class (16 of the other 94 it did). Eight dev seeds (545000-590000, 2,177
-#: tables), None -> 0.95: tables right 1,280 -> 1,279, wrong pips 271 -> 271, pose 113 ->
-#: 112, pointing 49 -> 50, false finds 204 -> 203; the finder alone on 39 bench frames
-#: (one thread, each frame three times, alternating) 60.2 -> 57.0 ms median
+#: ... but a patch whose first read gives its likeliest class at least this is not read again
+#: (None: every patch is): the mirror never changed such a read's likeliest class, and skipping
+#: it saves about 3 ms a frame
 SIZE_MIRROR_SURE: float | None = 0.95
-#: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or
-#: lying from a closer patch, 56 mm of table instead of 72) reads the finds of these colours
-#: and weighs in against the shape classifier: each shape class's probability times the
-#: reader's for its size and pose, to the power SIZE_READ_WEIGHT, normalised. Made for white,
-#: clear and black, whose size cannot be fitted to their own colour's pixels; it helps the
-#: hues too. Dev renders (100 images a group; ordinary / crowded under lamps / unseen
-#: printing), each find asked (SIZE_READ_SURE above 1), without -> white, clear and black
-#: -> every colour: seed 550000 wrong pips
-#: 16 / 133 / 11 -> 12 / 97 / 5 -> 10 / 63 / 4, wrong pose 12 / 55 / 4 -> 11 / 41 / 2 ->
-#: 9 / 30 / 1, tables right 52 / 3 / 42 -> 54 / 4 / 43 -> 54 / 5 / 44; every colour, seed
-#: 560000: wrong pips 12 / 128 / 9 -> 9 / 59 / 7, wrong pose 4 / 73 / 5 -> 1 / 33 / 2, tables
-#: right 59 / 4 / 61 -> 62 / 10 / 63. Pointing off 27 -> 40 in all: more lying pyramids are
-#: read as lying, so more pointings are judged (each is the shape classifier's, as before)
+#: the size reader (``pyramids-size.onnx``, models/pyramids-size.md: pips and upright or lying
+#: from a closer patch, 56 mm of table instead of 72) reads the finds of these colours and
+#: weighs in against the shape classifier: each shape class's probability times the reader's
+#: for its size and pose, to the power SIZE_READ_WEIGHT, normalised. Made for white, clear and
+#: black, whose size cannot be fitted to their own colour's pixels; it helps the hues too
 SIZE_READ_COLORS = frozenset(COLORS)
-#: weight 2 set as many tables right on both seeds as 1 (238 of 551), 3 as many on seed
-#: 550000, and with white, clear and black alone 0.5 as many as 1 there; fewer wrong pips
-#: at 2 on one seed and more on the other. The hues' silhouette fit (SIZE_FIT_WEIGHT) at
-#: 2.5 or 0 beside it: one table more of 551, so it was left at 5. 2 with the reader
-#: trained on again (2026-11-27), eight dev seeds 545000-590000 (2,177 tables): tables
-#: right 1,201 (at 1) -> 1,208 (1.5) -> 1,211 (2; crowded under lamps 173 -> 182), wrong
-#: pips 357 -> 331 -> 316, wrong pose 163 -> 153 -> 144, false finds 247 -> 252. 3 since the
-#: colour reader (2026-11-27, same seeds): tables right 1,249 (2) -> 1,252 (3) -> 1,252 (4),
-#: wrong pips 318 -> 314 -> 315, wrong pose 146 -> 145 -> 149. 4 since the reader was trained
-#: on renders with more white and clear pyramids (2026-11-27, same seeds, both new readers):
-#: tables right 1,279 (3) -> 1,280 (4), wrong pips 281 -> 271, wrong pose 109 -> 113. 5 since
-#: every find is asked (SIZE_READ_SURE above 1, 2026-11-27, same seeds): tables right 1,287
-#: (4) -> 1,292 (5; +2 on the three fresh seeds, +3 on the other five) -> 1,293 (6), wrong
-#: pips 264 -> 261 -> 264
+#: the size reader's power against the shape classifier (SIZE_READ_COLORS): the higher, the
+#: more the closer patch decides; set again each time a reader was retrained
 SIZE_READ_WEIGHT = 5.0
-#: ... where the shape classifier is less sure than this of its size and pose
-#: (shape_sureness): on crowded tables it costs half as much (about 7 ms a frame on one
-#: thread instead of 13, 0.4 ms a read) for one table right fewer of 551 on the dev renders
-#: (0.95: three fewer). Above 1 every find is asked: since SIZE_MIRROR_SURE the reads it
-#: adds are mostly single ones, and on the eight dev seeds 545000-590000 (2,177 tables)
-#: 0.99 -> 1.01 gave tables right 1,279 -> 1,287 (crowded under lamps 227 -> 234; +4 on the
-#: three fresh seeds, +4 on the other five), wrong pips 271 -> 264, false finds 203 -> 196;
-#: the finder alone about 1 ms more a frame (mean over 39 bench frames, each three times)
+#: ... where the shape classifier is less sure than this of its size and pose (shape_sureness).
+#: Above 1 every find is asked: more tables right for about 1 ms a frame
 SIZE_READ_SURE = 1.01
-#: a find the colour classifier calls white or clear is named again by its two
-#: probabilities times the white-or-clear reader's (``pyramids-white-clear.onnx``,
+#: a find the colour classifier calls white or clear is named again by its two probabilities
+#: times the white-or-clear reader's (``pyramids-white-clear.onnx``,
 #: models/pyramids-white-clear.md: the size reader's recipe and 56 mm patch) to this power:
-#: on crowded tables under lamps the colour classifier read white as clear three times as
-#: often as the other way (23 and 26 against 7 and 8 on the dev seeds). Dev renders (100
-#: images a group; ordinary / crowded under lamps / unseen printing), wrong colours without
-#: -> weight 1 -> 2 -> 4: seed 550000 5 / 47 / 8 -> 2 / 39 / 7 -> 2 / 33 / 6 -> 2 / 31 / 6,
-#: seed 560000 4 / 59 / 1 -> 2 / 51 / 2 -> 2 / 47 / 2 -> 2 / 44 / 3; tables right 236 ->
-#: 238 -> 239 -> 239 of 551 (2 and 4: 54 / 7 / 44 and 62 / 10 / 62). 4 since the reader's
-#: fine-tuning on 36 k more patches (models/pyramids-white-clear.md), on dev seeds
-#: 550000-595000 and 545000-565000 (2,463 tables), weight 2 -> 3 -> 4 -> 8: wrong colours
-#: 476 -> 465 -> 456 -> 454, tables right 1,249 -> 1,252 -> 1,256 -> 1,254. Not set again
-#: for the reader trained on with 58 k more patches on the CPU (2026-11-27,
-#: models/pyramids-white-clear.md), which at 4 took wrong colours 403 -> 358 on the eight
-#: dev seeds 545000-590000. With the colour reader before it (2026-11-27, same seeds): off
-#: 1,239 tables right against 1,249 at 4 (white read as clear 86 against 47); 8 gave 1,253
-#: against 1,252 at 4 and 192 wrong colours against 197, within the noise: left at 4
+#: under lamps the colour classifier reads white as clear far more often than the other way
 WHITE_CLEAR_WEIGHT = 4.0
 #: the colour reader (``pyramids-color-read.onnx``, models/pyramids-color-read.md: the ten
-#: colours from the size reader's closer patch, trained on 310 k patches of 13,500 renders)
-#: reads each kept candidate whose colour the colour classifier gives less than
-#: COLOR_READ_SURE, and weighs in as the white-or-clear reader does: the colour
-#: classifier's ten probabilities times the reader's to the power COLOR_READ_WEIGHT, the
-#: largest names the find (before the white-or-clear reader, which has the last word on
-#: white against clear). 0 turns it off. Eight dev seeds 545000-590000 (2,177 tables with
-#: the mat in view), every kept candidate asked: without the reader -> weight 1 -> 2 -> 4,
-#: wrong colours 364 -> 214 -> 185 -> 169, tables right 1,211 -> 1,247 -> 1,249 -> 1,246
-#: (crowded under lamps 182 -> 206 -> 209 -> 209). Asking only below 0.999 (the colour
-#: classifier was at least that sure of 85% of the finds, and of 18% of its wrong colours):
-#: at weight 2, wrong colours 185 -> 197, the same 1,249 tables, and 4 patches a frame
-#: instead of 19 (1.1 ms on one thread instead of 4.5)
+#: colours from the size reader's closer patch) reads each kept candidate whose colour the
+#: colour classifier gives less than COLOR_READ_SURE, and weighs in as the white-or-clear
+#: reader does: the colour classifier's ten probabilities times the reader's to the power
+#: COLOR_READ_WEIGHT, the largest names the find (before the white-or-clear reader, which has
+#: the last word on white against clear). 0 turns it off. Asking only the less sure finds reads
+#: 4 patches a frame instead of 19 for the same tables right
 COLOR_READ_WEIGHT = 2.0
 COLOR_READ_SURE = 0.999
-#: the pointing reader (``pyramids-point.onnx``, models/pyramids-point.md: the size
-#: reader's recipe and 56 mm patch, twelve sectors of a lying apex) reads the finds of these
-#: colours that the shape classifier gives at least POINT_READ_LYING of lying, and its
-#: sectors weigh in against the shape classifier's: each size's lying sectors times the
-#: reader's to the power POINT_READ_WEIGHT, renormalised to the size's lying total (pips
-#: and upright or lying stay the shape classifier's). Made for clear plastic, whose apex the
-#: shape classifier alone pointed more than 45 degrees off in 88 of 688 lying clear
-#: pyramids on eight dev seeds (545000-590000, 2,177 tables; white 26 of 918, the others 91
-#: of 9,171). With the reader asked about white and clear: 17 / 2 / 91 off, tables right
-#: 1,147 -> 1,159; about every colour: 16 / 2 / 27 off (205 -> 45 in all), tables right
-#: 1,182, nothing else moved by more than 2 (weight 2: the same 45 off, 1,181 tables).
-#: About 7 patches a frame on the bench's renders, 0.2 ms each on one thread
+#: the pointing reader (``pyramids-point.onnx``, models/pyramids-point.md: the size reader's
+#: recipe and 56 mm patch, twelve sectors of a lying apex) reads the finds of these colours
+#: that the shape classifier gives at least POINT_READ_LYING of lying, and its sectors weigh in
+#: against the shape classifier's: each size's lying sectors times the reader's to the power
+#: POINT_READ_WEIGHT, renormalised to the size's lying total (pips and upright or lying stay
+#: the shape classifier's). Made for clear plastic, whose apex the shape classifier alone often
+#: pointed more than 45 degrees off; it helps every colour
 POINT_READ_COLORS: frozenset[str] = frozenset(COLORS)
 POINT_READ_WEIGHT = 1.0
 POINT_READ_LYING = 0.1
 #: the pointing reader reads a patch mirrored too (its sectors mapped back,
 #: :func:`_mirror_columns`) where its first read gives its likeliest sector less than
-#: POINT_MIRROR_SURE, the two reads averaged (None: every patch is read again). Off: on the
-#: eight dev seeds wrong pointing 49 -> 43 and tables right 1,292 -> 1,289 (the comment at
-#: SIZE_READ_MIRRORED), on three fresh ones (575000, 585000, 540000; 815 tables) wrong
-#: pointing 11 -> 13 and tables 481 -> 482: noise either way, for about 1 ms a frame
+#: POINT_MIRROR_SURE, the two reads averaged (None: every patch is read again). Off: within the
+#: noise either way, for about 1 ms a frame
 POINT_READ_MIRRORED = False
 POINT_MIRROR_SURE: float | None = 0.95
-#: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too...
-#: (0.3 for the first map; 0.4 for the map retrained with crowded and lamp-lit tables, which
-#: is warmer on card art, with the floors below; back to 0.3 since the second opinion,
-#: VERIFY_MIN, decides the heat map's own candidates: on dev renders (100 images a group,
-#: ordinary / crowded under lamps / unseen printing) recall 86.9 / 81.7 / 82.4 -> 87.2 /
-#: 83.0 / 82.8% (seed 550000) and 84.2 / 81.6 / 89.1 -> 84.8 / 83.0 / 89.5% (seed 560000),
-#: false finds 20 / 43 / 39 -> 17 / 59 / 32 and 18 / 58 / 40 -> 16 / 53 / 35; 0.2 found
-#: +0.2 points in ordinary and crowded scenes for 6 more false finds, seed 550000); 0.2
-#: with the second opinion retrained on twice the scenes (2026-11-25) and VERIFY_MIN 0.8:
-#: dev seeds 550000 / 560000, 150 images a group, recall 88.1 / 85.9 / 85.6 -> 89.4 / 86.8
-#: / 85.8% and 88.2 / 88.0 / 91.9 -> 88.4 / 88.9 / 92.4%, tables right 79 / 4 / 61 -> 82 /
-#: 4 / 63 and 88 / 5 / 84 -> 88 / 4 / 87, false finds 12 / 46 / 42 -> 13 / 50 / 39 and 13 /
-#: 28 / 43 -> 14 / 37 / 43 (0.25: the same tables right, a few more false finds). Set
-#: with that network's first run; the shipped one (trained with shifted patches) gives
-#: 88.8 / 87.5 / 86.3 and 89.0 / 89.5 / 92.4%, tables 81 / 5 / 63 and 94 / 4 / 88. 0.15 with
-#: the fine-tuned heat map (2026-11-26), dev seeds 550000-595000 (six, 100 images a group,
-#: 1,630 tables): tables right 760 -> 770 (more on each pair of seeds: 248 -> 249, 276 ->
-#: 281, 236 -> 240), pyramids missed 1,508 -> 1,457, false finds 365 -> 375, the finder's
-#: CPU time a frame 45.8 -> 46.6 ms (median, 45 frames, one thread); 0.25: 751 tables,
-#: 1,602 missed, 358 false. 0.1 (COLD, the floor the verifier's training candidates were
-#: cut at): 778 tables, 1,440 missed, 380 false, but 52.7 ms, which took the live-play
-#: pipeline over 1.5x the plain detector (bench/vision.py: 74 ms against 48). Kept with the
-#: map fine-tuned a second time (same seeds, VERIFY_HUE_MIN then 0.1): 0.12 set 4 more tables
-#: right (778 of 1,630 against 774) for 4-5 ms more finder CPU a frame. 0.12 since
-#: 2026-11-28, with the int8 readers and the deblurring look in: eight dev seeds
-#: (545000-590000, 2,177 tables) 1,312 -> 1,322 right (12 gained, 2 lost), missed 1,381 ->
-#: 1,335, false finds 152 -> 158; three fresh seeds (540000, 575000, 585000; 808 tables) 490
-#: -> 494 (5 gained, 1 lost), missed 443 -> 433, false 51 -> 52. The finder's CPU a frame
-#: (45 frames of seed 535000, one thread, best of four, the two taking turns) median 49.7 ->
-#: 50.5 ms, mean 62.7 -> 63.9, p90 96.6 -> 103.1: the cost has shrunk with the readers.
-#: 0.1 (COLD: every warm peak) since 2026-11-29, with the look past the border in: four dev
-#: seeds (545000-560000, 1,081 tarot tables) 674 -> 677 right (3 gained, none lost),
-#: pyramids missed 613 -> 608, false finds the same (79); the Decktet's 354 tables 232 ->
-#: 234, missed 90 -> 87; three fresh seeds (540000, 575000, 585000; 808 tables) 505 -> 510
-#: (5 gained, none lost), missed 400 -> 392, false the same. The finder's time a frame (44
-#: frames of seed 535000, one thread, best of three, the two taking turns) median 48.3 ->
-#: 49.8 ms, mean 61.6 -> 63.8, p90 95.4 -> 98.5
+#: heat map (``pyramids-heat.int8.onnx``): its peaks of at least this are candidates too. As
+#: low as COLD, every warm peak: the second opinion (VERIFY_MIN) decides the heat map's own
+#: candidates, and faint peaks are where white and clear plastic hides; each costs a little
+#: time, not false finds
 HEAT_PEAK = 0.1
 #: ... and white or clear is taken at the plain MAX_NONE where the heat is at least this
 #: (the colour classifier alone must be far surer: MAX_NONE_LIGHT)
 HEAT_LIGHT = 0.5
 #: a heat peak within this of a colour-table candidate adds nothing (mm)
 HEAT_MERGE_MM = 5.0
-#: a find where the heat map is below this is card art or shadow, whatever the patch
-#: classifier says (white and clear: MIN_HEAT_LIGHT, their plastic looks most like paper).
-#: Set on dev renders (seeds 4242-4244, 173 images) for the first map: 0.1 / 0.2 drop 79 of
-#: 136 false finds for 8 of 893 true ones; raised with the retrained map to 0.2 / 0.3 (and
-#: black and flat hues to 0.3), see HEAT_PEAK
+#: a find where the heat map is below this is card art or shadow, whatever the patch classifier
+#: says (white and clear: MIN_HEAT_LIGHT, their plastic looks most like paper)
 MIN_HEAT = 0.2
 MIN_HEAT_LIGHT = 0.3
-#: ... and black (ink, night skies, shadows) likewise. Set on dev renders (seeds 500000 and
-#: 510000, 100 images a group): 0.2 drops 10 of 38 false black finds for 1 of 287 true;
-#: on a fresh dev seed (520000, 120 images) 5 fewer false finds, 1 fewer found; 0.3 with
-#: the retrained map (HEAT_PEAK)
+#: ... and black (ink, night skies, shadows) likewise
 MIN_HEAT_BLACK = 0.3
-#: ... except a hue whose plastic fills its predicted silhouette at least this well (IoU):
-#: the colour table is sure there, and the heat map can miss a small pyramid pressed
-#: against a larger one (dev renders: 2 of the 3 true hues under MIN_HEAT, none of the 32
-#: false ones, are at 0.7 or more; 0.67 at VIEW_PPM 0.75: MIN_IOU_HUE). Small upright hues
-#: the colour classifier is sure of (p none ~0) at heat 0.12-0.16 fill theirs 0.62; taking
-#: those at MIN_IOU_HUE where p none < 0.001 found 2 more on dev seed 550000 (300 images)
-#: and set no table right, so it was not kept (2026-11-25)
+#: ... except a hue whose plastic fills its predicted silhouette at least this well (IoU): the
+#: colour table is sure there, and the heat map can miss a small pyramid pressed against a
+#: larger one
 HEAT_OVERRULED_IOU = 0.67
-#: a hue that does not fill its silhouette (taken only because the colour classifier is
-#: sure, SURE) needs at least this much heat: flat card art in a pyramid's colour (dev
-#: renders: 7 of the 38 such false finds above MIN_HEAT, 4 of the 95 true ones; 0.3 with
-#: the retrained map, HEAT_PEAK)
+#: a hue that does not fill its silhouette (taken only because the colour classifier is sure,
+#: SURE) needs at least this much heat: flat card art in a pyramid's colour
 MIN_HEAT_FLAT = 0.3
-#: candidates where the heat map is below this are not read at all, a saving of time: on dev
-#: renders 58% of the colour table's candidates (61 an image) are, and none of the true
-#: finds was under 0.03 (0.02 for the first map). 0.1 with the verifier: of the finds on dev
-#: seeds 550000 and 560000 (100 images a group) 2 of 5,915 right ones and 4 of 238 false
-#: ones were under it, and it halves the candidates read (40 -> 19 an image, 2 ms a frame)
+#: candidates where the heat map is below this are not read at all, a saving of time: about
+#: half the candidates, and hardly ever a true find
 COLD = 0.1
-#: a hue that only the heat map proposed (the colour table made no candidate there) is card
-#: art the classifier was never shown, unless the classifier is this sure of a pyramid (p
-#: of none below it) where the heat is at least HEAT_HUE_MIN_HEAT, and some of a hue's
-#: plastic lies under its silhouette: under dim or coloured light the plastic leaves the
-#: colour table's bins. Set on dev renders (seed 500000, 30 images a group, not the
-#: bench's): pyramid recall ordinary 89.7 -> 91.0%, crowded tables under dim or coloured
-#: light 80.2 -> 81.7%, unseen printing 89.5 -> 90.2%, with no more false finds (6, 18, 12);
-#: without the plastic test 91.6 / 83.0 / 90.2% for 2, 3 and 0 more false finds, and the
-#: held-out bench showed many more false ones on unseen printings (83 -> 108)
+#: a hue that only the heat map proposed (the colour table made no candidate there) is card art
+#: the classifier was never shown, unless the classifier is this sure of a pyramid (p of none
+#: below it) where the heat is at least HEAT_HUE_MIN_HEAT, and some of a hue's plastic lies
+#: under its silhouette: under dim or coloured light the plastic leaves the colour table's bins
+#: (without the plastic test, many more false finds on unseen printings)
 HEAT_HUE_MAX_NONE = 0.2
 HEAT_HUE_MIN_HEAT = 0.4
 #: ... unless the second opinion's p(pyramid) is at least this and the colour classifier is
 #: sure (``none`` under SURE): a lamp or a cloth can shift a hue's plastic out of the colour
-#: table's bins altogether (a pink-lit red lying on a green cloth had not one red pixel).
-#: Dev renders (seeds 550000 / 560000, 150 images a group; ordinary / crowded under lamps /
-#: unseen printing): recall +0.2 to +0.6 points in every group, false finds +0 and +1, two
-#: more tables right in four of the six; 0.7 found one more pyramid for 7 more false finds.
-#: 0.95 with VERIFY_HUE_MIN 0.5 (dev seeds 550000-595000): 781 tables right against 782.
-#: The verifier alone at 0.97, the colour classifier not asked (its third stage and
-#: VERIFY_IOU_TRUST; same six seeds): 817 tables against 815, 23 more found, but 11 more
-#: wrong colours; fresh seeds 545000-565000: 407 both, 9 more found, 7 of them wrong
-#: colours (clear plastic read as the art's hue under it). Not taken
+#: table's bins altogether (a pink-lit red lying on a green cloth had not one red pixel)
 HEAT_HUE_TRUST = 0.9
-#: ... or where the verifier alone gives it at least this, whatever the colour classifier
-#: says: under a lamp's colour the colour table can see none of a pyramid's plastic, and
-#: the colour classifier may call it ``none``, where the verifier is all but certain. With
-#: HUE_HEAT_TRUST (2026-11-29), dev seeds 545000-560000 (1,081 tables; ordinary / hard /
-#: unseen printing): tables right 677 -> 681 (4 won, none lost), pyramids missed -17,
-#: false finds +1, colours, pips and poses as before; seeds 565000-580000, not looked at
-#: while choosing: 685 -> 691 (6 won, none lost), missed -25, false finds as before, wrong
-#: colours +2; Decktet 545000-560000: 235 tables both, missed -1. 0.97 (and HUE_HEAT_TRUST
-#: 0.98 from heat 0.35) changed nothing on the dev seeds with today's networks (the 0.97 try
-#: above, with the verifier's third stage, cost wrong colours)
+#: ... or where the verifier alone gives it at least this, whatever the colour classifier says:
+#: under a lamp's colour the colour table can see none of a pyramid's plastic, and the colour
+#: classifier may call it ``none``, where the verifier is all but certain
 HEAT_HUE_SURE = 0.99
-#: a hue the colour table proposed is read (and must then fill its silhouette, see
-#: MIN_IOU_HUE) even where the colour classifier calls it ``none``, if the heat map is at
-#: least this warm there: small yellows and greens, lying or beside same-coloured card art,
-#: are often ``none`` to the classifier and plain to the heat map. Dev renders (seeds
-#: 550000 / 560000, 150 images a group; ordinary / crowded under lamps / unseen printing):
-#: of such candidates that made a find, every one that was false had heat under 0.45 and
-#: 12 of 26 true ones were above 0.5. Recall 86.3 / 84.3 / 84.4 -> 86.6 / 84.6 / 84.4% and
-#: 86.2 / 84.9 / 90.9 -> 86.4 / 85.1 / 91.0%, false finds +0 and +2, one more table right
-#: in each of two groups; 0.4 and 0.5 found 0-4 more for 1-5 more false finds. Tried
-#: 2026-11-25 (dev seeds 550000 / 560000, 100 images a group, the 7-bit heat map): 0.45 or
-#: 0.55 where the hue then fills its silhouette (IoU 0.67; a yellow 3-pip lying at heat 0.63
-#: had 0.75): 1-3 more pyramids, one more table right on one seed and one fewer on the other
+#: a hue the colour table proposed is read (and must then fill its silhouette, see MIN_IOU_HUE)
+#: even where the colour classifier calls it ``none``, if the heat map is at least this warm
+#: there: small yellows and greens, lying or beside same-coloured card art, are often ``none``
+#: to the classifier and plain to the heat map
 HUE_WARM = 0.65
 #: the second opinion (``pyramids-verify.onnx``, :mod:`vision.pyramids.verify`) on a doubtful
 #: candidate (white, clear or black, or proposed by the heat map alone): it is a pyramid when
 #: p(pyramid) is at least this, whatever the colour classifier's ``none`` and the heat floors
-#: above say; a hue still has to pass the silhouette tests. Set on dev renders (seeds 550000
-#: and 560000; see HEAT_PEAK): 0.5 and 0.6 found a little more (recall +0.4 to +1.2 points a
-#: group) for more false finds (+3 to +18 a group), and no more tables exactly right; letting
-#: the thresholds decide where it is unsure (p 0.3-0.7 or 0.5-0.7) made 2-12 more false finds
-#: a group and set no more tables right. 0.8 for the retrained network with HEAT_PEAK 0.2:
-#: the same tables right as 0.7 (328 of 900 on the two seeds), 20 fewer false finds; at
-#: HEAT_PEAK 0.3, 0.5 and 0.6 found 0.1-0.6 points more for 2-11 more false finds a group.
-#: Checked again with the second fine-tuned heat map and VERIFY_HUE_MIN 0.5 (dev seeds
-#: 550000-595000, 1,630 tables): 0.7 771 tables right, 0.9 776, 0.8 782. With the
-#: verifier trained on every candidate it is asked about (2026-11-26, its first stage):
-#: 0.8 793, 0.7 791 (54 fewer missed, 31 more false finds); with its second stage (the
-#: shipped file): 0.8 809, 0.7 809 (53 fewer missed, 26 more false finds). With the
-#: colour and size readers (2026-11-27, eight dev seeds 545000-590000, 2,177 tables): 0.8
-#: 1,253, 0.7 1,248 (76 fewer missed, 52 more false finds), 0.9 1,240 (122 more missed,
-#: 46 fewer false finds): 0.7's 76 more pyramids came with 52 more false finds and 25
-#: more misread colours, pips or poses
+#: above say; a hue still has to pass the silhouette tests. Lower floors found more pyramids
+#: for as many more false finds and misreads
 VERIFY_MIN = 0.8
-#: VERIFY_MIN on a frame the calibration calls blurred (:attr:`Calibration.blurred`), where
-#: the heat map is also read mirrored, the mean of the two readings (2026-11-29,
-#: ``models/pyramids-heat.md``). First on the renderer's blurred frames only (so gated by
-#: the truth), ordinary / hard: dev seeds 545000-560000 (63 / 72 frames) tables right 30 / 6
-#: -> 31 / 9, pyramids missed 43 / 283 -> 42 / 254, false finds 6 / 22 -> 5 / 20; four other
-#: dev seeds 565000-580000, not looked at while choosing (46 / 54): 20 / 1 -> 22 / 3, missed
-#: 30 / 218 -> 27 / 202, false 4 / 14 -> 6 / 10. The mirror alone: 31 / 6 and 22 / 3, false
-#: finds 4 / 15 and 3 / 9, as many missed as before; 0.6 alone: 29 / 5 and 21 / 1, false 11
-#: / 39 and 6 / 18 (the looser word is worth taking only with the steadier map). Then as
-#: shipped, gated by the marker edges, on all tables of the eight seeds (ordinary / hard /
-#: unseen printing): the first four 270 / 134 / 273 -> 270 / 136 / 271, the other four 288 /
-#: 129 / 265 -> 289 / 130 / 266 (1,359 -> 1,362 of 2,163 tables right); missed 608 -> 574
-#: and 557 -> 536, false finds 79 -> 77 and 75 -> 71, colours, pips or poses wrong 360 ->
-#: 374 and 301 -> 297. Only frames called blurred change. Cost (60 frames of seed 910000,
-#: each run with and without, paired medians): 1.0 ms a sharp frame (the sharpness reading,
-#: 0.5 ms, now comes before the pyramid job is sent), 7.8 ms a blurred one (the second
-#: reading of the map and the candidates the looser word lets through)
+#: VERIFY_MIN on a frame the calibration calls blurred (:attr:`Calibration.blurred`), where the
+#: heat map is also read mirrored, the mean of the two readings (``models/pyramids-heat.md``):
+#: the looser word is worth taking only with that steadier map
 BLURRED_VERIFY_MIN = 0.6
 #: VERIFY_MIN on a busy table: a look with at least BUSY_SURE candidates that are surely
-#: pyramids (the colour classifier took them without asking the verifier, or the verifier
-#: gave them at least BUSY_SURE_P) takes a doubtful one from BUSY_VERIFY_MIN. Late in a game
-#: the lattice is crowded with pyramids, so a doubtful candidate there is a pyramid more
-#: often than on a quiet table (2026-11-29). Dev seeds 545000-560000 (ordinary / hard /
-#: unseen printing, 1,081 tables): 275 / 137 / 273 -> 276 / 141 / 272 tables right (8 won,
-#: 4 lost), pyramids missed -34, false finds +14, colours, pips and poses wrong +3; four
-#: other dev seeds 565000-580000, not looked at while choosing (1,082 tables): 290 / 133 /
-#: 269 -> 290 / 139 / 269 (8 won, 2 lost), missed -37, false +24, misread +7. Tried on the
-#: first four: a floor of 0.5 (688 tables, missed -60, false +24, misread +16) and 8
-#: candidates (688, false +17). The Decktet's dev seeds 565000-580000 (344 tables): 221 ->
-#: 221. Blurred frames are unchanged (their floor is already 0.6).
-#: Held out: ``bench/vision.py`` hard 32.8 -> 33.9% of tables right (pyramids missed 195 ->
-#: 172, false 22 -> 28), the other groups' tables as before; ``bench/pyramids.py`` Zarcana
-#: lattices 85.3 -> 83.2% of images right (two false finds), free layouts 76.3 -> 77.3%
+#: pyramids (the colour classifier took them without asking the verifier, or the verifier gave
+#: them at least BUSY_SURE_P) takes a doubtful one from BUSY_VERIFY_MIN. Late in a game the
+#: lattice is crowded with pyramids, so a doubtful candidate there is a pyramid more often than
+#: on a quiet table. Blurred frames already have this floor
 BUSY_VERIFY_MIN = 0.6
 BUSY_SURE = 12
 BUSY_SURE_P = 0.95
-#: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped
-#: as card art where the verifier, asked after the first checks, gives it under this. Since
-#: 2026-11-26 the verifier is trained on such hues too (recoloured printings among them);
-#: before, trained on doubtful candidates only, it still told art from plastic: dev renders
-#: (seeds 550000 / 560000, 100 images a group; ordinary / crowded under lamps / unseen
-#: printing), of the hue finds it put under 0.1: false 5 / 2 / 1 and 0 / 2 /
-#: 6, true 0 / 0 / 0 and 0 / 2 / 0 (of 2,368 and 2,348 true; under 0.2: 2 / 1 / 1 and
-#: 1 / 2 / 0 true for 3 more false). 0.5 with the heat map fine-tuned a second time
-#: (2026-11-26), dev seeds 550000-595000 (six, 100 images a group, 1,630 tables): false finds
-#: 343 -> 301 (ordinary / crowded under lamps / unseen printing 42 / 186 / 115 -> 39 / 168 /
-#: 94: recoloured art that the colour classifier takes for a hue), pyramids missed 1,481 ->
-#: 1,494, tables right 774 -> 782 (none fewer on any seed); 0.3: 778 tables, 319 false,
-#: 1,486 missed; 0.7: 779, 287, 1,513. On three fresh dev seeds (545000, 555000, 565000;
-#: 900 images) against 0.1: tables right 374 -> 375, false finds 174 -> 156, missed 802 ->
-#: 815. Every such hue is asked anyway, so no time added. With the verifier trained on every
-#: candidate (2026-11-26, its first stage; six dev seeds as above): 0.5 793 tables, 268
-#: false, 1,422 missed; 0.7 792, 261, 1,428. Its second stage (the shipped file): 0.5 809
-#: tables, 259 false, 1,376 missed; 0.7 810, 247, 1,385
+#: a hue the colour classifier accepted alone (not doubtful, so not asked above) is dropped as
+#: card art where the verifier, asked after the first checks, gives it under this: recoloured
+#: card art that the colour classifier takes for a hue. Every such hue is asked anyway, so it
+#: adds no time
 VERIFY_HUE_MIN = 0.5
 #: a candidate turned away unasked (the colour classifier's none over its threshold, and not
-#: doubtful: its likeliest colour a hue, or none at 0.9 and more) is asked too, and its
-#: answer decides it as a doubtful one's does where it is at least this sure: a yellow or a
-#: clear pyramid the colour classifier missed on busy art. Dev renders (seeds 550000 /
-#: 560000, 100 images a group; ordinary / crowded under lamps / unseen printing): pyramids
-#: found +3 / +6 / 0 and +2 / +7 / 0, false finds +0 / +2 / 0 and 0 / 0 / +1, tables right
-#: 48 / 2 / 40 -> 50 / 3 / 40 and the same 58 / 5 / 61; 0.8 found one more for 2 more false.
-#: 0.95 with VERIFY_HUE_MIN 0.5 (dev seeds 550000-595000, 1,630 tables): 783 tables right
-#: against 782, 7 more missed, 3 fewer false: noise
+#: doubtful: its likeliest colour a hue, or none at 0.9 and more) is asked too, and its answer
+#: decides it as a doubtful one's does where it is at least this sure: a yellow or a clear
+#: pyramid the colour classifier missed on busy art
 VERIFY_RECALL_MIN = 0.9
-#: a hue whose colour's pixels fill its silhouette less than MIN_IOU_HUE asks (a
-#: neighbour's plastic or a lamp took some of them) is still read where the verifier gives
-#: it at least HUE_IOU_TRUST and the IoU is at least HUE_IOU_TRUST_MIN. Dev renders (seeds
-#: 550000 / 560000, 100 images a group; ordinary / crowded under lamps / unseen printing):
-#: pyramids found +3 / +9 / +1 and 0 / +8 / +1, false finds +1 / +1 / 0 and 0 / 0 / +1,
-#: tables right 50 / 3 / 40 -> 52 / 3 / 40 and 58 / 5 / 61 -> 58 / 5 / 60; 0.9 the same on
-#: 550000; without the IoU floor 4 more found on crowded tables, with 4 more wrong colours
+#: a hue whose colour's pixels fill its silhouette less than MIN_IOU_HUE asks (a neighbour's
+#: plastic or a lamp took some of them) is still read where the verifier gives it at least
+#: HUE_IOU_TRUST and the IoU is at least HUE_IOU_TRUST_MIN (without that floor, more wrong
+#: colours)
 HUE_IOU_TRUST = 0.95
 HUE_IOU_TRUST_MIN = 0.3
 #: a hue is read whatever its silhouette's IoU where the verifier gives it at least
-#: HUE_HEAT_TRUST and the heat map is at least HUE_HEAT_TRUST_HEAT there: under a lamp's
-#: colour the colour table can miss most of a pyramid's own plastic that both networks
-#: see. On the dev seeds, the hues turned away for a thin silhouette with both this sure
-#: were 9 real pyramids and no false one (figures with HEAT_HUE_SURE)
+#: HUE_HEAT_TRUST and the heat map is at least HUE_HEAT_TRUST_HEAT there: under a lamp's colour
+#: the colour table can miss most of a pyramid's own plastic that both networks see
 HUE_HEAT_TRUST = 0.99
 HUE_HEAT_TRUST_HEAT = 0.45
-#: a hue that some of its colour's plastic backs (IoU over 0) is read whatever the rest of
-#: its silhouette and the heat map say where the verifier gives it at least HUE_CERTAIN: a
-#: hue on busy art that the heat map misses (under MIN_HEAT, where a hue had to fill
-#: HEAT_OVERRULED_IOU of its silhouette) or whose plastic the table's pixels only partly
-#: show. Eleven dev seeds (545000-595000 and the Decktet's 565000-580000, 2,962 tables):
-#: 14 tables read differently, 5 of them now right and 1 no longer (a false orange);
-#: pyramids found +11, false finds +1, 2 readings newly wrong (a colour, pips), 1 put right.
-#: Set on the first four seeds (0.999 there: the same tables, one pyramid fewer); the other
-#: seven were not looked at first
+#: a hue that some of its colour's plastic backs (IoU over 0) is read whatever the rest of its
+#: silhouette and the heat map say where the verifier gives it at least this: a hue on busy art
+#: that the heat map misses (under MIN_HEAT, where a hue had to fill HEAT_OVERRULED_IOU of its
+#: silhouette) or whose plastic the table's pixels only partly show
 HUE_CERTAIN = 0.99
 #: a doubtful hue the verifier was asked about (``p_ver``) is read despite a thin silhouette
 #: (no IoU floor) where it gives at least this: on crowded lattices a pyramid's own plastic
 #: hides under its neighbours', and the verifier, trained on every such candidate, tells it
-#: from card art better than the pixel count does. Dev renders, seeds 550000-595000 (six,
-#: 100 images a group, 1,642 tables), with the third-stage verifier: tables right 811 ->
-#: 815, pyramids missed 1,323 -> 1,268, false finds 257 -> 269, wrong colours 316 -> 333
-#: (clear plastic over art read as the art's hue); with an IoU floor of HUE_IOU_TRUST_MIN
-#: 812 tables, 1,321 missed (the ones it finds have almost none of their colour's pixels
-#: in view). Fresh seeds 545000 / 555000 / 565000: 405 -> 407. 0.98 with the second stage:
-#: 811 tables against 0.9's 811, 8 more missed
+#: from card art better than the pixel count does
 VERIFY_IOU_TRUST = 0.9
 #: a doubtful candidate whose answer lies in VERIFY_STEADY is asked again at cuts
 #: VERIFY_STEADY_MM to either side along the line from the camera's nadir (as the shape
 #: classifier's unsure reads, SHAPE_SHIFT_MM; the features stay the candidate's own) and the
-#: three answers averaged: near the floor one cut's answer is noisy. Eight dev seeds
-#: (545000-590000, 2,177 tables): false finds 217 -> 204, pyramids missed 1,532 -> 1,537,
-#: tables right 1,254 -> 1,261; 2.5 mm: 196 false finds, 1,548 missed, 1,262 tables; the
-#: window 0.3-0.98 instead: the same 1,272 tables with the card change in. About 0.8 ms a
-#: frame (next-frame median, A/B on 45 frames)
+#: three answers averaged: near the floor one cut's answer is noisy
 VERIFY_STEADY_MM = 1.5
 VERIFY_STEADY = (0.5, 0.95)
-#: a hue's silhouette is slid onto the pixels of its own colour where they cover at least
-#: this share of it, else onto any hue's or black's (translucent plastic over art straddles
-#: neighbouring hues). On crowded tables a pyramid touches others of other colours, and
-#: their pixels pulled its silhouette 12-20 mm off: on dev renders (seed 550000, 60 crowded
-#: images) 18 of 38 false finds near a true pyramid were such misplacements, mostly of the
-#: right colour, size and pose. Set on dev seed 550000 (100 images a group, ordinary /
-#: crowded under lamps): recall 87.5 / 83.1 -> 87.6 / 83.3%, false finds 14 / 57 -> 12 / 56,
-#: tables right 44 / 3 -> 46 / 3; 0.15 and 0.5 within a pyramid of that; scoring the
-#: overlap on the own colour too (not only the slide) found no more. Never sliding to a
-#: lower overlap than the start's made 10 more false finds
+#: a hue's silhouette is slid onto the pixels of its own colour where they cover at least this
+#: share of it, else onto any hue's or black's (translucent plastic over art straddles
+#: neighbouring hues): on crowded tables the pixels of touching pyramids of other colours
+#: pulled a silhouette 12-20 mm off
 SLIDE_OWN = 0.3
-#: a find sliding onto its colour group's pixels rather than its own colour's (white, clear
-#: and black always; a hue under SLIDE_OWN) moves at most this far a step (two steps):
-#: those pixels are card paper and borders, ink and every hue, and a free slide carried
-#: white, clear and black 12-20 mm off (23 of 38 false finds within 20 mm of a true pyramid
-#: on 100 crowded dev renders, seed 550000). Dev (100 images a group, ordinary / crowded
-#: under lamps / unseen printing), free -> 2 mm for white, clear and black: seed 550000
-#: recall 87.5 / 83.4 / 82.8 -> 87.5 / 84.1 / 83.2%, false finds 13 / 56 / 37 -> 13 / 38 /
-#: 35; seed 560000 recall 85.0 / 82.9 / 89.9 -> 85.8 / 84.0 / 90.1%, false finds 18 / 54 /
-#: 37 -> 13 / 29 / 36 (4 mm: 43 and 32 crowded false finds, 8 mm: as free, no slide: 42 on
-#: 550000); hues under SLIDE_OWN too: crowded false finds 38 -> 32 and 29 -> 25, recall
-#: 84.1 -> 84.4 and 84.0 -> 84.3%, the other groups within one find
+#: a find sliding onto its colour group's pixels rather than its own colour's (white, clear and
+#: black always; a hue under SLIDE_OWN) moves at most this far a step (two steps): those pixels
+#: are card paper and borders, ink and every hue, and a free slide carried finds 12-20 mm off
 SLIDE_MAX_GROUP_MM = 2.0
-#: the colour's pixels this far outside a silhouette still count against it in the overlap
-#: (its union), and a slide reaches for pixels SLIDE_REACH_MM outside it: in mm, so that the
-#: view's resolution (VIEW_PPM) does not move them (at 1 px/mm they were 5 x 5 and twice
-#: 5 x 5 pixels; at 0.75 px/mm the same pixels reached 5.3 mm, and a small upright red
-#: touching a 2-pip red slid onto the 2-pip's plastic: test_touching_pyramids_of_one_colour)
+#: the colour's pixels this far outside a silhouette still count against it in the overlap (its
+#: union), and a slide reaches for pixels SLIDE_REACH_MM outside it: in mm, so that the view's
+#: resolution (VIEW_PPM) does not move them (in pixels at 0.75 px/mm a small red touching a
+#: 2-pip red slid onto the 2-pip's plastic: test_touching_pyramids_of_one_colour)
 NEAR_MM = 2.0
 SLIDE_REACH_MM = 4.0
 HUES = frozenset(COLORS[:7])
@@ -973,16 +681,12 @@ def peaks_beside(heat: HeatMap, cands: list[Candidate], min_p: float) -> np.ndar
 
 
 #: The readers that run as their int8 copies (:mod:`vision.pyramids.quantize`:
-#: ``NAME.int8.onnx`` beside each float file, which stays the one trained and exported).
-#: These plain convolution-and-ReLU networks run about 2.3 times as fast so: the finder's
-#: frame about 3-4 ms shorter on average, the slow crowded frames most (eight dev seeds,
-#: 2,177 tables: 1,292 -> 1,287 right, within what any retraining moves; figures in
-#: ``models/pyramids-size.md``). The verifier runs in int8 too, but with its head in float
-#: (:data:`VERIFIER_INT8`): its first copy, quantised whole, missed 9 more pyramids there
-#: (1,287 -> 1,283 tables), its answers near :data:`VERIFY_MIN` moving below it. Not the
-#: shape and colour classifiers: their SiLU networks ran only 27%
-#: faster in int8, and the colour classifier's copy lost 37 crowded dev tables
-#: (``models/pyramids-shape.md``, ``models/pyramids-color.md``). Empty: every reader in float.
+#: ``NAME.int8.onnx`` beside each float file, which stays the one trained and exported): these
+#: plain convolution-and-ReLU networks run about 2.3 times as fast so, the tables right within
+#: what any retraining moves. The verifier runs in int8 too, its head in float
+#: (:data:`VERIFIER_INT8`). Not the shape and colour classifiers: their SiLU networks gain
+#: little in int8, and the colour classifier's copy lost crowded tables. Empty: every reader in
+#: float.
 READERS_INT8: frozenset[str] = frozenset({SIZE_MODEL, POINT_MODEL, WHITE_CLEAR_MODEL,
                                           COLOR_READ_MODEL})
 
@@ -992,11 +696,10 @@ def reader_file(name: str) -> str:
     return int8_name(name) if name in READERS_INT8 else name
 
 
-#: The verifiers (the tarot's and the Decktet's) run as their int8 copies since 2026-11-29,
-#: made by :func:`vision.pyramids.quantize.verifier_int8` with the head in float
-#: (``models/pyramids-verify.md``, "The int8 copy the finder runs"): 59 against 147 us a
-#: patch, the finder's frame 2.6 ms shorter median (4.0 mean) on 44 dev frames, and on
-#: eleven dev seeds the tables right within one of the float file's. False: the float files.
+#: The verifiers (the tarot's and the Decktet's) run as their int8 copies, made by
+#: :func:`vision.pyramids.quantize.verifier_int8` with the head in float (quantised whole, its
+#: answers near VERIFY_MIN moved below it): about 2.5 times as fast a patch, the tables right
+#: within one of the float file's. False: the float files.
 VERIFIER_INT8 = True
 
 
