@@ -42,7 +42,7 @@ def open_onnx(path: str | Path, threads: int = 1) -> tuple[Any, dict[str, str], 
     file ``path``; the names come from the ``names`` metadata (``{0: "a", ...}``, empty when
     absent or unreadable). Raises :class:`ModelError` naming the file when it is missing or
     cannot be loaded."""
-    import onnxruntime as ort  # type: ignore[import-untyped]  # (it ships no stubs)
+    import onnxruntime as ort
 
     path = Path(path)
     if not path.is_file():

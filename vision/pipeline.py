@@ -547,8 +547,8 @@ class TablePipeline:
         sure = np.flatnonzero(scores >= DROP_TABLE_BELOW_SCORE)
         fits = fit_card_boxes(ideal, ideal_calib, centers[sure], axes[sure], self.card_size_mm)
         moved = [(int(i), f) for i, f in zip(sure, fits) if f.moved]
-        for i, f in zip(sure, fits):
-            centers[i], axes[i] = f.center_mm, f.axis_deg % 180.0
+        for k, f in zip(sure, fits):
+            centers[k], axes[k] = f.center_mm, f.axis_deg % 180.0
         t_f = time.perf_counter()
         timings["fit"] = (t_f - t1) * 1000
         # the crop's top edge toward the box's long-axis direction: the gallery then tells

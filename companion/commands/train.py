@@ -371,6 +371,7 @@ def _pyramids(args: argparse.Namespace) -> int:
     if args.model == "pyramid-heat":
         from vision.pyramids.train_heat import prepare, train
 
+        assert views is not None   # the heat map's, set above
         try:   # a views file or --init weights made at another resolution
             data = prepare(folders, views, args.jobs, args.ppm)
             path = train(data, args.out, minutes, args.threads, seed=args.seed or 0,

@@ -163,9 +163,11 @@ class VideoSource(FrameSource):
             self._index += 1
         ok, image = cap.read()
         if ok and image is not None and self.raw_mjpeg:
-            image = cv2.imdecode(image.reshape(-1), cv2.IMREAD_COLOR)
-            if image is None:
+            decoded = cv2.imdecode(image.reshape(-1), cv2.IMREAD_COLOR)
+            if decoded is None:
                 ok = False
+            else:
+                image = decoded
         if not ok or image is None:
             if self.kind == "video":
                 if self._count and self._index < self._count - 1:

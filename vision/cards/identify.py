@@ -132,7 +132,8 @@ def warp_card(image: np.ndarray, corners_px: np.ndarray | Sequence[Sequence[floa
     long_px = max(float(np.linalg.norm(src[3] - src[0])), float(np.linalg.norm(src[2] - src[1])))
     k = int(min(4, max(1, math.floor(long_px / ch))))
     ww, hh = cw * k, ch * k
-    dst = np.float32([[-0.5, -0.5], [ww - 0.5, -0.5], [ww - 0.5, hh - 0.5], [-0.5, hh - 0.5]])
+    dst = np.array([[-0.5, -0.5], [ww - 0.5, -0.5], [ww - 0.5, hh - 0.5], [-0.5, hh - 0.5]],
+                   np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
     out = cv2.warpPerspective(image, M, (ww, hh), flags=cv2.INTER_LINEAR,
                               borderMode=cv2.BORDER_REPLICATE)
@@ -519,7 +520,8 @@ def _print_variant(art: np.ndarray, rng: np.random.Generator, strength: float) -
             img = cv2.resize(img[cy:h - cy, cx:w - cx], (w, h), interpolation=cv2.INTER_LINEAR)
     elif u < 0.7:  # an added paper border
         b = max(1, int(round(w * rng.uniform(0.01, 0.14) * strength)))
-        paper = np.float32([232, 240, 244]) + rng.uniform(-25, 15, 3).astype(np.float32)
+        paper = (np.array([232, 240, 244], np.float32)
+                 + rng.uniform(-25, 15, 3).astype(np.float32))
         inner = cv2.resize(img, (w - 2 * b, h - 2 * b), interpolation=cv2.INTER_AREA)
         img = np.empty_like(art)
         img[:] = paper
@@ -571,9 +573,10 @@ def _augment(art: np.ndarray, rng: np.random.Generator, pool: list[np.ndarray],
         tex = tex * shade[..., None]
         # the card in the crop: its corners where a (slightly wrong) quad puts them
         j = rng.normal(0, 0.012, (4, 2)) * [sw, sh] + rng.normal(0, 0.01, (1, 2)) * [sw, sh]
-        dst = np.float32([[-0.5, -0.5], [sw - 0.5, -0.5], [sw - 0.5, sh - 0.5],
-                          [-0.5, sh - 0.5]]) + j.astype(np.float32)
-        src = np.float32([[-0.5, -0.5], [tw - 0.5, -0.5], [tw - 0.5, th - 0.5], [-0.5, th - 0.5]])
+        dst = np.array([[-0.5, -0.5], [sw - 0.5, -0.5], [sw - 0.5, sh - 0.5],
+                        [-0.5, sh - 0.5]], np.float32) + j.astype(np.float32)
+        src = np.array([[-0.5, -0.5], [tw - 0.5, -0.5], [tw - 0.5, th - 0.5], [-0.5, th - 0.5]],
+                       np.float32)
         Hm = cv2.getPerspectiveTransform(src, dst)
         alpha = _rounded_alpha(th, tw, rng.uniform(0.025, 0.065) * tw).astype(np.float32) / 255.0
         rgba = np.dstack([tex, alpha])
@@ -591,7 +594,7 @@ def _augment(art: np.ndarray, rng: np.random.Generator, pool: list[np.ndarray],
         r = rng.uniform(0.12, 0.35) * sw
         a_ = np.sort(rng.uniform(0, 2 * math.pi, n))
         pts = np.round((c + r * np.stack([np.cos(a_), np.sin(a_)], 1)) * 16).astype(np.int32)
-        m = np.zeros((sh, sw), np.float32)
+        m: np.ndarray = np.zeros((sh, sw), np.float32)
         cv2.fillPoly(m, [pts], 1.0, cv2.LINE_AA, 4)
         if rng.random() < 0.5:   # the solid: a plastic colour, often see-through
             col = rng.uniform(15, 245, 3).astype(np.float32)
@@ -613,18 +616,19 @@ def _augment(art: np.ndarray, rng: np.random.Generator, pool: list[np.ndarray],
         img = cv2.GaussianBlur(img, (0, 0), sig)
     if rng.random() < 0.12:  # motion blur: up to a fifth of a small card's length
         k = int(rng.integers(3, 14))
-        ker = np.zeros((k, k), np.float32)
+        ker: np.ndarray = np.zeros((k, k), np.float32)
         ker[k // 2] = 1.0 / k
         R = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), rng.uniform(0, 180), 1.0)
         ker = cv2.warpAffine(ker, R, (k, k))
         img = cv2.filter2D(img, -1, ker / max(ker.sum(), 1e-6))
     img = img + rng.normal(0, rng.uniform(0.5, 6.0), img.shape).astype(np.float32)
-    out = np.clip(img, 0, 255).astype(np.uint8)
+    out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
     if rng.random() < 0.6:
         q = int(rng.integers(55, 95))
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, q])
-        if ok:
-            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        if decoded is not None:
+            out = decoded
     if (sw, sh) != (cw, ch):
         out = cv2.resize(out, (cw, ch), interpolation=cv2.INTER_LINEAR)
     return out
@@ -678,7 +682,8 @@ def _lda(X: np.ndarray, y: np.ndarray, n_pca: int, shrink: float) -> np.ndarray:
     Mb = (means - means.mean(axis=0)) @ Wh
     _, sv, vt = np.linalg.svd(Mb, full_matrices=False)
     k = int(min(len(classes) - 1, n_pca, np.sum(sv > 1e-6 * sv[0])))
-    return (P @ Wh @ vt[:k].T).astype(np.float32)
+    W: np.ndarray = (P @ Wh @ vt[:k].T).astype(np.float32)
+    return W
 
 
 def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -686,7 +691,9 @@ def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
         return Z.copy()
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 1e-3)
     cv2.setRNGSeed(seed)  # k-means++ seeding draws from OpenCV's RNG: keep enrollment seeded
-    _, _, centers = cv2.kmeans(Z.astype(np.float32), k, None, crit, 2, cv2.KMEANS_PP_CENTERS)
+    # bestLabels None (OpenCV allocates them), which its stubs do not allow for
+    _, _, centers = cv2.kmeans(  # type: ignore[call-overload]
+        Z.astype(np.float32), k, None, crit, 2, cv2.KMEANS_PP_CENTERS)
     return np.asarray(centers, np.float32)
 
 

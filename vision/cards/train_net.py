@@ -370,7 +370,7 @@ def train(deck_folder: str | Path, out_dir: str | Path, *, per_card: int = 400,
     # the schedule is laid out for the epochs the time budget allows, measured on epoch 1
     planned = epochs
     history = []
-    best = (-1.0, None)
+    best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     step = 0
     for epoch in range(epochs):
         te = time.perf_counter()

@@ -113,7 +113,7 @@ def static_int8(src: Path, dst: Path, feeds: Iterable[dict[str, np.ndarray]],
 
     meta = {p.key: p.value for p in onnx.load(str(src)).metadata_props}
 
-    class Feeds(CalibrationDataReader):  # type: ignore[misc]
+    class Feeds(CalibrationDataReader):
         def __init__(self) -> None:
             self.left = iter(feeds)
 

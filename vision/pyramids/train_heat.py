@@ -160,7 +160,8 @@ def prepare(folders: list[Path], cache: Path, jobs: int, ppm: float = HEAT_PPM
         raise ValueError(f"no image of {', '.join(map(str, folders))} calibrated from its "
                          "markers")
     cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, ppm=np.float64(ppm), **data)
+    arrays: dict[str, Any] = data   # (numpy's stub reads **arrays as its allow_pickle flag)
+    np.savez(cache, ppm=np.float64(ppm), **arrays)
     return data
 
 

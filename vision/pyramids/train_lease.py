@@ -203,14 +203,16 @@ def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
     if "heat" in networks:
         views = prepare_views([folder], 1, HEAT_PPM)   # in this process: it is a worker
     if views:
-        np.savez(work / f"heat_{batch:06d}.npz", **views)
+        heat_arrays: dict[str, Any] = views   # (numpy's stub reads **arrays as allow_pickle)
+        np.savez(work / f"heat_{batch:06d}.npz", **heat_arrays)
     t2 = time.monotonic()
     samples: dict[str, np.ndarray] = {}
     if "verify" in networks:
         samples = _prepare_chunk((str(folder), batch * SCENE_IDS, 0, scenes, candidates,
                                   (PATCH_MM_TRAIN,), None if cut_heat is None else str(cut_heat)))
     if samples:
-        np.savez(work / f"verify_{batch:06d}.npz", **samples)
+        verify_arrays: dict[str, Any] = samples
+        np.savez(work / f"verify_{batch:06d}.npz", **verify_arrays)
     t3 = time.monotonic()
     labels: list[int] = []
     if "size" in networks:

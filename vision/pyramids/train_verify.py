@@ -214,7 +214,8 @@ def prepare(folders: Sequence[Path], cache: Path, jobs: int = 2, which: str = "d
         raise ValueError("no scene of the rendered folders could be calibrated")
     data = {k: np.concatenate([g[k] for g in got]) for k in got[0]}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, **data)
+    arrays: dict[str, Any] = data   # (numpy's stub reads **arrays as its allow_pickle flag)
+    np.savez(cache, **arrays)
     log.info("%d samples (%d pyramids) from %d scenes -> %s", len(data["labels"]),
              int(data["labels"].sum()), len(np.unique(data["scene"])), cache)
     return data

@@ -10,10 +10,15 @@ has R = identity. A point ``up`` mm above the table has Z = -up.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
+
+if TYPE_CHECKING:
+    from calibration.mat import Mat
 
 RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
 
@@ -33,7 +38,8 @@ class Camera:
 
     @property
     def center_world(self) -> np.ndarray:
-        return -self.R.T @ self.t
+        c: np.ndarray = -self.R.T @ self.t
+        return c
 
     @property
     def has_distortion(self) -> bool:
@@ -54,18 +60,21 @@ class Camera:
         c = pts @ self.R.T + self.t
         z = np.maximum(c[:, 2:3], 1e-6)
         uv = c[:, :2] / z
-        return uv @ K[:2, :2].T + K[:2, 2]
+        px: np.ndarray = uv @ K[:2, :2].T + K[:2, 2]
+        return px
 
     def depth(self, pts: np.ndarray) -> np.ndarray:
         pts = np.asarray(pts, dtype=np.float64).reshape(-1, 3)
-        return (pts @ self.R.T + self.t)[:, 2]
+        z: np.ndarray = (pts @ self.R.T + self.t)[:, 2]
+        return z
 
     def table_homography(self, K: np.ndarray | None = None, up_mm: float = 0.0) -> np.ndarray:
         """Undistorted table-plane (x, y at height ``up_mm``) -> pixel homography."""
         K = self.K if K is None else K
         z = -up_mm
         H = K @ np.column_stack([self.R[:, 0], self.R[:, 1], self.R[:, 2] * z + self.t])
-        return H / H[2, 2]
+        out: np.ndarray = H / H[2, 2]
+        return out
 
     def distort_ideal_pixels(self, uv: np.ndarray, K_ideal: np.ndarray) -> np.ndarray:
         """Ideal pixels (rendered with ``K_ideal``) -> distorted output pixels."""
@@ -77,7 +86,7 @@ class Camera:
         out, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), self.K, self.dist)
         return out.reshape(-1, 2)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "width": self.width, "height": self.height,
             "K": [[round(float(v), 4) for v in row] for row in self.K],
@@ -158,7 +167,7 @@ def fit_distance(target_mm: tuple[float, float], tilt_deg: float, yaw_deg: float
     return hi
 
 
-def mat_outline(mat, pad_mm: float = 15.0) -> np.ndarray:
+def mat_outline(mat: Mat, pad_mm: float = 15.0) -> np.ndarray:
     """Outer corners of the mat's marker squares (table mm), for :func:`fit_distance`."""
     half = mat.marker_size_mm / 2 + pad_mm
     return np.array([[-half, -half], [mat.width_mm + half, -half],
@@ -204,8 +213,9 @@ def distortion_maps(cam: Camera, step: int = 8) -> tuple[np.ndarray, np.ndarray,
     return map_x, map_y, K_ideal, (x1 - x0 + 1, y1 - y0 + 1)
 
 
-def camera_over_mat(mat, size: tuple[int, int] = (1280, 720), tilt: float = 0.0,
-                    yaw: float = 0.0, tilt_dir: float = 0.0, dist=None,
+def camera_over_mat(mat: Mat, size: tuple[int, int] = (1280, 720), tilt: float = 0.0,
+                    yaw: float = 0.0, tilt_dir: float = 0.0,
+                    dist: np.ndarray | Sequence[float] | None = None,
                     target: tuple[float, float] | None = None, card_px: float | None = None,
                     card_mm: float = 120.0, hfov: float = 65.0) -> Camera:
     """A camera looking at ``target`` (default the mat centre) that holds the whole mat with

@@ -18,9 +18,13 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from companion.core.cards import tarot_deck
 from vision.synth.errors import DeckError, SceneError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 BACK_ID = "back"
@@ -73,7 +77,8 @@ class Deck:
     files: dict[str, Path]             # card id -> image file
     back_file: Path | None = None
     kind: str = "custom"               # "tarot", "decktet" or "custom"
-    _cache: dict[str, object] = field(default_factory=dict, repr=False)
+    # a card's art (an array), or its halvings under "#levels:" + id (a list of arrays)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -99,12 +104,12 @@ class Deck:
         raise SceneError(f"unknown card id {card_id!r}: deck {self.name!r} in {self.folder} "
                          f"has no such card{hint}")
 
-    def image(self, card_id: str):  # -> np.ndarray
+    def image(self, card_id: str) -> np.ndarray:
         """The art of ``card_id`` (BGR uint8, portrait, art top at row 0)."""
         import cv2
 
         with self._lock:
-            img = self._cache.get(card_id)
+            img: np.ndarray | None = self._cache.get(card_id)
         if img is not None:
             return img
         if card_id == BACK_ID:
@@ -122,13 +127,13 @@ class Deck:
             self._cache[card_id] = img
         return img
 
-    def image_at_least(self, card_id: str, height: int):  # -> np.ndarray
+    def image_at_least(self, card_id: str, height: int) -> np.ndarray:
         """The art at the smallest cached size (halvings of the scan) at least ``height`` px
         tall, so that resampling it to ``height`` is cheap and does not alias."""
         import cv2
 
         key = f"{card_id}@{height}"
-        levels = self._cache.get("#levels:" + card_id)
+        levels: list[np.ndarray] | None = self._cache.get("#levels:" + card_id)
         if levels is None:
             img = self.image(card_id)
             levels = [img]
@@ -140,7 +145,7 @@ class Deck:
             with self._lock:
                 self._cache["#levels:" + card_id] = levels
         del key
-        for lvl in reversed(levels):
+        for lvl in levels[::-1]:
             if lvl.shape[0] >= height:
                 return lvl
         return levels[0]
@@ -158,7 +163,7 @@ class Deck:
                             + "; ".join(bad[:8]) + (" ..." if len(bad) > 8 else ""))
 
 
-def _read(path: Path):
+def _read(path: Path) -> np.ndarray:
     import cv2
     import numpy as np
 
@@ -181,7 +186,7 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     path = Path(folder) if folder is not None else default_deck_dir()
     if not path.is_dir():
         raise DeckError(f"deck folder {str(path)!r} does not exist or is not a folder")
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     meta_file = path / "deck.json"
     if meta_file.exists():
         try:

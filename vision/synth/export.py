@@ -95,8 +95,9 @@ def rectify_card(image: np.ndarray, corners_px: list[list[float]],
     import cv2
 
     cw, ch = size
-    src = np.float32(corners_px)
-    dst = np.float32([[-0.5, -0.5], [cw - 0.5, -0.5], [cw - 0.5, ch - 0.5], [-0.5, ch - 0.5]])
+    src = np.array(corners_px, np.float32)
+    dst = np.array([[-0.5, -0.5], [cw - 0.5, -0.5], [cw - 0.5, ch - 0.5], [-0.5, ch - 0.5]],
+                   np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
     return cv2.warpPerspective(image, M, (cw, ch), flags=cv2.INTER_AREA,
                                borderMode=cv2.BORDER_REPLICATE)
@@ -148,6 +149,8 @@ def export_all(root: str | Path, out: str | Path | None = None,
                 if c.get("visible", 1.0) >= crop_min_visible and c.get("in_frame", True)]
         if good:
             image = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
+            if image is None:
+                raise SynthError(f"{rec}: image {truth['image']!r} cannot be decoded")
             for k, c in enumerate(good):
                 crop = rectify_card(image, c["corners_px"])
                 d = crops / split / c["id"]

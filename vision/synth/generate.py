@@ -73,7 +73,8 @@ def _keepouts(mat: Mat, pad: float = 15.0) -> list[tuple[float, float, float, fl
 
 
 def random_lattice(rng: np.random.Generator, deck: Deck, n_cards: int | None = None
-                   ) -> tuple[dict, dict, dict]:
+                   ) -> tuple[dict[tuple[int, int], list[Any]],
+                          dict[tuple[int, int], list[Pyramid]], dict[tuple[int, int], bool]]:
     """A plausible Zarcana position: (cards by cell, pyramids by cell, flipped cells)."""
     n = int(n_cards or rng.integers(4, 21))
     cells = _grow_blob(rng, n)
@@ -247,9 +248,9 @@ def engine_zarcana_scene(rng: np.random.Generator, deck: Deck, mat: Mat) -> Tabl
 def random_zarcana_scene(rng: np.random.Generator, deck: Deck, mat: Mat,
                          engine_share: float = 0.5) -> TableScene:
     if rng.random() < engine_share:
-        scene = engine_zarcana_scene(rng, deck, mat)
-        if scene is not None:
-            return scene
+        played = engine_zarcana_scene(rng, deck, mat)
+        if played is not None:
+            return played
     for _ in range(20):
         cards, pyramids, flip = random_lattice(rng, deck)
         scene = scene_from_lattice(cards, pyramids, card_size_mm=deck.card_size_mm, rng=rng,
@@ -429,6 +430,12 @@ def _shake(rng: np.random.Generator) -> tuple[float, float]:
     return float(rng.uniform(3, 14)), float(rng.uniform(0, 180))
 
 
+def _rgb(v: Any) -> tuple[float, float, float]:
+    """Three numbers (a colour, white balance gains) as a tuple of floats."""
+    a, b, c = (float(x) for x in v)
+    return a, b, c
+
+
 def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: bool,
                  mat: Mat) -> Style:
     st = Style(seed=seed)
@@ -450,7 +457,7 @@ def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: b
     st.printing_strength = float(rng.uniform(0.0, 1.0))
     st.wear = float(rng.uniform(0.0, 1.0))
     st.marker_margin_mm = float(rng.uniform(8, 20))
-    st.marker_paper = tuple(float(v) for v in (238 + rng.uniform(-14, 12, 3)).clip(0, 255))
+    st.marker_paper = _rgb((238 + rng.uniform(-14, 12, 3)).clip(0, 255))
     st.marker_ink = float(rng.uniform(10, 45))
     if not card_back:
         st.back = textures.procedural_back(np.random.default_rng([seed, 5]))
@@ -463,10 +470,9 @@ def random_style(rng: np.random.Generator, seed: int, hands: float, card_back: b
                 target_mm=(float(rng.uniform(0.1, 0.9) * mat.width_mm),
                            float(rng.uniform(0.1, 0.9) * mat.height_mm)),
                 width_frac=float(rng.uniform(0.6, 1.0)),
-                skin=tuple(float(v) for v in np.array(SKIN[int(rng.integers(len(SKIN)))])
-                           * rng.uniform(0.85, 1.1)),
-                sleeve=(tuple(float(v) for v in textures.random_color(rng))
-                        if rng.random() < 0.6 else None),
+                skin=_rgb(np.array(SKIN[int(rng.integers(len(SKIN)))])
+                          * rng.uniform(0.85, 1.1)),
+                sleeve=(_rgb(textures.random_color(rng)) if rng.random() < 0.6 else None),
                 sleeve_frac=float(rng.uniform(0.2, 0.7)),
                 finger_curl=float(rng.uniform(0, 1)), spread_deg=float(rng.uniform(10, 45))))
     if rng.random() < 0.15:
@@ -505,7 +511,7 @@ def lamp_light(rng: np.random.Generator, st: Style) -> str:
         st.ambient *= float(rng.uniform(0.5, 0.9))
     if mode in ("coloured", "both"):
         tint = rng.uniform(-0.3, 0.3, 3)
-        st.wb = tuple(float(v) for v in np.exp(tint - tint.mean()))
+        st.wb = _rgb(np.exp(tint - tint.mean()))
     return mode
 
 
@@ -656,7 +662,7 @@ def truth_json(truth: dict[str, Any]) -> str:
 _W: dict[str, Any] = {}
 
 
-def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dict,
+def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dict[str, Any],
                  threads: int) -> None:
     import cv2
 
@@ -667,7 +673,7 @@ def _init_worker(deck_folder: str, card_size: tuple[float, float], mat_dict: dic
     _W["mat"] = Mat.from_dict(mat_dict)
 
 
-def _work(args: tuple) -> tuple[int, int]:
+def _work(args: tuple[Any, ...]) -> tuple[int, int]:
     (index, seed, game, hands, size, distortion, out, val_fraction, light, printing,
      pale, blur) = args
     return write_example(Path(out), index, seed, _W["deck"], _W["mat"], game, hands, size,

@@ -30,7 +30,8 @@ def card_corners(card: CardPlacement, size_mm: tuple[float, float]) -> np.ndarra
 def _rodrigues(axis: np.ndarray, angle: float) -> np.ndarray:
     k = axis / np.linalg.norm(axis)
     Kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + math.sin(angle) * Kx + (1 - math.cos(angle)) * (Kx @ Kx)
+    R: np.ndarray = np.eye(3) + math.sin(angle) * Kx + (1 - math.cos(angle)) * (Kx @ Kx)
+    return R
 
 
 def pyramid_vertices(p: PyramidPlacement) -> np.ndarray:
@@ -71,7 +72,7 @@ def pyramid_vertices(p: PyramidPlacement) -> np.ndarray:
         v[:, 0] += p.base_center_mm[0]
         v[:, 1] += p.base_center_mm[1]
         v[:, 2] = np.maximum(v[:, 2], 0.0)
-    out = v.copy()
+    out: np.ndarray = v.copy()
     out[:, 2] = -(v[:, 2] + p.rest_height_mm)
     return out
 

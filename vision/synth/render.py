@@ -32,7 +32,7 @@ from vision.synth import textures
 from vision.synth.camera import Camera, distortion_maps
 from vision.synth.deck import Deck
 from vision.synth.geometry import PYRAMID_FACES, card_corners, face_normals, pyramid_vertices
-from vision.synth.scene import TableScene
+from vision.synth.scene import CardPlacement, TableScene
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,8 @@ def draw_quad(canvas: np.ndarray, tex: np.ndarray, alpha: np.ndarray | None,
         return
     x0, y0, x1, y1 = box
     th, tw = tex.shape[:2]
-    src = np.float32([[-0.5, -0.5], [tw - 0.5, -0.5], [tw - 0.5, th - 0.5], [-0.5, th - 0.5]])
+    src = np.array([[-0.5, -0.5], [tw - 0.5, -0.5], [tw - 0.5, th - 0.5], [-0.5, th - 0.5]],
+                   np.float32)
     dst = (quad - np.array([x0, y0])).astype(np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
     if alpha is None:
@@ -203,7 +204,8 @@ def blend_poly(canvas: np.ndarray, pts: np.ndarray, color: np.ndarray, alpha: fl
     cv2.fillPoly(mask, [_fixed(pts - np.array([x0, y0]))], 255, cv2.LINE_AA, SHIFT)
     a = mask[..., None].astype(np.float32) * (alpha / 255.0)
     roi = canvas[y0:y1, x0:x1]
-    roi[:] = (roi.astype(np.float32) * (1.0 - a) + np.float32(col) * a + 0.5).astype(np.uint8)
+    roi[:] = (roi.astype(np.float32) * (1.0 - a) + np.array(col, np.float32) * a
+              + 0.5).astype(np.uint8)
 
 
 def _label_poly(label: np.ndarray, pts: np.ndarray, value: int) -> None:
@@ -237,7 +239,8 @@ def _apply_shadow(canvas: np.ndarray, mask_small: np.ndarray, sigma_small: float
     if X1 <= X0 or Y1 <= Y0:
         return
     # sample the small mask at the full-resolution pixel centres of the box
-    M = np.float32([[1 / fx, 0, (X0 + 0.5) / fx - 0.5 - x0], [0, 1 / fy, (Y0 + 0.5) / fy - 0.5 - y0]])
+    M = np.array([[1 / fx, 0, (X0 + 0.5) / fx - 0.5 - x0],
+                  [0, 1 / fy, (Y0 + 0.5) / fy - 0.5 - y0]], np.float32)
     full = cv2.warpAffine(m, M, (X1 - X0, Y1 - Y0), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     np.clip(full, 0.0, 0.95, out=full)
@@ -269,10 +272,11 @@ def render(scene: TableScene, deck: Deck, mat: Mat, cam: Camera, style: Style,
     """Render ``scene``; returns (BGR uint8 image of ``cam``'s size, truth record dict)."""
     scene.validate(deck)
     rng = np.random.default_rng([style.seed, 99])
+    map_x: np.ndarray | None = None
+    map_y: np.ndarray | None = None
     if cam.has_distortion:
         map_x, map_y, K_i, (cw, ch) = distortion_maps(cam)
     else:
-        map_x = map_y = None
         K_i, (cw, ch) = cam.K, (cam.width, cam.height)
     cx, cy = mat.width_mm / 2, mat.height_mm / 2
     p0 = cam.project_ideal(np.array([[cx, cy, 0.0], [cx + 10.0, cy, 0.0], [cx, cy + 10.0, 0.0]]),
@@ -281,13 +285,13 @@ def render(scene: TableScene, deck: Deck, mat: Mat, cam: Camera, style: Style,
     ctx = _Ctx(cam, K_i, cw, ch, ppm, 4)
 
     canvas = _table(ctx, mat, style, rng)
-    label = np.zeros((ch, cw), np.uint16)
+    label: np.ndarray = np.zeros((ch, cw), np.uint16)
     markers = _markers(ctx, canvas, label, mat, style)
     cards = _cards(ctx, canvas, label, scene, deck, style, rng)
     label_cards = label.copy()
     pyrs = _pyramids(ctx, canvas, label, scene, style)
 
-    if map_x is not None:
+    if map_x is not None and map_y is not None:
         image = cv2.remap(canvas, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
         label = cv2.remap(label, map_x, map_y, cv2.INTER_NEAREST,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
@@ -306,8 +310,8 @@ def _table(ctx: _Ctx, mat: Mat, style: Style, rng: np.random.Generator) -> np.nd
     cam, cw, ch = ctx.cam, ctx.cw, ctx.ch
     H = cam.table_homography(ctx.K)
     if style.plain_color is not None:
-        canvas = np.empty((ch, cw, 3), np.uint8)
-        canvas[:] = np.uint8(style.plain_color)
+        canvas: np.ndarray = np.empty((ch, cw, 3), np.uint8)
+        canvas[:] = np.array(style.plain_color, np.uint8)
         return canvas
     Hinv = np.linalg.inv(H)
     corners = np.array([[0, 0, 1], [cw - 1, 0, 1], [cw - 1, ch - 1, 1], [0, ch - 1, 1]], float)
@@ -351,7 +355,7 @@ def _markers(ctx: _Ctx, canvas: np.ndarray, label: np.ndarray, mat: Mat, style: 
     margin_px = int(round(style.marker_margin_mm / mat.marker_size_mm * nbits * cell))
     out = {}
     ink = style.marker_ink
-    paper = np.float32(style.marker_paper)
+    paper = np.array(style.marker_paper, np.float32)
     for mid, corners in mat.marker_corners().items():
         bits = cv2.aruco.generateImageMarker(dictionary, mid, nbits)
         big = cv2.resize(bits, (nbits * cell, nbits * cell), interpolation=cv2.INTER_NEAREST)
@@ -377,7 +381,7 @@ class _CardOut:
     area_ideal: float
 
 
-def _card_texture(deck: Deck, card, style: Style, printing: textures.Printing,
+def _card_texture(deck: Deck, card: CardPlacement, style: Style, printing: textures.Printing,
                   tw: int, th: int, size_mm: tuple[float, float], idx: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     if card.face_up:
@@ -513,7 +517,7 @@ def _pyramids(ctx: _Ctx, canvas: np.ndarray, label: np.ndarray, scene: TableScen
     for _, i, v in sorted(items, key=lambda it: -it[0]):
         out.append(_PyrOut(i, v))
         p = scene.pyramids[i]
-        base = np.float32(PYRAMID_BGR[p.color]) * tints[p.color]
+        base = np.array(PYRAMID_BGR[p.color], np.float32) * tints[p.color]
         alpha = PYRAMID_ALPHA[p.color]
         normals = face_normals(v)
         pv = _project(ctx, v)
@@ -630,10 +634,10 @@ def _hands(image: np.ndarray, label: np.ndarray, style: Style, ctx: _Ctx,
         # shadow on the table, offset away from the main light
         L = style.lights[0].direction() if style.lights else np.array([0, 0, -1.0])
         off = -L[:2] / max(0.2, -L[2]) * aw * 0.5
-        M = np.float32([[1, 0, off[0]], [0, 1, off[1]]])
+        M: np.ndarray = np.array([[1, 0, off[0]], [0, 1, off[1]]], np.float32)
         small = cv2.resize(full, (w // 4, h // 4), interpolation=cv2.INTER_AREA)
         sh = cv2.warpAffine(small.astype(np.float32) * (0.45 / 255.0),
-                            M / np.float32([[1, 1, 4]]), (w // 4, h // 4))
+                            M / np.array([[1, 1, 4]], np.float32), (w // 4, h // 4))
         _apply_shadow(image, sh, aw / 8)
         pts = cv2.findNonZero(small)
         if pts is None:
@@ -645,12 +649,12 @@ def _hands(image: np.ndarray, label: np.ndarray, style: Style, ctx: _Ctx,
         dist = cv2.distanceTransform((fm > 127).astype(np.uint8), cv2.DIST_L2, 3)
         shade = 0.62 + 0.38 * np.clip(dist / (aw * 0.35), 0, 1)
         shade += 0.04 * textures.smooth_noise(rng, y1 - y0, x1 - x0, aw / 2)
-        skin = np.float32(hand.skin)
+        skin = np.array(hand.skin, np.float32)
         col = np.empty((y1 - y0, x1 - x0, 3), np.float32)
         col[:] = skin
         if hand.sleeve is not None:
             sm = sleeve[y0:y1, x0:x1, None].astype(np.float32) / 255.0
-            col = col * (1 - sm) + np.float32(hand.sleeve) * sm
+            col = col * (1 - sm) + np.array(hand.sleeve, np.float32) * sm
         col *= shade[..., None]
         a = cv2.GaussianBlur(fm, (0, 0), 0.8).astype(np.float32)[..., None] / 255.0
         roi = image[y0:y1, x0:x1]
@@ -686,9 +690,10 @@ def _noise_tile() -> np.ndarray:
     """A fixed field of unit Gaussian noise, correlated over 2x2 pixels like a demosaiced
     sensor; windows of it at seeded offsets make each image's noise."""
     if not _NOISE:
-        g = np.random.default_rng(20240611).standard_normal((1100, 1000, 3)).astype(np.float32)
-        g = cv2.GaussianBlur(g, (0, 0), 0.6)
-        g /= g.std()
+        white = np.random.default_rng(20240611).standard_normal((1100, 1000, 3))
+        white = white.astype(np.float32)
+        g = cv2.GaussianBlur(white, (0, 0), 0.6)
+        g = g / g.std()
         _NOISE.append(g)
     return _NOISE[0]
 
@@ -721,8 +726,9 @@ def _sensor(image: np.ndarray, cam: Camera, style: Style, rng: np.random.Generat
         g = 1.0 - style.vignette * r2
         amt, ang = style.light_gradient
         g *= 1.0 + amt * (xs * math.cos(math.radians(ang)) + ys * math.sin(math.radians(ang))) / rmax
-        g3 = np.stack([g * style.exposure * style.wb[0], g * style.exposure * style.wb[1],
-                       g * style.exposure * style.wb[2]], axis=2).astype(np.float32)
+        g3: np.ndarray = np.stack([g * style.exposure * style.wb[0],
+                                   g * style.exposure * style.wb[1],
+                                   g * style.exposure * style.wb[2]], axis=2).astype(np.float32)
         g3 = cv2.resize(g3, (w, h), interpolation=cv2.INTER_LINEAR)
         f = cv2.multiply(image, g3, dtype=cv2.CV_32F)
     if f is None:
@@ -766,7 +772,8 @@ def _frac(counts: np.ndarray, lab: int, area: float) -> float:
 
 def _truth(scene: TableScene, deck: Deck, mat: Mat, cam: Camera, style: Style,
            markers: dict[int, np.ndarray], cards: list[_CardOut], pyrs: list[_PyrOut],
-           label: np.ndarray, label_cards: np.ndarray, hand_polys: list, glare: list,
+           label: np.ndarray, label_cards: np.ndarray, hand_polys: list[list[list[float]]],
+           glare: list[dict[str, Any]],
            image_name: str) -> dict[str, Any]:
     w, h = cam.width, cam.height
     # occlusion: count label pixels on every other row and column (x4), enough for fractions

@@ -23,11 +23,14 @@ def smooth_noise(rng: np.random.Generator, h: int, w: int, cell: float) -> np.nd
 
 
 def _hsv_color(h: float, s: float, v: float) -> np.ndarray:
-    px = np.uint8([[[int(h) % 180, int(np.clip(s, 0, 255)), int(np.clip(v, 0, 255))]]])
-    return cv2.cvtColor(px, cv2.COLOR_HSV2BGR)[0, 0].astype(np.float32)
+    px = np.array([[[int(h) % 180, int(np.clip(s, 0, 255)), int(np.clip(v, 0, 255))]]],
+                  np.uint8)
+    bgr: np.ndarray = cv2.cvtColor(px, cv2.COLOR_HSV2BGR)[0, 0].astype(np.float32)
+    return bgr
 
 
-def random_color(rng: np.random.Generator, s=(20, 200), v=(40, 230)) -> np.ndarray:
+def random_color(rng: np.random.Generator, s: tuple[float, float] = (20, 200),
+                 v: tuple[float, float] = (40, 230)) -> np.ndarray:
     return _hsv_color(rng.uniform(0, 180), rng.uniform(*s), rng.uniform(*v))
 
 
@@ -57,7 +60,8 @@ def table_surface(rng: np.random.Generator, kind: str, h: int, w: int, px_per_mm
         return img.clip(0, 255).astype(np.uint8)  # sheet is drawn later in table space
     else:
         raise ValueError(f"unknown surface {kind!r}")
-    return np.clip(img, 0, 255).astype(np.uint8)
+    out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
+    return out
 
 
 def _wood(rng: np.random.Generator, h: int, w: int, s: float) -> np.ndarray:
@@ -80,7 +84,8 @@ def _wood(rng: np.random.Generator, h: int, w: int, s: float) -> np.ndarray:
     tint = 1.0 + 0.08 * np.sin(idx * 12.9898 + rng.uniform(0, 6))
     seam = (np.abs(across - (idx + 1) * plank) < max(0.8, 0.7 * s)).astype(np.float32)
     g = tint * (1.0 - 0.45 * seam)
-    img = (c1[None, None] * (1 - t[..., None]) + c2[None, None] * t[..., None]) * g[..., None]
+    img: np.ndarray = ((c1[None, None] * (1 - t[..., None]) + c2[None, None] * t[..., None])
+                       * g[..., None])
     if not vertical:
         img = np.ascontiguousarray(img.transpose(1, 0, 2))
     return img
@@ -108,7 +113,7 @@ def _pattern(rng: np.random.Generator, h: int, w: int, s: float) -> np.ndarray:
         m = ((np.mod(u + v, period) < period / 2) ^ (np.mod(u - v, period) < period / 2)
              ).astype(np.float32)
     m = cv2.GaussianBlur(m, (0, 0), max(0.5, 0.4 * s))
-    img = c1[None, None] * (1 - m[..., None]) + c2[None, None] * m[..., None]
+    img: np.ndarray = c1[None, None] * (1 - m[..., None]) + c2[None, None] * m[..., None]
     img *= (1.0 + 0.05 * smooth_noise(rng, h, w, 100 * s))[..., None]
     return img
 
@@ -121,7 +126,7 @@ def newspaper_sheet(rng: np.random.Generator, w_mm: float, h_mm: float, px_per_m
     paper = _hsv_color(rng.uniform(15, 30), rng.uniform(5, 35), rng.uniform(200, 240))
     img = np.empty((H, W, 3), np.float32)
     img[:] = paper
-    ink = np.float32([40, 40, 45])
+    ink = np.array([40, 40, 45], np.float32)
     ncol = int(rng.integers(3, 7))
     margin = 12 * s
     colw = (W - 2 * margin) / ncol
@@ -162,7 +167,7 @@ def procedural_back(rng: np.random.Generator, w: int = 140, h: int = 240) -> np.
     """A card back with 180-degree symmetry: border, field colour and a repeating motif."""
     field = random_color(rng, s=(80, 230), v=(50, 170))
     fg = random_color(rng, s=(0, 120), v=(170, 250)) if rng.random() < 0.6 else field * 0.5
-    border = np.float32([238, 240, 242]) if rng.random() < 0.6 else fg
+    border = np.array([238, 240, 242], np.float32) if rng.random() < 0.6 else fg
     img = np.empty((h, w, 3), np.float32)
     img[:] = border
     m = int(w * rng.uniform(0.04, 0.09))
@@ -220,7 +225,8 @@ class Printing:
         self.gamma = float(1.0 + rng.uniform(-0.15, 0.15) * k)
         self.border = float(max(0.0, rng.uniform(-0.02, 0.07)) * k)  # extra border, of width
         self.crop = float(max(0.0, rng.uniform(-0.02, 0.025)) * k)   # trim of the scan's border
-        self.paper = np.float32([232, 240, 244]) + rng.uniform(-12, 10, 3).astype(np.float32)
+        self.paper = (np.array([232, 240, 244], np.float32)
+                      + rng.uniform(-12, 10, 3).astype(np.float32))
         self.corner_mm = float(rng.uniform(2.0, 4.5)) if k > 0 else 3.0
         self.gloss = float(rng.uniform(0.0, 0.5) * k)
         self.bend = float(rng.uniform(0.0, 0.12) * k)
@@ -238,6 +244,7 @@ class Printing:
         if self.crop > 0:
             cy, cx = int(h * self.crop), int(w * self.crop)
             art = art[cy:h - cy, cx:w - cx]
+        img: np.ndarray
         if self.border > 0:
             bx = max(1, int(round(out_w * self.border)))
             by = bx
