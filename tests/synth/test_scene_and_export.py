@@ -81,3 +81,16 @@ def test_exporters_write_yolo_labels_and_crops(tarot, mat, tmp_path):
     import cv2
 
     assert cv2.imread(str(crops[0])).shape == (112, 64, 3)
+
+
+def test_export_names_a_rendered_image_it_cannot_decode(tarot, mat, tmp_path):
+    from vision.synth.errors import SynthError
+    from vision.synth.export import export_all
+    from vision.synth.generate import SynthConfig, synthesize
+
+    synthesize(SynthConfig(out=tmp_path, count=1, seed=8, deck=tarot, mat=mat,
+                           size=(640, 360), hands=0.0))
+    (image,) = [p for p in tmp_path.glob("0*.jpg")]
+    image.write_bytes(b"not a jpeg")
+    with pytest.raises(SynthError, match=rf"{image.name}.*cannot be decoded"):
+        export_all(tmp_path)
