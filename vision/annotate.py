@@ -41,7 +41,12 @@ def _text(img: np.ndarray, text: str, org: tuple[int, int], scale: float,
     x, y = org
     if center:
         x, y = int(x - tw / 2), int(y + tht / 2)
-    cv2.putText(img, text, (x, y), font, scale, (0, 0, 0), th + 2, cv2.LINE_AA)
+    # the outline is the text itself shifted around, at the same thickness: a thicker stroke
+    # spaces OpenCV's glyphs differently (at thickness 1 against 2 and more), and the outline
+    # then runs out of step with the text
+    d = max(1, th)
+    for dx, dy in ((-d, 0), (d, 0), (0, -d), (0, d), (-d, -d), (d, d), (-d, d), (d, -d)):
+        cv2.putText(img, text, (x + dx, y + dy), font, scale, (0, 0, 0), th, cv2.LINE_AA)
     cv2.putText(img, text, (x, y), font, scale, color, th, cv2.LINE_AA)
 
 
@@ -67,7 +72,10 @@ def annotate(image: np.ndarray, record: dict[str, Any], to_px: ToPx | None = Non
             top = (corners[0] + corners[1]) / 2   # corners are TL, TR, BR, BL of the art
             tip = c + (top - c) * 0.8
             cv2.arrowedLine(out, _ipt(c), _ipt(tip), color, lw, cv2.LINE_AA, tipLength=0.2)
-        _text(out, str(card.get("id", "?")), _ipt(c + np.array([0.0, 14.0 * scale])), scale,
+        # the id in the lower half of the card, clear of its arrow and of pyramids standing
+        # in its middle (the lattice's usual place for them)
+        bottom = (corners[2] + corners[3]) / 2
+        _text(out, str(card.get("id", "?")), _ipt(c + (bottom - c) * 0.55), scale,
               (255, 255, 255), center=True)
 
     for pyr in record.get("pyramids", []):
