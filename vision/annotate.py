@@ -64,6 +64,11 @@ def annotate(image: np.ndarray, record: dict[str, Any], to_px: ToPx | None = Non
     for card in record.get("cards", []):
         corners = np.asarray(card.get("corners_px", []), np.float64).reshape(-1, 2)
         if len(corners) != 4:
+            # a record without the card's outline (a truth record): its id at its centre
+            if to_px is not None and "center_mm" in card:
+                at = to_px(np.asarray(card["center_mm"], np.float64).reshape(1, 2))[0]
+                _text(out, str(card.get("id", "?")), _ipt(at), scale, (255, 255, 255),
+                      center=True)
             continue
         color = SURE if card.get("identified", True) else UNSURE
         cv2.polylines(out, [np.round(corners).astype(np.int32)], True, color, lw, cv2.LINE_AA)
@@ -123,3 +128,38 @@ def annotate(image: np.ndarray, record: dict[str, Any], to_px: ToPx | None = Non
         bcolor = BAD
     _text(out, banner, (int(10 * scale + 4), int(40 * scale + 8)), scale * 1.2, bcolor)
     return out
+
+
+def verdict_bar(image: np.ndarray, text: str, bad: bool = False) -> np.ndarray:
+    """``image`` (BGR, changed in place and returned) with ``text`` in a dark bar along its
+    bottom edge, wrapped at spaces to the image's width (at most three lines, the last cut
+    with "..."): red for ``bad`` (an illegal move, a question to the players), else green."""
+    h, w = image.shape[:2]
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    scale = max(0.45, min(w, h) / 1500.0)
+    th = max(1, int(round(scale * 2)))
+    lines = _wrapped(text, font, scale, th, w - 20)
+    (_, line_h), base = cv2.getTextSize("Ag", font, scale, th)
+    step = line_h + base + int(6 * scale)
+    top = h - step * len(lines) - int(12 * scale)
+    cv2.rectangle(image, (0, top), (w, h), (30, 30, 30), -1)
+    color = (80, 80, 255) if bad else (120, 255, 120)
+    for k, line in enumerate(lines):
+        y = top + int(6 * scale) + line_h + k * step
+        cv2.putText(image, line, (10, y), font, scale, color, th, cv2.LINE_AA)
+    return image
+
+
+def _wrapped(text: str, font: int, scale: float, th: int, width: int, most: int = 3
+             ) -> list[str]:
+    """``text`` in lines no wider than ``width`` px, broken at spaces; at most ``most``."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and cv2.getTextSize(lines[-1] + " " + word, font, scale, th)[0][0] <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > most:
+        lines = lines[:most]
+        lines[-1] += " ..."
+    return lines or [""]

@@ -198,44 +198,20 @@ def has_display() -> bool:
 # ------------------------------------------------------------------------ drawing ---
 
 def annotate(image: Any, record: Mapping[str, Any] | None, banner: str, calib: Any) -> Any:
-    """The frame with card ids, pyramid marks and the verdict drawn on it."""
-    import cv2
+    """The frame with what the camera saw drawn on it (:func:`vision.annotate.annotate`: card
+    outlines and ids, pyramid rings and arrows, the calibration along the top) and the
+    referee's verdict in a bar along the bottom, wrapped to the frame's width."""
     import numpy as np
 
-    out = image.copy()
-    h, w = out.shape[:2]
-    scale = max(0.5, w / 1600.0)
-    if record is not None and calib is not None and getattr(calib, "calibrated", False):
-        def px(pt: Any) -> tuple[int, int]:
-            p = calib.to_image(np.asarray([pt], dtype=np.float64))[0]
-            return int(round(p[0])), int(round(p[1]))
-        for c in record.get("cards", []):
-            x, y = px(c["center_mm"])
-            cv2.putText(out, c["id"], (x - int(40 * scale), y), cv2.FONT_HERSHEY_SIMPLEX,
-                        0.9 * scale, (0, 0, 0), int(5 * scale) + 1, cv2.LINE_AA)
-            cv2.putText(out, c["id"], (x - int(40 * scale), y), cv2.FONT_HERSHEY_SIMPLEX,
-                        0.9 * scale, (255, 255, 255), int(2 * scale) + 1, cv2.LINE_AA)
-        for p in record.get("pyramids", []):
-            x, y = px(p["base_center_mm"])
-            cv2.circle(out, (x, y), int(14 * scale), (0, 255, 255), int(3 * scale) + 1)
-            if not p.get("upright") and p.get("pointing_deg") is not None:
-                import math
-                a = math.radians(float(p["pointing_deg"]))
-                bx, by = p["base_center_mm"]
-                tip = px((bx + 35 * math.cos(a), by + 35 * math.sin(a)))
-                cv2.arrowedLine(out, (x, y), tip, (0, 255, 255), int(3 * scale) + 1,
-                                tipLength=0.3)
-            label = f"{p['color']}{p['pips']}{'U' if p.get('upright') else ''}"
-            cv2.putText(out, label, (x + int(16 * scale), y - int(10 * scale)),
-                        cv2.FONT_HERSHEY_SIMPLEX, 0.8 * scale, (0, 255, 255),
-                        int(2 * scale) + 1, cv2.LINE_AA)
-    bar = int(60 * scale) + 10
-    cv2.rectangle(out, (0, 0), (w, bar), (30, 30, 30), -1)
-    colour = (80, 80, 255) if ("ILLEGAL" in banner or "QUESTION" in banner) else (120, 255, 120)
-    text = banner if len(banner) < 150 else banner[:147] + "..."
-    cv2.putText(out, text, (10, bar - 15), cv2.FONT_HERSHEY_SIMPLEX, 0.9 * scale, colour,
-                int(2 * scale) + 1, cv2.LINE_AA)
-    return out
+    from vision.annotate import annotate as draw_record
+    from vision.annotate import verdict_bar
+
+    to_px = None
+    if calib is not None and getattr(calib, "calibrated", False):
+        def to_px(mm: Any) -> Any:
+            return calib.to_image(np.asarray(mm, np.float64).reshape(-1, 2))
+    out = draw_record(image, dict(record), to_px) if record is not None else image.copy()
+    return verdict_bar(out, banner, bad=("ILLEGAL" in banner or "QUESTION" in banner))
 
 
 # ------------------------------------------------------------------------ the demo ---

@@ -44,3 +44,34 @@ def test_a_label_and_its_dark_outline_line_up(width: int) -> None:
     reach = max(1, int(round(scale * 2))) + 4   # the outline, and anti-aliased edges
     assert abs(int(dark_cols.max()) - int(text_cols.max())) <= reach
     assert abs(int(dark_cols.min()) - int(text_cols.min())) <= reach
+
+
+def test_the_verdict_bar_wraps_a_long_verdict_instead_of_cutting_it() -> None:
+    from vision.annotate import _wrapped, verdict_bar
+
+    font, scale, th = cv2.FONT_HERSHEY_SIMPLEX, 0.6, 1
+    long = " ".join(["red: play wands-04 by red1W@0,2: move -1,2"] * 8)
+    lines = _wrapped(long, font, scale, th, 620)
+    assert 1 < len(lines) <= 3
+    assert all(cv2.getTextSize(ln, font, scale, th)[0][0] <= 620 for ln in lines[:-1])
+    shown = " ".join(lines).removesuffix(" ...").split()
+    assert shown == long.split()[:len(shown)] and lines[-1].endswith(" ...")
+
+    def bar_rows(text: str, bad: bool) -> tuple[int, set[tuple[int, int, int]]]:
+        img = verdict_bar(np.zeros((360, 640, 3), np.uint8), text, bad)
+        rows = np.flatnonzero(img.any(axis=(1, 2)))
+        return int(rows.min()), {tuple(int(v) for v in px) for px in img.reshape(-1, 3)}
+
+    top_short, colours = bar_rows("0003 ACCEPTED: red: pass", False)
+    top_long, bad_colours = bar_rows(long, True)
+    assert top_long < top_short < 360           # three lines need a taller bar
+    assert (120, 255, 120) in colours and (80, 80, 255) in bad_colours
+
+
+def test_a_record_without_card_outlines_still_names_its_cards() -> None:
+    record = {"calibrated": True, "calibration": {"markers_seen": [0, 1, 2, 3]},
+              "cards": [{"id": "cups-01", "center_mm": [100.0, 100.0]}], "pyramids": []}
+    blank = np.zeros((360, 640, 3), np.uint8)
+    drawn = annotate(blank, record, lambda mm: np.asarray(mm, np.float64) + 100.0)
+    assert drawn[180:220, 150:250].any()        # the id around pixel (200, 200)
+    assert not annotate(blank, record)[60:].any()   # without to_px, only the banner
