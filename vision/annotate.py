@@ -3,7 +3,8 @@
 Cards: outline (green when the gallery was sure of the id, orange when it only guessed),
 the id, and an arrow from the centre toward the top of the art. Pyramids: a ring at the
 base in the pyramid's colour, colour and pips, and for a lying one an arrow toward the apex.
-A banner says whether the table was calibrated (and from which markers) or why not.
+A banner says whether the table was calibrated (and from which markers) or why not;
+:func:`verdict_bar` adds a verdict along the bottom (the demo's frames: the referee's word).
 
 Card outlines come from the record's ``corners_px``; pyramid marks need table mm mapped to
 pixels, which ``to_px`` does (the pipeline's :meth:`~vision.pipeline.TablePipeline.to_px`);
