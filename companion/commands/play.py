@@ -24,22 +24,13 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from companion.commands.argtypes import positive_int
-from companion.core.cards import card_info
+from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
-from companion.games.zarcana.engine import ZarcanaState, dumps, loads
+from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
 from companion.recording.store import GameRecorder
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
-from companion.games.zarcana.state import (
-    ExtraOption,
-    FoolDraw,
-    FoolPlay,
-    GhostTurn,
-    PlagueCull,
-    PlagueRaze,
-    TaxDue,
-)
 
 log = logging.getLogger(__name__)
 
@@ -150,14 +141,6 @@ def card_short(card: str) -> str:
     return f"{_SUIT_LETTERS.get(info.suit.value, '?')}{info.number}"
 
 
-def card_long(card: str) -> str:
-    """The id the notation uses, with the card's name: ``cups-03 (3 of Cups)``."""
-    try:
-        return f"{card} ({card_info(card).name})"
-    except NotationError:
-        return card
-
-
 def _cell_label(state: ZarcanaState, cell: Cell) -> str:
     stack = state.board.get(cell)
     if not stack:
@@ -211,30 +194,6 @@ def decider(state: ZarcanaState) -> Color | None:
     return who if who in state.players else state.current_player
 
 
-def _pending_line(state: ZarcanaState) -> str | None:
-    if state.phase == "bid":
-        return "bidding for the first turn"
-    if not state.pending:
-        return None
-    top = state.pending[-1]
-    if isinstance(top, TaxDue):
-        return f"{top.payer.value} owes {top.payee.value} {top.count} card(s) of tax"
-    if isinstance(top, FoolPlay):
-        return f"the Fool drew {card_long(top.card)}: it must be played if possible"
-    if isinstance(top, FoolDraw):
-        return "the Fool draws a card"
-    if isinstance(top, ExtraOption):
-        return "the High Priestess gives another turn option"
-    if isinstance(top, GhostTurn):
-        ghost = state.ghost.value if state.ghost else "?"
-        return f"{state.current_player.value} takes a turn option for the invisible player ({ghost})"
-    if isinstance(top, PlagueCull):
-        return f"Plague: {top.player.value} destroys one of their own pyramids"
-    if isinstance(top, PlagueRaze):
-        return f"Plague: {top.player.value} discards an empty territory"
-    return None
-
-
 def _end_line(state: ZarcanaState) -> str:
     # Mirrors the engine's end.* rules on public fields: asking check() instead would
     # answer "another decision first" whenever a decision is pending mid-turn.
@@ -261,13 +220,13 @@ def render_table(state: ZarcanaState, viewer: Color | None) -> str:
                      f"  hand {len(state.hand(c))}{score_text}{ghost}")
     top = state.discard_top()
     lines.append(f"draw pile {len(state.deck)}, discard pile {len(state.discard)}"
-                 f" (top: {card_long(top) if top else 'none'}), reshuffles {state.reshuffles}")
+                 f" (top: {card_words(top) if top else 'none'}), reshuffles {state.reshuffles}")
     lines.append(f"end of game: {_end_line(state)}")
     if viewer is not None:
         hand = state.hand(viewer)
-        shown = ", ".join(card_long(c) for c in hand) if hand else "(empty)"
+        shown = ", ".join(card_words(c) for c in hand) if hand else "(empty)"
         lines.append(f"{viewer.value}'s hand: {shown}")
-    pending = _pending_line(state)
+    pending = pending_text(state)
     if state.is_over:
         lines.append(f"turn {state.turn_number}: the game is over")
     else:
@@ -498,7 +457,7 @@ class PlaySession:
                     self.say(render_table(self.state, who))
                 elif cmd == "hand":
                     hand = self.state.hand(who)
-                    self.say(", ".join(card_long(c) for c in hand) if hand else "(empty hand)")
+                    self.say(", ".join(card_words(c) for c in hand) if hand else "(empty hand)")
                 elif cmd == "scores":
                     self.say(render_scores(self.state))
                 elif cmd == "save":

@@ -117,6 +117,15 @@ def is_card_id(card_id: str) -> bool:
     return True
 
 
+def card_words(card_id: str) -> str:
+    """The id with the card's name, for people: ``cups-03 (3 of Cups)``; an id that is not a
+    card (``?``, ``back``) as it is."""
+    try:
+        return f"{card_id} ({card_info(card_id).name})"
+    except NotationError:
+        return card_id
+
+
 def minor(suit: Suit, rank: int) -> str:
     return f"{suit.value}-{rank:02d}"
 

@@ -31,7 +31,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRectF, QSiz
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QListWidgetItem, QMessageBox
 
-from companion.core.cards import BACK, tarot_deck
+from companion.core.cards import BACK, card_words, tarot_deck
 from companion.core.errors import CompanionError
 from companion.core.pieces import Cell, Color, Pose, Pyramid, format_cell, parse_cell
 from companion.live.session import (
@@ -46,7 +46,6 @@ from companion.live.session import (
 )
 from companion.live.tablestate import DISCARD_ZONE, TableReading, TableTracker, stacks_of
 from companion.ui.gamemodel import (
-    card_name,
     describe_position,
     describe_targets,
     final_scoring,
@@ -298,7 +297,7 @@ class _ViewBase(QObject):
             where = format_cell(hit.cell) if hit.cell is not None else (
                 getattr(hit.card, "zone", None) or "off the board")
             card_id = hit.label.split(" ", 1)[0]
-            w.selection.setText(f"Card at {where}: {card_name(card_id)}.")
+            w.selection.setText(f"Card at {where}: {card_words(card_id)}.")
         self.selection_changed()
         self.refresh_overlay()
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from companion.core.cards import card_info
-from companion.core.errors import CompanionError
+from companion.core.cards import card_words
 from companion.core.pieces import Cell, Minion, format_cell
-from companion.games.zarcana.engine import ZarcanaState
+from companion.games.zarcana.engine import ZarcanaState, pending_text
 from companion.games.zarcana.moves import (
     Action,
     Attack,
@@ -26,23 +25,6 @@ from companion.games.zarcana.moves import (
     Reorient,
     Transport,
 )
-from companion.games.zarcana.state import (
-    ExtraOption,
-    FoolDraw,
-    FoolPlay,
-    GhostTurn,
-    PlagueCull,
-    PlagueRaze,
-    TaxDue,
-)
-
-
-def card_name(card: str) -> str:
-    """``cups-03 (3 of Cups)``; an id the deck does not know (``?``, ``back``) as it is."""
-    try:
-        return f"{card} ({card_info(card).name})"
-    except (CompanionError, ValueError):
-        return card
 
 
 @dataclass(frozen=True)
@@ -99,30 +81,6 @@ class Position:
         if self.decider and self.current and self.decider != self.current:
             text += f" (in {self.current}'s turn)"
         return text
-
-
-def pending_text(state: ZarcanaState) -> str | None:
-    """The decision a power left open this turn, in words (None on a plain turn)."""
-    if state.phase == "bid":
-        return "bidding for the first turn"
-    if not state.pending:
-        return None
-    top = state.pending[-1]
-    if isinstance(top, TaxDue):
-        return f"{top.payer.value} owes {top.payee.value} {top.count} card(s) of tax"
-    if isinstance(top, FoolPlay):
-        return f"the Fool drew {card_name(top.card)}: it must be played if possible"
-    if isinstance(top, FoolDraw):
-        return "the Fool draws a card"
-    if isinstance(top, ExtraOption):
-        return "the High Priestess gives another turn option"
-    if isinstance(top, GhostTurn):
-        return f"{state.current_player.value} acts for the invisible player"
-    if isinstance(top, PlagueCull):
-        return f"Plague: {top.player.value} destroys one of their own pyramids"
-    if isinstance(top, PlagueRaze):
-        return f"Plague: {top.player.value} discards an empty territory"
-    return None
 
 
 def end_text(state: ZarcanaState) -> tuple[bool, str]:
@@ -203,7 +161,7 @@ def final_scoring(state: ZarcanaState) -> list[ScoreRow]:
         total = 0
         for cell, card, pts in details.get(c, []):
             total += pts
-            rows.append(ScoreRow(c.value, cell, card, card_name(card), pts, total))
+            rows.append(ScoreRow(c.value, cell, card, card_words(card), pts, total))
     return rows
 
 
@@ -283,5 +241,5 @@ def describe_targets(targets: Sequence[MinionTarget]) -> list[str]:
 
 
 __all__ = ["MinionTarget", "PlayerLine", "Position", "ScoreRow", "TARGET_KINDS", "Territory",
-           "card_name", "describe_position", "describe_targets", "end_text", "final_scoring",
-           "minion_targets", "pending_text", "score_series"]
+           "describe_position", "describe_targets", "end_text", "final_scoring",
+           "minion_targets", "score_series"]

@@ -165,3 +165,22 @@ def test_setup_settings_round_trip():
 
 def test_setup_editions_listed():
     assert {e.value for e in EDITIONS} == {"1996", "looney"}
+
+
+def test_the_open_decision_in_words():
+    from dataclasses import replace
+
+    from companion.core.cards import card_words
+    from companion.core.pieces import Color
+    from companion.games.zarcana.engine import pending_text
+    from companion.games.zarcana.state import FoolPlay, TaxDue
+
+    st = new_game(3, edition=Edition.LOONEY, seed=1)
+    assert pending_text(replace(st, phase="bid")) == "bidding for the first turn"
+    playing = replace(st, phase="play", pending=())
+    assert pending_text(playing) is None
+    owed = replace(playing, pending=(TaxDue(Color.RED, Color.BLUE, 2),))
+    assert pending_text(owed) == "red owes blue 2 card(s) of tax"
+    fool = replace(playing, pending=(FoolPlay("cups-03", 1),))
+    assert pending_text(fool) == "the Fool drew cups-03 (3 of Cups): it must be played if possible"
+    assert card_words("back") == "back" and card_words("major-00") == "major-00 (The Fool)"

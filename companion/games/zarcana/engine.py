@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from companion.core.cards import MINOR_SUITS, Suit, card_info, tarot_deck
+from companion.core.cards import MINOR_SUITS, Suit, card_info, card_words, tarot_deck
 from companion.core.errors import CompanionError, IllegalMoveError, NotationError
 from companion.core.pieces import (
     DIRECTIONS,
@@ -1864,6 +1864,33 @@ def loads(text: str, *, name: str = "saved game") -> ZarcanaState:
     except json.JSONDecodeError as exc:
         raise SavedGameError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     return from_dict(data, name=name)
+
+
+def pending_text(st: ZarcanaState) -> str | None:
+    """The decision a power left open this turn, in words (None on a plain turn): what the
+    text table and the window both show the players."""
+    if st.phase == "bid":
+        return "bidding for the first turn"
+    if not st.pending:
+        return None
+    top = st.pending[-1]
+    if isinstance(top, TaxDue):
+        return f"{top.payer.value} owes {top.payee.value} {top.count} card(s) of tax"
+    if isinstance(top, FoolPlay):
+        return f"the Fool drew {card_words(top.card)}: it must be played if possible"
+    if isinstance(top, FoolDraw):
+        return "the Fool draws a card"
+    if isinstance(top, ExtraOption):
+        return "the High Priestess gives another turn option"
+    if isinstance(top, GhostTurn):
+        ghost = st.ghost.value if st.ghost else "?"
+        return (f"{st.current_player.value} takes a turn option for the invisible player "
+                f"({ghost})")
+    if isinstance(top, PlagueCull):
+        return f"Plague: {top.player.value} destroys one of their own pyramids"
+    if isinstance(top, PlagueRaze):
+        return f"Plague: {top.player.value} discards an empty territory"
+    return None
 
 
 def invariant_errors(st: ZarcanaState) -> list[str]:
