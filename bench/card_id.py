@@ -21,7 +21,6 @@ that section.
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import sys
 import time
@@ -33,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cameras import bench_camera  # noqa: E402
 from bench.results import write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Card identity (classical gallery)"
@@ -40,27 +40,10 @@ GROUPS = ("ordinary", "hard", "unseen printing")
 SIZE = (1280, 720)
 
 
-def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float, tilt: tuple[float, float]
-            ) -> Any:
-    """As vision.synth.generate.random_camera, with the tilt range of the group."""
-    from vision.synth.camera import fit_distance, look_camera, mat_outline
-
-    w, h = SIZE
-    f = w / 2 / math.tan(math.radians(rng.uniform(55, 80)) / 2)
-    t = float(rng.uniform(*tilt))
-    yaw = float(rng.uniform(0, 360))
-    tilt_dir = float(rng.uniform(0, 360))
-    target = (mat.width_mm / 2 + rng.uniform(-0.06, 0.06) * mat.width_mm,
-              mat.height_mm / 2 + rng.uniform(-0.06, 0.06) * mat.height_mm)
-    dist = None
-    if rng.random() < 0.6:
-        dist = np.array([rng.uniform(-0.15, 0.03), rng.uniform(-0.02, 0.04),
-                         rng.normal(0, 0.0008), rng.normal(0, 0.0008), 0.0])
-    hi = fit_distance(target, t, yaw, tilt_dir, f, w, h, mat_outline(mat))
-    L_fit = f * card_long_mm / hi
-    L = rng.uniform(60.0, min(250.0, max(61.0, L_fit))) if rng.random() < 0.85 else \
-        rng.uniform(60.0, 250.0)
-    return look_camera(target, f * card_long_mm / L, t, yaw, tilt_dir, f, w, h, dist)
+def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float,
+            tilt: tuple[float, float]) -> Any:
+    """The bench's camera (:func:`bench.cameras.bench_camera`) at 1280x720."""
+    return bench_camera(rng, mat, card_long_mm, tilt, SIZE, square_yaw=False)
 
 
 def render_group(deck: Any, group: str, n: int, seed: int) -> list[dict[str, Any]]:

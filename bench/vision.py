@@ -83,6 +83,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cameras import bench_camera  # noqa: E402
 from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
 from calibration.sharpness import BLURRED_EDGE_PX  # noqa: E402
 
@@ -134,26 +135,8 @@ def symmetric_ids(deck: Any) -> frozenset[str]:
 
 def _camera(rng: np.random.Generator, mat: Any, card_long_mm: float,
             tilt: tuple[float, float]) -> Any:
-    """As vision.synth.generate.random_camera at 1920x1080, with the group's tilt range."""
-    from vision.synth.camera import fit_distance, look_camera, mat_outline
-
-    w, h = SIZE
-    f = w / 2 / math.tan(math.radians(rng.uniform(55, 80)) / 2)
-    t = float(rng.uniform(*tilt))
-    yaw = float(rng.uniform(0, 360)) if rng.random() < 0.6 else float(
-        rng.choice([0, 90, 180, 270]) + rng.normal(0, 3))
-    tilt_dir = float(rng.uniform(0, 360))
-    target = (mat.width_mm / 2 + rng.uniform(-0.06, 0.06) * mat.width_mm,
-              mat.height_mm / 2 + rng.uniform(-0.06, 0.06) * mat.height_mm)
-    dist = None
-    if rng.random() < 0.6:
-        dist = np.array([rng.uniform(-0.15, 0.03), rng.uniform(-0.02, 0.04),
-                         rng.normal(0, 0.0008), rng.normal(0, 0.0008), 0.0])
-    hi = fit_distance(target, t, yaw, tilt_dir, f, w, h, mat_outline(mat))
-    L_fit = f * card_long_mm / hi
-    L = rng.uniform(60.0, min(250.0, max(61.0, L_fit))) if rng.random() < 0.85 else \
-        rng.uniform(60.0, 250.0)
-    return look_camera(target, f * card_long_mm / L, t, yaw, tilt_dir, f, w, h, dist)
+    """The bench's camera (:func:`bench.cameras.bench_camera`) at 1920x1080."""
+    return bench_camera(rng, mat, card_long_mm, tilt, SIZE, square_yaw=True)
 
 
 def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
