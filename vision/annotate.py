@@ -14,6 +14,7 @@ without it only ``base_center_px`` is drawn and the pointing arrows are left out
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import cv2
@@ -55,7 +56,8 @@ def _ipt(p: np.ndarray) -> tuple[int, int]:
     return int(round(float(p[0]))), int(round(float(p[1])))
 
 
-def annotate(image: np.ndarray, record: dict[str, Any], to_px: ToPx | None = None) -> np.ndarray:
+def annotate(image: np.ndarray, record: Mapping[str, Any], to_px: ToPx | None = None
+             ) -> np.ndarray:
     """A copy of ``image`` (BGR) with ``record`` drawn on it."""
     out = image.copy() if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     h, w = out.shape[:2]

@@ -210,7 +210,7 @@ def annotate(image: Any, record: Mapping[str, Any] | None, banner: str, calib: A
     if calib is not None and getattr(calib, "calibrated", False):
         def to_px(mm: Any) -> Any:
             return calib.to_image(np.asarray(mm, np.float64).reshape(-1, 2))
-    out = draw_record(image, dict(record), to_px) if record is not None else image.copy()
+    out = draw_record(image, record, to_px) if record is not None else image.copy()
     return verdict_bar(out, banner, bad=("ILLEGAL" in banner or "QUESTION" in banner))
 
 
