@@ -119,6 +119,15 @@ DEFAULT_DECK = "tarot"
 #: sure.
 DROP_TABLE_BELOW_SCORE = 0.6
 
+#: A box only the detector's second look found (``vision.detection.cards.SECOND_LOOK_DEG``)
+#: is kept where the gallery names its card with at least this confidence and the box's
+#: long side is the deck's card's within SECOND_LOOK_LONG_TOLERANCE (a share): the turned
+#: canvas also offers boxes across two cards or over patterned cloth, which the gallery
+#: cannot name or names unsurely, and a few short ones over part of a card
+#: (figures: docs/vision-tuning.md).
+SECOND_LOOK_ID_MIN = 0.85
+SECOND_LOOK_LONG_TOLERANCE = 0.12
+
 #: Box refinement for cards the identifier could not name: a box a few millimetres or
 #: degrees off cuts a patch with table along one side and a strip of the card missing, which
 #: reads as table or as a back (bench/vision.py). The patch is cut again around the box,
@@ -597,12 +606,20 @@ class TablePipeline:
                 matches[i] = _fuse(matches[i], n)
         cards: list[dict[str, Any]] = []
         dropped = 0
+        # which boxes only the detector's second look found (an injected detector's
+        # boxes need not say: none)
+        second = np.asarray(getattr(boxes, "from_second_look", np.zeros(len(scores), bool)))
         for i, m in enumerate(matches):
             if m.looks_like_table and scores[i] < DROP_TABLE_BELOW_SCORE:
                 # nearest class bare table (the gallery's rejection class), weak box: false
                 dropped += 1
                 log.debug("box at %s dropped: the patch looks like bare table",
                           np.round(centers[i], 1))
+                continue
+            if second[i] and not self._sure_second_look(m, float(sizes[i, 1])):
+                dropped += 1
+                log.debug("box at %s dropped: found only by the second look, and the "
+                          "gallery is not sure of it", np.round(centers[i], 1))
                 continue
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
@@ -632,6 +649,13 @@ class TablePipeline:
         cards, dupes = _one_per_card(cards)
         timings["identify"] = (time.perf_counter() - t_f) * 1000
         return cards, dropped + dupes, refined
+
+    def _sure_second_look(self, match: CardMatch, long_mm: float) -> bool:
+        """Whether a box only the detector's second look found holds a card: named surely,
+        and as long as the deck's cards."""
+        card_long = float(self.card_size_mm[1])
+        return (match.accepted and match.confidence >= SECOND_LOOK_ID_MIN
+                and abs(long_mm - card_long) <= SECOND_LOOK_LONG_TOLERANCE * card_long)
 
     def _best_cuts(self, image: np.ndarray, calib: Calibration,
                    trials: list[tuple[int, np.ndarray, float]]

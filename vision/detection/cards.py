@@ -11,15 +11,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from calibration.mat import Mat
 from calibration.table import Calibration, seen_area_mm
 from models import ModelError, model_path, open_onnx
-from vision.detection.view import (TILE_OVERLAP_MM, DetectorView, depth_in_tile,
-                                   spill_views, tiled, tiles)
+from vision.detection.view import (PAD_VALUE, TILE_OVERLAP_MM, DetectorView,
+                                   depth_in_tile, spill_views, tiled, tiles)
 from vision.tensors import nchw_rgb01
 
 log = logging.getLogger(__name__)
@@ -29,6 +28,19 @@ DEFAULT_MODEL = "cards-obb.onnx"
 #: with another tile: more than half a tarot card's diagonal (70 mm), so the box is whole,
 #: and no more than half the overlap, so every card is kept by one tile at least
 TILE_DEPTH_MM = TILE_OVERLAP_MM / 2 - 8.0
+
+#: The second look. Where the detector scored a box at least WEAK_SCORE but under its floor
+#: farther than SECOND_LOOK_SEP_MM from every box it kept, it reads the canvas again turned
+#: by SECOND_LOOK_DEG and adds the boxes scored at least SECOND_LOOK_MIN there that lie as
+#: far from every kept box. On crowded lattices under a steep tilt the network can miss a
+#: card lying askew across its neighbours, and sees it at another angle; most frames have no
+#: such weak box and pay nothing (about one in twelve on dev renders). The pipeline keeps a
+#: box found only this way where the gallery names its card surely
+#: (``vision.pipeline.SECOND_LOOK_ID_MIN``). Figures: docs/vision-tuning.md.
+WEAK_SCORE = 0.1
+SECOND_LOOK_DEG = 45.0
+SECOND_LOOK_MIN = 0.5
+SECOND_LOOK_SEP_MM = 25.0
 
 
 @dataclass(frozen=True)
@@ -42,10 +54,15 @@ class CardBoxes:
     angles_deg: np.ndarray   # (N,)
     sizes_mm: np.ndarray     # (N, 2) short side, long side
     scores: np.ndarray       # (N,)
+    #: (N,) bool: found only by the second look on the turned canvas
+    #: (:meth:`CardDetector.second_look`); None: no box was
+    second_look: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.scores)
         want = {"centers_mm": (n, 2), "angles_deg": (n,), "sizes_mm": (n, 2), "scores": (n,)}
+        if self.second_look is not None:
+            want["second_look"] = (n,)
         for name, shape in want.items():
             arr = getattr(self, name)
             if not isinstance(arr, np.ndarray) or arr.shape != shape:
@@ -55,6 +72,13 @@ class CardBoxes:
     def __len__(self) -> int:
         return len(self.scores)
 
+    @property
+    def from_second_look(self) -> np.ndarray:
+        """(N,) bool: which boxes only the second look found."""
+        if self.second_look is None:
+            return np.zeros(len(self.scores), bool)
+        return self.second_look.astype(bool)
+
     @classmethod
     def empty(cls) -> "CardBoxes":
         return cls(np.zeros((0, 2)), np.zeros(0), np.zeros((0, 2)), np.zeros(0))
@@ -63,27 +87,27 @@ class CardBoxes:
         """The boxes at ``index`` (an int array), in that order."""
         i = np.asarray(index, np.int64).reshape(-1)
         return CardBoxes(self.centers_mm[i], self.angles_deg[i], self.sizes_mm[i],
-                         self.scores[i])
+                         self.scores[i],
+                         None if self.second_look is None else self.second_look[i])
 
     @classmethod
     def concatenate(cls, parts: "list[CardBoxes]") -> "CardBoxes":
         """All boxes of ``parts``, in order."""
         if not parts:
             return cls.empty()
+        flagged = any(p.second_look is not None for p in parts)
         return cls(np.concatenate([p.centers_mm for p in parts]).reshape(-1, 2),
                    np.concatenate([p.angles_deg for p in parts]),
                    np.concatenate([p.sizes_mm for p in parts]).reshape(-1, 2),
-                   np.concatenate([p.scores for p in parts]))
+                   np.concatenate([p.scores for p in parts]),
+                   np.concatenate([p.from_second_look for p in parts]) if flagged else None)
 
     @classmethod
     def from_yolo_obb(cls, raw: np.ndarray, view: DetectorView, conf: float = 0.35,
                       iou: float = 0.5) -> "CardBoxes":
         """From the raw output of an ultralytics OBB export, shape (1, 4 + classes + 1, A):
         per anchor cx, cy, w, h (canvas px), class scores, angle (radians)."""
-        out = np.asarray(raw, np.float32)
-        if out.ndim != 3 or out.shape[0] != 1 or out.shape[1] < 6:
-            raise ModelError(f"card detector output has shape {out.shape}, expected "
-                             "(1, 4 + classes + 1, anchors) from a YOLO OBB export")
+        out = _checked_output(raw)
         p = out[0].T
         scores = p[:, 4:-1].max(axis=1)
         keep = scores >= conf
@@ -99,6 +123,36 @@ class CardBoxes:
         sizes = np.column_stack([np.minimum(w, h), np.maximum(w, h)]) / view.px_per_mm
         return cls(centers, long_dir.astype(np.float64), sizes.astype(np.float64),
                    scores.astype(np.float64))
+
+
+def _checked_output(raw: np.ndarray) -> np.ndarray:
+    out = np.asarray(raw, np.float32)
+    if out.ndim != 3 or out.shape[0] != 1 or out.shape[1] < 6:
+        raise ModelError(f"card detector output has shape {out.shape}, expected "
+                         "(1, 4 + classes + 1, anchors) from a YOLO OBB export")
+    return out
+
+
+def turned_back(raw: np.ndarray, turn: np.ndarray, deg: float, size: tuple[int, int]
+                ) -> np.ndarray:
+    """The raw output of the detector on a canvas turned by ``turn`` (OpenCV's 2x3 matrix of
+    a turn by ``deg`` about the middle) as if read on the canvas itself, of ``size`` (w, h):
+    the centres turned back, the directions too, and the anchors whose centre falls outside
+    the canvas (the turned canvas's padded corners) scored 0."""
+    import cv2
+
+    out = _checked_output(raw).copy()
+    back = cv2.invertAffineTransform(turn)
+    cx, cy = out[0, 0].copy(), out[0, 1].copy()
+    out[0, 0] = back[0, 0] * cx + back[0, 1] * cy + back[0, 2]
+    out[0, 1] = back[1, 0] * cx + back[1, 1] * cy + back[1, 2]
+    # OpenCV turns counter-clockwise as the image is seen (y down): a direction read at a
+    # on the turned canvas is a + deg on the canvas
+    out[0, -1] += np.radians(deg)
+    w, h = size
+    outside = (out[0, 0] < 0) | (out[0, 0] >= w) | (out[0, 1] < 0) | (out[0, 1] >= h)
+    out[0, 4:-1, outside] = 0.0
+    return out
 
 
 def overlap_area(a: tuple[tuple[float, float], tuple[float, float], float],
@@ -163,6 +217,8 @@ class CardDetector:
         self.size = int(shape[2])
         self.conf = float(conf)
         self.iou = float(iou)
+        #: the second look's turn (degrees; 0: no second look)
+        self.second_look_deg = SECOND_LOOK_DEG
         self.last_view: np.ndarray | None = None
 
     def view(self, mat: Mat) -> DetectorView:
@@ -216,7 +272,48 @@ class CardDetector:
         self.last_view = view.render(image_bgr, calib)
         return self.detect_canvas(self.last_view, view)
 
-    def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
+    def second_look(self, canvas: np.ndarray, view: DetectorView, boxes: CardBoxes
+                    ) -> CardBoxes:
+        """``boxes`` and those found on ``canvas`` turned by :attr:`second_look_deg` (score
+        at least :data:`SECOND_LOOK_MIN`) that lie apart from every one of them, flagged."""
+        import cv2
+
+        h, w = canvas.shape[:2]
+        turn = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), self.second_look_deg, 1.0)
+        turned = cv2.warpAffine(canvas, turn, (w, h), flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
+        raw = turned_back(self._run(turned), turn, self.second_look_deg, (w, h))
+        more = CardBoxes.from_yolo_obb(raw, view, SECOND_LOOK_MIN, self.iou)
+        more = more.take(_apart(more, boxes))
+        if not len(more):
+            return boxes
+        log.debug("second look: %d more card(s) at %s", len(more),
+                  np.round(more.centers_mm).tolist())
+        return CardBoxes.concatenate([boxes, CardBoxes(
+            more.centers_mm, more.angles_deg, more.sizes_mm, more.scores,
+            np.ones(len(more), bool))])
+
+    def _run(self, canvas: np.ndarray) -> np.ndarray:
         x = nchw_rgb01(canvas[None])
-        raw: Any = self.session.run(None, {self.input_name: x})[0]
-        return CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)
+        raw: np.ndarray = self.session.run(None, {self.input_name: x})[0]
+        return raw
+
+    def detect_canvas(self, canvas: np.ndarray, view: DetectorView) -> CardBoxes:
+        """The boxes on one canvas, and the second look's (:meth:`second_look`) where the
+        network scored a box at least :data:`WEAK_SCORE` apart from every box it kept."""
+        raw = self._run(canvas)
+        boxes = CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)
+        if self.second_look_deg and self.conf > WEAK_SCORE:
+            weak = CardBoxes.from_yolo_obb(raw, view, WEAK_SCORE, self.iou)
+            if len(_apart(weak, boxes)) > 0:
+                boxes = self.second_look(canvas, view, boxes)
+        return boxes
+
+
+def _apart(found: CardBoxes, kept: CardBoxes) -> np.ndarray:
+    """Indices of the boxes of ``found`` whose centres lie farther than
+    :data:`SECOND_LOOK_SEP_MM` from every box of ``kept``."""
+    if not len(kept):
+        return np.arange(len(found))
+    d = np.linalg.norm(found.centers_mm[:, None, :] - kept.centers_mm[None, :, :], axis=2)
+    return np.flatnonzero(d.min(axis=1) > SECOND_LOOK_SEP_MM)
