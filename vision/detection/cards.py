@@ -284,7 +284,7 @@ class CardDetector:
                                 borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
         raw = turned_back(self._run(turned), turn, self.second_look_deg, (w, h))
         more = CardBoxes.from_yolo_obb(raw, view, SECOND_LOOK_MIN, self.iou)
-        more = more.take(_apart(more, boxes))
+        more = more.take(_apart(more.centers_mm, boxes))
         if not len(more):
             return boxes
         log.debug("second look: %d more card(s) at %s", len(more),
@@ -304,16 +304,20 @@ class CardDetector:
         raw = self._run(canvas)
         boxes = CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)
         if self.second_look_deg and self.conf > WEAK_SCORE:
-            weak = CardBoxes.from_yolo_obb(raw, view, WEAK_SCORE, self.iou)
-            if len(_apart(weak, boxes)) > 0:
+            # the weak anchors' own centres, without NMS: those of a kept box lie on it
+            p = _checked_output(raw)[0].T
+            scores = p[:, 4:-1].max(axis=1)
+            weak = (scores >= WEAK_SCORE) & (scores < self.conf)
+            if weak.any() and len(_apart(view.to_mm(p[weak, :2]), boxes)) > 0:
                 boxes = self.second_look(canvas, view, boxes)
         return boxes
 
 
-def _apart(found: CardBoxes, kept: CardBoxes) -> np.ndarray:
-    """Indices of the boxes of ``found`` whose centres lie farther than
-    :data:`SECOND_LOOK_SEP_MM` from every box of ``kept``."""
+def _apart(centers_mm: np.ndarray, kept: CardBoxes) -> np.ndarray:
+    """Indices of the points ``centers_mm`` (N, 2) farther than :data:`SECOND_LOOK_SEP_MM`
+    from the centre of every box of ``kept``."""
+    pts = np.asarray(centers_mm, np.float64).reshape(-1, 2)
     if not len(kept):
-        return np.arange(len(found))
-    d = np.linalg.norm(found.centers_mm[:, None, :] - kept.centers_mm[None, :, :], axis=2)
+        return np.arange(len(pts))
+    d = np.linalg.norm(pts[:, None, :] - kept.centers_mm[None, :, :], axis=2)
     return np.flatnonzero(d.min(axis=1) > SECOND_LOOK_SEP_MM)
