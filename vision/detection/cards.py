@@ -107,9 +107,7 @@ class CardBoxes:
                       iou: float = 0.5) -> "CardBoxes":
         """From the raw output of an ultralytics OBB export, shape (1, 4 + classes + 1, A):
         per anchor cx, cy, w, h (canvas px), class scores, angle (radians)."""
-        out = _checked_output(raw)
-        p = out[0].T
-        scores = p[:, 4:-1].max(axis=1)
+        p, scores = _anchors(raw)
         keep = scores >= conf
         p, scores = p[keep], scores[keep]
         if len(p) == 0:
@@ -131,6 +129,13 @@ def _checked_output(raw: np.ndarray) -> np.ndarray:
         raise ModelError(f"card detector output has shape {out.shape}, expected "
                          "(1, 4 + classes + 1, anchors) from a YOLO OBB export")
     return out
+
+
+def _anchors(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(A, 4 + classes + 1) anchors of a YOLO OBB output, and each one's best class score."""
+    p = _checked_output(raw)[0].T
+    scores: np.ndarray = p[:, 4:-1].max(axis=1)
+    return p, scores
 
 
 def turned_back(raw: np.ndarray, turn: np.ndarray, deg: float, size: tuple[int, int]
@@ -305,8 +310,7 @@ class CardDetector:
         boxes = CardBoxes.from_yolo_obb(raw, view, self.conf, self.iou)
         if self.second_look_deg and self.conf > WEAK_SCORE:
             # the weak anchors' own centres, without NMS: those of a kept box lie on it
-            p = _checked_output(raw)[0].T
-            scores = p[:, 4:-1].max(axis=1)
+            p, scores = _anchors(raw)
             weak = (scores >= WEAK_SCORE) & (scores < self.conf)
             if weak.any() and len(_apart(view.to_mm(p[weak, :2]), boxes)) > 0:
                 boxes = self.second_look(canvas, view, boxes)
