@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import numpy as np
 from calibration.mat import KNOWN_DICTIONARIES
 from calibration.table import Intrinsics
 from companion.core.errors import CompanionError
+from companion.core.files import write_text_atomic
 
 CAMERA_FILE_VERSION = 1
 APP_DIR = "arcana-companion"
@@ -326,16 +326,9 @@ def save_intrinsics(path: str | Path, K: np.ndarray, dist: np.ndarray,
         data["board"] = board.to_dict()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                # one field per line: readable in a diff, K's rows stay on one line
-                fh.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
-                                             for k, v in data.items()) + "\n}\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # one field per line: readable in a diff, K's rows stay on one line
+        write_text_atomic(path, "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                                                    for k, v in data.items()) + "\n}\n")
     except OSError as exc:
         raise IntrinsicsError(f"cannot write camera file {str(path)!r}: "
                               f"{exc.strerror or exc}") from None

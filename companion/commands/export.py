@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import io
 import logging
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from companion.core.errors import CompanionError
+from companion.core.files import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -36,19 +35,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Via a temporary file, so an interrupted export never leaves half a record behind."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     from companion.recording.export import write_jsonl, write_text
     from companion.recording.store import open_game
@@ -66,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == game.path.resolve():
         raise CompanionError(f"--out {args.out}: that is the game file itself")
     try:
-        _write_atomic(out, buf.getvalue())
+        write_text_atomic(out, buf.getvalue())  # an interrupted export leaves no half record
     except OSError as exc:
         raise CompanionError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     log.info("wrote %s (%s, %d events)", out, args.format, len(game.events))

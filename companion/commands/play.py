@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import random
 import sys
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import IO, TextIO
 from companion.commands.argtypes import positive_int
 from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
+from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
@@ -285,23 +284,9 @@ def choose_bot_move(state: ZarcanaState, rng: random.Random,
 
 # ---------------------------------------------------------------------- saving ---
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file so an interrupted save never leaves half a game behind."""
-    path = path.expanduser()
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_game(state: ZarcanaState, path: Path) -> None:
     try:
-        _write_atomic(path, dumps(state) + "\n")
+        write_text_atomic(path.expanduser(), dumps(state) + "\n")
     except OSError as exc:
         raise CompanionError(f"cannot save to {path}: {exc.strerror or exc}") from None
     log.info("saved the game to %s", path)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QListWidgetItem, QMessa
 
 from companion.core.cards import BACK, card_words, tarot_deck
 from companion.core.errors import CompanionError
+from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Pose, Pyramid, format_cell, parse_cell
 from companion.live.session import (
     CardCorrection,
@@ -772,7 +773,7 @@ class LiveController(_ViewBase):
             raise CompanionError("there is no game to save yet: the board has not been dealt")
         p = Path(path)
         try:
-            p.write_text(dumps(state) + "\n", encoding="utf-8")
+            write_text_atomic(p, dumps(state) + "\n")
         except OSError as exc:
             raise CompanionError(f"cannot write {p}: {exc.strerror or exc}") from None
         rec = getattr(self.session.recorder, "path", None)

@@ -116,6 +116,12 @@ def test_cli(tarot, finder, tmp_path, capsys):
                  "--out", str(out)]) == 0
     assert load_profile(out).names() == ["red", "blue", "green"]
     assert "wrote" in capsys.readouterr().out
+    # a profile that cannot be written is a clear error, and the old one stays as it was
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be", encoding="utf-8")
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green",
+                 "--out", str(blocker / "colors.json")]) == 2
+    assert "cannot write colour profile" in capsys.readouterr().err
     assert main(["calibrate-colors", str(img), "--colors", "red,blue",
                  "--out", str(out)]) == 2
     assert "expected 2" in capsys.readouterr().err

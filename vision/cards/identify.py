@@ -40,6 +40,7 @@ import cv2
 import numpy as np
 
 from companion.core.errors import CompanionError
+from companion.core.files import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -451,7 +452,7 @@ class Gallery:
                                   "grey_wh": list(GREY_WH), "chroma_wh": list(CHROMA_WH),
                                   "crop_size": list(CROP_SIZE), "dim": int(self.mean.size)}})
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as fh:
+        with atomic_file(path, binary=True) as fh:  # an interrupted save keeps the old one
             np.savez_compressed(fh, meta=np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8),
                                 class_rot=self.class_rot.astype(np.uint8),
                                 mean=self.mean.astype(np.float32),

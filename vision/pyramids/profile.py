@@ -34,6 +34,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from companion.core.errors import CompanionError
+from companion.core.files import write_text_atomic
 from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
@@ -172,10 +173,12 @@ class ColorProfile:
 
     def save(self, path: Path) -> Path:
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        except OSError as exc:
+            raise ProfileError(f"cannot write colour profile {str(path)!r}: "
+                               f"{exc.strerror or exc}") from None
         return path
 
 

@@ -1,0 +1,68 @@
+"""Files written whole or not at all (companion.core.files): saved games, exports, camera
+files, colour profiles and card galleries all go through it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.core.files import atomic_file, write_text_atomic
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_writes_and_replaces(tmp_path):
+    p = tmp_path / "game.json"
+    write_text_atomic(p, "first\n")
+    assert p.read_text(encoding="utf-8") == "first\n"
+    write_text_atomic(p, "second, ünïcode\n")
+    assert p.read_text(encoding="utf-8") == "second, ünïcode\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_an_error_midway_keeps_the_old_file(tmp_path):
+    p = tmp_path / "game.json"
+    p.write_text("the old game\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="disk full"):
+        with atomic_file(p) as fh:
+            fh.write("half of the new")
+            raise RuntimeError("disk full")
+    assert p.read_text(encoding="utf-8") == "the old game\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_move_leaves_no_temporary_file(tmp_path, monkeypatch):
+    p = tmp_path / "game.json"
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError):
+        write_text_atomic(p, "new\n")
+    assert not p.exists()
+    assert _leftovers(tmp_path) == []
+
+
+def test_binary_for_numpy_archives(tmp_path):
+    p = tmp_path / "gallery.npz"
+    with atomic_file(p, binary=True) as fh:
+        np.savez_compressed(fh, a=np.arange(5))
+    with np.load(p) as data:
+        assert data["a"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_missing_folder_is_the_callers_oserror(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        write_text_atomic(tmp_path / "no" / "such" / "folder.json", "x")
+
+
+def test_a_bare_file_name_writes_in_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_text_atomic(Path("here.txt"), "x")
+    assert (tmp_path / "here.txt").read_text(encoding="utf-8") == "x"
