@@ -132,7 +132,6 @@ class Deck:
         tall, so that resampling it to ``height`` is cheap and does not alias."""
         import cv2
 
-        key = f"{card_id}@{height}"
         levels: list[np.ndarray] | None = self._cache.get("#levels:" + card_id)
         if levels is None:
             img = self.image(card_id)
@@ -144,7 +143,6 @@ class Deck:
                                          interpolation=cv2.INTER_AREA))
             with self._lock:
                 self._cache["#levels:" + card_id] = levels
-        del key
         for lvl in levels[::-1]:
             if lvl.shape[0] >= height:
                 return lvl
