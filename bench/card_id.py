@@ -15,7 +15,16 @@ Each is split by the truth's visibility (pyramids, hands and the frame edge coun
 the figures to bench/RESULTS.md under "## Card identity (classical gallery)", replacing only
 that section.
 
-    python bench/card_id.py [--scenes 120] [--decktet-scenes 40] [--seed 5] [--no-write]
+With ``--photos`` each deck is enrolled instead from photos of its cards
+(:func:`vision.synth.photos.card_photo`: each card printed, laid on a plain table surface,
+photographed from above by a hand-held camera, a third of them lying across the picture),
+as ``companion enroll-deck`` takes them (:mod:`vision.cards.face` finds and cuts out each
+card), into a temporary folder; a photo whose card is not found is taken again, as a player
+would. It also reports how often the card is found, and cut where it lies, in photos on
+plain and on patterned cloths. The figures go under "## Card identity, enrolled from photos".
+
+    python bench/card_id.py [--scenes 120] [--decktet-scenes 40] [--seed 5] [--photos]
+                            [--no-write]
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +46,12 @@ from bench.cameras import bench_camera  # noqa: E402
 from bench.results import write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Card identity (classical gallery)"
+PHOTO_SECTION = "## Card identity, enrolled from photos"
+#: the surfaces a player is asked to photograph cards on, and the ones they are warned off
+PLAIN, PATTERNED = ("cloth", "felt", "wood"), ("pattern",)
+#: a cut counts as right where no corner is further than this share of the card's long side
+#: from where the card's corner is
+CUT_TOLERANCE = 0.02
 GROUPS = ("ordinary", "hard", "unseen printing")
 SIZE = (1280, 720)
 
@@ -129,6 +145,47 @@ def timing(gallery: Any, items: list[dict[str, Any]], reps: int = 30) -> float:
     return float(np.median(ts) * 1000)
 
 
+def photograph_deck(deck: Any, folder: Path, seed: int) -> dict[str, Any]:
+    """Photos of every card of ``deck`` (and its back) in ``folder``, named by card id, on
+    plain surfaces (one taken again, up to four times, where its card is not found), and a
+    photo of each on a patterned cloth, only to count: how many cards :func:`find_card`
+    found and cut where they lie, on each kind of surface, and how long it took."""
+    import cv2
+
+    from vision.cards.face import find_card
+    from vision.synth.photos import card_photo
+
+    w, h = deck.card_size_mm
+    ids = list(deck.ids) + (["back"] if deck.back_file is not None else [])
+    stats: dict[str, Any] = {k: {"n": 0, "found": 0, "right": 0} for k in ("plain", "patterned")}
+    stats.update(retaken=0, ms=[])
+    for k, cid in enumerate(ids):
+        art = deck.image(cid)
+        for kind, surfaces in (("plain", PLAIN), ("patterned", PATTERNED)):
+            for take in range(4 if kind == "plain" else 1):
+                rng = np.random.default_rng([seed, k, take, kind == "plain"])
+                photo, corners = card_photo(rng, art, deck.card_size_mm, upright=k % 3 != 0,
+                                            surfaces=surfaces)
+                t0 = time.perf_counter()
+                outline = find_card(photo, h / w)
+                stats["ms"].append(1000 * (time.perf_counter() - t0))
+                if take == 0:
+                    s = stats[kind]
+                    s["n"] += 1
+                    if outline is not None:
+                        s["found"] += 1
+                        long_px = float(np.linalg.norm(corners[0] - corners[3]))
+                        err = float(np.abs(outline.corners - corners).max())
+                        s["right"] += int(err <= CUT_TOLERANCE * long_px)
+                if kind == "patterned":
+                    break
+                if outline is not None or take == 3:
+                    cv2.imwrite(str(folder / f"{cid}.jpg"), photo)
+                    break
+                stats["retaken"] += 1
+    return stats
+
+
 def _pct(a: int, b: int) -> str:
     return "n/a" if b == 0 else f"{100.0 * a / b:.1f}%"
 
@@ -149,54 +206,126 @@ def table(rows: list[tuple[str, str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def compare_table(rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> str:
+    lines = ["| deck | group | cards | top-1 id: scans / photos | accepted & right: scans / "
+             "photos | accepted & wrong: scans / photos |", "|---|---|---|---|---|---|"]
+    for deck, group, a, b in rows:
+        n = a["n"]
+        lines.append(f"| {deck} | {group} | {n} | {_pct(a['top1'], n)} / {_pct(b['top1'], n)} "
+                     f"| {_pct(a['id_ok'], n)} / {_pct(b['id_ok'], n)} | "
+                     f"{_pct(a['wrong_accepted'], n)} / {_pct(b['wrong_accepted'], n)} |")
+    return "\n".join(lines)
+
+
+def _decks(args: argparse.Namespace) -> list[tuple[str, int]]:
+    return [(name, n) for name, n in (("rws-tarot", args.scenes),
+                                      ("decktet", args.decktet_scenes)) if n > 0]
+
+
+def _gallery_note(name: str, gal: Any, seconds: float, per_card: int) -> str:
+    tmp = ROOT / "bench" / f".card-gallery-{name}.npz"
+    gal.save(tmp)
+    size_mb = tmp.stat().st_size / 1e6
+    tmp.unlink()
+    return (f"{name}: enrollment {seconds:.1f} s ({per_card} augmentations per card and "
+            f"orientation), gallery file {size_mb:.2f} MB, {len(gal.protos)} prototypes x "
+            f"{gal.proj.shape[1]} dims")
+
+
+def _print_row(name: str, group: str, n_crops: int, b: dict[str, Any], label: str,
+               seconds: float) -> None:
+    print(f"{name:10s} {group:16s} {label:7s}{n_crops:5d} crops  top-1 "
+          f"{_pct(b['top1'], b['n'])}  accepted&right {_pct(b['id_ok'], b['n'])}  "
+          f"orientation {_pct(b['orient_ok'], b['orient_n'])}  ({seconds:.0f} s)", flush=True)
+
+
+def run_scans(args: argparse.Namespace) -> tuple[list[str], str]:
+    """Enrolled from the scans: (notes, the table by visibility)."""
+    from vision.cards import enroll
+    from vision.synth.deck import default_deck_dir, load_deck
+
+    rows = []
+    notes = []
+    timing_ms = None
+    for name, n in _decks(args):
+        deck = load_deck(default_deck_dir(name))
+        t0 = time.perf_counter()
+        gal = enroll(deck.folder, per_card=args.per_card, seed=args.seed)
+        notes.append(_gallery_note(name, gal, time.perf_counter() - t0, args.per_card))
+        for group in GROUPS:
+            t1 = time.perf_counter()
+            items = render_group(deck, group, n, args.seed)
+            b = evaluate(gal, items)
+            rows.append((name, group, b))
+            _print_row(name, group, len(items), b["all"], "", time.perf_counter() - t1)
+            if timing_ms is None:
+                timing_ms = timing(gal, items)
+    notes.append(f"Speed: {timing_ms:.2f} ms to identify a batch of 20 crops (features "
+                 "included), one thread, median of 30")
+    return notes, table(rows)
+
+
+def run_photos(args: argparse.Namespace) -> tuple[list[str], str]:
+    """Enrolled from the scans and from photos, on the same crops: (notes, the table)."""
+    from vision.cards import enroll
+    from vision.synth.deck import default_deck_dir, load_deck
+
+    rows = []
+    notes = []
+    for name, n in _decks(args):
+        deck = load_deck(default_deck_dir(name))
+        with tempfile.TemporaryDirectory(prefix="card-photos-") as tmpd:
+            t0 = time.perf_counter()
+            ps = photograph_deck(deck, Path(tmpd), args.seed)
+            t_photos = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            shot = load_deck(tmpd, card_size_mm=deck.card_size_mm, faces="auto")
+            from_photos = enroll(shot, per_card=args.per_card, seed=args.seed)
+            t_enroll = time.perf_counter() - t0
+        from_scans = enroll(deck.folder, per_card=args.per_card, seed=args.seed)
+        pl, pt = ps["plain"], ps["patterned"]
+        notes.append(
+            f"{name}: {pl['n']} photos ({t_photos:.0f} s to draw them), {len(shot.photos)} "
+            f"of them read as photos by `--faces auto`; the card found in "
+            f"{_pct(pl['found'], pl['n'])} of those on plain surfaces at the first take "
+            f"({ps['retaken']} taken again; cut where it lies, every corner within "
+            f"{100 * CUT_TOLERANCE:g}% of the card's length of the truth: "
+            f"{_pct(pl['right'], pl['n'])}), and in {_pct(pt['found'], pt['n'])} of photos of "
+            f"the same cards on patterned cloths (cut where it lies "
+            f"{_pct(pt['right'], pt['n'])}); {np.median(ps['ms']):.0f} ms median to find a "
+            f"card in a 1600x1200 photo; loading and enrolling from the photos "
+            f"{t_enroll:.1f} s")
+        for group in GROUPS:
+            t1 = time.perf_counter()
+            items = render_group(deck, group, n, args.seed)
+            a, b = evaluate(from_scans, items)["all"], evaluate(from_photos, items)["all"]
+            rows.append((name, group, a, b))
+            _print_row(name, group, len(items), a, "scans", time.perf_counter() - t1)
+            _print_row(name, group, len(items), b, "photos", 0.0)
+    return notes, compare_table(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", type=int, default=120, help="tarot scenes per group")
     ap.add_argument("--decktet-scenes", type=int, default=40, help="Decktet scenes per group")
     ap.add_argument("--per-card", type=int, default=40, help="augmentations per card")
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--photos", action="store_true",
+                    help="enroll from rendered photos of the cards as well as from the scans, "
+                         "and compare the two on the same crops")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
 
     import cv2
 
-    from vision.cards import enroll
-    from vision.synth.deck import default_deck_dir, load_deck
-
     cv2.setNumThreads(1)
-    rows = []
-    notes = []
-    timing_ms = None
-    for name, n in (("rws-tarot", args.scenes), ("decktet", args.decktet_scenes)):
-        if n <= 0:
-            continue
-        deck = load_deck(default_deck_dir(name))
-        t0 = time.perf_counter()
-        gal = enroll(deck.folder, per_card=args.per_card, seed=args.seed)
-        t_enroll = time.perf_counter() - t0
-        tmp = ROOT / "bench" / f".card-gallery-{name}.npz"
-        gal.save(tmp)
-        size_mb = tmp.stat().st_size / 1e6
-        tmp.unlink()
-        notes.append(f"{name}: enrollment {t_enroll:.1f} s ({args.per_card} augmentations per "
-                     f"card and orientation), gallery file {size_mb:.2f} MB, "
-                     f"{len(gal.protos)} prototypes x {gal.proj.shape[1]} dims")
-        for group in GROUPS:
-            t1 = time.perf_counter()
-            items = render_group(deck, group, n, args.seed)
-            b = evaluate(gal, items)
-            rows.append((name, group, b))
-            print(f"{name:10s} {group:16s} {len(items):5d} crops  top-1 "
-                  f"{_pct(b['all']['top1'], b['all']['n'])}  accepted&right "
-                  f"{_pct(b['all']['id_ok'], b['all']['n'])}  orientation "
-                  f"{_pct(b['all']['orient_ok'], b['all']['orient_n'])}  "
-                  f"({time.perf_counter() - t1:.0f} s)", flush=True)
-            if timing_ms is None:
-                timing_ms = timing(gal, items)
+    notes, body = run_photos(args) if args.photos else run_scans(args)
     cmd = "python bench/card_id.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    section = PHOTO_SECTION if args.photos else SECTION
     text = "\n".join([
-        SECTION, "",
+        section, "",
         f"Command: `{cmd}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
         f"{platform.platform()}  ",
@@ -205,18 +334,21 @@ def main(argv: list[str] | None = None) -> int:
         "uncovered by other cards and inside the frame, cut from the JPEG with "
         "`warp_card` on its truth corners (64 x 112 px), the quad's start turned 180° at "
         "random. Face-down cards count as id `back`. The gallery never saw these renders: it "
-        "is enrolled from the reference scans with its own augmentations.  ",
+        + ("is enrolled from the reference scans, and again from photos of the cards (drawn "
+           "from the scans by `vision.synth.photos`: each printed, on a plain table surface, "
+           "under uneven light, slanted, blurred a little, JPEG; a third lying across the "
+           "picture; `enroll-deck --faces auto` finds and cuts out each card), each with its "
+           "own augmentations, the same seed.  " if args.photos else
+           "is enrolled from the reference scans with its own augmentations.  "),
         "Columns: top-1 = nearest id right (no rejection); accepted & right = returned id "
         "right; rejected = returned None (margin below the gallery threshold); orientation = "
         "180° flag right among crops whose top-1 id is right (backs excluded).  ",
-        "; ".join(notes) + ".  ",
-        f"Speed: {timing_ms:.2f} ms to identify a batch of 20 crops (features included), one "
-        "thread, median of 30.", "",
-        table(rows), ""])
+        ";  \n".join(notes) + ".", "",
+        body, ""])
     print()
     print(text)
     if not args.no_write:
-        write_section(SECTION, text)
+        write_section(section, text)
     return 0
 
 

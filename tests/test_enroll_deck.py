@@ -135,6 +135,46 @@ def test_identifies_warped_crops(enrolled: tuple[Path, Path, str]) -> None:
     assert gal.identify(felt).card_id is None
 
 
+def test_enroll_from_photos(tmp_path: Path) -> None:
+    """The same deck photographed on a table, a card lying across in some: enroll-deck finds
+    and cuts out each card, and the gallery names crops of the scans as the scans' does."""
+    from vision.synth.photos import card_photo
+
+    scans = make_deck(tmp_path / "scans")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "deck.json").write_text((scans / "deck.json").read_text())
+    rng = np.random.default_rng(8)
+    for k, cid in enumerate(IDS):
+        photo, _ = card_photo(rng, cv2.imread(str(scans / f"{cid}.png")), CARD_MM,
+                              upright=k % 3 != 0, surfaces=("cloth", "felt", "wood"))
+        cv2.imwrite(str(photos / f"{cid}.jpg"), photo)
+    out = tmp_path / "photos.npz"
+    proc = run_cli("enroll-deck", str(photos), "--per-card", "8", "--seed", "3", "--out",
+                   str(out), "--no-progress", env_extra={})
+    assert proc.returncode == 0, proc.stderr
+    assert "6 image(s) read as photos" in proc.stderr
+    gal = Gallery.load(out)
+    rng = np.random.default_rng(17)
+    for cid in IDS:
+        img, quad = _scene(cv2.imread(str(scans / f"{cid}.png")), rng)
+        m = gal.identify(warp_card(img, quad))
+        assert m.card_id == cid, (cid, m)
+        assert not m.rotated, (cid, m)
+    # told they are scans, the photos are taken whole
+    proc = run_cli("enroll-deck", str(photos), "--faces", "scans", "--per-card", "2", "--out",
+                   str(tmp_path / "whole.npz"), "--no-progress", env_extra={})
+    assert proc.returncode == 0, proc.stderr
+    assert "read as photos" not in proc.stderr
+    # a photo without a card is named
+    cv2.imwrite(str(photos / f"{IDS[2]}.jpg"), np.full((600, 800, 3), 80, np.uint8))
+    proc = run_cli("enroll-deck", str(photos), "--out", str(out), "--no-progress",
+                   env_extra={})
+    assert proc.returncode == 2
+    assert f"{IDS[2]}.jpg: no card found in the photo" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_out_and_name(tmp_path: Path) -> None:
     deck = make_deck(tmp_path / "d")
     out = tmp_path / "g" / "mine.npz"

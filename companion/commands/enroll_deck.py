@@ -1,9 +1,13 @@
 """``companion enroll-deck``: build the card identifier's gallery from one scan per card.
 
     companion enroll-deck FOLDER [--name NAME] [--out FILE.npz] [--per-card N] [--seed S]
+                                 [--faces auto|scans|photos]
 
 FOLDER holds one image per card named by card id (``cups-07.png``), optionally ``back.png``
-and ``deck.json`` (see :mod:`vision.synth.deck`). The gallery goes to
+and ``deck.json`` (see :mod:`vision.synth.deck`). Each image is a scan of the card or a photo
+of it lying flat on a table, taken from above: the card is then found in the photo and cut
+out square on (:mod:`vision.cards.face`; ``--faces`` says which, by default told apart by
+their proportions). The gallery goes to
 ``$XDG_DATA_HOME/arcana-companion/decks/NAME.npz`` (NAME defaults to the deck's name) unless
 ``--out`` says otherwise; :func:`vision.cards.galleries.load_gallery` finds it by that name.
 The same folder, ``--per-card`` and ``--seed`` give the same gallery.
@@ -24,13 +28,14 @@ log = logging.getLogger(__name__)
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "enroll-deck", help="teach the card identifier a deck from one scan per card",
-        description="Enroll a deck for card identification: every scan is rendered many times "
-                    "as a camera might see it (printing, light, blur, tilt, occluders) and the "
-                    "gallery is saved for the table pipeline.")
+        "enroll-deck", help="teach the card identifier a deck from one scan or photo per card",
+        description="Enroll a deck for card identification: every card's face (a scan, or "
+                    "cut out of a photo of the card) is rendered many times as a camera might "
+                    "see it (printing, light, blur, tilt, occluders) and the gallery is saved "
+                    "for the table pipeline.")
     p.add_argument("folder", type=Path, metavar="FOLDER",
-                   help="deck folder: one image per card named by card id (cups-07.png), "
-                        "optional back.png and deck.json")
+                   help="deck folder: one scan or photo per card named by card id "
+                        "(cups-07.jpg), optional back.png and deck.json")
     p.add_argument("--name", default=None,
                    help="name to save the gallery under (default: the deck's name)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
@@ -38,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "NAME.npz, i.e. ~/.local/share/arcana-companion/decks/NAME.npz)")
     p.add_argument("--per-card", type=positive_int, default=40, metavar="N",
                    help="simulated views per card (default 40; fewer is faster and less robust)")
+    p.add_argument("--faces", choices=("auto", "scans", "photos"), default="auto",
+                   help="what the images are: scans (each image is the card's face), photos "
+                        "(each shows the card flat on a table, from above: it is found and "
+                        "cut out) or auto (the default: an image in the card's own "
+                        "proportions is a scan, any other a photo)")
     p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -53,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # folder is validated (every image decoded) again inside enroll, which is cheap.
     if args.name is not None:
         check_name(args.name)
-    deck = load_deck(args.folder)
+    deck = load_deck(args.folder, faces=args.faces)
     name = args.name if args.name is not None else deck.name
     if args.out is not None:
         out = args.out.expanduser()
@@ -68,6 +78,14 @@ def run(args: argparse.Namespace) -> int:
                                "or --out") from None
     n_cards = len(deck.ids)
     back = "its back image" if deck.back_file is not None else "procedural backs"
+    if deck.photos:
+        # the folder was read on loading (every image decoded), so each photo is cut already
+        for cid, share in sorted(deck.photos.items()):
+            log.info("%s: a photo; the card cut out of it covered %.0f%% of it", cid,
+                     100 * share)
+        scans = len(deck.ids) + (deck.back_file is not None) - len(deck.photos)
+        print(f"{len(deck.photos)} image(s) read as photos, the card found and cut out of "
+              f"each" + (f"; {scans} as scans" if scans else ""), file=sys.stderr)
     print(f"enrolling {n_cards} cards of deck {deck.name!r} ({deck.card_size_mm[0]:g} x "
           f"{deck.card_size_mm[1]:g} mm, {back}), {args.per_card} views per card, "
           f"seed {args.seed}", file=sys.stderr)
@@ -89,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"fitting the projection ({time.perf_counter() - t0:.1f} s so far) ...",
                   file=sys.stderr)
 
-    gallery = enroll(deck.folder, per_card=args.per_card, seed=args.seed, progress=progress)
+    gallery = enroll(deck, per_card=args.per_card, seed=args.seed, progress=progress)
     if args.name is not None:
         gallery.deck_name = args.name
     elapsed = time.perf_counter() - t0

@@ -58,6 +58,10 @@ def shared_dir(repo_root: Path | None = None) -> Path | None:
     return None
 
 
+#: what a deck folder's images may be (:attr:`Deck.faces`)
+FACES = ("scans", "photos", "auto")
+
+
 def default_deck_dir(name: str = "rws-tarot") -> Path:
     """``<shared>/decks/<name>``; raises :class:`DeckError` when no shared folder is found."""
     sd = shared_dir()
@@ -77,6 +81,12 @@ class Deck:
     files: dict[str, Path]             # card id -> image file
     back_file: Path | None = None
     kind: str = "custom"               # "tarot", "decktet" or "custom"
+    # what the images are: "scans" (each is the card's face), "photos" (a card is found in
+    # each and cut out square on) or "auto" (a scan when in the card's proportions), see
+    # vision.cards.face
+    faces: str = "scans"
+    # card id -> share of its photo the card covered, for each image read as a photo
+    photos: dict[str, float] = field(default_factory=dict)
     # a card's art (an array), or its halvings under "#levels:" + id (a list of arrays)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -120,12 +130,29 @@ class Deck:
             self.check_id(card_id)
             path = self.files[card_id]
         img = _read(path)
+        if self.faces != "scans":
+            img = self._face(card_id, path, img)
         h, w = img.shape[:2]
         if w > h:  # landscape scan: turn to portrait, top to the left
             img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
         with self._lock:
             self._cache[card_id] = img
         return img
+
+    def _face(self, card_id: str, path: Path, img: np.ndarray) -> np.ndarray:
+        """The card's face in ``img``: the image itself for a scan, the card cut out of a
+        photo (:func:`vision.cards.face.card_face`)."""
+        from vision.cards.face import card_face
+
+        w, h = self.card_size_mm
+        try:
+            face, outline = card_face(img, h / w, self.faces)
+        except ValueError as exc:
+            raise DeckError(f"card image {path}: {exc}") from None
+        if outline is not None:
+            with self._lock:
+                self.photos[card_id] = outline.share
+        return face
 
     def image_at_least(self, card_id: str, height: int) -> np.ndarray:
         """The art at the smallest cached size (halvings of the scan) at least ``height`` px
@@ -176,11 +203,15 @@ def _read(path: Path) -> np.ndarray:
 
 
 def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, float] | None = None,
-              validate: bool = True) -> Deck:
+              validate: bool = True, faces: str = "scans") -> Deck:
     """Open and check a deck folder (default: the shared RWS tarot).
 
-    Errors (:class:`DeckError`) name the folder and the missing or unreadable cards.
+    ``faces``: what the images are (:attr:`Deck.faces`: ``"scans"``, ``"photos"`` or
+    ``"auto"``). Errors (:class:`DeckError`) name the folder and the missing or unreadable
+    cards, and the photos with no card found in them.
     """
+    if faces not in FACES:
+        raise DeckError(f"faces must be one of {', '.join(FACES)}; got {faces!r}")
     path = Path(folder) if folder is not None else default_deck_dir()
     if not path.is_dir():
         raise DeckError(f"deck folder {str(path)!r} does not exist or is not a folder")
@@ -235,7 +266,7 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         raise DeckError(f"deck {path}: card size must be width <= height, both positive; "
                         f"got {card_size_mm}")
     deck = Deck(name=str(meta.get("name", path.name)), folder=path, card_size_mm=(w, h),
-                files=files, back_file=back, kind=kind)
+                files=files, back_file=back, kind=kind, faces=faces)
     if validate:
         deck.validate_images()
     return deck
