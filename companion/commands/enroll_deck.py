@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="simulated views per card (default 40; fewer is faster and less robust)")
     p.add_argument("--faces", choices=("auto", "scans", "photos"), default="auto",
                    help="what the images are: scans (each image is the card's face), photos "
-                        "(each shows the card flat on a table, from above: it is found and "
+                        "(each shows one card flat on a table, from above: it is found and "
                         "cut out) or auto (the default: an image in the card's own "
                         "proportions is a scan, any other a photo)")
     p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")

@@ -112,3 +112,15 @@ def test_a_deck_folder_of_scans_and_photos(shared: Path, tmp_path: Path) -> None
         load_deck(folder, faces="auto")
     with pytest.raises(DeckError, match="faces must be one of"):
         load_deck(folder, faces="pictures")
+
+
+def test_two_cards_in_one_photo_are_named_as_such(tarot: Any) -> None:
+    photo = np.full((1200, 1600, 3), (40, 90, 50), np.uint8)
+    for k, x0 in enumerate((250, 900)):
+        art = cv2.resize(tarot.image(tarot.ids[k]), (350, 600), interpolation=cv2.INTER_AREA)
+        photo[300:900, x0:x0 + 350] = art
+    photo = cv2.GaussianBlur(photo, (0, 0), 1.0)
+    outline = find_card(photo, _aspect(tarot))
+    assert outline is not None and outline.rivals == 1
+    with pytest.raises(ValueError, match="shows 2 cards or more: photograph one card"):
+        card_face(photo, _aspect(tarot), "photos")

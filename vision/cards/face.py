@@ -6,9 +6,12 @@ a photo (a phone held over the card on a table) also shows the table round it, a
 photo whose sides are in the deck's proportions and lie on strong edges all round (a card's
 corners are rounded, so the outline's hull is fitted with four sides, then each side with a
 line through the edge it lies on). :func:`card_face` cuts it out, square on and portrait,
-ready for enrollment. Photograph the card whole, flat on a plain surface of another colour:
-on a busy cloth (checks, dots, stripes) the card is found less often, and where it is not,
-the loader names the photo (``bench/RESULTS.md``, "Card identity, enrolled from photos").
+ready for enrollment. A photo with another card-shaped outline beside the card, at least
+half its size (:data:`RIVAL_SHARE`), shows several cards and is refused.
+
+Photograph the card whole, flat on a plain surface of another colour: on a busy cloth
+(checks, dots, stripes) the card is found less often, and where it is not, the loader names
+the photo (``bench/RESULTS.md``, "Card identity, enrolled from photos").
 
 Which end of the card is the top of its art cannot be seen in its outline, so a photo is
 taken as it stands: a card upright in the photo is upright, and a card lying across the
@@ -35,8 +38,10 @@ import numpy as np
 WORK_SIDE = 800
 #: the card's outline must cover at least this share of the photo
 MIN_SHARE = 0.04
-#: and its sides' ratio (long over short) be within this share of the deck's
-ASPECT_TOLERANCE = 0.2
+#: and its sides' ratio (long over short) be within this share of the deck's: a hand-held
+#: camera's slant moves it a few percent, while at 0.2 a whole table's lattice of cards was
+#: taken for one card of the Decktet's proportions (sample_images/zarcana/0000.jpg)
+ASPECT_TOLERANCE = 0.12
 #: ``auto``: an image whose long side over its short is within this share of the card's is a
 #: scan (the shared decks' scans are within 0.2%; a phone's 16:9 is 3.7% off the tarot's 12:7)
 SCAN_ASPECT_TOLERANCE = 0.03
@@ -52,6 +57,9 @@ class CardOutline:
 
     corners: np.ndarray
     share: float
+    #: other card-shaped outlines at least half as large elsewhere in the photo (beside it,
+    #: not inside it): a photo of several cards, or of a table
+    rivals: int = 0
 
     def clear_of_edges(self, shape: tuple[int, ...], margin: float = EDGE_MARGIN) -> bool:
         h, w = shape[:2]
@@ -178,6 +186,9 @@ def _refine(q: np.ndarray, gx: np.ndarray, gy: np.ndarray, strong: float
     return np.array(corners, np.float32), on / max(total, 1)
 
 
+#: another card-shaped outline beside the card at least this share of its size makes the
+#: photo one of several cards
+RIVAL_SHARE = 0.5
 #: a card's outline must lie on strong edges along at least this share of its sides
 MIN_SUPPORT = 0.6
 
@@ -194,12 +205,14 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1)
     strong = max(float(np.percentile(cv2.magnitude(gx, gy), 85)), 20.0)
-    best: tuple[float, np.ndarray] | None = None
+    found: list[tuple[float, np.ndarray]] = []
+    largest = 0.0
     for mask in _masks(small):
         contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
         for c in contours:
             a = cv2.contourArea(c)
-            if a < MIN_SHARE * area or (best is not None and a <= best[0] * area * 0.8):
+            # outlines under half the largest card's matter only as other cards beside it
+            if a < MIN_SHARE * area or a < RIVAL_SHARE * 0.8 * largest * area:
                 continue
             q = _quad_of(c)
             if q is None or not cv2.isContourConvex(q.reshape(-1, 1, 2)):
@@ -207,8 +220,6 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
             if abs(_aspect(q) / aspect - 1.0) > ASPECT_TOLERANCE:
                 continue
             share = float(cv2.contourArea(q)) / area
-            if best is not None and share <= best[0]:
-                continue
             if not CardOutline(q, share).clear_of_edges(small.shape):
                 continue    # the picture's own edge, or a card cut off by it
             fitted = _refine(q, gx, gy, strong)
@@ -217,10 +228,21 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
             q = fitted[0]
             if abs(_aspect(q) / aspect - 1.0) > ASPECT_TOLERANCE:
                 continue
-            best = (share, q)
-    if best is None:
+            found.append((share, q))
+            largest = max(largest, share)
+    if not found:
         return None
-    return CardOutline(_order(best[1] / scale), best[0])
+    share, q = max(found, key=lambda f: f[0])
+    outline = q.reshape(-1, 1, 2)
+    rivals = [f for f in found if f[0] >= RIVAL_SHARE * share and cv2.pointPolygonTest(
+        outline, tuple(float(v) for v in f[1].mean(axis=0)), False) < 0]
+    # the same card beside it twice (two masks' outlines of one rival) counts once
+    centres: list[np.ndarray] = []
+    for _, r in rivals:
+        c = r.mean(axis=0)
+        if all(np.linalg.norm(c - o) > 0.25 * np.sqrt(share * area) for o in centres):
+            centres.append(c)
+    return CardOutline(_order(q / scale), share, len(centres))
 
 
 def cut_face(image: np.ndarray, outline: CardOutline, aspect: float) -> np.ndarray:
@@ -242,7 +264,7 @@ def card_face(image: np.ndarray, aspect: float, faces: str = "auto"
 
     ``faces``: ``"scans"`` (the image is the face), ``"photos"`` (find the card in it) or
     ``"auto"`` (a scan where the image has the card's proportions, else a photo). ValueError
-    where a photo shows no card."""
+    where a photo shows no card, or several."""
     if faces not in ("scans", "photos", "auto"):
         raise ValueError(f"faces must be 'scans', 'photos' or 'auto', got {faces!r}")
     h, w = image.shape[:2]
@@ -257,4 +279,7 @@ def card_face(image: np.ndarray, aspect: float, faces: str = "auto"
                "taken for a photo)")
         raise ValueError(f"no card found in the photo{why}: photograph the whole card, "
                          "flat on a plain surface of another colour, from above")
+    if outline.rivals:
+        raise ValueError(f"the photo shows {outline.rivals + 1} cards or more: photograph "
+                         "one card at a time")
     return cut_face(image, outline, aspect), outline
