@@ -276,7 +276,7 @@ def card_face(image: np.ndarray, aspect: float, faces: str = "auto"
     if outline is None:
         why = ("" if faces == "photos" else
                f" (its sides are {own:.2f} to 1, not the card's {aspect:.2f}, so it was "
-               "taken for a photo)")
+               "taken for a photo; for images cut to the cards, pass --faces scans)")
         raise ValueError(f"no card found in the photo{why}: photograph the whole card, "
                          "flat on a plain surface of another colour, from above")
     if outline.rivals:
