@@ -59,10 +59,12 @@ def run(args: argparse.Namespace) -> int:
     from vision.synth.deck import load_deck
     from vision.synth.generate import Progress
 
-    # Check the name and the folder before the long part, so a typo fails at once; the
-    # folder is validated (every image decoded) again inside enroll, which is cheap.
+    # Check the name and the folder before the long part, so a typo fails at once. Loading
+    # decodes every image (and finds the card in each photo); enroll takes the loaded deck.
     if args.name is not None:
         check_name(args.name)
+    if args.faces != "scans":
+        log.info("reading %s (a card is looked for in each photo)", args.folder)
     deck = load_deck(args.folder, faces=args.faces)
     name = args.name if args.name is not None else deck.name
     if args.out is not None:
