@@ -1,4 +1,4 @@
-"""``companion enroll-deck``: build the card identifier's gallery from one scan per card.
+"""``companion enroll-deck``: build the card identifier's gallery from one scan or photo per card.
 
     companion enroll-deck FOLDER [--name NAME] [--out FILE.npz] [--per-card N] [--seed S]
                                  [--faces auto|scans|photos]
