@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from companion.commands.argtypes import positive_int
+from vision.synth.deck import FACES
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "NAME.npz, i.e. ~/.local/share/arcana-companion/decks/NAME.npz)")
     p.add_argument("--per-card", type=positive_int, default=40, metavar="N",
                    help="simulated views per card (default 40; fewer is faster and less robust)")
-    p.add_argument("--faces", choices=("auto", "scans", "photos"), default="auto",
+    p.add_argument("--faces", choices=FACES, default="auto",
                    help="what the images are: scans (each image is the card's face), photos "
                         "(each shows one card flat on a table, from above: it is found and "
                         "cut out) or auto (the default: an image in the card's own "

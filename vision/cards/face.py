@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.synth.deck import FACES
+
 #: longest side of the picture the outline is looked for in (photos are large; the outline
 #: needs no detail)
 WORK_SIDE = 800
@@ -265,8 +267,8 @@ def card_face(image: np.ndarray, aspect: float, faces: str = "auto"
     ``faces``: ``"scans"`` (the image is the face), ``"photos"`` (find the card in it) or
     ``"auto"`` (a scan where the image has the card's proportions, else a photo). ValueError
     where a photo shows no card, or several."""
-    if faces not in ("scans", "photos", "auto"):
-        raise ValueError(f"faces must be 'scans', 'photos' or 'auto', got {faces!r}")
+    if faces not in FACES:
+        raise ValueError(f"faces must be one of {', '.join(FACES)}; got {faces!r}")
     h, w = image.shape[:2]
     own = max(h, w) / max(min(h, w), 1)
     if faces == "scans" or (faces == "auto"

@@ -704,12 +704,11 @@ def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
 def enroll(deck_folder: str | Path | Deck | None = None, *, per_card: int = 40, seed: int = 0,
            protos_per_class: int = 4, back_protos: int = 24, strength: float = 1.0,
            n_pca: int = 320, card_size_mm: tuple[float, float] | None = None,
-           faces: str = "scans",
            progress: Callable[[str, int, int], None] | None = None) -> Gallery:
     """Build a gallery from a deck folder (one image per card, named by id; see
     :func:`vision.synth.deck.load_deck`, whose :class:`DeckError` names a bad folder), or
-    from a deck already loaded. ``faces``: whether the folder's images are scans, photos of
-    the cards or either (``"auto"``; :mod:`vision.cards.face`).
+    from a deck already loaded (:func:`~vision.synth.deck.load_deck` with ``faces`` for a
+    folder of photos, :mod:`vision.cards.face`).
 
     ``per_card`` augmentations per card (each also turned 180 degrees), all drawn from
     ``seed``; the face-down class uses the deck's back image or, without one, procedural
@@ -720,7 +719,7 @@ def enroll(deck_folder: str | Path | Deck | None = None, *, per_card: int = 40, 
 
     t0 = time.perf_counter()
     deck = (deck_folder if isinstance(deck_folder, Deck)
-            else load_deck(deck_folder, card_size_mm=card_size_mm, faces=faces))
+            else load_deck(deck_folder, card_size_mm=card_size_mm))
     rng = np.random.default_rng([int(seed), 1])
     pool = _table_pool(np.random.default_rng([int(seed), 2]))
     tex_wh = (CROP_SIZE[0] * 2, CROP_SIZE[1] * 2)
