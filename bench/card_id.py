@@ -15,12 +15,12 @@ Each is split by the truth's visibility (pyramids, hands and the frame edge coun
 the figures to bench/RESULTS.md under "## Card identity (classical gallery)", replacing only
 that section.
 
-With ``--photos`` each deck is enrolled instead from photos of its cards
+With ``--photos`` each deck is enrolled from its scans and again from photos of its cards
 (:func:`vision.synth.photos.card_photo`: each card printed, laid on a plain table surface,
 photographed from above by a hand-held camera, a third of them lying across the picture),
 as ``companion enroll-deck`` takes them (:mod:`vision.cards.face` finds and cuts out each
 card), into a temporary folder; a photo whose card is not found is taken again, as a player
-would. It also reports how often the card is found, and cut where it lies, in photos on
+would. Both galleries read the same crops. It also reports how often the card is found, and cut where it lies, in photos on
 plain and on patterned cloths. The figures go under "## Card identity, enrolled from photos".
 
     python bench/card_id.py [--scenes 120] [--decktet-scenes 40] [--seed 5] [--photos]
