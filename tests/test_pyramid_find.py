@@ -230,3 +230,10 @@ def test_a_mirrored_patch_reads_with_its_apex_sectors_mirrored(finder) -> None:
     assert np.allclose(got, mirror[:, cols], atol=1e-5)
     assert np.allclose(got.sum(axis=1), 1.0, atol=1e-4)
     assert not np.allclose(got, finder.how.probs(patch), atol=1e-3)
+
+
+def test_a_find_just_short_of_east_is_written_as_east():
+    from vision.pyramids.find import PyramidFind
+
+    d = PyramidFind("red", 2, False, 359.97, (10.0, 20.0), 0.9).to_dict()
+    assert d["pointing_deg"] == 0.0

@@ -52,6 +52,7 @@ from calibration.motion import deblur
 from calibration.sharpness import edge_blur_px
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
+from companion.core.observation import record_deg
 from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
                                    card_corners_mm, warp_card_mm)
@@ -636,7 +637,7 @@ class TablePipeline:
             cards.append({
                 "id": cid,
                 "center_mm": [_r(centers[i, 0]), _r(centers[i, 1])],
-                "angle_deg": _r(angle % 360.0),
+                "angle_deg": record_deg(angle, 1),
                 "confidence": round(float(scores[i]) * float(m.confidence), 4),
                 "face_up": face_up,
                 "identified": m.accepted,

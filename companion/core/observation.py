@@ -67,6 +67,13 @@ def _r(v: float, nd: int = 3) -> float:
     return round(float(v), nd) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
+def record_deg(v: float, nd: int = 3) -> float:
+    """An angle as a record writes it: ``nd`` decimals, in [0, 360). Rounding after the
+    wrap would write 359.96 as 360.0, which a reader that buckets angles in [0, 360) trips
+    over; so round, then wrap again."""
+    return round(float(v) % 360.0, nd) % 360.0 + 0.0
+
+
 @dataclass
 class CardSighting:
     id: str
@@ -81,7 +88,7 @@ class CardSighting:
         d: dict[str, Any] = {
             "id": self.id,
             "center_mm": [_r(self.center_mm[0]), _r(self.center_mm[1])],
-            "angle_deg": _r(self.angle_deg % 360.0),
+            "angle_deg": record_deg(self.angle_deg),
             "confidence": _r(self.confidence, 4),
         }
         d.update(self.extra)
@@ -120,7 +127,7 @@ class PyramidSighting:
             "color": self.color,
             "pips": self.pips,
             "upright": self.upright,
-            "pointing_deg": None if self.pointing_deg is None else _r(self.pointing_deg % 360.0),
+            "pointing_deg": None if self.pointing_deg is None else record_deg(self.pointing_deg),
             "base_center_mm": [_r(self.base_center_mm[0]), _r(self.base_center_mm[1])],
             "confidence": _r(self.confidence, 4),
         }

@@ -10,7 +10,8 @@ import pytest
 
 from calibration.mat import Mat, MatError, load_mat
 from companion.core.errors import NotationError
-from companion.core.observation import Observation, ObservationError
+from companion.core.observation import (CardSighting, Observation, ObservationError,
+                                        PyramidSighting, record_deg)
 from vision.synth.deck import load_deck
 from vision.synth.errors import DeckError, SceneError, SynthError
 from vision.synth.generate import SynthConfig, encode_jpeg, make_example, synthesize
@@ -130,6 +131,18 @@ def test_observation_record_validation():
     bad["cards"][0]["confidence"] = 2
     with pytest.raises(ObservationError, match=r"cards\[0\]\.confidence"):
         Observation.from_dict(bad)
+
+
+@pytest.mark.parametrize("deg, nd, written", [
+    (359.9996, 3, 0.0), (359.96, 1, 0.0), (-0.0004, 3, 0.0), (-0.04, 1, 0.0),
+    (359.94, 1, 359.9), (720.5, 1, 0.5), (-90.0, 3, 270.0)])
+def test_record_angles_are_written_in_0_to_360(deg, nd, written):
+    # rounding after the wrap once wrote 359.96 as 360.0, outside [0, 360)
+    assert record_deg(deg, nd) == written
+    sighting = CardSighting("swords-07", (1.0, 2.0), deg).to_dict()
+    assert 0.0 <= sighting["angle_deg"] < 360.0
+    lying = PyramidSighting("red", 1, False, deg, (1.0, 2.0)).to_dict()
+    assert 0.0 <= lying["pointing_deg"] < 360.0
 
 
 def _cli(argv):

@@ -78,6 +78,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from calibration.table import Calibration, seen_area_mm
+from companion.core.observation import record_deg
 from vision.pyramids.classifier import (
     COLOR_CLASSES,
     COLOR_MODEL,
@@ -361,7 +362,8 @@ class PyramidFind:
 
     def to_dict(self) -> dict[str, Any]:
         return {"color": self.color, "pips": self.pips, "upright": self.upright,
-                "pointing_deg": None if self.pointing_deg is None else round(self.pointing_deg, 1),
+                "pointing_deg": (None if self.pointing_deg is None
+                                 else record_deg(self.pointing_deg, 1)),
                 "base_center_mm": [round(self.base_center_mm[0], 1),
                                    round(self.base_center_mm[1], 1)],
                 "confidence": round(self.confidence, 3), **self.extra}
