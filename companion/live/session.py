@@ -649,10 +649,13 @@ class LiveSession:
         kept = [p for p in obs.pyramids if p.color in allowed]
         if len(kept) == len(obs.pyramids):
             return obs
-        ignored = [p.color for p in obs.pyramids if p.color not in allowed]
-        log.debug("%s: ignored pyramids of colours outside the game: %s", obs.image, ignored)
+        ignored = [p for p in obs.pyramids if p.color not in allowed]
+        log.debug("%s: ignored pyramids of colours outside the game: %s", obs.image,
+                  [p.color for p in ignored])
+        # the recorded frame keeps them, apart, so that the game's file still holds all the
+        # camera saw (a replay or a review with other colours can judge them)
         return replace(obs, pyramids=kept,
-                       extra={**obs.extra, "ignored_pyramids": len(ignored)})
+                       extra={**obs.extra, "ignored_pyramids": [p.to_dict() for p in ignored]})
 
     def _deal(self, reading: TableReading, obs: Observation, frame: int | None,
               jpeg: bytes | None) -> list[LiveEvent]:

@@ -332,3 +332,18 @@ def test_a_blurred_frame_is_said_once_and_still_judged() -> None:
     assert lines(seen(3, None)) == []                           # a record without the word
     assert lines(seen(4, False)) == ["the picture is sharp again"]
     assert lines(seen(5, False)) == []
+
+
+def test_pyramids_of_colours_outside_the_game_are_not_judged_but_recorded() -> None:
+    rec = FakeRecorder()
+    session = new_session(recorder=rec)
+    stray = {"color": "orange", "pips": 1, "upright": True, "pointing_deg": None,
+             "base_center_mm": [120.0, 80.0], "confidence": 0.9}
+    record = dict(sample_record(0))
+    record["pyramids"] = [*record["pyramids"], stray]
+    session.observe(record, frame=0)
+    kind, _, kw = rec.calls[0]
+    assert kind == "start"
+    saved = kw["observation"]
+    assert saved["pyramids"] == []                       # not a piece of this game
+    assert saved["ignored_pyramids"] == [stray]          # but the game's file keeps it
