@@ -135,16 +135,16 @@ def run(args: argparse.Namespace) -> int:
         for path in paths:
             record, ok = _observe_one(pipeline, path, args, used)
             failed += int(not ok)
-            if record is not None:
-                if not record["calibrated"]:
-                    _warn(f"{path}: no table found: {record.get('reason', '')}")
-                    failed += 1
-                elif (said := blurred_picture(record)) is not None:
-                    # read, but the pyramids of a blurred frame are missed most: not a failure
-                    _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
-                if bar is not None and bar.enabled:
-                    bar.stream.write("\r\033[K")  # the record's line must not share the bar's
-                print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
+            read = not record.get("error")    # (an unread image is said and counted)
+            if read and not record["calibrated"]:
+                _warn(f"{path}: no table found: {record.get('reason', '')}")
+                failed += 1
+            elif read and (said := blurred_picture(record)) is not None:
+                # read, but the pyramids of a blurred frame are missed most: not a failure
+                _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
+            if bar is not None and bar.enabled:
+                bar.stream.write("\r\033[K")  # the record's line must not share the bar's
+            print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
             if bar is not None:
                 bar.update(1)
     finally:
@@ -156,10 +156,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _unread(path: Path, why: str) -> dict[str, Any]:
+    """The record of an image that could not be read or processed: every image given gets
+    its line (a tool that pairs the inputs with the lines stays in step), saying so."""
+    prefix = f"{path}: "
+    return {"image": str(path), "calibrated": False, "cards": [], "pyramids": [],
+            "reason": why[len(prefix):] if why.startswith(prefix) else why, "error": True}
+
+
 def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[str]
-                 ) -> tuple[dict[str, Any] | None, bool]:
-    """(the record of one image or None, whether all went well); what went wrong is said on
-    stderr."""
+                 ) -> tuple[dict[str, Any], bool]:
+    """(the record of one image, whether all went well); what went wrong is said on stderr,
+    and an image that could not be read or processed gets a record that says so
+    (:func:`_unread`)."""
     import cv2
 
     from companion.core.errors import CompanionError
@@ -173,11 +182,12 @@ def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[
         record["timings_ms"] = {"read": round(t_read, 1), **record["timings_ms"]}
     except CompanionError as exc:
         _warn(f"error: {exc}")
-        return None, False
+        return _unread(path, str(exc)), False
     except Exception as exc:  # one bad frame never stops the rest
         log.debug("observing %s failed", path, exc_info=True)
-        _warn(f"error: {path}: could not be processed ({type(exc).__name__}: {exc})")
-        return None, False
+        why = f"could not be processed ({type(exc).__name__}: {exc})"
+        _warn(f"error: {path}: {why}")
+        return _unread(path, why), False
     if args.annotate is not None:
         from vision.annotate import annotate
 

@@ -100,12 +100,21 @@ def test_bad_files_are_named_and_the_rest_still_processed(fake, capsys, tmp_path
     missing = tmp_path / "nowhere.jpg"
     code, out, err = _run(capsys, str(folder), str(missing))
     assert code == 1
-    names = [Path(json.loads(line)["image"]).name for line in out.splitlines()]
-    assert names == ["a-good.jpg", "e-good.jpg"]
+    # every image given gets its line, in order: a tool pairing inputs with lines stays
+    # in step; the unread ones say why
+    records = {Path(r["image"]).name: r for r in map(json.loads, out.splitlines())}
+    assert list(records) == ["a-good.jpg", "b-empty.jpg", "c-garbage.png", "d-truncated.jpg",
+                             "e-good.jpg", "nowhere.jpg"]
+    assert records["a-good.jpg"]["cards"] and "error" not in records["a-good.jpg"]
     for name, words in (("b-empty.jpg", "empty"), ("c-garbage.png", "not an image"),
                         ("d-truncated.jpg", "truncated JPEG"), ("nowhere.jpg", "no such file")):
         line = next((ln for ln in err.splitlines() if name in ln), "")
         assert words in line, (name, err)
+        unread = records[name]
+        assert unread["error"] is True and unread["calibrated"] is False, unread
+        assert words in unread["reason"] and name not in unread["reason"], unread
+        assert unread["cards"] == [] and unread["pyramids"] == []
+    assert "no table" not in err          # an unread image is not a table not found
     assert "Traceback" not in err
 
 
