@@ -225,17 +225,21 @@ def calibrate_views(views: Sequence[View], image_size: tuple[int, int],
 
 
 def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
-                empty: Callable[[Path], Exception]) -> list[Path]:
+                bad: Callable[[Path, str], Exception]) -> list[Path]:
     """Files as given; a folder stands for its files with one of ``suffixes`` (sorted by
-    name, not recursive); a folder with none raises ``empty(folder)``."""
+    name, not recursive); a folder with none, or one that cannot be listed, raises
+    ``bad(folder, what is wrong)``."""
     out: list[Path] = []
     for item in inputs:
         p = Path(item)
         if p.is_dir():
-            found = sorted(f for f in p.iterdir()
-                           if f.is_file() and f.suffix.lower() in suffixes)
+            try:
+                found = sorted(f for f in p.iterdir()
+                               if f.is_file() and f.suffix.lower() in suffixes)
+            except OSError as exc:
+                raise bad(p, f"cannot be read ({exc.strerror or exc})") from None
             if not found:
-                raise empty(p)
+                raise bad(p, f"holds no images ({', '.join(suffixes)})")
             out += found
         else:
             out.append(p)
@@ -244,8 +248,8 @@ def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
 
 def expand_images(inputs: Iterable[str | Path]) -> list[Path]:
     """Files as given; a folder stands for its image files (sorted, not recursive)."""
-    return image_files(inputs, IMAGE_SUFFIXES, lambda p: IntrinsicsError(
-        f"folder {str(p)!r} holds no images ({', '.join(IMAGE_SUFFIXES)})"))
+    return image_files(inputs, IMAGE_SUFFIXES,
+                       lambda p, why: IntrinsicsError(f"folder {str(p)!r} {why}"))
 
 
 def calibrate_images(paths: Sequence[Path], board: BoardSpec,

@@ -29,6 +29,11 @@ KNOWN_DICTIONARIES = (
 )
 
 REQUIRED_FIELDS = ("dictionary", "marker_size_mm", "width_mm", "height_mm")
+#: No table is bigger than this (mm) each way; a mat file saying more has a typo (metres for
+#: millimetres), and the finders would tile its area for minutes.
+MAX_MAT_MM = 5000.0
+#: A marker smaller than this (mm) is a few pixels in an overhead photo of a table: unreadable.
+MIN_MARKER_MM = 10.0
 
 
 class MatError(CompanionError, ValueError):
@@ -99,6 +104,13 @@ class Mat:
         nums = {}
         for name in ("marker_size_mm", "width_mm", "height_mm"):
             nums[name] = _positive(data[name], name, source)
+        for name in ("width_mm", "height_mm"):
+            if nums[name] > MAX_MAT_MM:
+                raise MatError(f"{source}: field {name!r} is {nums[name]:g} mm; a mat is at most "
+                               f"{MAX_MAT_MM:g} mm each way (millimetres, not metres or tenths)")
+        if nums["marker_size_mm"] < MIN_MARKER_MM:
+            raise MatError(f"{source}: field 'marker_size_mm' is {nums['marker_size_mm']:g} mm; "
+                           f"a marker the camera can read is at least {MIN_MARKER_MM:g} mm")
         if nums["marker_size_mm"] >= min(nums["width_mm"], nums["height_mm"]):
             raise MatError(f"{source}: field 'marker_size_mm' ({nums['marker_size_mm']}) must be "
                            "smaller than the mat")
@@ -123,7 +135,12 @@ class Mat:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:       # an integer too large for a float (JSON allows 1 followed by 400 zeros)
+        return False
 
 
 def _positive(v: Any, name: str, source: str) -> float:

@@ -61,6 +61,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"companion {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # a file or folder the command was pointed at (or writes to) that the system refused:
+        # its message names the path
+        log.debug("companion %s failed", args.command, exc_info=True)
+        print(f"companion {args.command}: error: {_os_words(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug still gets a line, not a traceback
+        log.debug("companion %s failed", args.command, exc_info=True)
+        print(f"companion {args.command}: internal error ({type(exc).__name__}: {exc}); "
+              "run it again with -vv for the details", file=sys.stderr)
+        return 1
+
+
+def _os_words(exc: OSError) -> str:
+    """An OSError in plain words: ``'seen/x': Not a directory`` instead of ``[Errno 20]``."""
+    what = exc.strerror or str(exc)
+    if exc.filename is None:
+        return what
+    name = f"{str(exc.filename)!r}"
+    return f"{name}: {what}" if exc.filename2 is None else (
+        f"{name} -> {str(exc.filename2)!r}: {what}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -131,6 +131,37 @@ def test_save_load_round_trip(tmp_path: Path, tarot_dir: Path, gallery: Gallery)
         Gallery.load(tmp_path / "junk.npz")
 
 
+def test_a_garbled_gallery_is_refused_naming_what_is_wrong(tmp_path: Path,
+                                                           gallery: Gallery) -> None:
+    import json
+
+    with np.load(gallery.save(tmp_path / "good.npz")) as z:
+        good = dict(z)
+    meta = json.loads(good["meta"].tobytes())
+
+    def load(name: str, **changed: np.ndarray) -> None:
+        np.savez(tmp_path / f"{name}.npz", **{**good, **changed})
+        Gallery.load(tmp_path / f"{name}.npz")
+
+    def meta_of(value: object) -> np.ndarray:
+        return np.frombuffer(json.dumps(value).encode(), np.uint8)
+
+    with pytest.raises(GalleryError, match=r"proj\.npz': array 'proj' has shape"):
+        load("proj", proj=good["proj"][:, :5].T)
+    with pytest.raises(GalleryError, match="array 'proto_class' has shape"):
+        load("classes", proto_class=good["proto_class"][:3])
+    with pytest.raises(GalleryError, match="its meta is list"):
+        load("list", meta=meta_of([1, 2]))
+    with pytest.raises(GalleryError, match="'deck_name'"):
+        load("nameless", meta=meta_of({k: v for k, v in meta.items() if k != "deck_name"}))
+    with pytest.raises(GalleryError, match="holds Python objects"):
+        load("objects", meta=np.array([{"a": 1}], dtype=object))
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    (tmp_path / "one.npy").rename(tmp_path / "one.npz")
+    with pytest.raises(GalleryError, match="a single numpy array"):
+        Gallery.load(tmp_path / "one.npz")
+
+
 def test_art_that_looks_the_same_both_ways_up() -> None:
     rng = np.random.default_rng(11)
     art = cv2.GaussianBlur(rng.integers(0, 256, (240, 140, 3), dtype=np.uint8), (0, 0), 6.0)

@@ -81,6 +81,10 @@ SPILL_SAME_MM = 12.0
 
 #: Image files a folder is expanded to (``companion observe DIR``).
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+#: the largest image :func:`read_image` decodes: a 200-megapixel phone photo reads; a small
+#: file that unpacks to a gigapixel (30000 x 30000 took 8 GB and a minute before OpenCV gave
+#: up) is refused from its header
+MAX_IMAGE_PIXELS = 250_000_000
 
 #: ``--deck`` names of the galleries shipped in ``models/`` (see their model cards).
 SHIPPED_DECKS: dict[str, str] = {
@@ -219,6 +223,9 @@ def read_image(path: str | Path) -> np.ndarray:
     name = str(p)
     if p.is_dir():
         raise ImageError(f"{name}: is a folder, not an image")
+    if p.exists() and not p.is_file():
+        # a pipe or a device: reading it could wait forever
+        raise ImageError(f"{name}: not a regular file (a pipe or a device?), not an image")
     try:
         data = p.read_bytes()
     except FileNotFoundError:
@@ -230,11 +237,45 @@ def read_image(path: str | Path) -> np.ndarray:
     problem = truncation(data)
     if problem:
         raise ImageError(f"{name}: {problem}")
+    size = header_size(data)
+    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
+        raise ImageError(f"{name}: {size[0]} x {size[1]} pixels is more than the companion reads "
+                         f"({MAX_IMAGE_PIXELS // 1_000_000} megapixels at most); scale it down")
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None or image.size == 0:
         raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                          f"expected one of {', '.join(IMAGE_SUFFIXES)})")
     return image
+
+
+def header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's or a JPEG's header, before anything is decoded; None for
+    other formats or a header not understood (OpenCV's own limit then applies)."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    k = 2
+    while k + 9 <= len(data):
+        if data[k] != 0xFF:
+            return None
+        marker = data[k + 1]
+        if marker == 0xFF:             # fill byte
+            k += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            k += 2
+            continue
+        length = int.from_bytes(data[k + 2:k + 4], "big")
+        # a start-of-frame segment (SOF0-SOF15 but for DHT, JPG and DAC) holds the size
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h = int.from_bytes(data[k + 5:k + 7], "big")
+            w = int.from_bytes(data[k + 7:k + 9], "big")
+            return w, h
+        if marker == 0xDA or length < 2:
+            return None
+        k += 2 + length
+    return None
 
 
 def truncation(data: bytes) -> str:
@@ -262,8 +303,7 @@ def expand_images(inputs: list[str | Path]) -> list[Path]:
     """Files as given; folders become their images (sorted by name, by suffix
     :data:`IMAGE_SUFFIXES`, not recursive). A missing path is kept, so the caller's
     :func:`read_image` names it among the results."""
-    return image_files(inputs, IMAGE_SUFFIXES, lambda p: ImageError(
-        f"{p}: folder holds no images ({', '.join(IMAGE_SUFFIXES)})"))
+    return image_files(inputs, IMAGE_SUFFIXES, lambda p, why: ImageError(f"{p}: folder {why}"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,12 +113,7 @@ def run(args: argparse.Namespace) -> int:
         except ImageError as exc:
             _warn(f"error: {exc}")
             failed += 1
-    if args.annotate is not None:
-        if args.annotate.exists() and not args.annotate.is_dir():
-            from companion.core.errors import CompanionError
-
-            raise CompanionError(f"--annotate {str(args.annotate)!r} is a file; give a folder")
-        args.annotate.mkdir(parents=True, exist_ok=True)
+    drawn = _annotation_paths(args.annotate, paths) if args.annotate is not None else None
 
     # the heavy part (models, gallery) once, after the cheap checks
     pipeline = TablePipeline(mat=mat, deck=args.deck, intrinsics=intrinsics,
@@ -129,11 +124,10 @@ def run(args: argparse.Namespace) -> int:
         from vision.synth.generate import Progress
 
         bar = Progress(len(paths), "observe")
-    used: set[str] = set()
     t0 = time.perf_counter()
     try:
-        for path in paths:
-            record, ok = _observe_one(pipeline, path, args, used)
+        for k, path in enumerate(paths):
+            record, ok = _observe_one(pipeline, path, None if drawn is None else drawn[k])
             failed += int(not ok)
             read = not record.get("error")    # (an unread image is said and counted)
             if read and not record["calibrated"]:
@@ -164,11 +158,32 @@ def _unread(path: Path, why: str) -> dict[str, Any]:
             "reason": why[len(prefix):] if why.startswith(prefix) else why, "error": True}
 
 
-def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[str]
-                 ) -> tuple[dict[str, Any], bool]:
+def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:
+    """Where each image's annotated copy goes (made ``folder`` if need be). A copy never
+    replaces an image given: ``observe . --annotate .`` would overwrite the photos."""
+    from companion.core.errors import CompanionError
+
+    if folder.exists() and not folder.is_dir():
+        raise CompanionError(f"--annotate {str(folder)!r} is a file; give a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompanionError(f"--annotate {str(folder)!r}: cannot make the folder "
+                             f"({exc.strerror or exc})") from None
+    used: set[str] = set()
+    out = [folder / _annotated_name(p, used) for p in paths]
+    given = {p.resolve() for p in paths if p.exists()}
+    for src, dst in zip(paths, out):
+        if dst.resolve() in given:
+            raise CompanionError(f"--annotate {str(folder)!r}: the annotated copy of {src} would "
+                                 f"replace the image {dst}; give another folder")
+    return out
+
+
+def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str, Any], bool]:
     """(the record of one image, whether all went well); what went wrong is said on stderr,
     and an image that could not be read or processed gets a record that says so
-    (:func:`_unread`)."""
+    (:func:`_unread`). ``out``: where its annotated copy goes (None: none)."""
     import cv2
 
     from companion.core.errors import CompanionError
@@ -188,7 +203,7 @@ def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[
         why = f"could not be processed ({type(exc).__name__}: {exc})"
         _warn(f"error: {path}: {why}")
         return _unread(path, why), False
-    if args.annotate is not None:
+    if out is not None:
         from vision.annotate import annotate
 
         calib = pipeline.last_calibration
@@ -196,7 +211,6 @@ def _observe_one(pipeline: Any, path: Path, args: argparse.Namespace, used: set[
         if calib is not None and calib.H is not None:
             def to_px(mm: Any, _c: Any = calib) -> Any:
                 return pipeline.to_px(mm, _c)
-        out = args.annotate / _annotated_name(path, used)
         try:
             ok = cv2.imwrite(str(out), annotate(image, record, to_px))
         except cv2.error as exc:

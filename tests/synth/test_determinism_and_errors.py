@@ -98,6 +98,17 @@ def test_mat_file_bad_values(tmp_path):
                        '"height_mm": 650}', "field 'marker_size_mm'"),
                       ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, '
                        '"height_mm": 650, "zones": {"draw": [1, 2, 3]}}', "zones.draw"),
+                      # metres typed as millimetres: minutes of tiling, refused at once
+                      ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900000, '
+                       '"height_mm": 650}', "'width_mm' is 900000 mm; a mat is at most"),
+                      ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 0.06, "width_mm": 900, '
+                       '"height_mm": 650}', "'marker_size_mm' is 0.06 mm"),
+                      # an integer JSON allows but no float holds
+                      ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 1'
+                       + "0" * 400 + ', "height_mm": 650}', "'width_mm' must be a positive"),
+                      ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, '
+                       '"height_mm": 650, "zones": {"draw": [1, 2, 3, 1' + "0" * 400 + ']}}',
+                       "zones.draw"),
                       ("{not json", "not valid JSON")):
         p.write_text(text)
         with pytest.raises(MatError, match=pat):
@@ -321,3 +332,22 @@ def test_cli_synth_pale_reaches_the_dataset_card_and_a_bad_share_is_refused(tmp_
     assert exit_.value.code == 2
     assert "argument --pale: expected a number between 0 and 1, got '2'" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("error, code, words", [
+    (NotADirectoryError(20, "Not a directory", "seen/x"), 2,
+     "error: 'seen/x': Not a directory"),
+    (RuntimeError("a bug"), 1, "internal error (RuntimeError: a bug); run it again with -vv"),
+])
+def test_an_unforeseen_error_is_one_line_not_a_traceback(monkeypatch, capsys, error, code,
+                                                         words):
+    import companion.commands.observe as observe
+
+    def fail(args):
+        raise error
+
+    monkeypatch.setattr(observe, "run", fail)
+    assert _cli(["observe", "x.jpg"]) == code
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"companion observe: {words}" in err, err
+    assert "Traceback" not in err

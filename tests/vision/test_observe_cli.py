@@ -230,3 +230,50 @@ def test_a_blurred_image_gets_a_warning_and_still_counts_as_read(capsys):
     assert [r["blurred"] for r in records] == [True, False]
     assert f"warning: {shaken}: the picture is blurred (the mat's marker edges spread over" in err
     assert str(sharp) not in err
+
+
+def test_annotated_copies_never_replace_the_images_given(fake, capsys, tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    shutil.copy(FRAMES[0], folder / "a.jpg")
+    before = (folder / "a.jpg").read_bytes()
+    code, out, err = _run(capsys, str(folder), "--annotate", str(folder))
+    assert code == 2 and "would replace the image" in err and "a.jpg" in err
+    assert (folder / "a.jpg").read_bytes() == before and out == ""
+    # a folder beside them is fine
+    code, _, err = _run(capsys, str(folder), "--annotate", str(folder / "seen"))
+    assert code == 0, err
+    assert (folder / "seen" / "a.jpg").is_file() and (folder / "a.jpg").read_bytes() == before
+
+
+def test_an_annotate_folder_that_cannot_be_made_is_a_usage_error(fake, capsys, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = _run(capsys, str(FRAMES[0]), "--annotate", str(tmp_path / "afile" / "sub"))
+    assert code == 2 and "cannot make the folder" in err and "afile" in err
+    assert "Traceback" not in err
+
+
+def test_a_pipe_and_a_huge_image_are_refused_without_reading_them(fake, capsys, tmp_path):
+    import os
+
+    pipe = tmp_path / "pipe.jpg"
+    os.mkfifo(pipe)                 # reading it would wait forever
+    # a PNG saying 30000 x 30000 (such a file can be a few hundred kB): refused from its
+    # header, not decoded
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data))
+
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000,
+                                                                       8, 0, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(b"\0" * 30001)) + chunk(b"IEND", b""))
+    code, out, err = _run(capsys, "--jsonl", str(pipe), str(bomb), str(FRAMES[0]))
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r.get("error", False) for r in records] == [True, True, False]
+    assert "not a regular file" in records[0]["reason"]
+    assert "30000 x 30000 pixels" in records[1]["reason"]

@@ -31,6 +31,7 @@ import json
 import logging
 import math
 import time
+import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -471,28 +472,70 @@ class Gallery:
         if not path.is_file():
             raise GalleryError(f"card gallery {str(path)!r} does not exist "
                                "(enroll the deck first)")
+        where = f"card gallery {str(path)!r}"
         try:
-            with np.load(path, allow_pickle=False) as z:
+            z = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            # (numpy's own words here suggest allow_pickle, which would run what it holds)
+            raise GalleryError(f"{where} is not readable: not a gallery file of this program "
+                               f"({type(exc).__name__})") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise GalleryError(f"{where} is a single numpy array, not a gallery (.npz of "
+                               "`companion enroll-deck`)")
+        try:
+            with z:
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
                 arrays = {k: z[k] for k in ("class_rot", "mean", "scale", "proj", "protos",
                                             "proto_class")}
-        except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
-            raise GalleryError(f"card gallery {str(path)!r} is not readable: {exc}") from None
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError,
+                zipfile.BadZipFile) as exc:
+            why = ("it holds Python objects, which are never loaded (a gallery is numbers)"
+                   if "allow_pickle" in str(exc) else str(exc))
+            raise GalleryError(f"{where} is not readable: {why}") from None
+        if not isinstance(meta, dict):
+            raise GalleryError(f"{where}: its meta is {type(meta).__name__}, not an object")
         if meta.get("version") != GALLERY_VERSION:
             raise GalleryError(f"card gallery {str(path)!r} has version {meta.get('version')!r}; "
                                f"this program reads version {GALLERY_VERSION}: enroll again")
         if meta.get("features", {}).get("dim") != feature_dim():
             raise GalleryError(f"card gallery {str(path)!r} was built with other features: "
                                "enroll again")
-        return cls(deck_name=str(meta["deck_name"]),
-                   card_size_mm=(float(meta["card_size_mm"][0]), float(meta["card_size_mm"][1])),
-                   class_ids=[str(c) for c in meta["class_ids"]],
-                   class_rot=arrays["class_rot"].astype(bool), mean=arrays["mean"],
-                   scale=arrays["scale"], proj=arrays["proj"],
-                   protos=arrays["protos"].astype(np.float32),
-                   proto_class=arrays["proto_class"].astype(np.int64),
-                   min_margin=float(meta["min_margin"]),
-                   max_distance=float(meta["max_distance"]), meta=meta)
+        _check_shapes(arrays, len(meta.get("class_ids") or ()), where)
+        try:
+            return cls(deck_name=str(meta["deck_name"]),
+                       card_size_mm=(float(meta["card_size_mm"][0]),
+                                     float(meta["card_size_mm"][1])),
+                       class_ids=[str(c) for c in meta["class_ids"]],
+                       class_rot=arrays["class_rot"].astype(bool), mean=arrays["mean"],
+                       scale=arrays["scale"], proj=arrays["proj"],
+                       protos=arrays["protos"].astype(np.float32),
+                       proto_class=arrays["proto_class"].astype(np.int64),
+                       min_margin=float(meta["min_margin"]),
+                       max_distance=float(meta["max_distance"]), meta=meta)
+        except GalleryError as exc:
+            raise GalleryError(f"{where}: {exc}") from None
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise GalleryError(f"{where}: its meta lacks or garbles "
+                               f"{exc if isinstance(exc, KeyError) else 'a field'} "
+                               f"({type(exc).__name__}: {exc}): enroll again") from None
+
+
+def _check_shapes(arrays: dict[str, np.ndarray], classes: int, where: str) -> None:
+    """The gallery's arrays agree with each other (a file put together by hand, or by
+    another program, fails here with the array named, not in the first frame's arithmetic)."""
+    d = feature_dim()
+    proj, protos = arrays["proj"], arrays["protos"]
+    k = proj.shape[1] if proj.ndim == 2 else -1
+    m = protos.shape[0] if protos.ndim == 2 else -1
+    want = {"mean": (d,), "scale": (d,), "proj": (d, k), "protos": (m, k),
+            "proto_class": (m,), "class_rot": (classes,)}
+    for name, shape in want.items():
+        a = arrays[name]
+        if a.shape != shape or -1 in shape or not (np.issubdtype(a.dtype, np.number)
+                                                  or a.dtype == bool):
+            raise GalleryError(f"{where}: array {name!r} has shape {a.shape} ({a.dtype}), "
+                               f"expected {tuple('?' if n < 0 else n for n in shape)}: "
+                               "enroll again")
 
 
 # ---------------------------------------------------------------------------------------------
