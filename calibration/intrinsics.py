@@ -253,10 +253,11 @@ def expand_images(inputs: Iterable[str | Path]) -> list[Path]:
 
 
 def calibrate_images(paths: Sequence[Path], board: BoardSpec,
-                     report: Callable[[Path, str | None, int], None] | None = None
+                     report: Callable[[Path, str | None, int, bool], None] | None = None
                      ) -> CameraCalibration:
-    """Detect the board in every image and calibrate. ``report(path, why_skipped, corners)``
-    is told about each image (``why_skipped`` None when it is used). K holds for one
+    """Detect the board in every image and calibrate. ``report(path, why_skipped, corners,
+    read)`` is told about each image (``why_skipped`` None when it is used; ``read`` False
+    for a file that could not be read as an image at all). K holds for one
     resolution only: the size most views have wins, views of other sizes are skipped."""
     detector = make_detector(board)
     found: list[tuple[Path, View, tuple[int, int]]] = []
@@ -264,7 +265,7 @@ def calibrate_images(paths: Sequence[Path], board: BoardSpec,
         why, view, wh = _one_image(path, board, detector)
         if view is None:
             if report is not None:
-                report(path, why, 0)
+                report(path, why, 0, wh != (0, 0))
         else:
             found.append((path, view, wh))
     sizes = Counter(wh for _, _, wh in found)
@@ -279,7 +280,7 @@ def calibrate_images(paths: Sequence[Path], board: BoardSpec,
             why = (f"its size {wh[0]}x{wh[1]} differs from the {size[0]}x{size[1]} of most "
                    "photos (calibrate one resolution at a time)")
         if report is not None:
-            report(path, why, len(view.image_points))
+            report(path, why, len(view.image_points), True)
     return calibrate_views(views, size, board)
 
 
@@ -288,8 +289,10 @@ def _one_image(path: Path, board: BoardSpec, detector: Any
     """(why ``path`` gives no view or None, its view, its size)."""
     import cv2
 
-    if not path.is_file():
+    if not path.exists():
         return "no such file", None, (0, 0)
+    if not path.is_file():
+        return "not a regular file (a folder, a pipe or a device?)", None, (0, 0)
     try:
         data = np.fromfile(str(path), dtype=np.uint8)
     except OSError as exc:

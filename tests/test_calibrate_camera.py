@@ -193,12 +193,18 @@ def test_bad_photos_are_skipped_by_name_and_too_few_views_fail(
     assert "error: only 2 usable view(s) of the board; calibration needs at least 3" in err
     assert "Traceback" not in err
     assert not out.exists()
-    # with a third good view the skipped files no longer matter
+    # with a third good view it calibrates, and the file that was not an image still
+    # makes the exit code say something failed
     rc = main(["calibrate-camera", *good, str(folder / "view02.png"), str(junk), str(blank),
                "--out", str(out)])
     io = capsys.readouterr()
-    assert rc == 0, io.err
-    assert "calibrated from 3 of 5 image(s)" in io.out
+    assert rc == 1, io.err
+    assert "calibrated from 3 of 5 image(s)" in io.out and out.exists()
+    assert "1 file(s) could not be read as images" in io.err
+    # a photo without the board is no failure
+    rc = main(["calibrate-camera", *good, str(folder / "view02.png"), str(blank),
+               "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
 
 
 def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,6 +216,11 @@ def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "no photos given" in capsys.readouterr().err
     assert main(["calibrate-camera", str(tmp_path / "x.png"), "--marker-mm", "40"]) == 2
     assert "must be positive and smaller than the square side" in capsys.readouterr().err
+    for size in ("inf", "nan", "100000"):   # (100 m squares once asked for a 48 TB image)
+        with pytest.raises(SystemExit):
+            main(["calibrate-camera", "--square-mm", size, "--print-board",
+                  str(tmp_path / "b.png")])
+        assert "expected a positive length in mm up to 300" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse: bad --board text
         main(["calibrate-camera", "--board", "seven"])
     assert "expected SQUARESxSQUARES" in capsys.readouterr().err

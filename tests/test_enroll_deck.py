@@ -5,6 +5,7 @@ a bad deck folder or name is a clean one-line error with exit code 2. Seeded thr
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -186,7 +187,9 @@ def test_out_and_name(tmp_path: Path) -> None:
     assert Gallery.load(out).deck_name == "my-glyphs"
 
 
-@pytest.mark.parametrize("case", ["missing", "empty", "incomplete", "bad-image", "bad-name"])
+@pytest.mark.parametrize("case", ["missing", "empty", "incomplete", "bad-image", "bad-name",
+                                  "misspelt", "two-images", "cards-not-a-list", "cards-empty",
+                                  "cards-twice", "endless-card", "seed"])
 def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,6 +209,32 @@ def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
         make_deck(folder)
         (folder / "glyph-02.png").write_bytes(b"not a png")
         want = "unreadable image"
+    elif case == "misspelt":
+        make_deck(folder)
+        (folder / "glyph-03.png").rename(folder / "glyph-3.png")
+        want = "missing 1 card image(s): glyph-03; these images are named by no card id of " \
+            "the deck: glyph-3.png"
+    elif case == "two-images":
+        make_deck(folder)
+        shutil.copy(folder / "glyph-02.png", folder / "glyph-02.jpg")
+        want = "two images of 'glyph-02': glyph-02.jpg and glyph-02.png; keep one"
+    elif case.startswith("cards-") or case == "endless-card":
+        make_deck(folder)
+        meta = json.loads((folder / "deck.json").read_text())
+        meta.update({"cards-not-a-list": {"cards": 5}, "cards-empty": {"cards": []},
+                     "cards-twice": {"cards": [*IDS, IDS[0]]},
+                     "endless-card": {"card_size_mm": [70, 1e308 * 10]}}[case])
+        (folder / "deck.json").write_text(json.dumps(meta))
+        want = {"cards-not-a-list": "cards must be a list of card ids",
+                "cards-empty": "cards must be a list of card ids",
+                "cards-twice": f"cards names {IDS[0]} twice",
+                "endless-card": "at most 400 mm"}[case]
+    elif case == "seed":
+        make_deck(folder)
+        with pytest.raises(SystemExit):
+            main(["enroll-deck", str(folder), "--seed", "-1"])
+        assert "expected a seed from 0 to 4294967295" in capsys.readouterr().err
+        return
     else:
         make_deck(folder)
         extra = ["--name", "../escape"]

@@ -248,6 +248,14 @@ def read_image(path: str | Path) -> np.ndarray:
     return image
 
 
+def greyscale(image_bgr: np.ndarray) -> bool:
+    """Whether a BGR image has no colour at all (its three channels equal, on every eighth
+    pixel each way: a fraction of a millisecond): a black-and-white camera or file, in which
+    no pyramid colour can be told."""
+    s = image_bgr[::8, ::8]
+    return bool(np.array_equal(s[..., 0], s[..., 1]) and np.array_equal(s[..., 1], s[..., 2]))
+
+
 def header_size(data: bytes) -> tuple[int, int] | None:
     """(width, height) from a PNG's or a JPEG's header, before anything is decoded; None for
     other formats or a header not understood (OpenCV's own limit then applies)."""
@@ -917,6 +925,7 @@ class TablePipeline:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
         elif image.shape[2] == 4:
             image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+        grey = greyscale(image)
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         calib = self._calibrator(image).calibrate(image)
@@ -939,6 +948,9 @@ class TablePipeline:
         calinfo["intrinsics"] = calib.intrinsics is not None
         record["calibration"] = calinfo
         record["image_size"] = [int(w), int(h)]
+        if grey:
+            # a black-and-white camera or file: the pyramids' colours cannot be read
+            record["greyscale"] = True
         if calib.calibrated and calib.H is not None:
             raw = image          # as the camera took it, before any deblurring
             if calib.motion_blur is not None:

@@ -38,13 +38,18 @@ def _board_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: a board square or marker larger than this (mm) makes a board no printer or table holds
+MAX_SQUARE_MM = 300.0
+
+
 def _positive_mm(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a length in mm, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive length in mm, got {text!r}")
+    if not 0 < v <= MAX_SQUARE_MM:
+        raise argparse.ArgumentTypeError(f"expected a positive length in mm up to "
+                                         f"{MAX_SQUARE_MM:g}, got {text!r}")
     return v
 
 
@@ -110,13 +115,14 @@ def run(args: argparse.Namespace) -> int:
         raise IntrinsicsError("no photos given: pass photos of the board (files or a folder), "
                               "or --print-board FILE.png to make a board")
     paths = expand_images(args.images)
-    skipped: list[Path] = []
+    unread: list[Path] = []
 
-    def report(path: Path, why: str | None, corners: int) -> None:
+    def report(path: Path, why: str | None, corners: int, read: bool) -> None:
         if why is None:
             log.info("%s: %d board corners", path, corners)
         else:
-            skipped.append(path)
+            if not read:
+                unread.append(path)
             print(f"skipped {path}: {why}", file=sys.stderr)
 
     cal = calibrate_images(paths, board, report)
@@ -141,6 +147,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {len(cal.views)} views is few; 10 to 20 photos covering the image corners "
               "give a steadier lens model", file=sys.stderr)
     print(f"wrote {out}")
+    if unread:
+        # calibrated from the rest, but a file given was not an image: the run says so
+        print(f"error: {len(unread)} file(s) could not be read as images (named above)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ def _zone_arg(text: str) -> tuple[float, float, float, float]:
         vals = tuple(float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected X0,Y0,X1,Y1 in mm, got {text!r}") from None
-    if len(vals) != 4 or not (vals[0] < vals[2] and vals[1] < vals[3]):
+    if len(vals) != 4 or not all(math.isfinite(v) for v in vals) or not (
+            vals[0] < vals[2] and vals[1] < vals[3]):
         raise argparse.ArgumentTypeError(
             f"expected X0,Y0,X1,Y1 in mm with X0 < X1 and Y0 < Y1, got {text!r}")
     return vals[0], vals[1], vals[2], vals[3]

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int
+from companion.commands.argtypes import positive_int, seed_arg
 from vision.synth.deck import FACES
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "(each shows one card flat on a table, from above: it is found and "
                         "cut out) or auto (the default: an image in the card's own "
                         "proportions is a scan, any other a photo)")
-    p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="augmentation seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TextIO
 
-from companion.commands.argtypes import positive_int
+from companion.commands.argtypes import positive_int, seed_arg
 from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
 from companion.core.files import write_text_atomic
@@ -108,7 +108,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="rules edition (default: looney)")
     p.add_argument("--players", type=_players_arg, default=None, metavar="N|COLOURS",
                    help="number of players (2..6) or colours, e.g. red,blue,green (default: 3)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed_arg, default=None,
                    help="seed for the shuffle and the bots (default: a random one, printed)")
     p.add_argument("--bots", action="store_true", help="every seat is a bot")
     p.add_argument("--bot-seats", type=_colours_arg, default=(), metavar="COLOURS",

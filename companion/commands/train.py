@@ -11,7 +11,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int
+from companion.commands.argtypes import positive_int, seed_arg, thread_count
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="rendered training scenes (default 1300)")
     p.add_argument("--val-count", type=positive_int, default=120,
                    help="rendered validation scenes (default 120)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed_arg, default=None,
                    help="cards: first render seed, validation uses seed + 2 (default 1000); "
                         "card-net: the crops' seed (default 11); the pyramid networks: "
                         "the training's seed (default 0)")
@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, "
                         "pyramid-color-read 40, the others "
                         "10 per model)")
-    p.add_argument("--threads", type=positive_int, default=2,
+    p.add_argument("--threads", type=thread_count, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
                         "(default 2)")
     p.add_argument("--workers", type=int, default=None,

@@ -277,3 +277,23 @@ def test_a_pipe_and_a_huge_image_are_refused_without_reading_them(fake, capsys, 
     assert [r.get("error", False) for r in records] == [True, True, False]
     assert "not a regular file" in records[0]["reason"]
     assert "30000 x 30000 pixels" in records[1]["reason"]
+
+
+def test_a_greyscale_picture_is_said_to_have_no_colour(fake, capsys, tmp_path):
+    grey = tmp_path / "grey.png"
+    cv2.imwrite(str(grey), cv2.imread(str(FRAMES[0]), cv2.IMREAD_GRAYSCALE))
+    code, out, err = _run(capsys, "--jsonl", str(grey), str(FRAMES[0]))
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r.get("greyscale", False) for r in records] == [True, False]
+    assert f"warning: {grey}: the picture has no colour (greyscale)" in err
+    assert str(FRAMES[0]) not in err and code == 0, err
+
+
+def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys, tmp_path):
+    swapped = tmp_path / "swapped.json"         # 650 x 900 given for the 900 x 650 mat
+    swapped.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
+                                   "width_mm": 650, "height_mm": 900}))
+    _, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), str(FRAMES[0]))
+    assert f"warning: {FRAMES[0]}: the markers fit the mat file badly" in err
+    _, _, err = _run(capsys, "--jsonl", str(FRAMES[0]))
+    assert "fit the mat file badly" not in err

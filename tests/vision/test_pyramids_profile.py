@@ -127,6 +127,9 @@ def test_cli(tarot, finder, tmp_path, capsys):
     assert "expected 2" in capsys.readouterr().err
     assert main(["calibrate-colors", str(tmp_path / "nope.jpg"), "--colors", "red"]) == 2
     assert "no such image" in capsys.readouterr().err
+    with pytest.raises(SystemExit):     # an endless zone once overflowed in the cut
+        main(["calibrate-colors", str(img), "--colors", "red", "--zone", "0,0,inf,inf"])
+    assert "expected X0,Y0,X1,Y1" in capsys.readouterr().err
 
 
 def test_bad_profile_files(tmp_path):

@@ -31,6 +31,8 @@ BACK_ID = "back"
 
 TAROT_SIZE_MM = (70.0, 120.0)
 DECKTET_SIZE_MM = (63.5, 89.0)
+#: no playing card is longer than this (mm): a size past it is a typo (or infinite)
+MAX_CARD_MM = 400.0
 
 _DECKTET_NAMES = (
     "ace-knots", "ace-leaves", "ace-moons", "ace-suns", "ace-waves", "ace-wyrms",
@@ -225,16 +227,33 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         except (OSError, ValueError) as exc:
             raise DeckError(f"deck file {meta_file} is not valid: {exc}") from None
     found: dict[str, Path] = {}
-    for f in sorted(path.iterdir()):
+    try:
+        listed = sorted(path.iterdir())
+    except OSError as exc:
+        raise DeckError(f"deck folder {str(path)!r} cannot be read "
+                        f"({exc.strerror or exc})") from None
+    for f in listed:
         if f.suffix.lower() in IMAGE_SUFFIXES and f.is_file():
-            found.setdefault(f.stem, f)
+            if f.stem in found:
+                # which of the two is the card? taking one quietly could enroll the wrong art
+                raise DeckError(f"deck folder {str(path)!r} has two images of {f.stem!r}: "
+                                f"{found[f.stem].name} and {f.name}; keep one")
+            found[f.stem] = f
     back = found.pop(BACK_ID, None)
     if isinstance(meta.get("back"), str):
         back = path / meta["back"]
         if not back.is_file():
             raise DeckError(f"deck {path}: back image {back.name!r} named in deck.json is missing")
     if "cards" in meta:
-        expected = tuple(str(c) for c in meta["cards"])
+        cards = meta["cards"]
+        if (not isinstance(cards, list) or not cards
+                or not all(isinstance(c, str) and c for c in cards)):
+            raise DeckError(f"deck file {meta_file}: cards must be a list of card ids "
+                            f"(the image names without their suffix), got {cards!r}")
+        if len(set(cards)) < len(cards):
+            twice = sorted({c for c in cards if cards.count(c) > 1})
+            raise DeckError(f"deck file {meta_file}: cards names {', '.join(twice)} twice")
+        expected = tuple(cards)
         kind = str(meta.get("kind", "custom"))
     elif any(s.startswith("decktet-") for s in found):
         expected, kind = DECKTET_IDS, "decktet"
@@ -248,8 +267,13 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     missing = [c for c in expected if c not in found]
     if missing:
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        # the images there that are named by no card id are most likely the missing ones
+        # under another spelling (cups-1.jpg for cups-01)
+        strays = [found[c].name for c in found if c not in expected]
+        hint = (f"; these images are named by no card id of the deck: {', '.join(strays[:10])}"
+                f"{' and more' if len(strays) > 10 else ''}" if strays else "")
         raise DeckError(f"deck folder {str(path)!r} is missing {len(missing)} card image(s): "
-                        f"{', '.join(missing[:10])}{more}")
+                        f"{', '.join(missing[:10])}{more}{hint}")
     files = {c: found[c] for c in expected}
     if card_size_mm is None:
         if "card_size_mm" in meta:
@@ -262,9 +286,9 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         else:
             card_size_mm = DECKTET_SIZE_MM if kind == "decktet" else TAROT_SIZE_MM
     w, h = card_size_mm
-    if not (0 < w <= h):
-        raise DeckError(f"deck {path}: card size must be width <= height, both positive; "
-                        f"got {card_size_mm}")
+    if not (0 < w <= h <= MAX_CARD_MM):
+        raise DeckError(f"deck {path}: card size must be width <= height, both positive and "
+                        f"at most {MAX_CARD_MM:g} mm; got {card_size_mm}")
     deck = Deck(name=str(meta.get("name", path.name)), folder=path, card_size_mm=(w, h),
                 files=files, back_file=back, kind=kind, faces=faces)
     if validate:
