@@ -218,10 +218,73 @@ def calibrate_views(views: Sequence[View], image_size: tuple[int, int],
     if not (np.all(np.isfinite(K)) and np.all(np.isfinite(dist)) and math.isfinite(rms)):
         raise IntrinsicsError("calibration did not converge: take more photos with the board "
                               "tilted and covering the image corners")
+    fold = lens_fold(K, dist, image_size)
+    if fold is not None:
+        raise IntrinsicsError(f"the lens model fitted to these photos is no lens: it {fold}. "
+                              "The photos do not pin it down: take 10 to 20, the board tilted "
+                              "and reaching into the image corners")
     return CameraCalibration(K=K, dist=dist, image_size=(int(image_size[0]), int(image_size[1])),
                              rms_px=float(rms), board=board, views=[v.name for v in views],
                              view_errors_px=[float(e) for e in np.asarray(per_view).ravel()],
                              rvecs=list(rvecs), tvecs=list(tvecs))
+
+
+#: how far undistorting may move the image's corners, as a multiple of their distance from
+#: the centre (see :func:`lens_fold`)
+LENS_STRETCH = (0.5, 4.0)
+#: the share of the way from the image centre to its corners over which a lens model must
+#: rise (see :func:`lens_fold`)
+LENS_MIN_REACH = 0.6
+
+
+def lens_reach(K: np.ndarray, dist: np.ndarray, image_size: tuple[int, int]
+               ) -> tuple[float, float | None]:
+    """(the share of the way from the image centre to its corners over which the lens model
+    maps farther rays farther out, 1.0 for all the way; how many times farther from the
+    centre undistorting moves the point that far out, None when no ray gets there).
+
+    The model is OpenCV's radial and rational terms (tangential ones are small):
+    r -> r (1 + k1 r^2 + k2 r^4 + k3 r^6) / (1 + k4 r^2 + k5 r^4 + k6 r^6), r the ray's
+    normalised distance from the axis. A fit is pinned down only where the photos showed the
+    board: past that its polynomial can turn back, and undistorting folds the picture over
+    there."""
+    d = np.zeros(8)
+    d[:min(8, len(dist))] = np.asarray(dist, np.float64).ravel()[:8]
+    k1, k2, _, _, k3, k4, k5, k6 = d
+    w, h = image_size
+    Kinv = np.linalg.inv(np.asarray(K, np.float64))
+    corners = Kinv @ np.array([[0, w, 0, w], [0, 0, h, h], [1, 1, 1, 1]], np.float64)
+    reach = max(float(np.max(np.hypot(corners[0] / corners[2], corners[1] / corners[2]))),
+                1e-9)
+    # rays up to ten times the corners' radius (normalised 10: 84 degrees off the axis)
+    r = np.linspace(0.0, 10.0 * reach, 20001)
+    r2 = r * r
+    with np.errstate(all="ignore"):
+        f = r * (1 + r2 * (k1 + r2 * (k2 + r2 * k3))) / (1 + r2 * (k4 + r2 * (k5 + r2 * k6)))
+    turns = np.flatnonzero(~(np.diff(f) > 0))
+    rising = f[:turns[0] + 1] if len(turns) else f
+    share = min(1.0, max(float(rising[-1]), 0.0) / reach)
+    out = np.flatnonzero(rising >= share * reach)
+    stretch = float(r[out[0]] / (share * reach)) if len(out) and share > 0 else None
+    return share, stretch
+
+
+def lens_fold(K: np.ndarray, dist: np.ndarray, image_size: tuple[int, int]) -> str | None:
+    """Why the lens model (K, OpenCV's distortion coefficients) is no real lens over an
+    image of ``image_size``, or None when it may be one: it turns back less than
+    :data:`LENS_MIN_REACH` of the way to the image's corners (k3 of -30000, fitted to too few
+    photos, folded the picture over and no card was found in it), or undistorting moves
+    points outside :data:`LENS_STRETCH` times their distance from the centre (a strong
+    wide-angle lens about doubles it). See :func:`lens_reach`."""
+    share, stretch = lens_reach(K, dist, image_size)
+    if share < LENS_MIN_REACH:
+        return (f"turns back {100 * share:.0f}% of the way from the image centre to its "
+                "corners")
+    if stretch is None or not LENS_STRETCH[0] <= stretch <= LENS_STRETCH[1]:
+        return (f"moves the image's points to {stretch or float('inf'):.2g} times their "
+                f"distance from the centre (a lens: {LENS_STRETCH[0]:g} to "
+                f"{LENS_STRETCH[1]:g} times)")
+    return None
 
 
 def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
@@ -376,6 +439,11 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
             or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
         raise IntrinsicsError(f"{src}: field 'image_size' must be [width, height] in pixels, "
                               f"got {size!r}")
+    fold = lens_fold(K, np.array(dist, np.float64), (size[0], size[1]))
+    if fold is not None:
+        raise IntrinsicsError(f"{src}: its lens model is no lens: it {fold} (undistorting "
+                              "would fold the picture over): run 'companion calibrate-camera' "
+                              "again with more photos")
     out = dict(data)
     out.update(K=K, dist=np.array(dist, np.float64), image_size=(size[0], size[1]))
     return out

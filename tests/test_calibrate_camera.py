@@ -19,6 +19,7 @@ from calibration.intrinsics import (
     IntrinsicsError,
     default_camera_path,
     detect_board,
+    lens_fold,
     load_intrinsics,
     read_camera_file,
     save_intrinsics,
@@ -255,6 +256,22 @@ def test_camera_file_errors_name_the_file_and_field(tmp_path: Path) -> None:
                              "image_size": [640, 480]}))
     with pytest.raises(IntrinsicsError, match="field 'K' is not a camera matrix"):
         load_intrinsics(p)
+    # a fit on too few photos once wrote k3 = -29542: undistorting folded the picture over
+    # and observe found no card, without a word
+    K = [[1400, 0, 960], [0, 1400, 540], [0, 0, 1]]
+    for dist, words in (([0, 0, 0, 0, -29542], "turns back 14% of the way"),
+                        ([1e6, 0, 0, 0, 0], "moves the image's points to 0.012 times")):
+        p.write_text(json.dumps({"K": K, "dist": dist, "image_size": [1920, 1080]}))
+        with pytest.raises(IntrinsicsError, match=rf"camera\.json.*no lens: it {words}"):
+            load_intrinsics(p)
+
+
+@pytest.mark.parametrize("dist", [[0, 0, 0, 0, 0], [-0.15, 0.05, 0, 0, 0],
+                                  [-0.4, 0.2, 0, 0, -0.05], [0.1, -0.2, 0, 0, 0],
+                                  [-0.35, 0.12, 0.001, -0.002, -0.02, 0.1, 0.02, 0.0]])
+def test_real_lenses_are_lenses(dist: list[float]) -> None:
+    K = np.array([[1400.0, 0, 960], [0, 1400, 540], [0, 0, 1]])
+    assert lens_fold(K, np.array(dist), (1920, 1080)) is None
 
 
 def test_save_load_and_rescale(tmp_path: Path) -> None:

@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         calibrate_images,
         default_camera_path,
         expand_images,
+        lens_reach,
         save_intrinsics,
     )
 
@@ -143,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
     if cal.rms_px > 1.0:
         print("note: an RMS above 1 px usually means blurred photos, a board that is not flat, "
               "or --square-mm/--marker-mm not matching the print", file=sys.stderr)
+    share, _ = lens_reach(cal.K, cal.dist, cal.image_size)
+    if share < 1.0:
+        # past the board's reach the fitted polynomial turns back: undistorted, those
+        # corners of the picture fold over (the table seldom lies there)
+        print(f"note: the lens model holds only {100 * share:.0f}% of the way from the image "
+              "centre to its corners; photos with the board in the corners extend it",
+              file=sys.stderr)
     if len(cal.views) < 8:
         print(f"note: {len(cal.views)} views is few; 10 to 20 photos covering the image corners "
               "give a steadier lens model", file=sys.stderr)
