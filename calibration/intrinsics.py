@@ -336,15 +336,29 @@ def calibrate_images(paths: Sequence[Path], board: BoardSpec,
     size = max(sizes, key=lambda s: (sizes[s], s[0] * s[1]), default=(0, 0))
     views: list[View] = []
     for path, view, wh in found:
-        if wh == size:
-            views.append(view)
-            why = None
-        else:
+        twin = next((v for v in views if _same_view(v, view)), None)
+        if wh != size:
             why = (f"its size {wh[0]}x{wh[1]} differs from the {size[0]}x{size[1]} of most "
                    "photos (calibrate one resolution at a time)")
+        elif twin is not None:
+            # a copy of a photo adds no view, only weight, and would count toward the
+            # views the fit needs
+            why = f"the board lies as in {twin.name} (a copy adds nothing)"
+        else:
+            views.append(view)
+            why = None
         if report is not None:
             report(path, why, len(view.image_points), True)
     return calibrate_views(views, size, board)
+
+
+def _same_view(a: View, b: View, tolerance_px: float = 0.5) -> bool:
+    """Whether two views show the same board corners within ``tolerance_px`` (one photo
+    given twice, or two shots of a board and camera that did not move)."""
+    if a.object_points.shape != b.object_points.shape or not np.array_equal(
+            a.object_points, b.object_points):
+        return False
+    return bool(np.max(np.abs(a.image_points - b.image_points)) <= tolerance_px)
 
 
 def _one_image(path: Path, board: BoardSpec, detector: Any

@@ -206,6 +206,12 @@ def test_bad_photos_are_skipped_by_name_and_too_few_views_fail(
     rc = main(["calibrate-camera", *good, str(folder / "view02.png"), str(blank),
                "--out", str(out)])
     assert rc == 0, capsys.readouterr().err
+    # nor a copy of a photo, but it adds no view: two views and a copy are too few
+    copy = tmp_path / "copy.png"
+    copy.write_bytes((folder / "view00.png").read_bytes())
+    rc = main(["calibrate-camera", *good, str(copy), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"skipped {copy}: the board lies as in view00.png" in err, err
 
 
 def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,6 +223,8 @@ def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "no photos given" in capsys.readouterr().err
     assert main(["calibrate-camera", str(tmp_path / "x.png"), "--marker-mm", "40"]) == 2
     assert "must be positive and smaller than the square side" in capsys.readouterr().err
+    assert main(["calibrate-camera", "--print-board", str(tmp_path)]) == 2
+    assert "it is a folder; give a .png file name" in capsys.readouterr().err
     for size in ("inf", "nan", "100000"):   # (100 m squares once asked for a 48 TB image)
         with pytest.raises(SystemExit):
             main(["calibrate-camera", "--square-mm", size, "--print-board",

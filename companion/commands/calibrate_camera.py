@@ -168,6 +168,9 @@ def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
 
     from calibration.intrinsics import IntrinsicsError
 
+    if path.is_dir():
+        raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "
+                              ".png file name")
     img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
