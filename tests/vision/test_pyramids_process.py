@@ -35,6 +35,12 @@ def test_the_process_finds_what_the_thread_finds(truth_boxes: TruthBoxes):
             assert a["pyramids"] and a["pyramids"] == b["pyramids"]
             assert a["cards"] == b["cards"]
             assert a["timings_ms"]["pyramids"] > 0
+            # once the process has the frame's memory mapped, its name is gone: a companion
+            # killed outright leaves nothing behind in /dev/shm
+            shm = p._process._shm
+            assert shm is not None and not p._process._named
+            if Path("/dev/shm").is_dir():
+                assert not (Path("/dev/shm") / shm.name.lstrip("/")).exists()
         proc = p._process
     assert p._process is None and not proc.alive      # closed with the pipeline
 

@@ -163,6 +163,8 @@ class PyramidProcess:
     def __init__(self, mat: Any, colors: Any = None, verify_model: Path | None = None) -> None:
         key = secrets.token_bytes(32)
         self._shm: shared_memory.SharedMemory | None = None
+        #: the shared memory still has a name: the process has not yet answered a frame in it
+        self._named = False
         #: the shape and dtype of the image in the shared memory (submit_past reads it again)
         self._frame: tuple[tuple[int, ...], str] | None = None
         self._waiting = False
@@ -253,6 +255,7 @@ class PyramidProcess:
         if self._shm is None or self._shm.size < image.nbytes:
             self._drop_shm()
             self._shm = shared_memory.SharedMemory(create=True, size=max(1, image.nbytes))
+            self._named = True
         np.ndarray(image.shape, image.dtype, buffer=self._shm.buf)[...] = image
         self._frame = (image.shape, image.dtype.str)
         return self._send(calib, None)
@@ -295,18 +298,28 @@ class PyramidProcess:
             raise PyramidProcessError("the pyramid process ended") from None
         finally:
             self._waiting = False
+        if self._named and self._shm is not None:
+            # the process answered, so it holds the memory mapped: its name can go. Both
+            # keep their mappings, and nothing is left in /dev/shm even if both are killed
+            self._unlink()
         if kind == "error":
             raise what
         found, ms = what
         return found, float(ms)
 
+    def _unlink(self) -> None:
+        assert self._shm is not None
+        self._named = False
+        try:
+            self._shm.unlink()
+        except FileNotFoundError:
+            pass
+
     def _drop_shm(self) -> None:
         if self._shm is not None:
+            if self._named:
+                self._unlink()
             self._shm.close()
-            try:
-                self._shm.unlink()
-            except FileNotFoundError:
-                pass
             self._shm = None
 
     def close(self) -> None:
