@@ -290,6 +290,8 @@ class LiveSession:
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
         self._blurred: bool | None = None
+        # whether the last record said its picture had no colour at all
+        self._greyscale = False
         self.latencies_ms: list[float] = []
         now = self._state
         self.status = Status.SETUP if now is None else (
@@ -604,7 +606,7 @@ class LiveSession:
                  time_s: float | None) -> list[LiveEvent]:
         if self.status is Status.OVER:
             return []
-        said = self._sharpness(obs, frame)
+        said = self._sharpness(obs, frame) + self._colourless(obs, frame)
         obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
@@ -639,6 +641,19 @@ class LiveSession:
             return [LiveEvent(EventKind.INFO, "the picture is sharp again", frame=frame,
                               source="camera")]
         return []
+
+    def _colourless(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
+        """A line when the picture turns black and white (the record's ``greyscale``: a
+        camera set so, or one that switched to its infrared night mode in dim light), and
+        when colour comes back: no pyramid's colour can be told in such a picture."""
+        grey = obs.extra.get("greyscale") is True
+        if grey == self._greyscale:
+            return []
+        self._greyscale = grey
+        text = ("the picture has no colour (black and white): the pyramids' colours cannot be "
+                "told apart; turn the camera's colour on, or light the table" if grey
+                else "the picture has colour again")
+        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
 
     def _players_pieces(self, obs: Observation) -> Observation:
         """Only the players' colours (and the Ghost's) are pieces of this game: a pyramid of

@@ -347,3 +347,20 @@ def test_pyramids_of_colours_outside_the_game_are_not_judged_but_recorded() -> N
     saved = kw["observation"]
     assert saved["pyramids"] == []                       # not a piece of this game
     assert saved["ignored_pyramids"] == [stray]          # but the game's file keeps it
+
+
+def test_a_picture_without_colour_is_said_once_and_its_return_too() -> None:
+    session = new_session()
+
+    def lines(k: int, grey: bool) -> list[str]:
+        rec = dict(sample_record(0))
+        if grey:
+            rec["greyscale"] = True
+        return [e.text for e in session.observe(rec, frame=k)
+                if e.kind is EventKind.INFO and "colour" in e.text]
+
+    assert lines(0, False) == []
+    said = lines(1, True)
+    assert len(said) == 1 and said[0].startswith("the picture has no colour")
+    assert lines(2, True) == []                  # once while it lasts
+    assert lines(3, False) == ["the picture has colour again"]
