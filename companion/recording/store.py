@@ -272,8 +272,20 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         raise RecordingError(f"{path}: is a folder, not a game file")
     if path.stat().st_size == 0:
         raise RecordingError(f"{path}: not a game file (the file is empty)")
+    mode = "mode=rw"
+    if not write and not os.access(path.resolve().parent, os.W_OK):
+        # A WAL file is opened with a shared-memory file beside it, which a read-only
+        # folder (a backup, a shared copy, a read-only mount) cannot hold. A game closed
+        # properly has its log folded into the file, and reads as it lies (immutable); one
+        # with a log left over cannot be read whole from here.
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise RecordingError(f"{path}: the folder is read-only and the game's log "
+                                 f"{wal.name} holds moves not yet in the file: copy the "
+                                 "folder somewhere you can write, and open the copy")
+        mode = "mode=ro&immutable=1"
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=10.0,
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=10.0,
                               check_same_thread=False)
     except sqlite3.Error as exc:
         raise RecordingError(f"{path}: {_describe_sqlite_error(exc)}") from None
@@ -290,7 +302,12 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) 
                                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
     if app_id != APPLICATION_ID:
         if not tables:
-            raise RecordingError(f"{path}: not a game file (an empty SQLite database)")
+            wal = path.with_name(path.name + "-wal")
+            # (opening it made an empty log beside it: an empty one counts as none)
+            hint = "" if wal.exists() and wal.stat().st_size > 0 else (
+                f"; if it is a game copied without its {wal.name} file, copy that too: a game "
+                "not closed keeps its moves there")
+            raise RecordingError(f"{path}: not a game file (an empty SQLite database{hint})")
         shown = ", ".join(sorted(tables)[:6])
         raise RecordingError(f"{path}: not a game file (an SQLite database of another kind, "
                              f"with tables {shown})")

@@ -357,3 +357,43 @@ def test_verify_off_trusts_stored_states(tmp_path: Path) -> None:
     with pytest.raises(RecordingError, match=r"event 4 \(move .*differs in: hands"):
         rebuild_state(recorded)
     assert dumps(rebuild_state(recorded, verify=False)) == dumps(after)
+
+
+def test_a_game_in_a_read_only_folder_is_read(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    game = bot_game()
+    done = tmp_path / "done.db"
+    record_bot_game(done, game)
+    playing = tmp_path / "playing.db"
+    recorder = GameRecorder.create(playing, game="zarcana", edition="looney",
+                                   players=game.players, seed=game.seed)
+    recorder.record("move", game.moves[0], state=dumps(game.states[0]))
+    real_access = os.access
+    # (as root a chmod does not bite: the folder is made read-only for the store by hand)
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == tmp_path.resolve()
+                        and mode == os.W_OK else real_access(p, mode))
+    try:
+        # a game closed properly reads whole, and leaves nothing beside it
+        assert open_game(done).moves() == list(game.moves)
+        assert not (tmp_path / "done.db-shm").exists()
+        # one whose log still holds moves cannot be read whole from there: said so
+        with pytest.raises(RecordingError, match="read-only and the game's log playing.db-wal "
+                                                 "holds moves"):
+            open_game(playing)
+    finally:
+        recorder.close()
+
+
+def test_a_game_copied_without_its_log_is_named_so(tmp_path: Path) -> None:
+    game = bot_game()
+    playing = tmp_path / "playing.db"
+    recorder = GameRecorder.create(playing, game="zarcana", edition="looney",
+                                   players=game.players, seed=game.seed)
+    recorder.record("move", game.moves[0], state=dumps(game.states[0]))
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(playing.read_bytes())        # the file alone, its -wal left behind
+    recorder.close()
+    with pytest.raises(RecordingError, match="copied without its copy.db-wal file"):
+        open_game(copy)
