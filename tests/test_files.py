@@ -66,3 +66,35 @@ def test_a_bare_file_name_writes_in_the_current_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_text_atomic(Path("here.txt"), "x")
     assert (tmp_path / "here.txt").read_text(encoding="utf-8") == "x"
+
+
+def test_a_link_is_written_through_and_the_mode_kept(tmp_path):
+    target = tmp_path / "real.txt"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    write_text_atomic(link, "new\n")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new\n"
+    assert target.stat().st_mode & 0o777 == 0o640
+    # a new file gets the mode any new file gets (not mkstemp's 0600)
+    fresh = tmp_path / "fresh.txt"
+    write_text_atomic(fresh, "x\n")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_pipe_is_written_to_not_replaced(tmp_path):
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    write_text_atomic(pipe, "through the pipe\n")
+    reader.join(10)
+    assert got == [b"through the pipe\n"]
+    assert pipe.is_fifo() and _leftovers(tmp_path) == []

@@ -4,7 +4,8 @@ A saved game, an export, a camera file, a colour profile or a card gallery that 
 a full disk cuts short would be worse than none: the next load fails, or reads half of what
 was meant. So each is written to a temporary file beside its destination and moved into
 place in one step (:func:`os.replace`, atomic on one file system); a failed write leaves
-the old file as it was and no temporary file behind.
+the old file as it was and no temporary file behind. A link is followed to the file it
+names, a pipe or a device is written to as it is, and the file keeps its mode.
 """
 
 from __future__ import annotations
@@ -23,16 +24,41 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     with ``binary``) becomes ``path`` when the block ends without an error, and nothing
     does otherwise. The folder must exist; an ``OSError`` is raised as it came, for the
     caller to word."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    path = Path(os.path.realpath(path))   # a link is written through, not replaced
+    if path.exists() and not path.is_file():
+        # a pipe or a device (/dev/stdout, /dev/null): written to as it is; a file beside
+        # it moved over it would put a plain file in its place
+        with open(path, "wb" if binary else "w",
+                  **({} if binary else {"encoding": "utf-8"})) as direct:
+            yield direct
+        return
+    # the mode the file has, or a new file would get (mkstemp's is 0600: an export shared
+    # with other players would be unreadable to them)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
             yield fh
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it where the system tells it (setting it
+    to read it back would leave other threads a moment of umask 0)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
 
 
 def write_text_atomic(path: Path, text: str) -> None:
