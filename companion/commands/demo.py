@@ -179,6 +179,13 @@ def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
               "not written; record.txt and moves.txt are")
         return None
     db = out / "game.db"
+    if db.exists() and not _demo_game(db, script):
+        # another game recorded into this folder (``play --record DIR/game.db``): never
+        # deleted to make room for a demo
+        from companion.core.errors import CompanionError
+
+        raise CompanionError(f"{db} holds a game that is not this demo's: give the demo "
+                             "another --out folder, or move that game away first")
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         if old.exists():
             old.unlink()  # the demo's own output of an earlier run
@@ -187,6 +194,22 @@ def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
     return GameRecorder.create(db, game=script["game"], edition=script["edition"],
                                players=list(script["players"]),
                                settings=dict(script.get("settings", {})))
+
+
+def _demo_game(db: Path, script: Mapping[str, Any]) -> bool:
+    """Whether ``db`` is this demo's game from an earlier run (finished or cut short): its
+    game, edition and players the script's, and every move it recorded one of the script's."""
+    from companion.recording import RecordingError, open_game
+
+    try:
+        rec = open_game(db)
+    except RecordingError:
+        return False
+    scripted = [str(e["move"]) for e in script["moves"]]
+    # (a recorded move may carry more than the script's text: the pieces it moved)
+    return ((rec.game, rec.edition, tuple(rec.players))
+            == (script["game"], script["edition"], tuple(script["players"]))
+            and all(any(move.startswith(s) for s in scripted) for move in rec.moves()))
 
 
 def has_display() -> bool:

@@ -39,6 +39,24 @@ def test_the_demo_plays_the_sample_game_flags_the_illegal_move_and_scores(
     game = open_game(out / "game.db")
     assert game.moves()[: len(moves)] == moves
     assert game.finished
+    # run again into the same folder: its own earlier game makes way
+    assert main(["demo", "--headless", "--observations", "truth", "--out", str(out)]) == 0
+    capsys.readouterr()
+
+
+def test_the_demo_never_deletes_another_game(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mine"
+    # (cut short by --max-turns: exit 1, the game file kept)
+    main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
+          "--max-turns", "4", "--record", str(out / "game.db")])
+    assert (out / "game.db").is_file()
+    before = (out / "game.db").read_bytes()
+    capsys.readouterr()
+    code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
+    assert code == 2
+    assert "holds a game that is not this demo's" in capsys.readouterr().err
+    assert (out / "game.db").read_bytes() == before
 
 
 def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
