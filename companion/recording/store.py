@@ -553,7 +553,8 @@ class GameRecorder:
             raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
         if p.exists():
             raise RecordingError(f"{p}: a file of that name already exists (game files are "
-                                 "never overwritten; `companion run --record` continues an unfinished one)")
+                                 "never overwritten; `companion run --record` continues an "
+                                 "unfinished one)")
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
