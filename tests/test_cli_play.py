@@ -178,12 +178,47 @@ def test_record_into_the_game_store(tmp_path: Path) -> None:
 
 
 def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
-    for args in (["--players", "7"], ["--players", "red,pink"], ["--players", "red,blue",
-                 "--bot-seats", "green"], ["--load", str(tmp_path / "missing.json")]):
+    game_db = tmp_path / "game.db"
+    game_db.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 4)
+    for args, words in (
+            (["--players", "7"], "error"), (["--players", "red,pink"], "error"),
+            (["--players", "red,blue", "--bot-seats", "green"], "not a player colour"),
+            (["--players", "red,blue", "--bots", "--bot-seats", "green"], "not a player colour"),
+            (["--load", str(tmp_path / "missing.json")], "error"),
+            (["--load", str(game_db)], "not a saved game (not text) (a recorded game"),
+            # a save that cannot be written is said before the game, not after it
+            (["--save", str(tmp_path)], "is a folder; give a file name"),
+            (["--save", str(tmp_path / "nowhere" / "g.json")], "does not exist")):
         proc = run_cli(*args)
         assert_no_traceback(proc)
         assert proc.returncode == 2, args
-        assert "error" in proc.stderr
+        assert words in proc.stderr, (args, proc.stderr)
+
+
+def test_a_kill_or_a_closed_terminal_saves_the_game(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        save = tmp_path / f"{sig.name}.json"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "companion.cli", "play", "zarcana", "--players", "2",
+             "--seed", "1", "--save", str(save)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("pass\n")
+        proc.stdin.flush()
+        # wait for the pass to be played (blue's turn), then the signal
+        deadline = time.monotonic() + 60
+        seen = ""
+        while "turn 2: blue's turn" not in seen and time.monotonic() < deadline:
+            seen += proc.stdout.readline()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "interrupted" in err, (sig, err)
+        assert loads(save.read_text()).history == ("red: pass",)
 
 
 def test_grid_shows_cards_pyramids_wasteland_and_face_down() -> None:

@@ -14,12 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
+import signal
 import sys
+import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, Any, TextIO
 
 from companion.commands.argtypes import positive_int, seed_arg
 from companion.core.cards import card_info, card_words
@@ -297,7 +301,43 @@ def load_game(path: Path) -> ZarcanaState:
         text = path.expanduser().read_text(encoding="utf-8")
     except OSError as exc:
         raise CompanionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        hint = (" (a recorded game: `companion export` or `companion replay` read those)"
+                if path.read_bytes()[:16] == b"SQLite format 3\x00" else "")
+        raise CompanionError(f"{path}: not a saved game (not text){hint}") from None
     return loads(text, name=str(path))
+
+
+def _check_save_path(path: Path) -> None:
+    """A --save path that cannot be written is said before the game, not after it."""
+    p = path.expanduser()
+    if p.is_dir():
+        raise CompanionError(f"--save {str(path)!r} is a folder; give a file name")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} cannot be "
+                             "written")
+
+
+@contextmanager
+def _ended_as_interrupted() -> Iterator[None]:
+    """While the game runs, the terminal closing (SIGHUP) or a polite kill (SIGTERM) stops it
+    as Ctrl-C does: the game is saved, not lost."""
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    kept = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and threading.current_thread() is threading.main_thread():
+            kept[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
 
 
 # --------------------------------------------------------------------- session ---
@@ -542,14 +582,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
         state = _new_state(args, seed)
-    if args.bots:
-        bots = frozenset(state.players)
-    else:
-        bots = frozenset(Color.parse(c) for c in args.bot_seats)
-        strangers = sorted(c.value for c in bots if c not in state.players)
-        if strangers:
-            raise CompanionError(f"--bot-seats {', '.join(strangers)}: not a player colour "
-                                 f"(players: {', '.join(c.value for c in state.players)})")
+    seats = frozenset(Color.parse(c) for c in args.bot_seats)
+    strangers = sorted(c.value for c in seats if c not in state.players)
+    if strangers:
+        raise CompanionError(f"--bot-seats {', '.join(strangers)}: not a player colour "
+                             f"(players: {', '.join(c.value for c in state.players)})")
+    bots = frozenset(state.players) if args.bots else seats
+    if args.save is not None:
+        _check_save_path(args.save)
     out = sys.stdout
     if not args.quiet:
         kind = "all bots" if bots == frozenset(state.players) else (
@@ -582,7 +622,8 @@ def run(args: argparse.Namespace) -> int:
         session = PlaySession(state, bots=bots, rng=rng, out=out, quiet=args.quiet,
                               save_path=args.save, record=record, max_turns=args.max_turns,
                               echo=not sys.stdin.isatty(), recorder=recorder)
-        return session.run()
+        with _ended_as_interrupted():
+            return session.run()
     finally:
         if record is not None:
             record.close()

@@ -28,8 +28,8 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     if path.exists() and not path.is_file():
         # a pipe or a device (/dev/stdout, /dev/null): written to as it is; a file beside
         # it moved over it would put a plain file in its place
-        with open(path, "wb" if binary else "w",
-                  **({} if binary else {"encoding": "utf-8"})) as direct:
+        direct: IO[Any] = open(path, "wb") if binary else open(path, "w", encoding="utf-8")
+        with direct:
             yield direct
         return
     # the mode the file has, or a new file would get (mkstemp's is 0600: an export shared
