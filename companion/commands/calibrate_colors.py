@@ -83,12 +83,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _read_image(source: str) -> tuple[Any, str]:
     import cv2
-    import numpy as np
 
+    from vision.pipeline import read_image
     from vision.pyramids.profile import ProfileError
 
     if source.isdigit() and not Path(source).exists():
-        cap = cv2.VideoCapture(int(source))
+        from companion.live.capture import camera_number
+
+        cap = cv2.VideoCapture(camera_number(source))
         try:
             if not cap.isOpened():
                 raise ProfileError(f"camera {source} cannot be opened")
@@ -100,13 +102,9 @@ def _read_image(source: str) -> tuple[Any, str]:
             cap.release()
         raise ProfileError(f"camera {source} gives no picture")
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise ProfileError(f"{source}: no such image file (or camera number)")
-    data = np.fromfile(str(path), np.uint8)
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if image is None:
-        raise ProfileError(f"{source}: not a readable image")
-    return image, str(path)
+    return read_image(path), str(path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
 
         camera_file = default_camera_path() if default_camera_path().is_file() else None
     image, name = _read_image(args.source)
+    from vision.pipeline import greyscale
+    from vision.pyramids.profile import ProfileError
+
+    if greyscale(image):
+        raise ProfileError(f"{name}: the picture has no colour (greyscale): no pyramid colour "
+                           "can be learned from it; turn the camera's colour on")
     if camera_file is not None:
         from calibration.intrinsics import load_intrinsics
 

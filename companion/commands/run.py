@@ -39,6 +39,8 @@ def _players(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if len(set(out)) != len(out):
         raise argparse.ArgumentTypeError(f"a colour is named twice in {text!r}")
+    if not 2 <= len(out) <= 6:
+        raise argparse.ArgumentTypeError(f"Zarcana is for 2 to 6 players, not {len(out)}")
     return out
 
 
@@ -112,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
 
     mat = table_mat(args)
     source = open_source(args.source, realtime=not args.fast)
+    # a source that cannot be opened at all is said here, before the window: there it
+    # would only wait (a camera lost later is retried by the capture thread)
+    source.open()
+    source.close()
     # the pipeline first: a missing model must not leave an empty game file behind
     print("loading the vision pipeline...")
     from companion.live.runner import LiveRunner

@@ -280,14 +280,29 @@ def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
     return bytes(buf.tobytes())
 
 
+#: camera numbers OpenCV is asked for (a larger number is a typo, and overflows OpenCV's int)
+MAX_CAMERA_NUMBER = 999
+
+
+def camera_number(text: str) -> int:
+    """The camera number ``text`` names: 0 to :data:`MAX_CAMERA_NUMBER`."""
+    n = int(text)
+    if not 0 <= n <= MAX_CAMERA_NUMBER:
+        raise CaptureError(f"camera {text}: no camera has that number (0 to "
+                           f"{MAX_CAMERA_NUMBER})")
+    return n
+
+
 def open_source(spec: str | int | Path, *, realtime: bool | None = None,
                 interval_s: float = 1.0) -> FrameSource:
     """A source from what a user typed: a camera index, a URL, a video file or a folder."""
     if isinstance(spec, int):
-        return VideoSource(spec, realtime=realtime)
+        return VideoSource(camera_number(str(spec)), realtime=realtime)
     text = str(spec).strip()
-    if text.isdigit():
-        return VideoSource(int(text), realtime=realtime)
+    if not text:
+        raise CaptureError("source '': give a camera number, a URL, a video file or a folder")
+    if text.isdigit() and not Path(text).exists():
+        return VideoSource(camera_number(text), realtime=realtime)
     if "://" in text:
         return VideoSource(text, realtime=realtime)
     path = Path(text)

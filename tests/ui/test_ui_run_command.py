@@ -96,3 +96,30 @@ def test_run_with_a_bad_source_is_a_clear_error(qapp: Any, tmp_path: Path,
     assert main(["run", "--source", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "companion run: error:" in err and "nowhere" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("source, words", [
+    ("zero.mp4", "video {dir}/zero.mp4: cannot be opened"),
+    ("notes.txt", "video {dir}/notes.txt: cannot be opened"),
+    ("99999999999999999999", "camera 99999999999999999999: no camera has that number"),
+    ("", "give a camera number, a URL, a video file or a folder"),
+])
+def test_a_source_that_cannot_be_opened_is_said_before_the_window(
+        qapp: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str,
+        words: str) -> None:
+    (tmp_path / "zero.mp4").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("not a video")
+    given = str(tmp_path / source) if "." in source else source
+    games = tmp_path / "games"
+    assert main(["run", "--source", given, "--record", str(games / "g.db")]) == 2
+    err = capsys.readouterr().err
+    assert words.format(dir=tmp_path) in err and "Traceback" not in err, err
+    assert not games.exists()                  # no empty game file left behind
+
+
+@pytest.mark.parametrize("players", ["red", "red,blue,green,yellow,purple,orange,cyan"])
+def test_run_needs_two_to_six_players(qapp: Any, players: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--source", "0", "--players", players])
+    assert "Zarcana is for 2 to 6 players" in capsys.readouterr().err
