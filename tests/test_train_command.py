@@ -392,3 +392,36 @@ def test_card_net_validation_renders_choose_the_best_epoch(monkeypatch: pytest.M
     args.val_render = [tmp_path / "not-rendered"]
     with pytest.raises(TrainError, match="not-rendered is not a rendered synth folder"):
         command._card_net(args)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--minutes", "0"], "expected a positive number, got '0'"),
+    (["--hours", "nan"], "expected a positive number, got 'nan'"),
+    (["--lr0", "-1"], "expected a positive number, got '-1'"),
+    (["--decktet-share", "2"], "expected a share from 0 to 1"),
+    (["--workers", "-1"], "expected a whole number of 0 or more"),
+    (["--device", "foo"], "expected cpu or a CUDA device such as 0"),
+])
+def test_bad_numbers_and_devices_are_refused_before_any_work(
+        extra: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    from companion.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["train", "pyramid-verify", "--out", str(tmp_path / "o"), *extra])
+    assert words in capsys.readouterr().err
+
+
+def test_a_bad_render_folder_or_out_file_is_named_before_rendering(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ultralytics")
+    from companion.cli import main
+
+    # (the card detector renders its validation scenes first when none are given)
+    assert main(["train", "cards", "--out", str(tmp_path / "o"),
+                 "--render", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere is not a rendered synth folder" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "afile").write_text("x")
+    assert main(["train", "cards", "--out", str(tmp_path / "afile")]) == 2
+    assert "--out" in capsys.readouterr().err

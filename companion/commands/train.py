@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int, seed_arg, thread_count
+from companion.commands.argtypes import (count_arg, positive_float, positive_int, seed_arg,
+                                         share_arg, thread_count)
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="cards: first render seed, validation uses seed + 2 (default 1000); "
                         "card-net: the crops' seed (default 11); the pyramid networks: "
                         "the training's seed (default 0)")
-    p.add_argument("--decktet-share", type=float, default=0.15,
+    p.add_argument("--decktet-share", type=share_arg, default=0.15,
                    help="share of training scenes dealt with the Decktet (default 0.15)")
     p.add_argument("--render", type=Path, action="append", default=None,
                    help="use this already rendered synth folder for training instead of "
@@ -62,19 +64,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
     p.add_argument("--epochs", type=positive_int, default=None,
                    help="most epochs (default: cards 30, card-net 60)")
-    p.add_argument("--hours", type=float, default=None,
+    p.add_argument("--hours", type=positive_float, default=None,
                    help="wall-clock budget in hours (overrides --epochs)")
     p.add_argument("--batch", type=positive_int, default=None,
                    help="batch size (default: cards 16, card-net 128, pyramids 256, "
                         "pyramid-heat 32, pyramid-verify and pyramid-size 128)")
-    p.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
+    p.add_argument("--device", type=_device_arg, default="cpu", help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
                    help="card-net: the deck folder, one image per card (default: the shared "
                         "Rider-Waite-Smith tarot)")
     p.add_argument("--per-card", type=positive_int, default=500,
                    help="card-net: simulated crops per card (default 500)")
-    p.add_argument("--minutes", type=float, default=None,
+    p.add_argument("--minutes", type=positive_float, default=None,
                    help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
                         "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
                         "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, "
@@ -83,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--threads", type=thread_count, default=2,
                    help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
                         "(default 2)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=count_arg, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards, a "
@@ -97,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "a card-net-best.pt; pyramids, a "
                         "folder holding color-best.pt and/or shape-best.pt, or an earlier "
                         "'train pyramids --out' folder")
-    p.add_argument("--lr0", type=float, default=None,
+    p.add_argument("--lr0", type=positive_float, default=None,
                    help="initial learning rate (default: cards, ultralytics' own choice "
                         "of optimiser and rate, AdamW at this rate when given; card-net "
                         "0.004, pyramids, pyramid-heat, pyramid-verify and pyramid-size "
@@ -120,11 +122,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--width", type=positive_int, default=48,
                    help="pyramid-heat: channels of the dilated blocks (default 48)")
     # vision.pyramids.heat.HEAT_PPM, written out for the same reason as --only's choices
-    p.add_argument("--ppm", type=float, default=0.5,
+    p.add_argument("--ppm", type=positive_float, default=0.5,
                    help="pyramid-heat: the view's resolution the map sees, px per mm of "
                         "table (default 0.5; 1.0 sees finer edges for a few ms more a frame)")
     # the cutting, epochs and exports are logged at info: shown without -v
     p.set_defaults(func=run, log_level_floor=1)
+
+
+def _device_arg(text: str) -> str:
+    """``cpu``, or a CUDA device: a number, numbers with commas, ``cuda`` or ``cuda:N``."""
+    t = text.strip().lower()
+    if t == "cpu" or t == "cuda" or re.fullmatch(r"(cuda:)?\d+(,\d+)*", t):
+        return t
+    raise argparse.ArgumentTypeError(f"expected cpu or a CUDA device such as 0, got {text!r}")
 
 
 def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> Path:
@@ -150,10 +160,19 @@ def run(args: argparse.Namespace) -> int:
     from vision.synth.deck import default_deck_dir
     from vision.synth.generate import Progress
 
-    # a weights file (a folder for pyramids, checked there) is named now, not after the
-    # minutes of rendering or cutting that come before it is read
+    # a weights file (a folder for pyramids, checked there), the folders given and the
+    # device are named now, not after the minutes of rendering or cutting that come first
     if args.init is not None and args.model != "pyramids" and not Path(args.init).is_file():
         raise TrainError(f"--init {args.init}: no such weights file")
+    if args.out.exists() and not args.out.is_dir():
+        raise TrainError(f"--out {args.out}: is a file; give a working folder")
+    _check_rendered([*(args.render or []), *(args.val_render or [])])
+    if args.device != "cpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise TrainError(f"--device {args.device}: torch sees no CUDA GPU here; train "
+                             "with --device cpu")
     if args.model == "card-net":
         return _card_net(args)
     if args.model in ("pyramids", "pyramid-heat"):
