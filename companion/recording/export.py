@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
-from companion.recording.store import RecordedEvent, RecordedGame
+from companion.recording.store import RecordedEvent, RecordedGame, RecordingError
 
 #: ``format`` of the JSON lines header, and its version.
 JSONL_FORMAT = "arcana-companion-game"
@@ -70,8 +70,19 @@ def jsonl_records(game: RecordedGame) -> Iterator[dict[str, Any]]:
             "turn": ev.turn, "player": ev.player, "move": ev.move, "undone": ev.undone,
             "note": ev.note,
             "observation": ev.observation, "keyframe": ev.has_keyframe,
-            "state": None if ev.state is None else json.loads(ev.state),
+            "state": _state(game, ev),
         }
+
+
+def _state(game: RecordedGame, ev: RecordedEvent) -> Any:
+    """An event's stored state as an object (None when it has none)."""
+    if ev.state is None:
+        return None
+    try:
+        return json.loads(ev.state)
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{game.path}: the stored state of event {ev.number} is not "
+                             f"JSON ({exc}); `--format text` exports the rest") from None
 
 
 def write_jsonl(game: RecordedGame, out: TextIO) -> None:

@@ -171,3 +171,24 @@ def test_export_refuses_to_overwrite_the_game(games_dir: Path,
     assert main(["export", str(path), "--out", str(path)]) == 2
     assert "the game file itself" in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+def test_export_jsonl_of_a_garbled_state_names_the_file_and_event(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    con = sqlite3.connect(path)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    table = next(t for t in tables
+                 if "state" in [c[1] for c in con.execute(f"PRAGMA table_info({t})")])
+    # (by hand: the file's triggers keep the events append-only)
+    for (trigger,) in con.execute("SELECT name FROM sqlite_master WHERE type='trigger'"
+                                  ).fetchall():
+        con.execute(f"DROP TRIGGER {trigger}")
+    con.execute(f"UPDATE {table} SET state = '{{not json' WHERE number = 3")
+    con.commit()
+    con.close()
+    assert main(["export", str(path), "--format", "jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: the stored state of event 3 is not JSON" in err and "Traceback" not in err
