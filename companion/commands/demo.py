@@ -161,7 +161,8 @@ def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, An
             try:
                 pipeline = TablePipeline(**kwargs)
             except CompanionError as exc:
-                if mode == "vision":
+                if mode == "vision" or deck:
+                    # (a deck asked for by name is not quietly swapped for the truth)
                     raise
                 print(f"the vision pipeline cannot start ({exc}): using the truth records "
                       "beside the frames")
@@ -365,7 +366,8 @@ def run(args: argparse.Namespace) -> int:
     say(f"run: {stats.summary()}")
     (out / "record.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"annotated frames, record.txt and moves.txt written to {out}")
-    return 0 if session.is_over and same else 1
+    # (a frame that could not be read fails the run too, even where the game came out right)
+    return 0 if session.is_over and same and not stats.failed else 1
 
 
 __all__ = ["find_sample_game", "play_order", "register", "run", "truth_record"]

@@ -127,7 +127,11 @@ class LiveRunner:
     # ---------------------------------------------------------------- work
     def _source_event(self, ev: SourceEvent) -> None:
         if ev.kind == "camera_lost":
-            self.stats.camera_lost += 1
+            # an image of a folder that cannot be read is a frame lost, not a camera
+            if getattr(self.source, "kind", "") == "folder":
+                self.stats.failed += 1
+            else:
+                self.stats.camera_lost += 1
             self.session.camera_lost(ev.reason, ev.index)
         elif ev.kind == "camera_back":
             self.session.camera_back(ev.reason, ev.index)

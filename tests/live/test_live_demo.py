@@ -79,3 +79,18 @@ def test_truth_records_are_reduced_to_what_a_pipeline_reports() -> None:
     assert set(rec) <= {"image", "calibrated", "cards", "pyramids", "hands", "trustworthy"}
     assert all(set(c) == {"id", "center_mm", "angle_deg", "confidence"} for c in rec["cards"])
     assert all("cell" not in p for p in rec["pyramids"])
+
+
+def test_an_unreadable_frame_is_counted_as_one_and_fails_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    frames = tmp_path / "frames"
+    shutil.copytree(SAMPLES, frames)
+    data = (frames / "0005.jpg").read_bytes()
+    (frames / "0005.jpg").write_bytes(data[: len(data) // 2])      # cut short
+    code = main(["demo", "--headless", "--observations", "truth", "--frames", str(frames),
+                 "--out", str(tmp_path / "out")])
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "1 unreadable" in printed and "camera lost 0 time(s)" in printed, printed
