@@ -259,3 +259,19 @@ def test_load_gallery_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         load_gallery(bad)
     with pytest.raises(GalleryError, match="cannot be a file name"):
         gallery_path("a/b")
+
+
+def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    folder = make_deck(tmp_path / "deck")
+    assert main(["enroll-deck", str(folder), "--per-card", "8", "--seed", "3"]) == 0
+    assert "look alike" not in capsys.readouterr().err
+    # one image saved under two names
+    shutil.copy(folder / f"{IDS[1]}.png", folder / f"{IDS[4]}.png")
+    assert main(["enroll-deck", str(folder), "--per-card", "8", "--seed", "3",
+                 "--name", "twins"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {IDS[1]} and {IDS[4]} look alike to the gallery" in err, err
+    assert err.count("look alike") == 1

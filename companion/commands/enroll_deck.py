@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from vision.cards.galleries import check_name, gallery_path
-    from vision.cards.identify import GalleryError, enroll
+    from vision.cards.identify import GalleryError, enroll, look_alikes
     from vision.synth.deck import load_deck
     from vision.synth.generate import Progress
 
@@ -122,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
     size = out.stat().st_size
     print(f"enrolled {n_cards} cards (+ back) as {name!r} in {elapsed:.1f} s; "
           f"wrote {out} ({_size(size)})")
+    for a, b in look_alikes(gallery, deck):
+        # enrolled all the same: a deck may hold two cards alike, but more often one image
+        # was saved under two names
+        print(f"warning: {a} and {b} look alike to the gallery: it may take one for the "
+              "other; check that their images are of two different cards", file=sys.stderr)
     return 0
 
 
