@@ -36,8 +36,14 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -241,11 +247,58 @@ def read_image(path: str | Path) -> np.ndarray:
     if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
         raise ImageError(f"{name}: {size[0]} x {size[1]} pixels is more than the companion reads "
                          f"({MAX_IMAGE_PIXELS // 1_000_000} megapixels at most); scale it down")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    said: list[str] = []
+    if data[:2] == b"\xff\xd8":
+        with decoder_words(said):
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    else:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
+    if damage is not None:
+        # libjpeg decodes past damaged data with garbage or grey, and only says so
+        raise ImageError(f"{name}: the JPEG's image data is damaged (the decoder: "
+                         f"{damage.strip()}); take or copy the picture again")
     if image is None or image.size == 0:
         raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                          f"expected one of {', '.join(IMAGE_SUFFIXES)})")
     return image
+
+
+#: what libjpeg says (on stderr, decoding all the same) of image data that is damaged: not
+#: its "N extraneous bytes before marker", which some cameras' whole pictures give
+JPEG_DAMAGE = ("Corrupt JPEG data: premature end of data segment",
+               "Corrupt JPEG data: bad Huffman code", "Premature end of JPEG file")
+
+
+_STDERR_SWAP = threading.Lock()
+
+
+@contextmanager
+def decoder_words(said: list[str]) -> Iterator[None]:
+    """Catch what the image decoders print on the process's stderr (file descriptor 2)
+    meanwhile into ``said``, one line each; anything else written there meanwhile (another
+    thread's log line) is passed on after. Without a descriptor 2, nothing is caught."""
+    # one at a time: two threads swapping descriptor 2 could leave it on a closed file
+    with _STDERR_SWAP:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError, AttributeError):
+            yield
+            return
+        with tempfile.TemporaryFile() as caught:
+            os.dup2(caught.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                caught.seek(0)
+                for line in caught.read().decode("utf-8", "replace").splitlines():
+                    if line.startswith(JPEG_DAMAGE):
+                        said.append(line)
+                    else:
+                        os.write(2, (line + "\n").encode("utf-8", "replace"))
 
 
 def greyscale(image_bgr: np.ndarray) -> bool:

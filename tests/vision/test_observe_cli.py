@@ -297,3 +297,17 @@ def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys
     assert f"warning: {FRAMES[0]}: the markers fit the mat file badly" in err
     _, _, err = _run(capsys, "--jsonl", str(FRAMES[0]))
     assert "fit the mat file badly" not in err
+
+
+def test_a_jpeg_damaged_in_the_middle_is_refused_not_guessed_at(fake, capsys, tmp_path):
+    data = bytearray(FRAMES[1].read_bytes())
+    third = len(data) // 3
+    data[third:third + 2000] = bytes(2000)         # zeros: the end marker is still there
+    damaged = tmp_path / "damaged.jpg"
+    damaged.write_bytes(bytes(data))
+    code, out, err = _run(capsys, "--jsonl", str(damaged), str(FRAMES[0]))
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["error"] and "image data is damaged" in records[0]["reason"]
+    assert "error" not in records[1]
+    assert f"error: {damaged}: the JPEG's image data is damaged" in err
