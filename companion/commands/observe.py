@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
+    if getattr(args, "verbose", 0) < 2:
+        # OpenCV's own warnings name no file; each problem gets its line from us instead
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     mat = table_mat(args)
     intrinsics: Path | None = args.intrinsics
     if intrinsics is None and not args.no_intrinsics:
