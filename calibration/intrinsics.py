@@ -32,6 +32,7 @@ from calibration.mat import KNOWN_DICTIONARIES
 from calibration.table import Intrinsics
 from companion.core.errors import CompanionError
 from companion.core.files import write_text_atomic
+from companion.core.numbers import finite_number
 
 CAMERA_FILE_VERSION = 1
 APP_DIR = "arcana-companion"
@@ -445,7 +446,7 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
     K = _matrix(data["K"], src)
     dist = data["dist"]
     if (not isinstance(dist, list) or len(dist) not in (4, 5, 8, 12, 14)
-            or not all(_is_number(v) for v in dist)):
+            or not all(finite_number(v) for v in dist)):
         raise IntrinsicsError(f"{src}: field 'dist' must be a list of 4, 5, 8, 12 or 14 "
                               f"numbers (OpenCV distortion coefficients), got {dist!r}")
     size = data["image_size"]
@@ -485,7 +486,7 @@ def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None)
 
 def _matrix(v: Any, src: str) -> np.ndarray:
     ok = (isinstance(v, list) and len(v) == 3
-          and all(isinstance(r, list) and len(r) == 3 and all(_is_number(x) for x in r)
+          and all(isinstance(r, list) and len(r) == 3 and all(finite_number(x) for x in r)
                   for r in v))
     if not ok:
         raise IntrinsicsError(f"{src}: field 'K' must be a 3x3 list of numbers, got {v!r}")
@@ -494,10 +495,6 @@ def _matrix(v: Any, src: str) -> np.ndarray:
         raise IntrinsicsError(f"{src}: field 'K' is not a camera matrix (need fx, fy > 0 and "
                               f"last row [0, 0, 1]), got {v!r}")
     return K
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _num(v: float) -> float | int:

@@ -13,12 +13,12 @@ This module is pure Python: OpenCV is only needed by whoever draws or detects th
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
+from companion.core.numbers import finite_number
 
 #: Dictionaries a mat may name (OpenCV aruco predefined dictionary names).
 KNOWN_DICTIONARIES = (
@@ -123,7 +123,7 @@ class Mat:
         for zname, rect in zones_raw.items():
             where = f"zones.{zname}"
             if (not isinstance(rect, (list, tuple)) or len(rect) != 4
-                    or not all(_is_number(v) for v in rect)):
+                    or not all(finite_number(v) for v in rect)):
                 raise MatError(f"{source}: field {where!r} must be [x0, y0, x1, y1] in mm, "
                                f"got {rect!r}")
             x0, y0, x1, y1 = (float(v) for v in rect)
@@ -134,17 +134,8 @@ class Mat:
         return cls(dictionary, nums["marker_size_mm"], nums["width_mm"], nums["height_mm"], zones)
 
 
-def _is_number(v: Any) -> bool:
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:       # an integer too large for a float (JSON allows 1 followed by 400 zeros)
-        return False
-
-
 def _positive(v: Any, name: str, source: str) -> float:
-    if not _is_number(v) or v <= 0:
+    if not finite_number(v) or v <= 0:
         raise MatError(f"{source}: field {name!r} must be a positive number of mm, got {v!r}")
     return float(v)
 

@@ -296,3 +296,11 @@ def test_save_load_and_rescale(tmp_path: Path) -> None:
     np.testing.assert_allclose(big.K, np.array([[1600, 0, 639.5], [0, 1610, 479.5], [0, 0, 1]]))
     with pytest.raises(IntrinsicsError, match="another aspect ratio"):
         load_intrinsics(p, image_size=(1280, 720))
+
+
+def test_a_number_no_float_holds_is_a_bad_field_not_a_crash(tmp_path: Path) -> None:
+    p = tmp_path / "camera.json"
+    p.write_text('{"K": [[1400, 0, 960], [0, 1400, 540], [0, 0, 1]], "image_size": [1920, 1080],'
+                 ' "dist": [1' + "0" * 400 + ', 0, 0, 0, 0]}')
+    with pytest.raises(IntrinsicsError, match="field 'dist' must be a list"):
+        load_intrinsics(p)

@@ -98,3 +98,21 @@ def test_a_pipe_is_written_to_not_replaced(tmp_path):
     reader.join(10)
     assert got == [b"through the pipe\n"]
     assert pipe.is_fifo() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout here")
+def test_dev_stdout_appends_to_what_stdout_is(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.txt"
+    log.write_text("earlier lines\n", encoding="utf-8")
+    code = ("from pathlib import Path\nfrom companion.core.files import write_text_atomic\n"
+            "write_text_atomic(Path('/dev/stdout'), 'the export\\n')\n")
+    with open(log, "a", encoding="utf-8") as out:
+        subprocess.run([sys.executable, "-c", code], stdout=out, check=True,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert log.read_text(encoding="utf-8") == "earlier lines\nthe export\n"
+    piped = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                           text=True, cwd=Path(__file__).resolve().parents[1])
+    assert piped.stdout == "the export\n"

@@ -1013,7 +1013,8 @@ class TablePipeline:
                 image = deblur(image, calib.motion_blur)
                 timings["deblur"] = (time.perf_counter() - t_deblur) * 1000
                 calinfo["motion_blur_px"] = round(calib.motion_blur.length_px, 1)
-                calinfo["motion_blur_deg"] = round(calib.motion_blur.angle_deg % 180, 1)
+                # a line's direction, in [0, 180): rounded, then wrapped (179.96 is 0.0)
+                calinfo["motion_blur_deg"] = round(calib.motion_blur.angle_deg % 180, 1) % 180
             # how sharp the frame is, on the markers seen (none without a mat), before the
             # pyramids are sent: the finder reads a blurred frame its own way
             t_sharp = time.perf_counter()

@@ -180,13 +180,14 @@ def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
               "not written; record.txt and moves.txt are")
         return None
     db = out / "game.db"
-    if db.exists() and not _demo_game(db, script):
+    not_ours = _not_the_demos(db, script) if db.exists() else None
+    if not_ours is not None:
         # another game recorded into this folder (``play --record DIR/game.db``): never
         # deleted to make room for a demo
         from companion.core.errors import CompanionError
 
-        raise CompanionError(f"{db} holds a game that is not this demo's: give the demo "
-                             "another --out folder, or move that game away first")
+        raise CompanionError(f"{db} is not this demo's game ({not_ours}): give the demo "
+                             "another --out folder, or move that file away first")
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         if old.exists():
             old.unlink()  # the demo's own output of an earlier run
@@ -197,20 +198,26 @@ def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
                                settings=dict(script.get("settings", {})))
 
 
-def _demo_game(db: Path, script: Mapping[str, Any]) -> bool:
-    """Whether ``db`` is this demo's game from an earlier run (finished or cut short): its
-    game, edition and players the script's, and every move it recorded one of the script's."""
+def _not_the_demos(db: Path, script: Mapping[str, Any]) -> str | None:
+    """Why ``db`` is not this demo's game from an earlier run (finished or cut short), or
+    None when it is: the demo records the script's game, edition and players, no seed (the
+    deal comes from the camera), and the script's moves in order from the first."""
     from companion.recording import RecordingError, open_game
 
     try:
         rec = open_game(db)
-    except RecordingError:
-        return False
-    scripted = [str(e["move"]) for e in script["moves"]]
+    except RecordingError as exc:
+        return str(exc)
+    if (rec.game, rec.edition, tuple(rec.players)) != (
+            script["game"], script["edition"], tuple(script["players"])) or rec.seed is not None:
+        return f"a game of {', '.join(rec.players)}" + (
+            f", seed {rec.seed}" if rec.seed is not None else "")
+    scripted = [str(e["move"]) for e in script["moves"] if "illegal" not in e]
+    moves = rec.moves()
     # (a recorded move may carry more than the script's text: the pieces it moved)
-    return ((rec.game, rec.edition, tuple(rec.players))
-            == (script["game"], script["edition"], tuple(script["players"]))
-            and all(any(move.startswith(s) for s in scripted) for move in rec.moves()))
+    if len(moves) > len(scripted) or not all(m.startswith(s) for m, s in zip(moves, scripted)):
+        return "its moves are not the script's"
+    return None
 
 
 def has_display() -> bool:

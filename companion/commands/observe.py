@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -188,12 +189,22 @@ def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:
                              f"({exc.strerror or exc})") from None
     used: set[str] = set()
     out = [folder / _annotated_name(p, used) for p in paths]
-    given = {p.resolve() for p in paths if p.exists()}
+    # the same file, by device and inode: also IMG_1.JPG for IMG_1.jpg on a file system that
+    # ignores case (a camera's card, macOS, Windows)
+    given = {(st.st_dev, st.st_ino) for st in (_stat(p) for p in paths) if st is not None}
     for src, dst in zip(paths, out):
-        if dst.resolve() in given:
+        st = _stat(dst)
+        if st is not None and (st.st_dev, st.st_ino) in given:
             raise CompanionError(f"--annotate {str(folder)!r}: the annotated copy of {src} would "
                                  f"replace the image {dst}; give another folder")
     return out
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str, Any], bool]:

@@ -303,7 +303,7 @@ def load_game(path: Path) -> ZarcanaState:
         raise CompanionError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         hint = (" (a recorded game: `companion export` or `companion replay` read those)"
-                if path.read_bytes()[:16] == b"SQLite format 3\x00" else "")
+                if path.expanduser().read_bytes()[:16] == b"SQLite format 3\x00" else "")
         raise CompanionError(f"{path}: not a saved game (not text){hint}") from None
     return loads(text, name=str(path))
 
@@ -326,12 +326,16 @@ def _ended_as_interrupted() -> Iterator[None]:
     """While the game runs, the terminal closing (SIGHUP) or a polite kill (SIGTERM) stops it
     as Ctrl-C does: the game is saved, not lost."""
     def stop(signum: int, frame: Any) -> None:
+        for sig in kept:       # a second one must not cut the save short
+            signal.signal(sig, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    kept = {}
+    kept: dict[int, Any] = {}
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
-        if sig is not None and threading.current_thread() is threading.main_thread():
+        # (one ignored already stays so: `nohup companion play` outlives its terminal)
+        if sig is not None and threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(sig) is not signal.SIG_IGN:
             kept[sig] = signal.signal(sig, stop)
     try:
         yield

@@ -114,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
 
     mat = table_mat(args)
     source = open_source(args.source, realtime=not args.fast)
-    # a source that cannot be opened at all is said here, before the window: there it
-    # would only wait (a camera lost later is retried by the capture thread)
-    source.open()
-    source.close()
+    if not source.live:
+        # a video file or photos that cannot be opened at all are said here, before the
+        # window: there it would only wait. (A camera or stream is left to the capture
+        # thread, which retries one that is not there yet, and says so in the window.)
+        source.open()
+        source.close()
     # the pipeline first: a missing model must not leave an empty game file behind
     print("loading the vision pipeline...")
     from companion.live.runner import LiveRunner

@@ -24,14 +24,25 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     with ``binary``) becomes ``path`` when the block ends without an error, and nothing
     does otherwise. The folder must exist; an ``OSError`` is raised as it came, for the
     caller to word."""
-    path = Path(os.path.realpath(path))   # a link is written through, not replaced
-    if path.exists() and not path.is_file():
-        # a pipe or a device (/dev/stdout, /dev/null): written to as it is; a file beside
-        # it moved over it would put a plain file in its place
-        direct: IO[Any] = open(path, "wb") if binary else open(path, "w", encoding="utf-8")
+    given = Path(path)
+    real = os.path.realpath(given)
+    if (given.exists() and not given.is_file()) or _a_stream(str(given)) or _a_stream(real):
+        # a pipe or a device, or a process's own stream (/dev/stdout, /dev/null,
+        # /proc/self/fd/1): written to as it is; a file moved over it would put a plain
+        # file in its place, or replace what the stream was appending to
+        fd = _own_stream(str(given))
+        if fd is not None:
+            # this process's own stream: written through a copy of its descriptor, since
+            # opening the name anew would truncate the file it appends to
+            handle = os.dup(fd)
+            direct: IO[Any] = (os.fdopen(handle, "wb") if binary
+                               else os.fdopen(handle, "w", encoding="utf-8"))
+        else:
+            direct = open(given, "wb") if binary else open(given, "w", encoding="utf-8")
         with direct:
             yield direct
         return
+    path = Path(real)   # a link to a file is written through, not replaced
     # the mode the file has, or a new file would get (mkstemp's is 0600: an export shared
     # with other players would be unreadable to them)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
@@ -44,6 +55,23 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _a_stream(path: str) -> bool:
+    """Whether ``path`` names a device or a process's open stream rather than a file."""
+    return path.startswith(("/dev/", "/proc/"))
+
+
+def _own_stream(path: str) -> int | None:
+    """The descriptor ``path`` names when it is one of this process's own streams
+    (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else None."""
+    named = {"/dev/stdout": 1, "/dev/stderr": 2}
+    if path in named:
+        return named[path]
+    for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        if path.startswith(prefix) and path[len(prefix):].isdigit():
+            return int(path[len(prefix):])
+    return None
 
 
 def _umask() -> int:

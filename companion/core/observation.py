@@ -21,11 +21,11 @@ record (image-space geometry, camera, lattice cells) round-trips through these c
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from companion.core.errors import CompanionError
+from companion.core.numbers import finite_number
 
 COLORS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "cyan",
                            "black", "white", "clear")
@@ -35,10 +35,6 @@ class ObservationError(CompanionError, ValueError):
     """An observation record with a missing or bad field; the message names the field."""
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _need(d: dict[str, Any], key: str, where: str) -> Any:
     if key not in d:
         raise ObservationError(f"{where}: missing field {key!r}")
@@ -46,19 +42,19 @@ def _need(d: dict[str, Any], key: str, where: str) -> Any:
 
 
 def _point(v: Any, where: str) -> tuple[float, float]:
-    if not isinstance(v, (list, tuple)) or len(v) != 2 or not all(_is_num(x) for x in v):
+    if not isinstance(v, (list, tuple)) or len(v) != 2 or not all(finite_number(x) for x in v):
         raise ObservationError(f"{where}: expected [x, y] in mm, got {v!r}")
     return (float(v[0]), float(v[1]))
 
 
 def _angle(v: Any, where: str) -> float:
-    if not _is_num(v):
+    if not finite_number(v):
         raise ObservationError(f"{where}: expected an angle in degrees, got {v!r}")
     return float(v) % 360.0
 
 
 def _confidence(v: Any, where: str) -> float:
-    if not _is_num(v) or not 0.0 <= float(v) <= 1.0:
+    if not finite_number(v) or not 0.0 <= float(v) <= 1.0:
         raise ObservationError(f"{where}: expected a confidence in [0, 1], got {v!r}")
     return float(v)
 

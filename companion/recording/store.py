@@ -278,7 +278,8 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         # folder (a backup, a shared copy, a read-only mount) cannot hold. A game closed
         # properly has its log folded into the file, and reads as it lies (immutable); one
         # with a log left over cannot be read whole from here.
-        wal = path.with_name(path.name + "-wal")
+        real = path.resolve()     # (SQLite opens the file a link names, its log beside it)
+        wal = real.with_name(real.name + "-wal")
         if wal.exists() and wal.stat().st_size > 0:
             raise RecordingError(f"{path}: the folder is read-only and the game's log "
                                  f"{wal.name} holds moves not yet in the file: copy the "
@@ -302,7 +303,8 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) 
                                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
     if app_id != APPLICATION_ID:
         if not tables:
-            wal = path.with_name(path.name + "-wal")
+            real = path.resolve()
+            wal = real.with_name(real.name + "-wal")
             # (opening it made an empty log beside it: an empty one counts as none)
             hint = "" if wal.exists() and wal.stat().st_size > 0 else (
                 f"; if it is a game copied without its {wal.name} file, copy that too: a game "
@@ -553,8 +555,7 @@ class GameRecorder:
             raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
         if p.exists():
             raise RecordingError(f"{p}: a file of that name already exists (game files are "
-                                 "never overwritten; `companion run --record` continues an "
-                                 "unfinished one)")
+                                 "never overwritten: give a new name)")
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

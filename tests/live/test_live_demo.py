@@ -55,7 +55,8 @@ def test_the_demo_never_deletes_another_game(tmp_path: Path,
     capsys.readouterr()
     code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
     assert code == 2
-    assert "holds a game that is not this demo's" in capsys.readouterr().err
+    assert "is not this demo's game (a game of red, blue, green, seed 5)" in \
+        capsys.readouterr().err
     assert (out / "game.db").read_bytes() == before
 
 

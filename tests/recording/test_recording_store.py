@@ -382,6 +382,12 @@ def test_a_game_in_a_read_only_folder_is_read(tmp_path: Path,
         with pytest.raises(RecordingError, match="read-only and the game's log playing.db-wal "
                                                  "holds moves"):
             open_game(playing)
+        # the same through a link from elsewhere: the log is looked for beside the file
+        links = tmp_path.parent / f"{tmp_path.name}-links"
+        links.mkdir()
+        (links / "g.db").symlink_to(playing)
+        with pytest.raises(RecordingError, match="game's log playing.db-wal holds moves"):
+            open_game(links / "g.db")
     finally:
         recorder.close()
 

@@ -142,6 +142,10 @@ def test_observation_record_validation():
     bad["cards"][0]["confidence"] = 2
     with pytest.raises(ObservationError, match=r"cards\[0\]\.confidence"):
         Observation.from_dict(bad)
+    bad = json.loads(json.dumps(good))
+    bad["cards"][0]["angle_deg"] = 10 ** 400          # JSON holds it; no float does
+    with pytest.raises(ObservationError, match=r"cards\[0\]\.angle_deg"):
+        Observation.from_dict(bad)
 
 
 @pytest.mark.parametrize("deg, nd, written", [

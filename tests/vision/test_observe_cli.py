@@ -8,6 +8,7 @@ are shipped; one test runs the shipped models when they are there.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -240,6 +241,16 @@ def test_annotated_copies_never_replace_the_images_given(fake, capsys, tmp_path)
     code, out, err = _run(capsys, str(folder), "--annotate", str(folder))
     assert code == 2 and "would replace the image" in err and "a.jpg" in err
     assert (folder / "a.jpg").read_bytes() == before and out == ""
+    # the same file under another name (a hard link here; IMG_1.JPG for IMG_1.jpg where
+    # case is ignored) is the same image too
+    other = tmp_path / "other"
+    other.mkdir()
+    os.link(folder / "a.jpg", other / "b.png")
+    (tmp_path / "out").mkdir()
+    os.link(folder / "a.jpg", tmp_path / "out" / "b.jpg")
+    code, _, err = _run(capsys, str(other / "b.png"), "--annotate", str(tmp_path / "out"))
+    assert code == 2 and "would replace the image" in err
+    assert (folder / "a.jpg").read_bytes() == before
     # a folder beside them is fine
     code, _, err = _run(capsys, str(folder), "--annotate", str(folder / "seen"))
     assert code == 0, err

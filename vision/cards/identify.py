@@ -332,7 +332,7 @@ def feature_dim() -> int:
 # the gallery
 
 
-#: see :meth:`Gallery.look_alikes`
+#: see :func:`look_alikes`
 LOOK_ALIKE_RATIO = 0.25
 
 
@@ -741,7 +741,9 @@ def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
     if len(Z) <= k:
         return Z.copy()
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 1e-3)
-    cv2.setRNGSeed(seed)  # k-means++ seeding draws from OpenCV's RNG: keep enrollment seeded
+    # k-means++ seeding draws from OpenCV's RNG: keep enrollment seeded (in a C int: the
+    # seeds a user may give reach 2**32 - 1)
+    cv2.setRNGSeed(seed % 2 ** 31)
     # bestLabels None (OpenCV allocates them), which its stubs do not allow for
     _, _, centers = cv2.kmeans(  # type: ignore[call-overload]
         Z.astype(np.float32), k, None, crit, 2, cv2.KMEANS_PP_CENTERS)
@@ -759,7 +761,9 @@ def look_alikes(gallery: Gallery, deck: Deck, ratio: float = LOOK_ALIKE_RATIO
     crops = [cv2.resize(deck.image(cid), CROP_SIZE, interpolation=cv2.INTER_AREA)
              for cid in deck.ids]
     z = (features(crops).astype(np.float64) - gallery.mean) / gallery.scale
-    dist = np.linalg.norm(z[:, None] - z[None], axis=2)
+    # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b: no cards x cards x features array
+    sq = (z * z).sum(axis=1)
+    dist = np.sqrt(np.maximum(sq[:, None] + sq[None] - 2.0 * (z @ z.T), 0.0))
     np.fill_diagonal(dist, np.inf)
     scale = float(np.median(dist.min(axis=1)))
     return [(deck.ids[i], deck.ids[j]) for i, j in zip(*np.nonzero(dist < ratio * scale))

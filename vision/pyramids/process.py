@@ -298,9 +298,10 @@ class PyramidProcess:
             raise PyramidProcessError("the pyramid process ended") from None
         finally:
             self._waiting = False
-        if self._named and self._shm is not None:
-            # the process answered, so it holds the memory mapped: its name can go. Both
-            # keep their mappings, and nothing is left in /dev/shm even if both are killed
+        if kind == "ok" and self._named and self._shm is not None:
+            # the process read a frame from it, so it holds the memory mapped: its name can
+            # go. Both keep their mappings, and nothing is left in /dev/shm even if both are
+            # killed (after an error it may not have mapped it yet: the name stays)
             self._unlink()
         if kind == "error":
             raise what
