@@ -3,80 +3,46 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from calibration.mat import Mat
 
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (counts, sizes)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return v
+T = TypeVar("T", int, float)
 
 
-def positive_float(text: str) -> float:
-    """A finite number above 0 (hours, minutes, a rate, a resolution)."""
-    import math
-
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
-
-
-def share_arg(text: str) -> float:
-    """A share: a number from 0 to 1."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
-    return v
-
-
-def count_arg(text: str) -> int:
-    """A whole number of at least 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {v}")
-    return v
+def ranged(parse: Callable[[str], T], ok: Callable[[T], bool], words: str
+           ) -> Callable[[str], T]:
+    """An argument type: ``parse`` the text (int or float), and refuse what ``ok`` does not
+    take, saying "expected ``words``"."""
+    def check(text: str) -> T:
+        try:
+            v = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {words}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {words}, got {text!r}")
+        return v
+    return check
 
 
 #: more threads than this only queue on each other (one image took 8.7 s on 100, 71 s on 1000)
 MAX_THREADS = 64
 
-
-def thread_count(text: str) -> int:
-    """A number of threads, 1 to :data:`MAX_THREADS`."""
-    v = positive_int(text)
-    if v > MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_THREADS} threads, got {v}")
-    return v
-
-
-def seed_arg(text: str) -> int:
-    """A random seed: a whole number from 0 to 2**32 - 1 (what numpy takes)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number as the seed, "
-                                         f"got {text!r}") from None
-    if not 0 <= v < 2 ** 32:
-        raise argparse.ArgumentTypeError(f"expected a seed from 0 to {2 ** 32 - 1}, got {v}")
-    return v
+#: a whole number of at least 1 (counts, sizes)
+positive_int = ranged(int, lambda v: v > 0, "a positive whole number")
+#: a whole number of at least 0
+count_arg = ranged(int, lambda v: v >= 0, "a whole number of 0 or more")
+#: a finite number above 0 (hours, minutes, a rate, a resolution)
+positive_float = ranged(float, lambda v: math.isfinite(v) and v > 0, "a positive number")
+#: a share: a number from 0 to 1
+share_arg = ranged(float, lambda v: 0.0 <= v <= 1.0, "a share from 0 to 1")
+#: a random seed numpy takes
+seed_arg = ranged(int, lambda v: 0 <= v < 2 ** 32, f"a seed from 0 to {2 ** 32 - 1}")
+#: a number of threads
+thread_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS, f"1 to {MAX_THREADS} threads")
 
 
 def add_mat_options(p: argparse.ArgumentParser, mat_help: str) -> None:

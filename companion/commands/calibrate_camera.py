@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from companion.commands.argtypes import ranged
+
 if TYPE_CHECKING:
     from calibration.intrinsics import BoardSpec
 
@@ -42,25 +44,9 @@ def _board_arg(text: str) -> tuple[int, int]:
 MAX_SQUARE_MM = 300.0
 
 
-def _positive_mm(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a length in mm, got {text!r}") from None
-    if not 0 < v <= MAX_SQUARE_MM:
-        raise argparse.ArgumentTypeError(f"expected a positive length in mm up to "
-                                         f"{MAX_SQUARE_MM:g}, got {text!r}")
-    return v
-
-
-def _dpi_arg(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected dots per inch, got {text!r}") from None
-    if not 50 <= v <= 2400:
-        raise argparse.ArgumentTypeError(f"expected 50 to 2400 dots per inch, got {v}")
-    return v
+_positive_mm = ranged(float, lambda v: 0 < v <= MAX_SQUARE_MM,
+                      f"a positive length in mm up to {MAX_SQUARE_MM:g}")
+_dpi_arg = ranged(int, lambda v: 50 <= v <= 2400, "50 to 2400 dots per inch")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
