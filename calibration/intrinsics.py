@@ -367,17 +367,14 @@ def _one_image(path: Path, board: BoardSpec, detector: Any
     """(why ``path`` gives no view or None, its view, its size)."""
     import cv2
 
-    if not path.exists():
-        return "no such file", None, (0, 0)
-    if not path.is_file():
-        return "not a regular file (a folder, a pipe or a device?)", None, (0, 0)
+    from calibration.images import ImageError, read_image
+
     try:
-        data = np.fromfile(str(path), dtype=np.uint8)
-    except OSError as exc:
-        return f"cannot read it ({exc.strerror or exc})", None, (0, 0)
-    img = cv2.imdecode(data, cv2.IMREAD_GRAYSCALE) if data.size else None
-    if img is None:
-        return "not a readable image", None, (0, 0)
+        # (the checks every photo gets: cut short, damaged, a pipe, too large)
+        img = cv2.cvtColor(read_image(path), cv2.COLOR_BGR2GRAY)
+    except ImageError as exc:
+        why = str(exc)
+        return why.removeprefix(f"{path}: "), None, (0, 0)
     h, w = img.shape[:2]
     view = detect_board(img, board, path.name, detector)
     if view is None:

@@ -188,7 +188,7 @@ def test_bad_photos_are_skipped_by_name_and_too_few_views_fail(
     rc = main(["calibrate-camera", *good, str(junk), str(blank), str(missing), "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2
-    assert f"skipped {junk}: not a readable image" in err
+    assert f"skipped {junk}: not an image OpenCV can decode" in err
     assert f"skipped {blank}: no ChArUco board found" in err
     assert f"skipped {missing}: no such file" in err
     assert "error: only 2 usable view(s) of the board; calibration needs at least 3" in err

@@ -36,14 +36,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import sys
-import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,6 +47,7 @@ import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
+from calibration.images import IMAGE_SUFFIXES, ImageError, greyscale, read_image
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
 from calibration.sharpness import edge_blur_px
@@ -85,12 +80,6 @@ PYRAMIDS_IN_PROCESS = True
 SPILL_REACH_CELLS = 1.5
 SPILL_SAME_MM = 12.0
 
-#: Image files a folder is expanded to (``companion observe DIR``).
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
-#: the largest image :func:`read_image` decodes: a 200-megapixel phone photo reads; a small
-#: file that unpacks to a gigapixel (30000 x 30000 took 8 GB and a minute before OpenCV gave
-#: up) is refused from its header
-MAX_IMAGE_PIXELS = 250_000_000
 
 #: ``--deck`` names of the galleries shipped in ``models/`` (see their model cards).
 SHIPPED_DECKS: dict[str, str] = {
@@ -191,10 +180,6 @@ def _deck_model(shipped: dict[str, str], deck: str) -> Path | None:
     return model_path(shipped[deck]) if deck in shipped else None
 
 
-class ImageError(CompanionError, ValueError):
-    """An image file that is missing, empty, truncated or not an image."""
-
-
 class CardBoxesLike(Protocol):
     """What a card detector returns (:class:`vision.detection.cards.CardBoxes`)."""
 
@@ -217,147 +202,6 @@ class CardDetectorLike(Protocol):
 
 # ---------------------------------------------------------------------------------------------
 # reading images
-
-
-def read_image(path: str | Path) -> np.ndarray:
-    """The BGR image in ``path``; :class:`ImageError` naming the file otherwise.
-
-    A JPEG cut short still decodes (libjpeg fills the missing rows with grey and only
-    warns), and half a grey table would read as cards gone missing; so a file that ends
-    before its image data does is refused, not guessed at."""
-    p = Path(path)
-    name = str(p)
-    if p.is_dir():
-        raise ImageError(f"{name}: is a folder, not an image")
-    if p.exists() and not p.is_file():
-        # a pipe or a device: reading it could wait forever
-        raise ImageError(f"{name}: not a regular file (a pipe or a device?), not an image")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ImageError(f"{name}: no such file") from None
-    except OSError as exc:
-        raise ImageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
-    if not data:
-        raise ImageError(f"{name}: the file is empty (0 bytes)")
-    problem = truncation(data)
-    if problem:
-        raise ImageError(f"{name}: {problem}")
-    size = header_size(data)
-    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
-        raise ImageError(f"{name}: {size[0]} x {size[1]} pixels is more than the companion reads "
-                         f"({MAX_IMAGE_PIXELS // 1_000_000} megapixels at most); scale it down")
-    said: list[str] = []
-    if data[:2] == b"\xff\xd8":
-        with decoder_words(said):
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    else:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
-    if damage is not None:
-        # libjpeg decodes past damaged data with garbage or grey, and only says so
-        raise ImageError(f"{name}: the JPEG's image data is damaged (the decoder: "
-                         f"{damage.strip()}); take or copy the picture again")
-    if image is None or image.size == 0:
-        raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
-                         f"expected one of {', '.join(IMAGE_SUFFIXES)})")
-    return image
-
-
-#: what libjpeg says (on stderr, decoding all the same) of image data that is damaged: not
-#: its "N extraneous bytes before marker", which some cameras' whole pictures give
-JPEG_DAMAGE = ("Corrupt JPEG data: premature end of data segment",
-               "Corrupt JPEG data: bad Huffman code", "Premature end of JPEG file")
-
-
-_STDERR_SWAP = threading.Lock()
-
-
-@contextmanager
-def decoder_words(said: list[str]) -> Iterator[None]:
-    """Catch what the image decoders print on the process's stderr (file descriptor 2)
-    meanwhile into ``said``, one line each; anything else written there meanwhile (another
-    thread's log line) is passed on after. Without a descriptor 2, nothing is caught."""
-    # one at a time: two threads swapping descriptor 2 could leave it on a closed file
-    with _STDERR_SWAP:
-        try:
-            sys.stderr.flush()
-            saved = os.dup(2)
-        except (OSError, ValueError, AttributeError):
-            yield
-            return
-        with tempfile.TemporaryFile() as caught:
-            os.dup2(caught.fileno(), 2)
-            try:
-                yield
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-                caught.seek(0)
-                for line in caught.read().decode("utf-8", "replace").splitlines():
-                    if line.startswith(JPEG_DAMAGE):
-                        said.append(line)
-                    else:
-                        os.write(2, (line + "\n").encode("utf-8", "replace"))
-
-
-def greyscale(image_bgr: np.ndarray) -> bool:
-    """Whether a BGR image has no colour at all (its three channels equal, on every eighth
-    pixel each way: a fraction of a millisecond): a black-and-white camera or file, in which
-    no pyramid colour can be told."""
-    s = image_bgr[::8, ::8]
-    return bool(np.array_equal(s[..., 0], s[..., 1]) and np.array_equal(s[..., 1], s[..., 2]))
-
-
-def header_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG's or a JPEG's header, before anything is decoded; None for
-    other formats or a header not understood (OpenCV's own limit then applies)."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
-        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    if data[:2] != b"\xff\xd8":
-        return None
-    k = 2
-    while k + 9 <= len(data):
-        if data[k] != 0xFF:
-            return None
-        marker = data[k + 1]
-        if marker == 0xFF:             # fill byte
-            k += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            k += 2
-            continue
-        length = int.from_bytes(data[k + 2:k + 4], "big")
-        # a start-of-frame segment (SOF0-SOF15 but for DHT, JPG and DAC) holds the size
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            h = int.from_bytes(data[k + 5:k + 7], "big")
-            w = int.from_bytes(data[k + 7:k + 9], "big")
-            return w, h
-        if marker == 0xDA or length < 2:
-            return None
-        k += 2 + length
-    return None
-
-
-def truncation(data: bytes) -> str:
-    """Why ``data`` (a JPEG or PNG file's bytes) is incomplete, or "" when it is whole or of
-    another format (those are left to the decoder)."""
-    if data[:2] == b"\xff\xd8":  # JPEG
-        # Entropy-coded data never holds 0xFF followed by a marker byte (0xFF is stuffed as
-        # FF 00), so the last FF DA is the last scan's start, and a whole file has its end
-        # marker FF D9 after it; data some cameras append after the end marker is harmless.
-        sos = data.rfind(b"\xff\xda")
-        if sos < 0:
-            return "truncated JPEG: the file ends before its image data starts"
-        if data.find(b"\xff\xd9", sos) < 0:
-            return (f"truncated JPEG: no end-of-image marker after the image data "
-                    f"({len(data)} bytes; the file was cut short while being written or "
-                    "copied)")
-        return ""
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        if data.rfind(b"IEND") < 0:
-            return f"truncated PNG: no IEND chunk ({len(data)} bytes; the file was cut short)"
-    return ""
 
 
 def expand_images(inputs: list[str | Path]) -> list[Path]:
@@ -1160,6 +1004,5 @@ def angle_diff_deg(a: float, b: float) -> float:
 
 
 __all__ = ["DEFAULT_DECK", "IMAGE_SUFFIXES", "ImageError", "SHIPPED_DECKS", "TablePipeline",
-           "angle_diff_deg", "expand_images", "image_points", "load_deck_gallery", "read_image",
-           "truncation"]
+           "angle_diff_deg", "expand_images", "image_points", "load_deck_gallery", "read_image"]
 

@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _read_image(source: str) -> tuple[Any, str]:
     import cv2
 
-    from vision.pipeline import read_image
+    from calibration.images import read_image
     from vision.pyramids.profile import ProfileError
 
     if source.isdigit() and not Path(source).exists():
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
         camera_file = default_camera_path() if default_camera_path().is_file() else None
     image, name = _read_image(args.source)
-    from vision.pipeline import greyscale
+    from calibration.images import greyscale
     from vision.pyramids.profile import ProfileError
 
     if greyscale(image):

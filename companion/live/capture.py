@@ -26,6 +26,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from calibration.images import ImageError, read_image
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -244,32 +245,18 @@ class FolderSource(FrameSource):
             wait = self._t0 + k * self.interval_s - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-        image = read_image(path)
-        if image is None:
-            log.warning("skipping %s: not a readable image", path)
+        try:
+            image = read_image(path)
+        except ImageError as exc:
+            log.warning("skipping %s", exc)
             self._broken = True
-            return SourceEvent("camera_lost", f"{path.name} cannot be read as an image; "
-                                              "skipped", k)
+            return SourceEvent("camera_lost", f"{exc}; skipped", k)
         if self._broken:
             self._broken = False
             # the image after a bad one: say the source is back before handing it over
             self._next -= 1
             return SourceEvent("camera_back", f"reading again from {path.name}", k)
         return Frame(k, k * self.interval_s, image, str(path), shot=True)
-
-
-def read_image(path: str | Path) -> np.ndarray | None:
-    """An image file as BGR, or None when it is missing, empty or not an image."""
-    try:
-        data = np.fromfile(str(path), dtype=np.uint8)
-    except OSError:
-        return None
-    if data.size == 0:
-        return None
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
-    if image is None or image.size == 0:
-        return None
-    return image
 
 
 def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
@@ -444,4 +431,4 @@ class CaptureThread:
 
 
 __all__ = ["CaptureError", "CaptureThread", "FolderSource", "Frame", "FrameSource", "Item",
-           "SourceEvent", "VideoSource", "encode_jpeg", "open_source", "read_image"]
+           "SourceEvent", "VideoSource", "encode_jpeg", "open_source"]

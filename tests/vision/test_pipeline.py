@@ -21,8 +21,9 @@ cv2 = pytest.importorskip("cv2")
 
 from vision_truth import SAMPLES, TruthBoxes, image_key, truth_of  # noqa: E402
 from vision.cards.identify import GalleryError  # noqa: E402
+from calibration.images import truncation  # noqa: E402
 from vision.pipeline import (ImageError, TablePipeline, angle_diff_deg,  # noqa: E402
-                             expand_images, load_deck_gallery, read_image, truncation)
+                             expand_images, load_deck_gallery, read_image)
 
 FRAMES = ["zarcana/0005.jpg", "zarcana/0011.jpg", "zarcana/0023.jpg"]
 
