@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.images import IMAGE_SUFFIXES
 from calibration.mat import KNOWN_DICTIONARIES
 from calibration.table import Intrinsics
 from companion.core.errors import CompanionError
@@ -36,7 +37,6 @@ from companion.core.numbers import finite_number
 
 CAMERA_FILE_VERSION = 1
 APP_DIR = "arcana-companion"
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 #: A view needs at least this many board corners: fewer (a board seen at its very edge)
 #: constrain the pose badly and mostly add noise to the calibration.
 MIN_CORNERS = 6

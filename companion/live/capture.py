@@ -26,12 +26,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.images import ImageError, read_image
+from calibration.images import IMAGE_SUFFIXES, ImageError, read_image
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 
 

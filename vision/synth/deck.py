@@ -26,7 +26,6 @@ from vision.synth.errors import DeckError, SceneError
 if TYPE_CHECKING:
     import numpy as np
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 BACK_ID = "back"
 
 TAROT_SIZE_MM = (70.0, 120.0)
@@ -212,6 +211,10 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     ``"auto"``). Errors (:class:`DeckError`) name the folder and the missing or unreadable
     cards, and the photos with no card found in them.
     """
+    # (here, not at the top: the CLI reads FACES from this module at every start, and the
+    # image module brings OpenCV)
+    from calibration.images import IMAGE_SUFFIXES
+
     if faces not in FACES:
         raise DeckError(f"faces must be one of {', '.join(FACES)}; got {faces!r}")
     path = Path(folder) if folder is not None else default_deck_dir()
