@@ -1,7 +1,8 @@
 """Reading a picture from a file: whole, readable and of a sane size, or an error naming the
 file and what is wrong with it (:class:`ImageError`). Everything that reads a photo of the
-table or of the board goes through :func:`read_image`: ``companion observe``, the live
-companion's photo folders, ``calibrate-camera``, ``calibrate-colors``.
+table, of the board or of a card goes through :func:`read_image`: ``companion observe``, the
+live companion's photo folders, ``calibrate-camera``, ``calibrate-colors`` and a deck's scans
+and photos (:mod:`vision.synth.deck`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import cv2
@@ -25,6 +26,11 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 #: file that unpacks to a gigapixel (30000 x 30000 took 8 GB and a minute before OpenCV gave
 #: up) is refused from its header
 MAX_IMAGE_PIXELS = 250_000_000
+
+#: what libjpeg says (on stderr, decoding all the same) of image data that is damaged: not
+#: its "N extraneous bytes before marker", which some cameras' whole pictures give
+JPEG_DAMAGE = ("Corrupt JPEG data: premature end of data segment",
+               "Corrupt JPEG data: bad Huffman code", "Premature end of JPEG file")
 
 
 class ImageError(CompanionError, ValueError):
@@ -60,10 +66,8 @@ def read_image(path: str | Path) -> np.ndarray:
         raise ImageError(f"{name}: {size[0]} x {size[1]} pixels is more than the companion reads "
                          f"({MAX_IMAGE_PIXELS // 1_000_000} megapixels at most); scale it down")
     said: list[str] = []
-    if data[:2] == b"\xff\xd8":
-        with decoder_words(said):
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    else:
+    # (only libjpeg's words are looked for: other decoders are left their stderr)
+    with decoder_words(said) if data[:2] == b"\xff\xd8" else nullcontext():
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
     if damage is not None:
@@ -74,12 +78,6 @@ def read_image(path: str | Path) -> np.ndarray:
         raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                          f"expected one of {', '.join(IMAGE_SUFFIXES)})")
     return image
-
-
-#: what libjpeg says (on stderr, decoding all the same) of image data that is damaged: not
-#: its "N extraneous bytes before marker", which some cameras' whole pictures give
-JPEG_DAMAGE = ("Corrupt JPEG data: premature end of data segment",
-               "Corrupt JPEG data: bad Huffman code", "Premature end of JPEG file")
 
 
 _STDERR_SWAP = threading.Lock()

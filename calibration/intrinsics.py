@@ -337,11 +337,10 @@ def calibrate_images(paths: Sequence[Path], board: BoardSpec,
     size = max(sizes, key=lambda s: (sizes[s], s[0] * s[1]), default=(0, 0))
     views: list[View] = []
     for path, view, wh in found:
-        twin = next((v for v in views if _same_view(v, view)), None)
         if wh != size:
             why = (f"its size {wh[0]}x{wh[1]} differs from the {size[0]}x{size[1]} of most "
                    "photos (calibrate one resolution at a time)")
-        elif twin is not None:
+        elif (twin := next((v for v in views if _same_view(v, view)), None)) is not None:
             # a copy of a photo adds no view, only weight, and would count toward the
             # views the fit needs
             why = f"the board lies as in {twin.name} (a copy adds nothing)"
@@ -451,13 +450,14 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
             or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
         raise IntrinsicsError(f"{src}: field 'image_size' must be [width, height] in pixels, "
                               f"got {size!r}")
-    fold = lens_fold(K, np.array(dist, np.float64), (size[0], size[1]))
+    coefficients = np.array(dist, np.float64)
+    fold = lens_fold(K, coefficients, (size[0], size[1]))
     if fold is not None:
         raise IntrinsicsError(f"{src}: its lens model is no lens: it {fold} (undistorting "
                               "would fold the picture over): run 'companion calibrate-camera' "
                               "again with more photos")
     out = dict(data)
-    out.update(K=K, dist=np.array(dist, np.float64), image_size=(size[0], size[1]))
+    out.update(K=K, dist=coefficients, image_size=(size[0], size[1]))
     return out
 
 

@@ -80,7 +80,6 @@ PYRAMIDS_IN_PROCESS = True
 SPILL_REACH_CELLS = 1.5
 SPILL_SAME_MM = 12.0
 
-
 #: ``--deck`` names of the galleries shipped in ``models/`` (see their model cards).
 SHIPPED_DECKS: dict[str, str] = {
     "tarot": "cards-tarot-rws.npz",

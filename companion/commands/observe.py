@@ -90,7 +90,6 @@ def _annotated_name(path: Path, used: set[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
-    from calibration.sharpness import blurred_picture
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
@@ -139,20 +138,8 @@ def run(args: argparse.Namespace) -> int:
         for k, path in enumerate(paths):
             record, ok = _observe_one(pipeline, path, None if drawn is None else drawn[k])
             failed += int(not ok)
-            read = not record.get("error")    # (an unread image is said and counted)
-            if read and not record["calibrated"]:
-                _warn(f"{path}: no table found: {record.get('reason', '')}")
-                failed += 1
-            elif read and (said := blurred_picture(record)) is not None:
-                # read, but the pyramids of a blurred frame are missed most: not a failure
-                _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
-            fit = record.get("calibration", {}).get("reprojection_mm")
-            if read and fit is not None and fit > POOR_MAT_FIT_MM:
-                _warn(f"warning: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
-                      "is the mat file (--mat) the mat in the picture?")
-            if read and record.get("greyscale"):
-                _warn(f"warning: {path}: the picture has no colour (greyscale): the pyramids' "
-                      "colours cannot be told apart")
+            if not record.get("error"):     # (an unread image is said and counted already)
+                failed += _say_of(path, record)
             if bar is not None and bar.enabled:
                 bar.stream.write("\r\033[K")  # the record's line must not share the bar's
             print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
@@ -167,12 +154,32 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _say_of(path: Path, record: dict[str, Any]) -> int:
+    """Say on stderr what the record of an image that was read warns of; 1 when no table
+    was found in it (a failure), else 0."""
+    from calibration.sharpness import blurred_picture
+
+    no_table = not record["calibrated"]
+    if no_table:
+        _warn(f"{path}: no table found: {record.get('reason', '')}")
+    elif (said := blurred_picture(record)) is not None:
+        # read, but the pyramids of a blurred frame are missed most: not a failure
+        _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
+    fit = record.get("calibration", {}).get("reprojection_mm")
+    if fit is not None and fit > POOR_MAT_FIT_MM:
+        _warn(f"warning: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
+              "is the mat file (--mat) the mat in the picture?")
+    if record.get("greyscale"):
+        _warn(f"warning: {path}: the picture has no colour (greyscale): the pyramids' "
+              "colours cannot be told apart")
+    return int(no_table)
+
+
 def _unread(path: Path, why: str) -> dict[str, Any]:
     """The record of an image that could not be read or processed: every image given gets
     its line (a tool that pairs the inputs with the lines stays in step), saying so."""
-    prefix = f"{path}: "
     return {"image": str(path), "calibrated": False, "cards": [], "pyramids": [],
-            "reason": why[len(prefix):] if why.startswith(prefix) else why, "error": True}
+            "reason": why.removeprefix(f"{path}: "), "error": True}
 
 
 def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:

@@ -313,7 +313,7 @@ def _check_save_path(path: Path) -> None:
     p = path.expanduser()
     if p.is_dir():
         raise CompanionError(f"--save {str(path)!r} is a folder; give a file name")
-    folder = p.parent if str(p.parent) else Path(".")
+    folder = p.parent
     if not folder.is_dir():
         raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK):

@@ -69,7 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--batch", type=positive_int, default=None,
                    help="batch size (default: cards 16, card-net 128, pyramids 256, "
                         "pyramid-heat 32, pyramid-verify and pyramid-size 128)")
-    p.add_argument("--device", type=_device_arg, default="cpu", help="cpu, or a CUDA device such as 0")
+    p.add_argument("--device", type=_device_arg, default="cpu",
+                   help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
                    help="card-net: the deck folder, one image per card (default: the shared "

@@ -272,27 +272,38 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         raise RecordingError(f"{path}: is a folder, not a game file")
     if path.stat().st_size == 0:
         raise RecordingError(f"{path}: not a game file (the file is empty)")
+    real = path.resolve()     # (SQLite opens the file a link names, its log beside it)
     mode = "mode=rw"
-    if not write and not os.access(path.resolve().parent, os.W_OK):
+    if not write and not os.access(real.parent, os.W_OK):
         # A WAL file is opened with a shared-memory file beside it, which a read-only
         # folder (a backup, a shared copy, a read-only mount) cannot hold. A game closed
         # properly has its log folded into the file, and reads as it lies (immutable); one
         # with a log left over cannot be read whole from here.
-        real = path.resolve()     # (SQLite opens the file a link names, its log beside it)
-        wal = real.with_name(real.name + "-wal")
-        if wal.exists() and wal.stat().st_size > 0:
+        if _log_holds_moves(path):
             raise RecordingError(f"{path}: the folder is read-only and the game's log "
-                                 f"{wal.name} holds moves not yet in the file: copy the "
-                                 "folder somewhere you can write, and open the copy")
+                                 f"{_log_of(path).name} holds moves not yet in the file: "
+                                 "copy the folder somewhere you can write, and open the copy")
         mode = "mode=ro&immutable=1"
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=10.0,
+        con = sqlite3.connect(f"{real.as_uri()}?{mode}", uri=True, timeout=10.0,
                               check_same_thread=False)
     except sqlite3.Error as exc:
         raise RecordingError(f"{path}: {_describe_sqlite_error(exc)}") from None
     if not write:
         con.execute("PRAGMA query_only = ON")
     return con
+
+
+def _log_of(path: Path) -> Path:
+    """The write-ahead log SQLite keeps beside a game file (beside the file a link names)."""
+    real = path.resolve()
+    return real.with_name(real.name + "-wal")
+
+
+def _log_holds_moves(path: Path) -> bool:
+    """Whether the game's log holds anything not yet folded into the file."""
+    log_file = _log_of(path)
+    return log_file.exists() and log_file.stat().st_size > 0
 
 
 def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) -> None:
@@ -303,12 +314,10 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) 
                                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
     if app_id != APPLICATION_ID:
         if not tables:
-            real = path.resolve()
-            wal = real.with_name(real.name + "-wal")
             # (opening it made an empty log beside it: an empty one counts as none)
-            hint = "" if wal.exists() and wal.stat().st_size > 0 else (
-                f"; if it is a game copied without its {wal.name} file, copy that too: a game "
-                "not closed keeps its moves there")
+            hint = "" if _log_holds_moves(path) else (
+                f"; if it is a game copied without its {_log_of(path).name} file, copy that "
+                "too: a game not closed keeps its moves there")
             raise RecordingError(f"{path}: not a game file (an empty SQLite database{hint})")
         shown = ", ".join(sorted(tables)[:6])
         raise RecordingError(f"{path}: not a game file (an SQLite database of another kind, "

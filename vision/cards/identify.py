@@ -499,11 +499,10 @@ class Gallery:
         if not isinstance(meta, dict):
             raise GalleryError(f"{where}: its meta is {type(meta).__name__}, not an object")
         if meta.get("version") != GALLERY_VERSION:
-            raise GalleryError(f"card gallery {str(path)!r} has version {meta.get('version')!r}; "
-                               f"this program reads version {GALLERY_VERSION}: enroll again")
+            raise GalleryError(f"{where} has version {meta.get('version')!r}; this program "
+                               f"reads version {GALLERY_VERSION}: enroll again")
         if meta.get("features", {}).get("dim") != feature_dim():
-            raise GalleryError(f"card gallery {str(path)!r} was built with other features: "
-                               "enroll again")
+            raise GalleryError(f"{where} was built with other features: enroll again")
         _check_shapes(arrays, len(meta.get("class_ids") or ()), where)
         try:
             return cls(deck_name=str(meta["deck_name"]),

@@ -190,16 +190,18 @@ class Deck:
 
 
 def _read(path: Path) -> np.ndarray:
-    import cv2
-    import numpy as np
+    """A scan or photo of a card, through the one reader of pictures (cut short, damaged,
+    too large: each named)."""
+    from calibration.images import ImageError, read_image
 
     try:
-        data = np.fromfile(str(path), dtype=np.uint8)
-    except OSError as exc:
-        raise DeckError(f"cannot read card image {path}: {exc}") from None
-    img = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if img is None or img.shape[0] < 8 or img.shape[1] < 8:
-        raise DeckError(f"card image {path} is not a readable image")
+        img = read_image(path)
+    except ImageError as exc:
+        why = str(exc).removeprefix(f"{path}: ")
+        raise DeckError(f"card image {path} is not a readable image ({why})") from None
+    if img.shape[0] < 8 or img.shape[1] < 8:
+        raise DeckError(f"card image {path} is not a readable image ({img.shape[1]} x "
+                        f"{img.shape[0]} pixels)")
     return img
 
 
