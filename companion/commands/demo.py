@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
             say(f"{stem}  {e.kind.value}: {e.text}")
 
     session.subscribe(lambda e: show(e, "    ") if e.kind in (
-        EventKind.CAMERA_LOST, EventKind.CAMERA_BACK) else None)
+        EventKind.CAMERA_LOST, EventKind.CAMERA_BACK, EventKind.FRAME_SKIPPED) else None)
     calibrator = TableCalibrator(mat)
 
     def on_frame(report: FrameReport) -> None:
@@ -333,7 +333,8 @@ def run(args: argparse.Namespace) -> int:
             return
         banner_ev = next((e for e in report.events if e.kind in (
             EventKind.ILLEGAL, EventKind.QUESTION, EventKind.ACCEPTED, EventKind.GAME_OVER,
-            EventKind.WAITING, EventKind.UNCHANGED, EventKind.INFO)), None)
+            EventKind.WAITING, EventKind.UNCHANGED, EventKind.INFO, EventKind.FRAME_SKIPPED)),
+            None)
         banner = "" if banner_ev is None else (
             banner_ev.kind.value.upper()
             + (f" [rule {', '.join(banner_ev.rules)}]" if banner_ev.rules else "")

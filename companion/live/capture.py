@@ -2,9 +2,10 @@
 
 :func:`open_source` picks the source from what the user typed (``0``, ``rtsp://...``,
 ``game.mp4``, ``photos/``). Every source yields :class:`Frame` s; a failure (the video ends or
-breaks off, the device is unplugged, a file in a folder cannot be read) is reported as a
-:class:`SourceEvent` (``camera_lost`` with the reason, ``camera_back`` when frames come again)
-instead of an exception, and a bad file in a folder is skipped with a warning.
+breaks off, the device is unplugged) is reported as a :class:`SourceEvent` (``camera_lost``
+with the reason, ``camera_back`` when frames come again) instead of an exception, and a file in
+a folder that cannot be read is skipped with a warning and an ``unreadable`` event (one frame
+lost, not the camera).
 
 :class:`CaptureThread` reads a source in a plain worker thread into a small buffer. For a live
 source (camera, stream) and for a file replayed in real time the buffer drops the oldest
@@ -52,7 +53,8 @@ class Frame:
 @dataclass(frozen=True)
 class SourceEvent:
     """Something that happened to the source: ``camera_lost`` (with the reason),
-    ``camera_back`` or ``end`` (nothing more will come)."""
+    ``camera_back``, ``unreadable`` (one image of a folder could not be read: the reason names
+    it; the next comes as usual) or ``end`` (nothing more will come)."""
 
     kind: str
     reason: str
@@ -200,8 +202,8 @@ class VideoSource(FrameSource):
 class FolderSource(FrameSource):
     """Images of a folder in name order (or a given list), each one settled shot.
 
-    An unreadable file is skipped: it gives ``camera_lost`` with the reason, and the next good
-    image ``camera_back``. ``realtime`` spaces the images ``interval_s`` apart.
+    An unreadable file is skipped: it gives an ``unreadable`` event with the reason, and the
+    next image comes as usual. ``realtime`` spaces the images ``interval_s`` apart.
     """
 
     kind = "folder"
@@ -224,12 +226,10 @@ class FolderSource(FrameSource):
         self.realtime = realtime
         self.interval_s = interval_s
         self._next = 0
-        self._broken = False
         self._t0 = 0.0
 
     def open(self) -> None:
         self._next = 0
-        self._broken = False
         self._t0 = time.monotonic()
         self.error = None
 
@@ -248,13 +248,7 @@ class FolderSource(FrameSource):
             image = read_image(path)
         except ImageError as exc:
             log.warning("skipping %s", exc)
-            self._broken = True
-            return SourceEvent("camera_lost", f"{exc}; skipped", k)
-        if self._broken:
-            self._broken = False
-            # the image after a bad one: say the source is back before handing it over
-            self._next -= 1
-            return SourceEvent("camera_back", f"reading again from {path.name}", k)
+            return SourceEvent("unreadable", f"{exc}; skipped", k)
         return Frame(k, k * self.interval_s, image, str(path), shot=True)
 
 

@@ -127,12 +127,12 @@ class LiveRunner:
     # ---------------------------------------------------------------- work
     def _source_event(self, ev: SourceEvent) -> None:
         if ev.kind == "camera_lost":
-            # an image of a folder that cannot be read is a frame lost, not a camera
-            if getattr(self.source, "kind", "") == "folder":
-                self.stats.failed += 1
-            else:
-                self.stats.camera_lost += 1
+            self.stats.camera_lost += 1
             self.session.camera_lost(ev.reason, ev.index)
+        elif ev.kind == "unreadable":
+            # an image of a folder that cannot be read is a frame lost, not a camera
+            self.stats.failed += 1
+            self.session.frame_skipped(ev.reason, ev.index)
         elif ev.kind == "camera_back":
             self.session.camera_back(ev.reason, ev.index)
         else:
@@ -158,7 +158,8 @@ class LiveRunner:
             self.stats.failed += 1
             self.detector.reject()
             log.warning("frame %s skipped: %s", frame.name, exc)
-            events.append(LiveEvent(EventKind.INFO, f"frame {frame.name} skipped: {exc}",
+            events.append(LiveEvent(EventKind.FRAME_SKIPPED,
+                                    f"frame {frame.name} skipped: {exc}",
                                     frame=frame.index, source="system"))
             if self.on_frame is not None:
                 self.on_frame(FrameReport(frame, decision, None, tuple(events)))

@@ -92,6 +92,7 @@ class EventKind(str, enum.Enum):
     UNCHANGED = "unchanged"      # a settled table equal to the game state
     CAMERA_LOST = "camera_lost"  # the frame source failed (reason in ``text``)
     CAMERA_BACK = "camera_back"  # the frame source delivers again
+    FRAME_SKIPPED = "frame_skipped"  # one frame could not be read or observed (why in text)
     GAME_OVER = "game_over"      # the game ended; ``text`` has the final scores
     INFO = "info"                # anything else worth a line in the log
 
@@ -389,6 +390,12 @@ class LiveSession:
             self._camera_ok = False
         return self._emit([LiveEvent(EventKind.CAMERA_LOST, f"camera lost: {reason}",
                                      frame=frame, source="system")])
+
+    def frame_skipped(self, text: str, frame: int | None = None) -> list[LiveEvent]:
+        """One frame of the source could not be read (``text`` names it and says why); the
+        source goes on, so the camera is not called lost."""
+        return self._emit([LiveEvent(EventKind.FRAME_SKIPPED, text, frame=frame,
+                                     source="system")])
 
     def camera_back(self, text: str = "camera back", frame: int | None = None) -> list[LiveEvent]:
         """The frame source delivers again."""

@@ -452,7 +452,7 @@ class LiveController(_ViewBase):
         now = time.monotonic()
         note = None
         for e in getattr(report, "events", ()):
-            if e.kind is EventKind.INFO and e.source == "system":
+            if e.kind is EventKind.FRAME_SKIPPED:
                 note = e.text
         if record is None and note is None and now - self._last_post < self.min_interval_s:
             return

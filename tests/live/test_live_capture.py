@@ -48,10 +48,9 @@ def kinds(items: list[Frame | SourceEvent]) -> list[str]:
 def test_a_folder_with_a_corrupt_file_reports_it_and_goes_on(tmp_path: Path) -> None:
     src = FolderSource(write_folder(tmp_path))
     items = list(src)
-    assert kinds(items) == ["frame:a.jpg", "camera_lost", "camera_back", "frame:c.png",
-                            "frame:d.jpg", "end"]
-    lost = items[1]
-    assert isinstance(lost, SourceEvent) and "b.jpg" in lost.reason
+    assert kinds(items) == ["frame:a.jpg", "unreadable", "frame:c.png", "frame:d.jpg", "end"]
+    skipped = items[1]
+    assert isinstance(skipped, SourceEvent) and "b.jpg" in skipped.reason
     frames = [i for i in items if isinstance(i, Frame)]
     assert all(f.shot for f in frames) and [f.index for f in frames] == [0, 2, 3]
 
@@ -63,8 +62,7 @@ def test_the_capture_thread_delivers_a_file_source_without_dropping(tmp_path: Pa
         for item in cap:
             time.sleep(0.02)  # a slow consumer: a file source waits for it
             items.append(item)
-    assert kinds(items) == ["frame:a.jpg", "camera_lost", "camera_back", "frame:c.png",
-                            "frame:d.jpg", "end"]
+    assert kinds(items) == ["frame:a.jpg", "unreadable", "frame:c.png", "frame:d.jpg", "end"]
     assert cap.dropped == 0
 
 
@@ -166,11 +164,14 @@ def test_the_runner_keeps_refereeing_across_a_corrupt_frame(tmp_path: Path) -> N
                         lambda image, name: sample_record(Path(name).stem),
                         on_frame=lambda r: seen.append(Path(r.frame.name).stem))
     stats = runner.run()
-    assert [e.kind for e in heard if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK)] == [
-        EventKind.CAMERA_LOST, EventKind.CAMERA_BACK]
+    # (an unreadable image of a folder is one frame skipped: the camera is not called lost)
+    assert [e.kind for e in heard if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK,
+                                                EventKind.FRAME_SKIPPED)] == [
+        EventKind.FRAME_SKIPPED]
+    skipped = next(e for e in heard if e.kind is EventKind.FRAME_SKIPPED)
+    assert "0002b.jpg" in skipped.text and skipped.frame == 3
     assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:4]]
     assert seen == ["0000", "0001", "0002", "0003", "0004"]
-    # (an unreadable image of a folder is a frame that could not be read, not a lost camera)
     assert stats.settled == 5 and stats.failed == 1 and stats.camera_lost == 0
 
 

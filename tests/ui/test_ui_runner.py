@@ -23,8 +23,8 @@ def make_runner(session: Any, files: list[Path]) -> Any:
     return LiveRunner(FolderSource(files=files), session, observer)
 
 
-def test_the_runner_feeds_the_window_and_camera_loss_is_shown(qtbot: Any,
-                                                              tmp_path: Path) -> None:
+def test_the_runner_feeds_the_window_and_a_skipped_file_is_said(qtbot: Any,
+                                                                tmp_path: Path) -> None:
     from calibration.mat import load_mat
     from companion.ui.app import open_live_window
 
@@ -37,17 +37,19 @@ def test_the_runner_feeds_the_window_and_camera_loss_is_shown(qtbot: Any,
     window, ctl = open_live_window(session, runner, mat=load_mat(SAMPLE / "mat.json"),
                                    start=False)
     qtbot.addWidget(window)
-    lost: list[str] = []
-    session.subscribe(lambda e: lost.append(e.kind.value)
-                      if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK) else None)
+    said: list[str] = []
+    session.subscribe(lambda e: said.append(e.kind.value)
+                      if e.kind in (EventKind.CAMERA_LOST, EventKind.CAMERA_BACK,
+                                    EventKind.FRAME_SKIPPED) else None)
     with qtbot.waitSignal(ctl.feed_ended, timeout=60000):
         ctl.start()
     qtbot.waitUntil(lambda: len(window.log.moves()) == 7, timeout=5000)
     assert window.log.moves()[-1] == "red: reorient red1U@0,2>W"
-    assert lost == ["camera_lost", "camera_back"]
-    kinds = [e.kind for e in ctl.events]
-    assert EventKind.CAMERA_LOST in kinds and EventKind.CAMERA_BACK in kinds
-    assert window.video.message() is None                  # frames came back
+    # one file of the folder unreadable: that frame is skipped, the camera is not lost
+    assert said == ["frame_skipped"]
+    skipped = [e for e in ctl.events if e.kind is EventKind.FRAME_SKIPPED]
+    assert len(skipped) == 1 and "0099.jpg" in skipped[0].text
+    assert window.video.message() is None
     assert window.video.frame() is not None and window.video.frame().width() == 1600
     assert "card" in window.video.overlay().roles()
     assert "the frame source has ended" in window.statusBar().currentMessage()
