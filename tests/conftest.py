@@ -1,6 +1,6 @@
 """Fixtures shared by the test folders: the reference card art from shared/decks (never from
 the repository; tests that need it skip when that folder is not there) and the shipped
-pyramid finder."""
+pyramid finder; and, for every test, folders of its own for saved settings and games."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def own_config_and_data(tmp_path_factory: pytest.TempPathFactory,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's saved camera file, colour profile, decks or games:
+    each gets empty folders of its own (a test may point them elsewhere)."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -64,3 +65,45 @@ def table_mat(args: argparse.Namespace) -> "Mat | None":
     if args.no_mat and args.mat is not None:
         raise CompanionError("--mat and --no-mat contradict each other: give one")
     return None if args.no_mat else load_mat(args.mat)
+
+
+def add_camera_options(p: argparse.ArgumentParser) -> None:
+    """``--intrinsics FILE`` / ``--no-intrinsics`` and ``--colors FILE`` / ``--no-colors``, for
+    the commands that read a table through the vision pipeline: the camera file of
+    ``companion calibrate-camera`` and the players' colour profile of ``companion
+    calibrate-colors``, the saved ones by default (:func:`camera_file`, :func:`colour_profile`)."""
+    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
+                   help="camera file from 'companion calibrate-camera' (default: the saved "
+                        "one, when there is one)")
+    p.add_argument("--no-intrinsics", action="store_true",
+                   help="ignore the saved camera file")
+    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
+                   help="players' colour profile from 'companion calibrate-colors' (default: "
+                        "the saved one, when there is one)")
+    p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
+
+
+def camera_file(args: argparse.Namespace) -> Path | None:
+    """The camera file to use: ``--intrinsics``, else the saved one unless
+    ``--no-intrinsics`` (None: none, the lens is taken as undistorted)."""
+    if args.intrinsics is not None:
+        return Path(args.intrinsics)
+    if args.no_intrinsics:
+        return None
+    from calibration.intrinsics import default_camera_path
+
+    saved = default_camera_path()
+    return saved if saved.is_file() else None
+
+
+def colour_profile(args: argparse.Namespace) -> Path | None:
+    """The colour profile to use: ``--colors``, else the saved one unless ``--no-colors``
+    (None: the ten standard colours as shipped)."""
+    if args.colors is not None:
+        return Path(args.colors)
+    if args.no_colors:
+        return None
+    from vision.pyramids.profile import default_profile_path
+
+    saved = default_profile_path()
+    return saved if saved.is_file() else None

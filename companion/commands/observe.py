@@ -25,7 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import add_mat_options, table_mat, thread_count
+from companion.commands.argtypes import (
+    add_camera_options,
+    add_mat_options,
+    camera_file,
+    colour_profile,
+    table_mat,
+    thread_count,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--deck", default=None, metavar="NAME|PATH",
                    help="card gallery: 'tarot' (default) or 'decktet' (shipped), a name "
                         "enrolled with 'companion enroll-deck', or a gallery file")
-    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
-                   help="camera file from 'companion calibrate-camera' (default: the saved "
-                        "one, when there is one)")
-    p.add_argument("--no-intrinsics", action="store_true",
-                   help="ignore the saved camera file")
-    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
-                   help="players' colour profile from 'companion calibrate-colors' (default: "
-                        "the saved one, when there is one)")
-    p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
+    add_camera_options(p)
     p.add_argument("--jsonl", action="store_true",
                    help="one record per line even for a single image")
     p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
@@ -97,22 +96,12 @@ def run(args: argparse.Namespace) -> int:
         # OpenCV's own warnings name no file; each problem gets its line from us instead
         cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     mat = table_mat(args)
-    intrinsics: Path | None = args.intrinsics
-    if intrinsics is None and not args.no_intrinsics:
-        from calibration.intrinsics import default_camera_path
-
-        saved = default_camera_path()
-        if saved.is_file():
-            log.info("using the saved camera file %s", saved)
-            intrinsics = saved
-
-    colors: Path | None = args.colors
-    if colors is None and not args.no_colors:
-        from vision.pyramids.profile import default_profile_path
-
-        if default_profile_path().is_file():
-            log.info("using the saved colour profile %s", default_profile_path())
-            colors = default_profile_path()
+    intrinsics = camera_file(args)
+    if intrinsics is not None and args.intrinsics is None:
+        log.info("using the saved camera file %s", intrinsics)
+    colors = colour_profile(args)
+    if colors is not None and args.colors is None:
+        log.info("using the saved colour profile %s", colors)
 
     failed = 0
     paths: list[Path] = []

@@ -19,7 +19,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import add_mat_options, table_mat
+from companion.commands.argtypes import (
+    add_camera_options,
+    add_mat_options,
+    camera_file,
+    colour_profile,
+    table_mat,
+)
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -58,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--players", type=_players, default=("red", "blue", "green"),
                    metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
     add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
+    add_camera_options(p)
     p.add_argument("--deck", default=None, metavar="NAME",
                    help="card deck: a shipped one (tarot, decktet), an enrolled name or a "
                         "gallery file (default tarot)")
@@ -129,6 +136,15 @@ def run(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"mat": mat}
     if args.deck:
         kwargs["deck"] = args.deck
+    # the camera's lens and the players' colours, as the calibration steps saved them
+    # (or as given): the table is read as `companion observe` reads it
+    camera, colors = camera_file(args), colour_profile(args)
+    if camera is not None:
+        print(f"using the camera file {camera}")
+        kwargs["intrinsics"] = camera
+    if colors is not None:
+        print(f"using the colour profile {colors}")
+        kwargs["colors"] = colors
     pipeline = TablePipeline(**kwargs)
     session = None
     recorder = None

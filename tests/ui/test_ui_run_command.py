@@ -19,10 +19,14 @@ from companion.cli import main
 class TruthPipeline:
     """Stands in for vision.pipeline.TablePipeline: the truth record of each sample frame."""
 
-    def __init__(self, mat: Any = None, deck: Any = None) -> None:
+    #: the keyword arguments of each one made (the last one last)
+    made: list[dict[str, Any]] = []
+
+    def __init__(self, mat: Any = None, deck: Any = None, **kwargs: Any) -> None:
         self.mat = mat
         self.last_calibration = None
         self.closed = False
+        TruthPipeline.made.append(dict(kwargs, mat=mat, deck=deck))
 
     def observe(self, image: Any, name: str) -> dict[str, Any]:
         return truth(int(Path(name).stem))
@@ -123,3 +127,42 @@ def test_run_needs_two_to_six_players(qapp: Any, players: str,
     with pytest.raises(SystemExit):
         main(["run", "--source", "0", "--players", players])
     assert "Zarcana is for 2 to 6 players" in capsys.readouterr().err
+
+
+def test_run_reads_the_table_with_the_saved_camera_and_colours(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """What `companion calibrate-camera` and `calibrate-colors` saved is what the live window
+    reads the table with, as `companion observe` does; --no-intrinsics / --no-colors not."""
+    import vision.pipeline
+
+    from calibration.intrinsics import default_camera_path
+    from vision.pyramids.profile import default_profile_path
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    camera, colors = default_camera_path(), default_profile_path()
+    camera.parent.mkdir(parents=True)
+    camera.write_text("{}")
+    colors.write_text("{}")
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "0000.jpg", folder / "0000.jpg")
+    args = ["run", "--source", str(folder), "--fast", "--mat", str(SAMPLE / "mat.json")]
+    code, _ = run_until(args + ["--record", str(tmp_path / "a.db")], 0)
+    assert code == 0
+    made = TruthPipeline.made[-1]
+    assert made["intrinsics"] == camera and made["colors"] == colors
+    out = capsys.readouterr().out
+    assert f"using the camera file {camera}" in out and f"using the colour profile {colors}" in out
+    code, _ = run_until(args + ["--record", str(tmp_path / "b.db"), "--no-intrinsics",
+                                "--no-colors"], 0)
+    assert code == 0
+    made = TruthPipeline.made[-1]
+    assert "intrinsics" not in made and "colors" not in made
+    assert "using the" not in capsys.readouterr().out
+    given = tmp_path / "other-camera.json"
+    given.write_text("{}")
+    code, _ = run_until(args + ["--record", str(tmp_path / "c.db"), "--intrinsics",
+                                str(given)], 0)
+    assert code == 0 and TruthPipeline.made[-1]["intrinsics"] == given
