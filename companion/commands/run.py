@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from companion.commands.argtypes import (
@@ -110,6 +111,19 @@ def open_recording(path: Path | None, *, game: str, edition: str,
     return recorder, None, [], target
 
 
+def check_deck(game: str, card_ids: Sequence[str], deck: str | None) -> None:
+    """Zarcana is played with a tarot: a deck whose cards are not tarot cards (the Decktet,
+    another game's deck enrolled) is refused by name before a game file is made."""
+    from companion.core.cards import BACK, is_card_id
+
+    foreign = [c for c in card_ids if c != BACK and not is_card_id(c)]
+    if foreign:
+        raise CompanionError(
+            f"deck {deck or 'tarot'}: {game} is played with a tarot deck, and "
+            f"{len(foreign)} of this deck's {len(card_ids)} cards are not tarot cards "
+            f"(e.g. {foreign[0]!r})")
+
+
 def run(args: argparse.Namespace) -> int:
     from companion.ui.app import NoDisplayError, display_problem
 
@@ -149,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
     session = None
     recorder = None
     try:
+        check_deck(args.game, pipeline.gallery.card_ids, args.deck)
         recorder, state, history, path = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players)
         if state is not None:
@@ -156,8 +171,11 @@ def run(args: argparse.Namespace) -> int:
             edition = state.settings.edition.value
         else:
             players, edition = list(args.players), args.edition
+        # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
+        # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,
-                              mat=pipeline.mat, initial_state=state, history=history)
+                              mat=pipeline.mat, initial_state=state, history=history,
+                              card_size_mm=pipeline.card_size_mm)
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)
         code = run_live(runner, mat=pipeline.mat)

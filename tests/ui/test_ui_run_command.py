@@ -21,11 +21,13 @@ class TruthPipeline:
 
     #: the keyword arguments of each one made (the last one last)
     made: list[dict[str, Any]] = []
+    card_size_mm = (70.0, 120.0)
 
     def __init__(self, mat: Any = None, deck: Any = None, **kwargs: Any) -> None:
         self.mat = mat
         self.last_calibration = None
         self.closed = False
+        self.gallery = type("Gallery", (), {"card_ids": ["back", "cups-01", "major-00"]})()
         TruthPipeline.made.append(dict(kwargs, mat=mat, deck=deck))
 
     def observe(self, image: Any, name: str) -> dict[str, Any]:
@@ -166,3 +168,39 @@ def test_run_reads_the_table_with_the_saved_camera_and_colours(
     code, _ = run_until(args + ["--record", str(tmp_path / "c.db"), "--intrinsics",
                                 str(given)], 0)
     assert code == 0 and TruthPipeline.made[-1]["intrinsics"] == given
+
+
+def test_run_refuses_a_deck_that_is_not_a_tarot(qapp: Any, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Zarcana is played with a tarot: the Decktet is said by name, and no game file made."""
+    pytest.importorskip("onnxruntime")
+    games = tmp_path / "games"
+    # (run_until: were the deck taken, the window would be closed, not waited on)
+    code, _ = run_until(["run", "--source", str(SAMPLE), "--fast", "--deck", "decktet",
+                         "--record", str(games / "g.db")], 0)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "deck decktet: zarcana is played with a tarot deck" in err, err
+    assert "'decktet-" in err and "Traceback" not in err
+    assert not games.exists()
+
+
+def test_the_live_lattice_follows_the_decks_card_size(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An enrolled tarot of 60 x 100 mm cards: the lattice's pitch is (60 + 100) / 2."""
+    import companion.live.session
+    import vision.pipeline
+
+    made: list[Any] = []
+
+    class Session(companion.live.session.LiveSession):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    monkeypatch.setattr(TruthPipeline, "card_size_mm", (60.0, 100.0))
+    monkeypatch.setattr(companion.live.session, "LiveSession", Session)
+    code, _ = run_until(["run", "--source", str(SAMPLE), "--fast", "--record",
+                         str(tmp_path / "g.db")], 0)
+    assert code == 0 and made[-1].tracker.pitch_mm == 80.0
