@@ -106,7 +106,15 @@ class LiveRunner:
                     if item.kind == "end":
                         break
                     continue
-                self._frame(item)
+                try:
+                    self._frame(item)
+                except Exception as exc:  # noqa: BLE001 - one bad frame never stops the game
+                    log.exception("frame %s failed", item.name)
+                    self.stats.failed += 1
+                    self.detector.reject()
+                    self.session.frame_skipped(
+                        f"frame {item.name} skipped: internal error ({type(exc).__name__}: "
+                        f"{exc}); run with -vv for the details", item.index)
         finally:
             self.capture.stop()
             self.stats.dropped = self.capture.dropped

@@ -124,7 +124,10 @@ class SettleDetector:
         if self._checked is self._anchor:
             return SettleDecision(False, motion, 0.0, still, False, "still; already judged")
         self._checked = self._anchor
-        change = 1.0 if self._settled is None else self._share(small, self._settled)[0]
+        # (a camera back at another resolution: its old table cannot be compared, pixel for
+        # pixel, with the new one)
+        change = 1.0 if self._settled is None or self._settled.shape != small.shape else \
+            self._share(small, self._settled)[0]
         if change <= cfg.change_fraction:
             return SettleDecision(False, motion, change, still, False,
                                   "still, and the same as the last settled table")

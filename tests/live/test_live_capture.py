@@ -130,6 +130,31 @@ def test_a_live_source_drops_old_frames_and_is_reopened_after_a_failure() -> Non
     assert frames == sorted(frames) and frames[-1] == 80  # the newest frame always arrives
 
 
+def test_a_frame_the_pipeline_fails_on_is_skipped_and_the_game_goes_on() -> None:
+    """An unforeseen error on one frame (a bug, a library's own failure) skips that frame,
+    says so, and the next frames are still refereed."""
+    # (frame 0002 twice: the first time the pipeline fails on it)
+    files = [SAMPLES / f"{k:04d}.jpg" for k in (0, 1, 2, 2, 3, 4)]
+    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                          settings=SCRIPT["settings"], mat=MAT)
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    failed: list[str] = []
+
+    def observer(image: np.ndarray, name: str) -> dict[str, object]:
+        if Path(name).stem == "0002" and not failed:
+            failed.append(name)
+            raise RuntimeError("the library fell over")
+        return sample_record(Path(name).stem)
+
+    stats = LiveRunner(FolderSource(files=files), session, observer).run()
+    skipped = [e for e in heard if e.kind is EventKind.FRAME_SKIPPED]
+    assert len(skipped) == 1 and "0002.jpg" in skipped[0].text
+    assert "RuntimeError: the library fell over" in skipped[0].text
+    assert stats.failed == 1 and stats.frames == 6
+    assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:4]]
+
+
 def test_open_source_reads_what_a_user_types(tmp_path: Path) -> None:
     assert open_source("0").kind == "camera"
     assert open_source(2).kind == "camera"

@@ -154,3 +154,14 @@ def test_a_small_change_without_visible_motion_is_still_a_new_table() -> None:
     d = det.update(turned, 30 / FPS)
     assert d.motion <= det.config.motion_fraction  # not motion ...
     assert feed(det, [turned] * 30, start=31) == [30 + 15]  # ... yet judged once, 0.5 s on
+
+
+def test_a_camera_back_at_another_resolution_settles_its_new_table() -> None:
+    """A camera that reconnects at another size: the old table cannot be compared with the
+    new one pixel for pixel; the new one settles as a table of its own."""
+    import cv2
+
+    det = SettleDetector()
+    assert feed(det, [table()] * 30) == [15]
+    smaller = cv2.resize(table(2), (480, 360), interpolation=cv2.INTER_AREA)
+    assert feed(det, [smaller] * 30, start=30) == [30 + 15]
