@@ -354,6 +354,9 @@ def run(args: argparse.Namespace) -> int:
         title = f"companion demo: {script.get('title', 'the sample game')}"
         code = int(ui.run_live(runner, mat=mat, title=title))
         session.close()
+        if (problem := session.record_problem()) is not None:
+            say(f"error: {problem}")
+            return 1
         return code
     try:
         stats = runner.run()
@@ -372,10 +375,13 @@ def run(args: argparse.Namespace) -> int:
         f"{'match' if scores == script.get('final_scores') else 'DO NOT match'} "
         f"{script.get('final_scores')}")
     say(f"run: {stats.summary()}")
+    problem = session.record_problem()
+    if problem is not None:
+        say(f"error: {problem}")
     (out / "record.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"annotated frames, record.txt and moves.txt written to {out}")
     # (a frame that could not be read fails the run too, even where the game came out right)
-    return 0 if session.is_over and same and not stats.failed else 1
+    return 0 if session.is_over and same and not stats.failed and problem is None else 1
 
 
 __all__ = ["find_sample_game", "play_order", "register", "run", "truth_record"]

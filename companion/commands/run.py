@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
@@ -185,6 +186,12 @@ def run(args: argparse.Namespace) -> int:
         elif recorder is not None:
             recorder.close()
         pipeline.close()
+    problem = session.record_problem() if session is not None else None
+    if problem is not None:
+        # (a full disk, a file gone read-only: the moves it lacks are said, not lost unseen)
+        print(f"companion run: error: {problem}", file=sys.stderr)
+        print(f"the game is recorded in {path} only up to that point")
+        return 1
     print(f"the game is recorded in {path} (companion replay {path})")
     return code
 

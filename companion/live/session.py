@@ -80,6 +80,7 @@ from companion.live.tablestate import (
     as_observation,
     stacks_of,
 )
+from companion.recording.store import WriteFailed
 
 
 class EventKind(str, enum.Enum):
@@ -93,6 +94,8 @@ class EventKind(str, enum.Enum):
     CAMERA_LOST = "camera_lost"  # the frame source failed (reason in ``text``)
     CAMERA_BACK = "camera_back"  # the frame source delivers again
     FRAME_SKIPPED = "frame_skipped"  # one frame could not be read or observed (why in text)
+    NOT_RECORDED = "not_recorded"    # the game file cannot be written now (why in text)
+    RECORDED_AGAIN = "recorded_again"  # it can again: every event held back is in it
     GAME_OVER = "game_over"      # the game ended; ``text`` has the final scores
     INFO = "info"                # anything else worth a line in the log
 
@@ -272,6 +275,13 @@ class LiveSession:
         self.seed = seed
         self.hand_size = hand_size
         self.recorder = recorder
+        #: what the recorder could not write yet (a full disk, a lock), oldest first, each
+        #: (what, its arguments): a new event waits behind them, so the file never holds a
+        #: move without the one before it; tried again at every new event and at close()
+        self._unwritten: list[tuple[str, dict[str, Any]]] = []
+        #: why the game file cannot be written now (None: everything is in it)
+        self.record_error: str | None = None
+        self._record_news: list[LiveEvent] = []
         self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
         self.watch_discard = DISCARD_ZONE in self.tracker.zones
         #: a territory that vanished with no legal move to explain it is taken for a covered
@@ -567,8 +577,11 @@ class LiveSession:
         return self._emit(events)
 
     def close(self) -> None:
-        """Close the recorder (the game stays recorded as far as it went)."""
+        """Close the recorder (the game stays recorded as far as it went), after one more
+        try at what it could not write before (:attr:`unwritten` says what is still
+        missing)."""
         if self.recorder is not None:
+            self.write_pending()
             try:
                 self.recorder.close()
             except Exception as exc:  # noqa: BLE001 - a recorder failure must not lose the game
@@ -581,6 +594,10 @@ class LiveSession:
         return self._state
 
     def _emit(self, events: list[LiveEvent]) -> list[LiveEvent]:
+        with self._lock:
+            # what the recorder had to say while these were made, after them
+            news, self._record_news = self._record_news, []
+        events = events + news
         for e in events:
             log.info("%s: %s", e.kind.value, e.text)
         listeners = list(self._listeners)
@@ -601,13 +618,82 @@ class LiveSession:
         (a move taken back, with the state before it) and "note" (a flagged table)."""
         if self.recorder is None:
             return
+        self._unwritten.append(("record", {
+            "kind": kind, "move": move, "player": player,
+            "observation": None if observation is None else observation.to_dict(),
+            "keyframe_jpeg": keyframe_jpeg, "state": None if state is None else dumps(state),
+            "note": note or ""}))
+        self.write_pending()
+
+    @property
+    def unwritten(self) -> list[str]:
+        """What the game file still lacks, one line each (a move's text, or its kind)."""
+        with self._lock:
+            return [("the end of the game" if what == "finish" else
+                     kw["move"] or f"({kw['kind']}{': ' + kw['note'] if kw['note'] else ''})")
+                    for what, kw in self._unwritten]
+
+    def write_pending(self) -> int:
+        """Write what the recorder could not take before, oldest first; how much is left.
+        The first failure says so once (:attr:`EventKind.NOT_RECORDED`); when all is written
+        again, :attr:`EventKind.RECORDED_AGAIN` says that."""
+        with self._lock:
+            if self.recorder is None:
+                return 0
+            failing = self.record_error
+            while self._unwritten:
+                what, kw = self._unwritten[0]
+                try:
+                    self._write(what, kw)
+                except WriteFailed as exc:
+                    self.record_error = str(exc)
+                    if failing is None:
+                        log.warning("%s", exc)
+                        self._record_news.append(LiveEvent(
+                            EventKind.NOT_RECORDED,
+                            f"the game file cannot be written: {exc}. The moves are kept and "
+                            "written as soon as it can be; do not close the companion",
+                            frame=self._last_frame, source="system"))
+                    return len(self._unwritten)
+                except Exception as exc:  # noqa: BLE001 - a wrong event must not hold up the rest
+                    log.warning("could not record %s %s: %s", kw.get("kind", what),
+                                kw.get("move") or "", exc)
+                self._unwritten.pop(0)
+            if failing is not None:
+                self.record_error = None
+                self._record_news.append(LiveEvent(
+                    EventKind.RECORDED_AGAIN, "the game file is written again: every move so "
+                    "far is in it", frame=self._last_frame, source="system"))
+            return 0
+
+    def _write(self, what: str, kw: dict[str, Any]) -> None:
+        assert self.recorder is not None
+        if what == "finish":
+            self.recorder.finish(kw["scores"], kw["winners"])
+            return
         try:
-            self.recorder.record(kind, move, player=player,
-                                 observation=None if observation is None else observation.to_dict(),
-                                 keyframe_jpeg=keyframe_jpeg,
-                                 state=None if state is None else dumps(state), note=note or "")
-        except Exception as exc:  # noqa: BLE001 - the game goes on; the log says what was lost
-            log.warning("could not record %s %s: %s", kind, move or "", exc)
+            self.recorder.record(**kw)
+        except WriteFailed:
+            if kw["keyframe_jpeg"] is None:
+                raise
+            # the picture is most of an event's size: on a full disk the move may still fit
+            kw["keyframe_jpeg"] = None
+            self.recorder.record(**kw)
+            log.warning("%s: %s recorded without its picture", self.recorder_path,
+                        kw["move"] or kw["kind"])
+
+    def record_problem(self) -> str | None:
+        """None when the game file holds the whole game so far; else what it lacks and why,
+        naming the file (after :meth:`close`: what the user is left to put right)."""
+        left = self.unwritten
+        if not left:
+            return None
+        return (f"{self.recorder_path}: the last {len(left)} event(s) of this game could not "
+                f"be written ({self.record_error}); the file stops before: {'; '.join(left)}")
+
+    @property
+    def recorder_path(self) -> str:
+        return str(getattr(self.recorder, "path", "the game file"))
 
     def _observe(self, obs: Observation, frame: int | None, jpeg: bytes | None,
                  time_s: float | None) -> list[LiveEvent]:
@@ -902,10 +988,8 @@ class LiveSession:
         scores = self.scores()
         winners = self.winners()
         if self.recorder is not None:
-            try:
-                self.recorder.finish(scores, winners)
-            except Exception as exc:  # noqa: BLE001 - the scores are still reported
-                log.warning("could not record the end of the game: %s", exc)
+            self._unwritten.append(("finish", {"scores": scores, "winners": winners}))
+            self.write_pending()
         table = ", ".join(f"{c} {v}" for c, v in scores.items())
         return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): {', '.join(winners)}",
                           frame=self._last_frame, source="system")]

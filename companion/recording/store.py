@@ -103,6 +103,11 @@ class RecordingError(CompanionError, ValueError):
     """A game file that cannot be created, written or read; the message names the file."""
 
 
+class WriteFailed(RecordingError):
+    """An event (or the game's end) that was right but could not be written to the file (a
+    full disk, a file gone read-only, a lock held): the same write may succeed later."""
+
+
 # ------------------------------------------------------------------------ records ---
 
 @dataclass(frozen=True)
@@ -527,6 +532,7 @@ class GameRecorder:
         self._ended = ended
         self._started = started       # a start event is recorded
         self._moved = moved           # a move, override or undo is recorded
+        self._held: int | None = None  # the descriptor holding the file's lock (_hold)
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -589,6 +595,7 @@ class GameRecorder:
                  _time_text(_now()), __version__))
             con.execute("COMMIT")
             rec = cls(p, con, players=names, next_number=0, last_turn=None, ended=False)
+            rec._held = _hold(p)
             if initial_state is not None:
                 rec.record("start", None, state=initial_state)
         except sqlite3.Error as exc:
@@ -605,7 +612,13 @@ class GameRecorder:
     def resume(cls, path: Path | str) -> "GameRecorder":
         """Continue an unfinished game file (after a crash, or a game saved and closed)."""
         p = Path(path).expanduser()
-        con = _connect(p, write=True)
+        held = _hold(p) if p.is_file() else None
+        try:
+            con = _connect(p, write=True)
+        except BaseException:
+            if held is not None:
+                os.close(held)
+            raise
         try:
             con.isolation_level = None
             _check_file(p, con)
@@ -620,10 +633,14 @@ class GameRecorder:
                                      "ORDER BY number DESC LIMIT 1")
         except BaseException:
             con.close()
+            if held is not None:
+                os.close(held)
             raise
-        return cls(p, con, players=meta.players, next_number=0 if last is None else last + 1,
-                   last_turn=_turn_of(row[0]) if row else None, ended=False,
-                   started="start" in kinds, moved=bool(kinds & {"move", "override", "undo"}))
+        rec = cls(p, con, players=meta.players, next_number=0 if last is None else last + 1,
+                  last_turn=_turn_of(row[0]) if row else None, ended=False,
+                  started="start" in kinds, moved=bool(kinds & {"move", "override", "undo"}))
+        rec._held = held
+        return rec
 
     # ------------------------------------------------------------------ writing
     @property
@@ -719,8 +736,8 @@ class GameRecorder:
                 con.execute("COMMIT")
             except sqlite3.Error as exc:
                 _rollback(con)
-                raise RecordingError(f"{self.path}: event {number} ({kind}) could not be "
-                                     f"written: {_describe_sqlite_error(exc)}") from None
+                raise WriteFailed(f"{self.path}: event {number} ({kind}) could not be "
+                                  f"written: {_describe_sqlite_error(exc)}") from None
             self._next = number + 1
             self._started = self._started or kind == "start"
             self._moved = self._moved or kind in ("move", "override", "undo")
@@ -748,8 +765,8 @@ class GameRecorder:
                 con.execute("COMMIT")
             except sqlite3.Error as exc:
                 _rollback(con)
-                raise RecordingError(f"{self.path}: the end of the game could not be "
-                                     f"written: {_describe_sqlite_error(exc)}") from None
+                raise WriteFailed(f"{self.path}: the end of the game could not be "
+                                  f"written: {_describe_sqlite_error(exc)}") from None
             self._ended = True
 
     def _writable(self, what: str) -> sqlite3.Connection:
@@ -766,6 +783,9 @@ class GameRecorder:
             if self._con is not None:
                 self._con.close()
                 self._con = None
+            if self._held is not None:
+                os.close(self._held)     # (closing it lets the lock go)
+                self._held = None
 
     def __enter__(self) -> "GameRecorder":
         return self
@@ -810,6 +830,30 @@ def _rollback(con: sqlite3.Connection) -> None:
             con.execute("ROLLBACK")
     except sqlite3.Error:
         log.debug("rollback failed", exc_info=True)
+
+
+def _hold(path: Path) -> int | None:
+    """A descriptor of ``path`` holding an exclusive advisory lock (``flock``) on it, for as
+    long as one recorder writes the game: a second companion recording the same file would
+    number its events over the first's, and every one of them would fail. None where there
+    is no ``flock`` (Windows: SQLite's own locks only). (SQLite itself locks with ``fcntl``,
+    which on Linux does not meet ``flock``.)"""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None      # (the connection will say what is wrong with the file)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RecordingError(f"{path}: another companion is recording this game right now "
+                             "(the file is locked): close that one first, or record into a "
+                             "new file") from None
+    return fd
 
 
 def _remove_quietly(path: Path) -> None:

@@ -608,6 +608,14 @@ class LiveController(_ViewBase):
         elif e.kind is EventKind.CAMERA_BACK:
             w.video.set_message(None)
             w.show_status(e.text)
+        elif e.kind is EventKind.NOT_RECORDED:
+            w.alert.show_message("not_recorded",
+                                 f"<b>The game is not being recorded.</b> {_html(e.text)}")
+            w.show_status(e.text)
+        elif e.kind is EventKind.RECORDED_AGAIN:
+            if w.alert.kind == "not_recorded":
+                w.alert.clear()
+            w.show_status(e.text)
         elif e.kind is EventKind.GAME_OVER:
             w.alert.show_message("over", f"<b>Game over.</b> {_html(e.text)}")
             w.tabs.setCurrentWidget(w.final)

@@ -193,6 +193,42 @@ def test_camera_loss_shows_a_message_until_frames_return(qtbot: Any) -> None:
     qtbot.waitUntil(lambda: lw.window.video.message() is None, timeout=2000)
 
 
+def test_a_game_file_that_cannot_be_written_is_shown_until_it_can(qtbot: Any,
+                                                                   tmp_path: Any) -> None:
+    from companion.recording.store import GameRecorder, WriteFailed
+
+    class FullDisk:
+        def __init__(self) -> None:
+            self.inner = GameRecorder.create(tmp_path / "g.db", game="zarcana",
+                                             edition="looney", players=["red", "blue", "green"])
+            self.path, self.full = self.inner.path, True
+
+        def record(self, kind: str, move: Any, **kw: Any) -> Any:
+            if self.full:
+                raise WriteFailed(f"{self.path}: database or disk is full")
+            return self.inner.record(kind, move, **kw)
+
+        def finish(self, scores: Any, winners: Any) -> Any:
+            return self.inner.finish(scores, winners)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    disk = FullDisk()
+    lw = open_live(qtbot, recorder=disk)
+    lw.feed(0)
+    assert lw.controller.wait_idle()
+    qtbot.waitUntil(lambda: lw.window.alert.kind == "not_recorded"
+                    and lw.window.alert.isVisible(), timeout=2000)
+    assert "not being recorded" in lw.window.alert.text() and "disk is full" in \
+        lw.window.alert.text()
+    disk.full = False
+    lw.feed(1)
+    assert lw.controller.wait_idle()
+    qtbot.waitUntil(lambda: not lw.window.alert.isVisible(), timeout=2000)
+    lw.session.close()
+
+
 def test_end_of_game_shows_the_final_scoring_and_chart(qtbot: Any, tmp_path: Any) -> None:
     lw = open_live(qtbot)
     w, ctl = lw.window, lw.controller

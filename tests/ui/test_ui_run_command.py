@@ -42,8 +42,11 @@ def run_until(argv: list[str], moves: int) -> tuple[int, list[str]]:
     app = QApplication.instance()
     seen: list[str] = []
     deadline = time.monotonic() + 30.0
+    done = False
 
     def poll() -> None:
+        if done:    # the command returned without a window: stop, or the next test's goes
+            return
         for w in app.topLevelWidgets():
             log = getattr(w, "log", None)
             if w.isVisible() and log is not None and hasattr(log, "moves"):
@@ -59,6 +62,7 @@ def run_until(argv: list[str], moves: int) -> tuple[int, list[str]]:
         QTimer.singleShot(50, poll)
         code = main(argv)
     finally:
+        done = True
         app.setQuitOnLastWindowClosed(True)
     return code, seen
 
@@ -204,3 +208,30 @@ def test_the_live_lattice_follows_the_decks_card_size(
     code, _ = run_until(["run", "--source", str(SAMPLE), "--fast", "--record",
                          str(tmp_path / "g.db")], 0)
     assert code == 0 and made[-1].tracker.pitch_mm == 80.0
+
+
+def test_run_says_which_moves_the_game_file_lacks_when_it_could_not_be_written(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import vision.pipeline
+
+    from companion.recording.store import GameRecorder, WriteFailed
+
+    def full(self: Any, kind: str, move: Any, **kw: Any) -> Any:
+        raise WriteFailed(f"{self.path}: database or disk is full")
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    monkeypatch.setattr(GameRecorder, "record", full)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for k in range(3):
+        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    db = tmp_path / "g.db"
+    code, seen = run_until(["run", "--source", str(folder), "--fast", "--record", str(db),
+                            "--mat", str(SAMPLE / "mat.json")], 2)
+    assert seen == ["red: start 0,2", "blue: start 2,2"]
+    captured = capsys.readouterr()
+    assert code == 1
+    assert f"companion run: error: {db}: the last 3 event(s)" in captured.err
+    assert "disk is full" in captured.err and "red: start 0,2; blue: start 2,2" in captured.err
+    assert "only up to that point" in captured.out
