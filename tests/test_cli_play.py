@@ -238,3 +238,20 @@ def test_grid_shows_cards_pyramids_wasteland_and_face_down() -> None:
     assert "red2U" in grid and "blue1E" in grid
     assert [card_short(c) for c in ("cups-03", "wands-12", "swords-14", "pentacles-01",
                                     "major-13")] == ["C3", "W12", "S14", "P1", "M13"]
+
+
+def test_a_loaded_game_recorded_into_the_store_replays(tmp_path: Path) -> None:
+    """A game loaded mid-way starts from its saved position: the file names no seed whose
+    deal the replay would hold it against."""
+    from companion.recording.store import open_game, rebuild_state
+
+    save, db = tmp_path / "s1.json", tmp_path / "g2.db"
+    run_cli("--players", "3", "--seed", "5", "--bots", "--quiet", "--max-turns", "3",
+            "--save", str(save))
+    proc = run_cli("--load", str(save), "--bots", "--quiet", "--max-turns", "6", "--record",
+                   str(db))
+    assert_no_traceback(proc)
+    game = open_game(db)
+    assert game.seed is None and game.moves()
+    state = rebuild_state(game)
+    assert list(state.history[-len(game.moves()):]) == game.moves()

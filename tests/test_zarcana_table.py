@@ -116,3 +116,14 @@ def test_diff_speaks_in_players_words() -> None:
 def test_bad_starting_table_is_a_clear_error(cards: dict[Cell, str], message: str) -> None:
     with pytest.raises(TableError, match=message):
         game_from_table(["red", "blue"], cards)
+
+
+def test_a_card_on_the_discard_pile_at_the_deal_is_not_counted_hidden_too() -> None:
+    """(It was: the stored start then failed its own check, and the game file could be
+    neither replayed nor continued.)"""
+    from companion.games.zarcana.engine import dumps, invariant_errors, loads
+
+    st = game_from_table(["red", "blue", "green"], _start_table(), edition="looney",
+                         discard=("pentacles-05",))
+    assert st.discard == ("pentacles-05",) and not invariant_errors(st)
+    assert dumps(loads(dumps(st))) == dumps(st)

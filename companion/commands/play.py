@@ -608,7 +608,9 @@ def run(args: argparse.Namespace) -> int:
         recorder = GameRecorder.create(
             args.record, game="zarcana", edition=state.settings.edition.value,
             players=[c.value for c in state.players], settings=state.settings.to_dict(),
-            seed=seed, initial_state=dumps(state))
+            # a game loaded mid-way (--load) starts from its saved position, not from the
+            # seed's deal: a seed beside it would have the replay check one against the other
+            seed=None if args.load is not None else seed, initial_state=dumps(state))
     elif args.record is not None:
         try:
             record = open(args.record, "w", encoding="utf-8")  # noqa: SIM115 (closed below)

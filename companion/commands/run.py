@@ -98,8 +98,19 @@ def open_recording(path: Path | None, *, game: str, edition: str,
         if recorded.finished:
             raise RecordingError(f"{path}: this game is finished; give a new file name to "
                                  "record a new game (or `companion replay` it)")
-        start, moves = accepted_moves(recorded)
-        if tuple(recorded.players) != tuple(players) or recorded.edition != edition:
+        same = tuple(recorded.players) == tuple(players) and recorded.edition == edition
+        if not recorded.events:
+            # a sitting closed before the board was dealt: the game starts from the next
+            # dealt table, as a new one would, with the players the file names
+            if not same:
+                raise RecordingError(
+                    f"{path}: holds a game not yet dealt of {', '.join(recorded.players)} "
+                    f"({recorded.edition} edition): give those --players and --edition, or "
+                    "a new file name")
+            start, moves = None, []
+        else:
+            start, moves = accepted_moves(recorded)
+        if not same:
             log.warning("%s: continuing its game (%s edition, players %s); --edition and "
                         "--players are ignored", path, recorded.edition,
                         ",".join(recorded.players))

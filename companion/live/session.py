@@ -785,6 +785,14 @@ class LiveSession:
             self.tracker.lattice = None  # learn it again from the next layout
             return [LiveEvent(EventKind.WAITING, f"cannot start from this table: {exc}",
                               frame=frame)]
+        want = st.settings.layout_for(len(st.all_colors))
+        if len(view.cards) < want:
+            # a board still being laid out (a pause between two cards settles the table):
+            # dealt from it, the game could never get past the cards still to come
+            self.tracker.lattice = None
+            return [LiveEvent(EventKind.WAITING,
+                              f"the board shows {len(view.cards)} of the {want} cards the deal "
+                              "lays out: waiting for the rest", frame=frame)]
         self._initial = self._state = st
         self.status = Status.PLAYING
         self.tracker.sync(stacks_of(st), st.discard)

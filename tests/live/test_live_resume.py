@@ -52,3 +52,21 @@ def test_a_continued_game_shows_every_move_and_ends_with_the_true_scores(tmp_pat
     assert third.is_over and third.scores() == SCRIPT["final_scores"]
     third.close()
     assert open_game(path).finished
+
+
+def test_a_game_file_closed_before_the_deal_is_continued_from_the_next_dealt_table(
+        tmp_path: Path) -> None:
+    import pytest
+
+    from companion.recording.store import RecordingError
+
+    path = tmp_path / "game.db"
+    sitting(path, range(0)).close()          # the window closed before the board was dealt
+    second = sitting(path, range(0, 4))
+    assert second.history and open_game(path).moves() == [h.move for h in second.history]
+    second.close()
+    empty = tmp_path / "empty.db"
+    sitting(empty, range(0)).close()
+    with pytest.raises(RecordingError, match="not yet dealt of red, blue, green"):
+        open_recording(empty, game="zarcana", edition=SCRIPT["edition"],
+                       players=("red", "blue"))

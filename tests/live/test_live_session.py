@@ -364,3 +364,17 @@ def test_a_picture_without_colour_is_said_once_and_its_return_too() -> None:
     assert len(said) == 1 and said[0].startswith("the picture has no colour")
     assert lines(2, True) == []                  # once while it lasts
     assert lines(3, False) == ["the picture has colour again"]
+
+
+def test_a_board_still_being_laid_out_is_not_dealt() -> None:
+    """A pause between two cards settles the table: three of the nine cards are not a deal
+    (the game could never get past the six still to come)."""
+    s = new_session()
+    part = sample_record(0)
+    faces = [c for c in part["cards"] if c["id"] != "back"]
+    part["cards"] = [c for c in part["cards"] if c["id"] == "back"] + faces[:3]
+    ev = s.observe(part)
+    assert ev[0].kind is EventKind.WAITING
+    assert "the board shows 3 of the 9 cards the deal lays out" in ev[0].text
+    assert s.status is Status.SETUP
+    assert s.observe(sample_record(0))[0].text.startswith("board dealt: 9 cards")

@@ -142,7 +142,8 @@ def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *
     st = position(players, edition=edition, settings=settings,
                   board={format_cell(c): card for c, card in cards.items()},
                   hands={}, deck=[], current=current, **overrides)
-    hidden = len(st.full_deck()) - len(cards)
+    # (a card already face up on the discard pile is no more hidden than the board's)
+    hidden = len(st.full_deck()) - len(cards) - len(st.discard)
     box = st.settings.box_amount
     for c in st.all_colors:
         st.hands[c] = (UNKNOWN,) * hand_size
