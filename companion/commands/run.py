@@ -19,7 +19,7 @@ import logging
 import sys
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from companion.commands.argtypes import (
     add_camera_options,
@@ -29,6 +29,10 @@ from companion.commands.argtypes import (
     table_mat,
 )
 from companion.core.errors import CompanionError
+
+if TYPE_CHECKING:
+    from companion.games.zarcana.engine import ZarcanaState
+    from companion.recording.store import RecordedEvent
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +103,8 @@ def open_recording(path: Path | None, *, game: str, edition: str,
             raise RecordingError(f"{path}: this game is finished; give a new file name to "
                                  "record a new game (or `companion replay` it)")
         same = tuple(recorded.players) == tuple(players) and recorded.edition == edition
+        start: ZarcanaState | None = None
+        moves: list[tuple[RecordedEvent, ZarcanaState]] = []
         if not recorded.events:
             # a sitting closed before the board was dealt: the game starts from the next
             # dealt table, as a new one would, with the players the file names
@@ -107,7 +113,6 @@ def open_recording(path: Path | None, *, game: str, edition: str,
                     f"{path}: holds a game not yet dealt of {', '.join(recorded.players)} "
                     f"({recorded.edition} edition): give those --players and --edition, or "
                     "a new file name")
-            start, moves = None, []
         else:
             start, moves = accepted_moves(recorded)
         if not same:
