@@ -260,7 +260,9 @@ class TableReading:
 
 
 def observation_trust(obs: Observation) -> tuple[bool, str]:
-    """Whether a record may be used: calibrated, no hand over the table, not marked untrusted."""
+    """Whether a record may be used: calibrated, no hand over the table, not marked untrusted,
+    in colour (in a black-and-white picture every pyramid reads white: judged, each would be
+    a pyramid gone)."""
     if not obs.calibrated:
         why = obs.extra.get("reason") or obs.extra.get("calibration_reason")
         return False, "the mat's markers were not found" + (f" ({why})" if why else "")
@@ -268,6 +270,8 @@ def observation_trust(obs: Observation) -> tuple[bool, str]:
         return False, "a hand is over the table"
     if obs.extra.get("trustworthy") is False:
         return False, "the camera marked this view untrustworthy"
+    if obs.extra.get("greyscale") is True:
+        return False, "the picture has no colour"
     return True, ""
 
 

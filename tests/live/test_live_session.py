@@ -378,3 +378,21 @@ def test_a_board_still_being_laid_out_is_not_dealt() -> None:
     assert "the board shows 3 of the 9 cards the deal lays out" in ev[0].text
     assert s.status is Status.SETUP
     assert s.observe(sample_record(0))[0].text.startswith("board dealt: 9 cards")
+
+
+def test_a_picture_without_colour_is_not_judged() -> None:
+    """A camera gone to its night mode mid-game: every pyramid reads white. Judged, that
+    would be every pyramid gone, an illegal table; it waits for colour instead."""
+    s = new_session()
+    play(s, range(0, 4))
+    moves = [h.move for h in s.history]
+    grey = dict(sample_record(4))
+    grey["greyscale"] = True
+    grey["pyramids"] = [dict(p, color="white") for p in grey["pyramids"]]
+    ev = s.observe(grey, frame=4)
+    assert [e.kind for e in ev if e.kind is EventKind.ILLEGAL] == []
+    assert any(e.kind is EventKind.WAITING and "no colour" in e.text for e in ev)
+    assert [h.move for h in s.history] == moves and s.status is Status.PLAYING
+    s.observe(sample_record(4), frame=5)         # colour back: the move is judged
+    assert len(s.history) == len(moves) + 1
+
