@@ -189,7 +189,8 @@ def test_out_and_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("case", ["missing", "empty", "incomplete", "bad-image", "bad-name",
                                   "misspelt", "two-images", "cards-not-a-list", "cards-empty",
-                                  "cards-twice", "endless-card", "seed"])
+                                  "cards-twice", "endless-card", "seed", "shipped-name",
+                                  "shipped-folder-name"])
 def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,6 +236,16 @@ def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
             main(["enroll-deck", str(folder), "--seed", "-1"])
         assert "expected a seed from 0 to 4294967295" in capsys.readouterr().err
         return
+    elif case == "shipped-name":
+        # (saved as tarot.npz, --deck tarot would still mean the shipped deck)
+        make_deck(folder)
+        extra = ["--name", "tarot"]
+        want = "the name 'tarot' is a shipped deck's (--deck tarot always means that one)"
+    elif case == "shipped-folder-name":
+        make_deck(folder)
+        meta = json.loads((folder / "deck.json").read_text())
+        (folder / "deck.json").write_text(json.dumps(dict(meta, name="decktet")))
+        want = "the name 'decktet' is a shipped deck's"
     else:
         make_deck(folder)
         extra = ["--name", "../escape"]

@@ -10,6 +10,8 @@ out square on (:mod:`vision.cards.face`; ``--faces`` says which, by default told
 their proportions). The gallery goes to
 ``$XDG_DATA_HOME/arcana-companion/decks/NAME.npz`` (NAME defaults to the deck's name) unless
 ``--out`` says otherwise; :func:`vision.cards.galleries.load_gallery` finds it by that name.
+A shipped deck's name (``tarot``, ``rws-tarot``, ``decktet``) is refused there: ``--deck
+tarot`` always means the shipped deck.
 The same folder, ``--per-card`` and ``--seed`` give the same gallery.
 """
 
@@ -54,6 +56,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
+def _not_shipped(name: str, out: Path | None) -> None:
+    """A gallery saved under a shipped deck's name would never be found by it: ``--deck
+    tarot`` keeps meaning the shipped one (:data:`vision.pipeline.SHIPPED_DECKS`)."""
+    from vision.cards.galleries import GalleryError
+    from vision.pipeline import SHIPPED_DECKS
+
+    if out is None and name in SHIPPED_DECKS:
+        raise GalleryError(f"the name {name!r} is a shipped deck's (--deck {name} always "
+                           f"means that one): pass another with --name, e.g. my-{name}")
+
+
 def run(args: argparse.Namespace) -> int:
     from vision.cards.galleries import check_name, gallery_path
     from vision.cards.identify import GalleryError, enroll, look_alikes
@@ -64,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
     # decodes every image (and finds the card in each photo); enroll takes the loaded deck.
     if args.name is not None:
         check_name(args.name)
+        _not_shipped(args.name, args.out)
     if args.faces != "scans":
         log.info("reading %s (a card is looked for in each photo)", args.folder)
     deck = load_deck(args.folder, faces=args.faces)
     name = args.name if args.name is not None else deck.name
+    _not_shipped(name, args.out)
     if args.out is not None:
         out = args.out.expanduser()
         if out.is_dir():
