@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _not_shipped(name: str, out: Path | None) -> None:
     """A gallery saved under a shipped deck's name would never be found by it: ``--deck
     tarot`` keeps meaning the shipped one (:data:`vision.pipeline.SHIPPED_DECKS`)."""
-    from vision.cards.galleries import GalleryError
+    from vision.cards.identify import GalleryError
     from vision.pipeline import SHIPPED_DECKS
 
     if out is None and name in SHIPPED_DECKS:
