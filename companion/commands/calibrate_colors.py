@@ -24,6 +24,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from companion.commands.argtypes import camera_file
+
 log = logging.getLogger(__name__)
 
 CAMERA_TRIES = 30
@@ -75,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
                    help="camera file from 'companion calibrate-camera' (default: the saved "
                         "one, when there is one)")
+    p.add_argument("--no-intrinsics", action="store_true",
+                   help="ignore the saved camera file (as for the game: observe and run take "
+                        "the same option)")
     p.add_argument("--out", type=Path, default=None,
                    help="profile file to write (default $XDG_CONFIG_HOME/arcana-companion/"
                         "colors.json, i.e. ~/.config/arcana-companion/colors.json)")
@@ -115,11 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
     mat = load_mat(args.mat)
     intr = None
-    camera_file = args.intrinsics
-    if camera_file is None:
-        from calibration.intrinsics import default_camera_path
-
-        camera_file = default_camera_path() if default_camera_path().is_file() else None
+    camera = camera_file(args)
     image, name = _read_image(args.source)
     from calibration.images import greyscale
     from vision.pyramids.profile import ProfileError
@@ -127,10 +128,10 @@ def run(args: argparse.Namespace) -> int:
     if greyscale(image):
         raise ProfileError(f"{name}: the picture has no colour (greyscale): no pyramid colour "
                            "can be learned from it; turn the camera's colour on")
-    if camera_file is not None:
+    if camera is not None:
         from calibration.intrinsics import load_intrinsics
 
-        intr = load_intrinsics(camera_file, (image.shape[1], image.shape[0]))
+        intr = load_intrinsics(camera, (image.shape[1], image.shape[0]))
     calib = TableCalibrator(mat, intr).calibrate(image)
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)

@@ -27,6 +27,7 @@ from companion.commands.argtypes import (
     camera_file,
     colour_profile,
     table_mat,
+    thread_count,
 )
 from companion.core.errors import CompanionError
 
@@ -77,6 +78,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--record", type=Path, default=None, metavar="GAME.db",
                    help="record into this file (an unfinished one is continued); default: a "
                         "new file in the recorded games folder")
+    p.add_argument("--threads", type=thread_count, default=2, metavar="N",
+                   help="CPU threads for the vision pipeline and OpenCV (default 2: the "
+                        "pyramids beside the cards, one thread each), as for observe")
     p.add_argument("--fast", action="store_true",
                    help="read a video file or folder as fast as possible instead of at its "
                         "own pace")
@@ -164,7 +168,10 @@ def run(args: argparse.Namespace) -> int:
     from companion.ui.app import run_live
     from vision.pipeline import TablePipeline
 
-    kwargs: dict[str, Any] = {"mat": mat}
+    import cv2
+
+    cv2.setNumThreads(args.threads)
+    kwargs: dict[str, Any] = {"mat": mat, "threads": args.threads}
     if args.deck:
         kwargs["deck"] = args.deck
     # the camera's lens and the players' colours, as the calibration steps saved them

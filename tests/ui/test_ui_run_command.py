@@ -159,6 +159,7 @@ def test_run_reads_the_table_with_the_saved_camera_and_colours(
     assert code == 0
     made = TruthPipeline.made[-1]
     assert made["intrinsics"] == camera and made["colors"] == colors
+    assert made["threads"] == 2                  # as observe's default
     out = capsys.readouterr().out
     assert f"using the camera file {camera}" in out and f"using the colour profile {colors}" in out
     code, _ = run_until(args + ["--record", str(tmp_path / "b.db"), "--no-intrinsics",
@@ -170,8 +171,9 @@ def test_run_reads_the_table_with_the_saved_camera_and_colours(
     given = tmp_path / "other-camera.json"
     given.write_text("{}")
     code, _ = run_until(args + ["--record", str(tmp_path / "c.db"), "--intrinsics",
-                                str(given)], 0)
+                                str(given), "--threads", "1"], 0)
     assert code == 0 and TruthPipeline.made[-1]["intrinsics"] == given
+    assert TruthPipeline.made[-1]["threads"] == 1
 
 
 def test_run_refuses_a_deck_that_is_not_a_tarot(qapp: Any, tmp_path: Path,

@@ -130,6 +130,16 @@ def test_cli(tarot, finder, tmp_path, capsys):
     with pytest.raises(SystemExit):     # an endless zone once overflowed in the cut
         main(["calibrate-colors", str(img), "--colors", "red", "--zone", "0,0,inf,inf"])
     assert "expected X0,Y0,X1,Y1" in capsys.readouterr().err
+    # a broken saved camera file is said, and --no-intrinsics goes past it as for the game
+    from calibration.intrinsics import default_camera_path
+
+    default_camera_path().parent.mkdir(parents=True, exist_ok=True)
+    default_camera_path().write_text("{}", encoding="utf-8")
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green",
+                 "--out", str(out)]) == 2
+    assert "missing field 'K'" in capsys.readouterr().err
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green", "--out", str(out),
+                 "--no-intrinsics"]) == 0
 
 
 def test_bad_profile_files(tmp_path):
