@@ -37,30 +37,37 @@ _CELL_RE = re.compile(r"^\s*(-?\d+),(-?\d+)\s*:")
 # ------------------------------------------------------------------------ mapping ---
 
 class TableMapping:
-    """Table millimetres to image pixels (and back) through a 3x3 homography."""
+    """Table millimetres to image pixels (and back) through a 3x3 homography, and through the
+    camera's lens where one bends the picture (``lens``: a
+    :class:`calibration.table.Intrinsics`, whose undistorted pixels the homography is in)."""
 
-    def __init__(self, mm_to_px: np.ndarray) -> None:
+    def __init__(self, mm_to_px: np.ndarray, lens: Any = None) -> None:
         H = np.asarray(mm_to_px, np.float64).reshape(3, 3)
         if not np.all(np.isfinite(H)) or abs(np.linalg.det(H)) < 1e-12:
             raise ValueError("the table-to-image homography is degenerate")
         self.H = H
         self.H_inv = np.linalg.inv(H)
+        self.lens = lens if lens is not None and getattr(lens, "distorts", False) else None
 
     @classmethod
-    def from_image_to_table(cls, px_to_mm: np.ndarray) -> "TableMapping":
-        return cls(np.linalg.inv(np.asarray(px_to_mm, np.float64).reshape(3, 3)))
+    def from_image_to_table(cls, px_to_mm: np.ndarray, lens: Any = None) -> "TableMapping":
+        return cls(np.linalg.inv(np.asarray(px_to_mm, np.float64).reshape(3, 3)), lens)
 
     def to_px(self, points_mm: Iterable[Sequence[float]]) -> list[Point]:
         pts = np.asarray(list(points_mm), np.float64).reshape(-1, 1, 2)
         if pts.size == 0:
             return []
         out = cv2.perspectiveTransform(pts, self.H).reshape(-1, 2)
+        if self.lens is not None:
+            out = self.lens.distort_points(out)
         return [(float(x), float(y)) for x, y in out]
 
     def to_mm(self, points_px: Iterable[Sequence[float]]) -> list[Point]:
         pts = np.asarray(list(points_px), np.float64).reshape(-1, 1, 2)
         if pts.size == 0:
             return []
+        if self.lens is not None:
+            pts = self.lens.undistort_points(pts.reshape(-1, 2)).reshape(-1, 1, 2)
         out = cv2.perspectiveTransform(pts, self.H_inv).reshape(-1, 2)
         return [(float(x), float(y)) for x, y in out]
 
@@ -71,12 +78,13 @@ class TableMapping:
 
 
 def mapping_from_calibration(calib: Any) -> TableMapping | None:
-    """The mapping of a :class:`calibration.table.Calibration` (None when uncalibrated)."""
+    """The mapping of a :class:`calibration.table.Calibration` (None when uncalibrated),
+    through its camera's lens when it has one (its ``H`` is in undistorted pixels)."""
     H = getattr(calib, "H", None)
     if H is None or not getattr(calib, "calibrated", True):
         return None
     try:
-        return TableMapping.from_image_to_table(H)
+        return TableMapping.from_image_to_table(H, getattr(calib, "intrinsics", None))
     except (ValueError, np.linalg.LinAlgError):
         return None
 

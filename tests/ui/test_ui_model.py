@@ -159,3 +159,27 @@ def test_illegal_changes_name_their_cells() -> None:
 def test_a_degenerate_mapping_is_refused() -> None:
     with pytest.raises(ValueError):
         TableMapping([[1, 0, 0], [2, 0, 0], [0, 0, 1]])
+
+
+def test_the_overlay_goes_through_the_cameras_lens() -> None:
+    """A calibration's homography is in undistorted pixels: the window's outlines must bend
+    with the lens to land on the picture as taken (as `observe --annotate`'s do)."""
+    import numpy as np
+
+    from calibration.table import Calibration, Intrinsics
+    from companion.ui.overlay import mapping_from_calibration
+    from vision.pyramids.topdown import table_to_image
+
+    K = np.array([[1400.0, 0, 800], [0, 1400.0, 450], [0, 0, 1]])
+    lens = Intrinsics(K, np.array([-0.25, 0.08, 0.0, 0.0, 0.0]))
+    # mm -> undistorted px: 1.5 px/mm, the mat's corner at (100, 60)
+    to_px = np.array([[1.5, 0.0, 100.0], [0.0, 1.5, 60.0], [0.0, 0.0, 1.0]])
+    calib = Calibration(True, H=np.linalg.inv(to_px), intrinsics=lens)
+    corners = [(0.0, 0.0), (900.0, 0.0), (900.0, 650.0), (0.0, 650.0), (450.0, 325.0)]
+    drawn = np.array(mapping_from_calibration(calib).to_px(corners))
+    assert np.abs(drawn - table_to_image(calib, np.array(corners))).max() < 0.01
+    # the lens bends the corners by many pixels: a homography alone would miss them
+    flat = mapping_from_calibration(Calibration(True, H=calib.H))
+    assert np.abs(drawn - np.array(flat.to_px(corners))).max() > 10
+    back = np.array(mapping_from_calibration(calib).to_mm(drawn.tolist()))
+    assert np.abs(back - np.array(corners)).max() < 0.05
