@@ -73,6 +73,8 @@ class FrameSource:
     def __init__(self, name: str) -> None:
         self.name = name
         self.error: str | None = None  # why the last read returned no frame
+        #: how a clean end is said (a video file played to its last frame): no failure
+        self.ended: str | None = None
 
     def open(self) -> None:
         raise NotImplementedError
@@ -94,7 +96,7 @@ class FrameSource:
                 if item is None:
                     if self.error:
                         yield SourceEvent("camera_lost", self.error)
-                    yield SourceEvent("end", self.error or "the source is finished")
+                    yield SourceEvent("end", self.error or self.ended or "the source is finished")
                     return
                 yield item
         finally:
@@ -176,7 +178,9 @@ class VideoSource(FrameSource):
                     self.error = (f"video {self.name} broke off at frame {self._index} of "
                                   f"{self._count}")
                 else:
-                    self.error = f"video {self.name} ended after {self._index} frames"
+                    # played to its end: nothing was lost
+                    self.error = None
+                    self.ended = f"video {self.name} ended after {self._index} frames"
             else:
                 self.error = f"{self.kind} {self.name} stopped delivering frames"
             return None
@@ -404,7 +408,7 @@ class CaptureThread:
             self._put(SourceEvent("camera_lost", f"{src.name}: {exc}"))
         finally:
             src.close()
-            self._put(SourceEvent("end", src.error or "the source is finished"))
+            self._put(SourceEvent("end", src.error or src.ended or "the source is finished"))
             with self._cond:
                 self._finished = True
                 self._cond.notify_all()

@@ -75,15 +75,15 @@ def write_video(path: Path, n: int) -> None:
     out.release()
 
 
-def test_a_video_that_ends_reports_camera_lost(tmp_path: Path) -> None:
+def test_a_video_played_to_its_end_ends_without_a_camera_lost(tmp_path: Path) -> None:
     path = tmp_path / "game.avi"
     write_video(path, 8)
     items = list(VideoSource(str(path)))
     frames = [i for i in items if isinstance(i, Frame)]
     assert len(frames) == 8
-    assert [i.kind for i in items if isinstance(i, SourceEvent)] == ["camera_lost", "end"]
+    assert [i.kind for i in items if isinstance(i, SourceEvent)] == ["end"]
     assert frames[-1].time_s == pytest.approx(0.7)
-    assert "ended" in items[-2].reason  # type: ignore[union-attr]
+    assert "ended after 8 frames" in items[-1].reason  # type: ignore[union-attr]
 
 
 class FlakyCamera(FrameSource):
@@ -241,7 +241,8 @@ def test_the_runner_on_a_video_that_ends_referees_what_it_saw(tmp_path: Path) ->
     stats = LiveRunner(VideoSource(str(path), realtime=False), session, observe).run()
     assert judged == [0, 1, 2, 3]
     assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:3]]
-    assert heard[-1].kind is EventKind.CAMERA_LOST and "ended" in heard[-1].text
+    # played to its end: no camera was lost
+    assert not any(e.kind is EventKind.CAMERA_LOST for e in heard)
     assert stats.frames == 4 * per and stats.settled == 4
 
 
@@ -264,4 +265,4 @@ def test_a_motion_jpeg_video_decodes_only_the_frames_it_keeps(tmp_path: Path) ->
     for f in frames:
         assert f.image.shape == (120, 160, 3)
         assert abs(float(f.image.mean()) - 5 * f.index) < 3
-    assert "ended after 30 frames" in (src.error or "")
+    assert src.error is None and "ended after 30 frames" in (src.ended or "")
