@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +99,50 @@ def run_live(runner: Any, *, mat: Any = None, title: str | None = None,
     no calibration of its own (default: the pipeline's mat, else the default mat).
     """
     app = ensure_app()
-    _window, controller = open_live_window(runner.session, runner, mat=mat, title=title,
-                                           card_ids=card_ids)
+    window, controller = open_live_window(runner.session, runner, mat=mat, title=title,
+                                          card_ids=card_ids)
+    restore = _close_on_signals(window)
     try:
         app.exec()
     finally:
+        restore()
         controller.stop()
     return 0
+
+
+def _close_on_signals(window: Any) -> Callable[[], None]:
+    """Ctrl-C, or a polite kill (SIGTERM; SIGHUP: the terminal closed), closes the window as
+    its close button does, so the run ends as usual and says what it recorded. (Qt keeps the
+    interpreter in its own loop, where Python's handlers never run: Ctrl-C did nothing, or
+    raised in whatever slot ran next; a timer hands the interpreter a moment four times a
+    second.) Returns what puts the old handlers back. A signal ignored (``nohup``) stays so."""
+    import signal
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old: dict[int, Any] = {}
+
+    def close(signum: int, _frame: Any) -> None:
+        log.info("signal %d: closing the window", signum)
+        QTimer.singleShot(0, window.close)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
+            continue
+        old[sig] = signal.signal(sig, close)
+    timer = QTimer()
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
+
+    def restore() -> None:
+        timer.stop()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return restore
 
 
 def run_live_window(session: Any, source: Any, observer: Any = None, *, mat: Any = None,

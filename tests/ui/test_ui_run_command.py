@@ -237,3 +237,43 @@ def test_run_says_which_moves_the_game_file_lacks_when_it_could_not_be_written(
     assert f"companion run: error: {db}: the last 3 event(s)" in captured.err
     assert "disk is full" in captured.err and "red: start 0,2; blue: start 2,2" in captured.err
     assert "only up to that point" in captured.out
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), reason="no signals here")
+def test_a_polite_kill_closes_the_window_and_the_run_ends_as_usual(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C or SIGTERM ends `run` as the close button does: the game file says so."""
+    import os
+    import signal
+
+    import vision.pipeline
+
+    from companion.recording.store import open_game
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for k in range(3):
+        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    db = tmp_path / "g.db"
+    app = QApplication.instance()
+    deadline = time.monotonic() + 30.0
+    before = signal.getsignal(signal.SIGTERM)
+
+    def poll() -> None:
+        for w in app.topLevelWidgets():
+            log = getattr(w, "log", None)
+            if w.isVisible() and log is not None and hasattr(log, "moves") and (
+                    len(log.moves()) >= 2 or time.monotonic() > deadline):
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+        QTimer.singleShot(50, poll)
+
+    QTimer.singleShot(50, poll)
+    code = main(["run", "--source", str(folder), "--fast", "--record", str(db), "--mat",
+                 str(SAMPLE / "mat.json")])
+    assert code == 0
+    assert signal.getsignal(signal.SIGTERM) == before      # put back as it was
+    assert open_game(db).moves() == ["red: start 0,2", "blue: start 2,2"]
+    assert f"the game is recorded in {db}" in capsys.readouterr().out
