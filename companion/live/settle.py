@@ -147,6 +147,12 @@ class SettleDetector:
         self._settled = self._candidate = self._prev = self._anchor = self._checked = small
         return SettleDecision(True, 0.0, change, 0.0, False, "a still photo")
 
+    def retry(self) -> None:
+        """Judge the still table in view once more at the next frame (the user resumed the
+        watching: a table that settled while paused was refused, and nothing has moved
+        since to make it new)."""
+        self._checked = None
+
     def reject(self) -> None:
         """The pipeline refused the last settled frame (a hand over the table, no markers):
         keep the settled table before it as the reference; the next still table after some

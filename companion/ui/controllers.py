@@ -725,6 +725,9 @@ class LiveController(_ViewBase):
             self.window.show_status("paused: settled tables are not judged until you resume")
         else:
             self._resume.set()
+            detector = getattr(self.runner, "detector", None)
+            if detector is not None and hasattr(detector, "retry"):
+                detector.retry()     # the table that settled while paused is judged now
             self.window.show_status("watching the table again")
         if self.window.pause_button.isChecked() != self.paused:
             self.window.pause_button.setChecked(self.paused)

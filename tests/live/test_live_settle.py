@@ -165,3 +165,17 @@ def test_a_camera_back_at_another_resolution_settles_its_new_table() -> None:
     assert feed(det, [table()] * 30) == [15]
     smaller = cv2.resize(table(2), (480, 360), interpolation=cv2.INTER_AREA)
     assert feed(det, [smaller] * 30, start=30) == [30 + 15]
+
+
+def test_a_table_refused_while_paused_is_judged_again_on_resume() -> None:
+    """The user paused while a move settled: the frame was refused, and nothing moves after
+    it; resuming asks for that still table to be judged once more (and only once)."""
+    det = SettleDetector()
+    t = table()
+    feed(det, [t] * 20)
+    moved = with_card(t, 300, 60)
+    assert feed(det, [moved] * 30, start=20) == [21 + 15]
+    det.reject()                                   # paused: refused
+    assert feed(det, [moved] * 10, start=50) == []
+    det.retry()                                    # resumed
+    assert feed(det, [moved] * 30, start=60) == [60]

@@ -76,6 +76,24 @@ def test_pause_holds_a_folder_until_resumed(qtbot: Any) -> None:
     ctl.stop()
 
 
+def test_resuming_asks_for_the_still_table_to_be_judged_again(qtbot: Any) -> None:
+    """(With a camera, a table that settled while paused was refused; nothing moving after
+    it, it would never be judged.)"""
+    from companion.ui.app import open_live_window
+
+    session = new_session()
+    runner = make_runner(session, [SAMPLE / "0000.jpg"])
+    asked: list[str] = []
+    runner.detector.retry = lambda: asked.append("retry")  # type: ignore[method-assign]
+    window, ctl = open_live_window(session, runner, start=False)
+    qtbot.addWidget(window)
+    ctl.set_paused(True)
+    assert asked == []
+    ctl.set_paused(False)
+    assert asked == ["retry"]
+    ctl.stop()
+
+
 def test_run_live_shows_the_window_until_it_is_closed(qtbot: Any) -> None:
     from companion.ui import run_live
 
