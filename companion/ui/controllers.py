@@ -719,6 +719,7 @@ class LiveController(_ViewBase):
 
     # ================================================================ the user ===
     def set_paused(self, paused: bool) -> None:
+        resumed = self.paused and not paused
         self.paused = bool(paused)
         if self.paused:
             self._resume.clear()
@@ -726,7 +727,7 @@ class LiveController(_ViewBase):
         else:
             self._resume.set()
             detector = getattr(self.runner, "detector", None)
-            if detector is not None and hasattr(detector, "retry"):
+            if resumed and detector is not None and hasattr(detector, "retry"):
                 detector.retry()     # the table that settled while paused is judged now
             self.window.show_status("watching the table again")
         if self.window.pause_button.isChecked() != self.paused:
