@@ -143,8 +143,8 @@ def truth_record(path: Path) -> dict[str, Any]:
     return rec
 
 
-def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, Any]:
-    """(what runs, observer(image, name) -> record)."""
+def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, Any, Any]:
+    """(what runs, observer(image, name) -> record, the vision pipeline or None)."""
     if mode in (None, "vision"):
         try:
             from vision.pipeline import TablePipeline
@@ -167,9 +167,9 @@ def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, An
                 print(f"the vision pipeline cannot start ({exc}): using the truth records "
                       "beside the frames")
             else:
-                return "vision (vision.pipeline.TablePipeline)", pipeline.observe
+                return "vision (vision.pipeline.TablePipeline)", pipeline.observe, pipeline
     return ("truth (the truth record beside each frame, reduced to the observation record)",
-            lambda image, name: truth_record(Path(name)))
+            lambda image, name: truth_record(Path(name)), None)
 
 
 def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
@@ -254,7 +254,9 @@ def run(args: argparse.Namespace) -> int:
     from calibration.table import TableCalibrator
     from companion.live.capture import FolderSource, Frame
     from companion.live.runner import FrameReport, LiveRunner
+    from companion.commands.run import check_deck
     from companion.live.session import EventKind, LiveEvent, LiveSession
+    from companion.live.tablestate import TAROT_CARD_MM
 
     folder = find_sample_game(args.frames)
     try:
@@ -282,13 +284,18 @@ def run(args: argparse.Namespace) -> int:
             except ImportError:
                 print("the window (companion.ui) is not available yet: running headless")
 
-    which, observer = make_observer(args.observations, mat, args.deck)
+    which, observer, pipeline = make_observer(args.observations, mat, args.deck)
+    card_size_mm = TAROT_CARD_MM
+    if pipeline is not None:
+        # a tarot only, and the lattice's pitch from its cards' size, as for `run`
+        check_deck(script["game"], pipeline.gallery.card_ids, args.deck)
+        card_size_mm = pipeline.card_size_mm
     print(f"sample game: {folder} ({script.get('title', '')})")
     print(f"observations: {which}")
     recorder = make_recorder(out, script)
     session = LiveSession(script["game"], edition=script["edition"], players=script["players"],
                           settings=script.get("settings") or None, seed=script.get("seed"),
-                          recorder=recorder, mat=mat)
+                          recorder=recorder, mat=mat, card_size_mm=card_size_mm)
     clicks = {f"{k:04d}": entry["move"] for k, entry in enumerate(script["moves"], start=1)
               if entry.get("visible") is False}
     lines: list[str] = []

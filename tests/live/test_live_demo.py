@@ -95,3 +95,12 @@ def test_an_unreadable_frame_is_counted_as_one_and_fails_the_run(
     printed = capsys.readouterr().out
     assert code == 1
     assert "1 unreadable" in printed and "camera lost 0 time(s)" in printed, printed
+
+
+def test_the_demo_refuses_a_deck_that_is_not_a_tarot(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("onnxruntime")
+    code = main(["demo", "--headless", "--deck", "decktet", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "deck decktet: zarcana is played with a tarot deck" in err, err
+    assert not (tmp_path / "out" / "game.db").exists()
