@@ -848,6 +848,17 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
+        if self._history:
+            # the players took the last move back by hand: the table is the position before
+            # it. No misread explains that; say what it is and how to follow it
+            before = self._history[-2].state if len(self._history) > 1 else self._initial
+            if before is not None and explain(before, view, diagnose=False,
+                                              compare_discard=self.watch_discard).unchanged:
+                last = self._history[-1]
+                return [LiveEvent(EventKind.WAITING, f"the table shows the position before "
+                                  f"the last move ({last.move}): press \"Take back move\" if "
+                                  "it was taken back, or put it back on the table", player=who,
+                                  move=last.move, changes=changes, frame=frame)]
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
             # A territory gone without a legal move to destroy it is far more often a hand
