@@ -102,6 +102,9 @@ def open_recording(path: Path | None, *, game: str, edition: str,
     )
 
     if path is not None and path.exists():
+        if not path.is_file():
+            raise RecordingError(f"{path}: not a game file (not a regular file); give the "
+                                 "name of a new file, or of a game file to continue")
         recorded = open_game(path)
         if recorded.finished:
             raise RecordingError(f"{path}: this game is finished; give a new file name to "
@@ -125,8 +128,9 @@ def open_recording(path: Path | None, *, game: str, edition: str,
                         ",".join(recorded.players))
         history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
                    for ev, state in moves]
+        recorder = GameRecorder.resume(path)    # (a file it cannot write is said first)
         print(f"continuing the game recorded in {path} ({len(history)} moves so far)")
-        return GameRecorder.resume(path), start, history, path
+        return recorder, start, history, path
     target = path if path is not None else new_game_path(game)
     recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players))
     return recorder, None, [], target

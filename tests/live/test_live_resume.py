@@ -70,3 +70,19 @@ def test_a_game_file_closed_before_the_deal_is_continued_from_the_next_dealt_tab
     with pytest.raises(RecordingError, match="not yet dealt of red, blue, green"):
         open_recording(empty, game="zarcana", edition=SCRIPT["edition"],
                        players=("red", "blue"))
+
+
+def test_a_record_target_that_is_no_file_is_named(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    from companion.recording.store import RecordingError
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    pipe = tmp_path / "pipe.db"
+    os.mkfifo(pipe)
+    with pytest.raises(RecordingError, match="not a game file \\(not a regular file\\)"):
+        open_recording(pipe, game="zarcana", edition=SCRIPT["edition"],
+                       players=tuple(SCRIPT["players"]))
