@@ -179,3 +179,22 @@ def test_the_sample_game_reads_as_its_truth() -> None:
         assert dict(r.view.pyramids) == {c: tuple(sorted(v)) for c, v in pyr.items()}, k
         tr.remember(r)
     assert tr.lattice == Lattice(tr.lattice.origin_mm, 95.0, tr.lattice.rotation_deg, 0)
+
+
+def test_a_card_away_from_the_board_is_not_part_of_it() -> None:
+    """Two cells or more from every territory no move puts a card: with a mat it is a stray,
+    without one (no zones) a face-up one is the discard pile, which names the card played."""
+    from calibration.mat import virtual_mat
+
+    far = {"id": "cups-07", "center_mm": [300.0 + 1 * 95.0, 200.0 + 4 * 95.0],
+           "angle_deg": 270.0, "confidence": 0.98}
+    near = {"id": "wands-02", "center_mm": [300.0 + 1 * 95.0, 200.0 + 3 * 95.0],
+            "angle_deg": 0.0, "confidence": 0.98}
+    for mat, discard in ((MAT, None), (virtual_mat(), "cups-07")):
+        tr = TableTracker(mat)
+        tr.read(make_record(LAYOUT, draw=0), expected=LAYOUT)
+        tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+        reading = tr.read(make_record(LAYOUT, draw=0, extra_cards=[far, near]))
+        assert (1, 4) not in reading.view.cards                  # away: not the board's
+        assert reading.view.cards.get((1, 3)) == "wands-02"      # next to it: a build
+        assert reading.view.discard_top == discard
