@@ -122,13 +122,13 @@ def open_recording(path: Path | None, *, game: str, edition: str,
                     "a new file name")
         else:
             start, moves = accepted_moves(recorded)
+        history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
+                   for ev, state in moves]
+        recorder = GameRecorder.resume(path)    # (a file it cannot write is said first)
         if not same:
             log.warning("%s: continuing its game (%s edition, players %s); --edition and "
                         "--players are ignored", path, recorded.edition,
                         ",".join(recorded.players))
-        history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
-                   for ev, state in moves]
-        recorder = GameRecorder.resume(path)    # (a file it cannot write is said first)
         print(f"continuing the game recorded in {path} ({len(history)} moves so far)")
         return recorder, start, history, path
     target = path if path is not None else new_game_path(game)

@@ -282,6 +282,7 @@ class LiveSession:
         #: why the game file cannot be written now (None: everything is in it)
         self.record_error: str | None = None
         self._record_news: list[LiveEvent] = []
+        self._recorder_closed = False
         self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
         self.watch_discard = DISCARD_ZONE in self.tracker.zones
         #: a territory that vanished with no legal move to explain it is taken for a covered
@@ -581,11 +582,14 @@ class LiveSession:
         try at what it could not write before (:attr:`unwritten` says what is still
         missing)."""
         if self.recorder is not None:
-            self.write_pending()
-            try:
-                self.recorder.close()
-            except Exception as exc:  # noqa: BLE001 - a recorder failure must not lose the game
-                log.warning("the recorder could not be closed: %s", exc)
+            with self._lock:
+                self.write_pending()
+                # a move the runner still accepts now stays unwritten, and is said
+                self._recorder_closed = True
+                try:
+                    self.recorder.close()
+                except Exception as exc:  # noqa: BLE001 - a recorder failure must not lose the game
+                    log.warning("the recorder could not be closed: %s", exc)
 
     # ================================================================ internals ===
     def _require_state(self) -> ZarcanaState:
@@ -595,9 +599,10 @@ class LiveSession:
 
     def _emit(self, events: list[LiveEvent]) -> list[LiveEvent]:
         with self._lock:
-            # what the recorder had to say while these were made, after them
+            # what the recorder had to say while these were made, before them (the frame's
+            # verdict keeps the banner; the window's title keeps the recording's trouble)
             news, self._record_news = self._record_news, []
-        events = events + news
+        events = news + events
         for e in events:
             log.info("%s: %s", e.kind.value, e.text)
         listeners = list(self._listeners)
@@ -618,28 +623,37 @@ class LiveSession:
         (a move taken back, with the state before it) and "note" (a flagged table)."""
         if self.recorder is None:
             return
-        self._unwritten.append(("record", {
-            "kind": kind, "move": move, "player": player,
-            "observation": None if observation is None else observation.to_dict(),
-            "keyframe_jpeg": keyframe_jpeg, "state": None if state is None else dumps(state),
-            "note": note or ""}))
-        self.write_pending()
+        with self._lock:
+            self._unwritten.append(("record", {
+                "kind": kind, "move": move, "player": player,
+                "observation": None if observation is None else observation.to_dict(),
+                "keyframe_jpeg": keyframe_jpeg,
+                "state": None if state is None else dumps(state), "note": note or ""}))
+            self.write_pending()
 
     @property
     def unwritten(self) -> list[str]:
-        """What the game file still lacks, one line each (a move's text, or its kind)."""
+        """What the game file still lacks, one line each: a move's text, else the event's
+        kind in brackets (a flagged table's note names the move it refused)."""
+        def line(what: str, kw: dict[str, Any]) -> str:
+            if what == "finish":
+                return "(the end of the game)"
+            if kw["kind"] in ("move", "override") and kw["move"]:
+                return str(kw["move"])
+            said = kw["note"] or kw["move"]
+            return f"({kw['kind']}{': ' + said if said else ''})"
+
         with self._lock:
-            return [("the end of the game" if what == "finish" else
-                     kw["move"] or f"({kw['kind']}{': ' + kw['note'] if kw['note'] else ''})")
-                    for what, kw in self._unwritten]
+            return [line(what, kw) for what, kw in self._unwritten]
 
     def write_pending(self) -> int:
         """Write what the recorder could not take before, oldest first; how much is left.
         The first failure says so once (:attr:`EventKind.NOT_RECORDED`); when all is written
-        again, :attr:`EventKind.RECORDED_AGAIN` says that."""
+        again, :attr:`EventKind.RECORDED_AGAIN` says that. After :meth:`close` nothing is
+        written: what comes then stays in :attr:`unwritten` (a runner still stopping)."""
         with self._lock:
-            if self.recorder is None:
-                return 0
+            if self.recorder is None or self._recorder_closed:
+                return len(self._unwritten)
             failing = self.record_error
             while self._unwritten:
                 what, kw = self._unwritten[0]
@@ -651,8 +665,8 @@ class LiveSession:
                         log.warning("%s", exc)
                         self._record_news.append(LiveEvent(
                             EventKind.NOT_RECORDED,
-                            f"the game file cannot be written: {exc}. The moves are kept and "
-                            "written as soon as it can be; do not close the companion",
+                            f"the game file cannot be written: {exc}. The moves are kept here "
+                            "and tried again at every move; do not close the companion",
                             frame=self._last_frame, source="system"))
                     return len(self._unwritten)
                 except Exception as exc:  # noqa: BLE001 - a wrong event must not hold up the rest
@@ -673,23 +687,26 @@ class LiveSession:
             return
         try:
             self.recorder.record(**kw)
-        except WriteFailed:
-            if kw["keyframe_jpeg"] is None:
+        except WriteFailed as exc:
+            if kw["keyframe_jpeg"] is None or not exc.full:
                 raise
             # the picture is most of an event's size: on a full disk the move may still fit
-            kw["keyframe_jpeg"] = None
-            self.recorder.record(**kw)
+            # (tried on a copy: if even that fails, the event waits with its picture)
+            self.recorder.record(**dict(kw, keyframe_jpeg=None))
             log.warning("%s: %s recorded without its picture", self.recorder_path,
                         kw["move"] or kw["kind"])
 
     def record_problem(self) -> str | None:
         """None when the game file holds the whole game so far; else what it lacks and why,
-        naming the file (after :meth:`close`: what the user is left to put right)."""
+        naming the file and how to go on (after :meth:`close`: what the user is left with)."""
         left = self.unwritten
         if not left:
             return None
-        return (f"{self.recorder_path}: the last {len(left)} event(s) of this game could not "
-                f"be written ({self.record_error}); the file stops before: {'; '.join(left)}")
+        path = self.recorder_path
+        why = (self.record_error or "the recorder was closed first").removeprefix(f"{path}: ")
+        return (f"{path}: the last {len(left)} event(s) of this game could not be written "
+                f"({why}); the file stops before: {'; '.join(left)}. Once it can be written, "
+                f"`companion run --record {path}` goes on from where it stops")
 
     @property
     def recorder_path(self) -> str:
@@ -848,17 +865,6 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
-        if self._history:
-            # the players took the last move back by hand: the table is the position before
-            # it. No misread explains that; say what it is and how to follow it
-            before = self._history[-2].state if len(self._history) > 1 else self._initial
-            if before is not None and explain(before, view, diagnose=False,
-                                              compare_discard=self.watch_discard).unchanged:
-                last = self._history[-1]
-                return [LiveEvent(EventKind.WAITING, f"the table shows the position before "
-                                  f"the last move ({last.move}): press \"Take back move\" if "
-                                  "it was taken back, or put it back on the table", player=who,
-                                  move=last.move, changes=changes, frame=frame)]
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
             # A territory gone without a legal move to destroy it is far more often a hand
@@ -874,6 +880,21 @@ class LiveSession:
                               "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
         suggestions = tuple(self._misreads(st, reading))
+        taken_back = self._taken_back(view)
+        if taken_back is not None:
+            # the players took the last move back by hand: the table is the position before
+            # it. Say so (a misread, if one would explain the table too, is still offered)
+            text = (f"the table shows the position before the last move ({taken_back}): "
+                    "press \"Take back move\" if it was taken back, or put it back on the "
+                    "table")
+            if not suggestions:
+                return [LiveEvent(EventKind.WAITING, text, player=who, move=taken_back,
+                                  changes=changes, frame=frame)]
+            self._pending = _Pending(reading, obs, ex, suggestions, frame)
+            self.status = Status.QUESTION
+            return [LiveEvent(EventKind.QUESTION, f"{text}; or is a piece misread: "
+                              f"{suggestions[0].text}", move=suggestions[0].move, player=who,
+                              changes=changes, suggestions=suggestions, frame=frame)]
         if suggestions:
             same = (was is Status.QUESTION and self._pending is not None
                     and self._pending.reading.view.same_as(view))
@@ -1014,6 +1035,17 @@ class LiveSession:
                           frame=self._last_frame, source="system")]
 
     # ------------------------------------------------------------------ misreads
+    def _taken_back(self, view: TableView) -> str | None:
+        """The last accepted move, when ``view`` is the position before it (taken back on
+        the table by hand), else None."""
+        if not self._history:
+            return None
+        before = self._history[-2].state if len(self._history) > 1 else self._initial
+        if before is None or not explain(before, view, diagnose=False,
+                                         compare_discard=self.watch_discard).unchanged:
+            return None
+        return self._history[-1].move
+
     def _misreads(self, st: ZarcanaState, reading: TableReading) -> list[Suggestion]:
         """Readings one card id or one pyramid attribute away that a legal move explains."""
         view = reading.view

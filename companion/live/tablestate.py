@@ -29,7 +29,7 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from companion.core.cards import BACK
@@ -368,6 +368,11 @@ class TableTracker:
     def corrections(self) -> int:
         return len(self._card_fixes) + len(self._pyramid_fixes)
 
+    def _on_discard(self, sc: SeenCard) -> SeenCard:
+        """A card seen on the discard pile, with the user's correction of its reading."""
+        fixed = self._card_fixes.get((DISCARD_ZONE, sc.id))
+        return sc if fixed is None else replace(sc, id=fixed, read_as=sc.id)
+
     # ------------------------------------------------------------------ reading
     def read(self, record: Observation | Mapping[str, Any], *,
              expected: Mapping[Cell, str] | None = None) -> TableReading:
@@ -403,10 +408,7 @@ class TableTracker:
             if zone is not None:
                 sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, zone, 0.0, lvl)
                 if zone == DISCARD_ZONE:
-                    fixed = self._card_fixes.get((DISCARD_ZONE, c.id))
-                    if fixed is not None:
-                        sc = SeenCard(fixed, c.center_mm, c.angle_deg, c.confidence, None, zone,
-                                      0.0, lvl, read_as=c.id)
+                    sc = self._on_discard(sc)
                     discard.append(sc)
                 elif zone == DRAW_ZONE:
                     draw += 1
@@ -427,8 +429,8 @@ class TableTracker:
                 # board. Where no mat's zone says where the discard pile is (no mat), a face-up
                 # card there is taken for it: it names the card a player plays from the hand
                 if DISCARD_ZONE not in self.zones and c.id != BACK:
-                    sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None,
-                                  DISCARD_ZONE, 0.0, lvl)
+                    sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg,
+                                                   c.confidence, None, DISCARD_ZONE, 0.0, lvl))
                     discard.append(sc)
                 else:
                     sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, None,

@@ -105,7 +105,16 @@ class RecordingError(CompanionError, ValueError):
 
 class WriteFailed(RecordingError):
     """An event (or the game's end) that was right but could not be written to the file (a
-    full disk, a file gone read-only, a lock held): the same write may succeed later."""
+    full disk, a file gone read-only, a lock held): the same write may succeed later.
+    ``full``: the disk (or the file's quota) is full, where a smaller event may still fit."""
+
+    def __init__(self, message: str, full: bool = False) -> None:
+        super().__init__(message)
+        self.full = full
+
+
+def _full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 # ------------------------------------------------------------------------ records ---
@@ -599,14 +608,21 @@ class GameRecorder:
             if initial_state is not None:
                 rec.record("start", None, state=initial_state)
         except sqlite3.Error as exc:
-            con.close()
-            _remove_quietly(p)
+            cls._give_up(con, rec, p)
             raise RecordingError(f"{p}: cannot create the game file ({exc})") from None
         except BaseException:
-            con.close()
-            _remove_quietly(p)
+            cls._give_up(con, rec, p)
             raise
         return rec
+
+    @staticmethod
+    def _give_up(con: sqlite3.Connection, rec: "GameRecorder | None", path: Path) -> None:
+        """A game file whose creation failed: closed, its lock let go, removed."""
+        con.close()
+        if rec is not None and rec._held is not None:
+            os.close(rec._held)
+            rec._held = None
+        _remove_quietly(path)
 
     @classmethod
     def resume(cls, path: Path | str) -> "GameRecorder":
@@ -737,7 +753,8 @@ class GameRecorder:
             except sqlite3.Error as exc:
                 _rollback(con)
                 raise WriteFailed(f"{self.path}: event {number} ({kind}) could not be "
-                                  f"written: {_describe_sqlite_error(exc)}") from None
+                                  f"written: {_describe_sqlite_error(exc)}",
+                                  full=_full(exc)) from None
             self._next = number + 1
             self._started = self._started or kind == "start"
             self._moved = self._moved or kind in ("move", "override", "undo")
@@ -766,7 +783,8 @@ class GameRecorder:
             except sqlite3.Error as exc:
                 _rollback(con)
                 raise WriteFailed(f"{self.path}: the end of the game could not be "
-                                  f"written: {_describe_sqlite_error(exc)}") from None
+                                  f"written: {_describe_sqlite_error(exc)}",
+                                  full=_full(exc)) from None
             self._ended = True
 
     def _writable(self, what: str) -> sqlite3.Connection:
@@ -836,8 +854,9 @@ def _hold(path: Path) -> int | None:
     """A descriptor of ``path`` holding an exclusive advisory lock (``flock``) on it, for as
     long as one recorder writes the game: a second companion recording the same file would
     number its events over the first's, and every one of them would fail. None where there
-    is no ``flock`` (Windows: SQLite's own locks only). (SQLite itself locks with ``fcntl``,
-    which on Linux does not meet ``flock``.)"""
+    is no ``flock`` (Windows: SQLite's own locks only) or it fails for another reason than a
+    lock held. (SQLite itself locks with ``fcntl``, which on a local Linux file system does
+    not meet ``flock``; NFS emulates one with the other.)"""
     try:
         import fcntl
     except ImportError:
@@ -848,11 +867,16 @@ def _hold(path: Path) -> int | None:
         return None      # (the connection will say what is wrong with the file)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         os.close(fd)
         raise RecordingError(f"{path}: another companion is recording this game right now "
                              "(the file is locked): close that one first, or record into a "
                              "new file") from None
+    except OSError as exc:
+        # a file system without flock: recorded without the guard, as before it
+        os.close(fd)
+        log.info("%s: not locked (%s)", path, exc.strerror or exc)
+        return None
     return fd
 
 

@@ -72,6 +72,8 @@ DISPLAY_FPS = 15.0
 KEYFRAME_WIDTH = 960
 #: With no calibration yet, try the markers of an unsettled frame this often (s).
 CALIBRATE_EVERY_S = 2.0
+#: What the window's title starts with while the game file cannot be written.
+NOT_RECORDED_TITLE = "NOT RECORDED: "
 
 
 class PausedError(CompanionError):
@@ -611,10 +613,14 @@ class LiveController(_ViewBase):
         elif e.kind is EventKind.NOT_RECORDED:
             w.alert.show_message("not_recorded",
                                  f"<b>The game is not being recorded.</b> {_html(e.text)}")
+            # (the banner gives way to the next ruling; the title stays until it is written)
+            if not w.windowTitle().startswith(NOT_RECORDED_TITLE):
+                w.setWindowTitle(NOT_RECORDED_TITLE + w.windowTitle())
             w.show_status(e.text)
         elif e.kind is EventKind.RECORDED_AGAIN:
             if w.alert.kind == "not_recorded":
                 w.alert.clear()
+            w.setWindowTitle(w.windowTitle().removeprefix(NOT_RECORDED_TITLE))
             w.show_status(e.text)
         elif e.kind is EventKind.GAME_OVER:
             w.alert.show_message("over", f"<b>Game over.</b> {_html(e.text)}")

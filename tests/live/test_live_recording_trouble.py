@@ -23,16 +23,21 @@ class FlakyDisk:
         self.path = inner.path
         self.full = False
         self.pictures_too_big = False
+        self.locked = False
 
     def record(self, kind: str, move: str | None, **kw: Any) -> Any:
+        if self.locked:
+            raise WriteFailed(f"{self.path}: event ({kind}) could not be written: the "
+                              "database is locked")
         if self.full or (self.pictures_too_big and kw.get("keyframe_jpeg") is not None):
             raise WriteFailed(f"{self.path}: event ({kind}) could not be written: the disk "
-                              "is full")
+                              "is full", full=True)
         return self.inner.record(kind, move, **kw)
 
     def finish(self, scores: Any, winners: Any) -> Any:
         if self.full:
-            raise WriteFailed(f"{self.path}: the end of the game could not be written")
+            raise WriteFailed(f"{self.path}: the end of the game could not be written",
+                              full=True)
         return self.inner.finish(scores, winners)
 
     def close(self) -> None:
@@ -132,3 +137,35 @@ def test_a_second_companion_cannot_record_into_a_game_being_recorded(tmp_path: P
     first.close()
     again = GameRecorder.resume(path)   # once the first has let go, it can go on
     again.close()
+
+
+def test_a_picture_is_kept_when_the_file_was_only_locked(tmp_path: Path) -> None:
+    """(Only a full disk costs an event its picture: a lock lets go, and the event is then
+    written whole.)"""
+    path = tmp_path / "game.db"
+    s, disk, _ = session_on(path)
+    disk.locked = True
+    play(s, range(0, 2))
+    disk.locked = False
+    play(s, range(2, 3))
+    recorded = open_game(path)
+    assert recorded.moves() == [h.move for h in s.history]
+    assert [e.has_keyframe for e in recorded.events] == [True] * len(recorded.events)
+    s.close()
+
+
+def test_a_move_accepted_after_close_is_said_missing_not_lost_unseen(tmp_path: Path) -> None:
+    """The window closes the session while the runner may still be finishing a frame: what
+    it accepts then is not written, and is said."""
+    path = tmp_path / "game.db"
+    s, _, _ = session_on(path)
+    play(s, range(0, 2))
+    s.close()
+    assert s.record_problem() is None
+    play(s, range(2, 3))
+    problem = s.record_problem()
+    assert problem is not None and s.unwritten == [s.history[-1].move]
+    assert "the recorder was closed first" in problem
+    assert f"`companion run --record {path}` goes on from where it stops" in problem
+    assert open_game(path).moves() == [h.move for h in s.history][:-1]
+

@@ -400,14 +400,16 @@ def test_a_picture_without_colour_is_not_judged() -> None:
 
 def test_a_move_taken_back_on_the_table_is_named_not_taken_for_a_misread() -> None:
     """The players undo the last move by hand: the table is the position before it. Asking
-    whether a card was misread would invite a false correction; the session says what the
-    table shows and waits (for the Take-back button, or the move put back)."""
+    only whether a card was misread would invite a false correction; the session says first
+    what the table shows (for the Take-back button, or the move put back)."""
     s = new_session()
     play(s, range(0, 7))
     moves = [h.move for h in s.history]
     ev = s.observe(sample_record(5), frame=7)
-    assert [e.kind for e in ev] == [EventKind.WAITING]
-    assert "the position before the last move" in ev[0].text and ev[0].move == moves[-1]
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    assert ev[0].text.startswith(f"the table shows the position before the last move "
+                                 f"({moves[-1]}): press \"Take back move\"")
+    assert "; or is a piece misread: " in ev[0].text and ev[0].suggestions
     assert [h.move for h in s.history] == moves
     s.step_back()                                    # the Take-back button
     assert s.observe(sample_record(5), frame=8)[0].kind is EventKind.UNCHANGED

@@ -222,10 +222,12 @@ def test_a_game_file_that_cannot_be_written_is_shown_until_it_can(qtbot: Any,
                     and lw.window.alert.isVisible(), timeout=2000)
     assert "not being recorded" in lw.window.alert.text() and "disk is full" in \
         lw.window.alert.text()
+    assert lw.window.windowTitle().startswith("NOT RECORDED: ")
     disk.full = False
     lw.feed(1)
     assert lw.controller.wait_idle()
     qtbot.waitUntil(lambda: not lw.window.alert.isVisible(), timeout=2000)
+    assert lw.window.windowTitle() == "test"
     lw.session.close()
 
 
