@@ -86,24 +86,24 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
 def camera_file(args: argparse.Namespace) -> Path | None:
     """The camera file to use: ``--intrinsics``, else the saved one unless
     ``--no-intrinsics`` (None: none, the lens is taken as undistorted)."""
-    if args.intrinsics is not None:
-        return Path(args.intrinsics)
-    if args.no_intrinsics:
-        return None
     from calibration.intrinsics import default_camera_path
 
-    saved = default_camera_path()
-    return saved if saved.is_file() else None
+    return _given_or_saved(args.intrinsics, args.no_intrinsics, default_camera_path)
 
 
 def colour_profile(args: argparse.Namespace) -> Path | None:
     """The colour profile to use: ``--colors``, else the saved one unless ``--no-colors``
     (None: the ten standard colours as shipped)."""
-    if args.colors is not None:
-        return Path(args.colors)
-    if args.no_colors:
-        return None
     from vision.pyramids.profile import default_profile_path
 
-    saved = default_profile_path()
-    return saved if saved.is_file() else None
+    return _given_or_saved(args.colors, args.no_colors, default_profile_path)
+
+
+def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path]
+                    ) -> Path | None:
+    if given is not None:
+        return Path(given)
+    if ignore:
+        return None
+    path = saved()
+    return path if path.is_file() else None
