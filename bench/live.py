@@ -44,7 +44,7 @@ def verdict_latency(rounds: int, observations: str) -> tuple[list[float], str, b
     folder = find_sample_game(None)
     script = json.loads((folder / "game.json").read_text(encoding="utf-8"))
     mat = load_mat(folder / "mat.json")
-    which, observer = make_observer(observations, mat, None)
+    which, observer, _ = make_observer(observations, mat, None)
     times: list[float] = []
     right = True
     for r in range(rounds):
