@@ -444,6 +444,13 @@ class LiveController(_ViewBase):
                 self.runner.stop(2.0)
             except Exception:  # noqa: BLE001 - closing must go on
                 log.exception("the live loop did not stop cleanly")
+        thread = self._runner_thread
+        if thread is not None and thread is not threading.current_thread():
+            # (the loop runs on this thread, not the runner's own: wait for the frame in
+            # hand, so that the session is not closed under a move being accepted)
+            thread.join(5.0)
+            if thread.is_alive():
+                log.warning("the live loop is still busy with a frame; closing anyway")
         self.commands.shutdown()
         self._unsubscribe()
 
