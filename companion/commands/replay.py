@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "demo`) in the window, read-only, and step through its moves.")
     p.add_argument("game", type=Path, metavar="GAME.db", help="the recorded game file")
     p.add_argument("--mat", type=Path, default=None, metavar="FILE",
-                   help="the calibration mat file the game was played on (for the overlay)")
+                   help="the calibration mat file the game was played on, for the overlay "
+                        "(default: the one the game file names, else the standard mat)")
     p.set_defaults(func=run)
 
 
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from companion.recording.store import open_game
 
     game = open_game(args.game)
-    mat = load_mat(args.mat)
+    # (none given: the mat the game file names, else the standard one)
+    mat = load_mat(args.mat) if args.mat is not None else None
     problem = display_problem(f"`companion export {args.game} --format text` writes the "
                               "game as text without a window")
     if problem is not None:

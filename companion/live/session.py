@@ -284,6 +284,12 @@ class LiveSession:
         self._record_news: list[LiveEvent] = []
         self._recorder_closed = False
         self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
+        #: what the game is played on, kept with the dealt board in the game file so that a
+        #: replay draws it on the same mat and cards (``table`` of the start's observation)
+        self._table: dict[str, Any] = {
+            "card_size_mm": [float(card_size_mm[0]), float(card_size_mm[1])],
+            "mat": (mat.to_dict() if getattr(mat, "printed", False)
+                    and hasattr(mat, "to_dict") else None)}
         self.watch_discard = DISCARD_ZONE in self.tracker.zones
         #: a territory that vanished with no legal move to explain it is taken for a covered
         #: card (wait) rather than a rule broken (docs/zarcana-rulings.md: camera settings)
@@ -623,10 +629,13 @@ class LiveSession:
         (a move taken back, with the state before it) and "note" (a flagged table)."""
         if self.recorder is None:
             return
+        saved = None if observation is None else observation.to_dict()
+        if kind == "start" and saved is not None:
+            saved["table"] = self._table
         with self._lock:
             self._unwritten.append(("record", {
                 "kind": kind, "move": move, "player": player,
-                "observation": None if observation is None else observation.to_dict(),
+                "observation": saved,
                 "keyframe_jpeg": keyframe_jpeg,
                 "state": None if state is None else dumps(state), "note": note or ""}))
             self.write_pending()

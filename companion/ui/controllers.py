@@ -931,16 +931,46 @@ class ReplayStep:
     note: str
 
 
+def recorded_table(game: Any) -> tuple[Any, tuple[float, float] | None]:
+    """(mat, card size) the game file says the game was played on (the ``table`` the live
+    session keeps with the dealt board), each None where it says nothing readable (a file
+    of an older version, or of ``play``)."""
+    from calibration.mat import Mat, MatError
+
+    for ev in getattr(game, "events", ()):
+        table = ev.observation.get("table") if isinstance(ev.observation, Mapping) else None
+        if not isinstance(table, Mapping):
+            continue
+        mat = None
+        if isinstance(table.get("mat"), Mapping):
+            try:
+                mat = Mat.from_dict(dict(table["mat"]), f"{game.path}: the table's mat")
+            except MatError as exc:
+                log.warning("%s", exc)
+        size = table.get("card_size_mm")
+        cards = None
+        if isinstance(size, (list, tuple)) and len(size) == 2 and all(
+                isinstance(v, (int, float)) and 0 < v < 1000 for v in size):
+            cards = (float(size[0]), float(size[1]))
+        return mat, cards
+    return None, None
+
+
 class ReplayController(_ViewBase):
     """Steps through a recorded game (read-only): the log, back/forward, and each event's
     keyframe with the overlay of the observation that confirmed it."""
 
     def __init__(self, window: MainWindow, game: Any, *, mat: Any = None,
-                 card_size_mm: Sequence[float] = (70.0, 120.0)) -> None:
-        super().__init__(window, card_size_mm)
+                 card_size_mm: Sequence[float] | None = None) -> None:
         from companion.recording.store import RecordingError, replay_states
 
+        table_mat, table_cards = recorded_table(game)
+        super().__init__(window, card_size_mm or table_cards or (70.0, 120.0))
         self.game = game
+        if mat is None:
+            from calibration.mat import DEFAULT_MAT
+
+            mat = table_mat or DEFAULT_MAT
         self.mat = mat
         self.steps: list[ReplayStep] = []
         self.error: str | None = None

@@ -78,6 +78,41 @@ def test_a_live_recorded_game_replays_with_its_keyframes_and_overlay(
     assert window.scores.score_text() == lw.window.scores.score_text()
 
 
+def test_a_replay_is_drawn_on_the_mat_and_cards_the_game_was_played_on(
+        qtbot: Any, tmp_path: Path) -> None:
+    """The game file keeps the mat and the card size with the dealt board: a replay needs
+    neither given again (a game recorded before, or by `play`, gets the standard ones)."""
+    from dataclasses import replace
+
+    from calibration.mat import DEFAULT_MAT, load_mat
+    from companion.live.session import LiveSession
+    from companion.recording.store import GameRecorder, open_game
+    from companion.ui.app import open_replay_window
+
+    s = __import__("ui_support").script()
+    mat = load_mat(SAMPLE / "mat.json")
+    mine = replace(mat, zones={**mat.zones, "draw": (700.0, 20.0, 860.0, 200.0)})
+    rec = GameRecorder.create(tmp_path / "g.db", game="zarcana", edition=s["edition"],
+                              players=s["players"], settings=s["settings"])
+    session = LiveSession("zarcana", edition=s["edition"], players=s["players"],
+                          settings=s["settings"], mat=mine, recorder=rec,
+                          card_size_mm=(70.0, 121.0))
+    session.observe(truth(0), frame=0)
+    session.close()
+    assert open_game(tmp_path / "g.db").events[0].observation["table"]["card_size_mm"] == [
+        70.0, 121.0]
+    window, ctl = open_replay_window(tmp_path / "g.db")
+    qtbot.addWidget(window)
+    assert ctl.mat == mine and tuple(ctl.card_size_mm) == (70.0, 121.0)
+    window2, ctl2 = open_replay_window(tmp_path / "g.db", mat=mat)   # --mat still wins
+    qtbot.addWidget(window2)
+    assert ctl2.mat == mat
+    record_bot_game(tmp_path / "bots.db", moves=2)
+    window3, ctl3 = open_replay_window(tmp_path / "bots.db")
+    qtbot.addWidget(window3)
+    assert ctl3.mat == DEFAULT_MAT and tuple(ctl3.card_size_mm) == (70.0, 120.0)
+
+
 def test_replay_command_opens_the_window_and_returns(qtbot: Any, tmp_path: Path) -> None:
     path = tmp_path / "bots.db"
     record_bot_game(path, seed=9, moves=5, keyframes=False, finish=True)
