@@ -277,3 +277,30 @@ def test_a_polite_kill_closes_the_window_and_the_run_ends_as_usual(
     assert signal.getsignal(signal.SIGTERM) == before      # put back as it was
     assert open_game(db).moves() == ["red: start 0,2", "blue: start 2,2"]
     assert f"the game is recorded in {db}" in capsys.readouterr().out
+
+
+def test_a_run_closed_before_any_deal_keeps_no_empty_game_file(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """(A wrong camera, closed at once, left an empty unfinished game in `companion games`
+    each time.) A file named to continue is never removed."""
+    import vision.pipeline
+
+    class NoTable(TruthPipeline):
+        def observe(self, image: Any, name: str) -> dict[str, Any]:
+            return {"image": name, "calibrated": False, "reason": "no markers", "cards": [],
+                    "pyramids": []}
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", NoTable)
+    db = tmp_path / "g.db"
+    args = ["run", "--source", str(SAMPLE), "--fast", "--record", str(db)]
+    code, _ = run_until(args, 0)
+    assert code == 0 and not db.exists() and not Path(f"{db}-wal").exists()
+    assert f"no board was dealt: nothing recorded, and {db} is not kept" in \
+        capsys.readouterr().out
+    from companion.recording.store import GameRecorder
+
+    GameRecorder.create(db, game="zarcana", edition="looney",
+                        players=["red", "blue", "green"]).close()
+    code, _ = run_until(args, 0)                 # named to continue: kept, empty or not
+    assert code == 0 and db.exists()
