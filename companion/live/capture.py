@@ -139,7 +139,13 @@ class VideoSource(FrameSource):
                else cv2.VideoCapture(self.target, self.api))
         if not cap.isOpened():
             cap.release()
-            raise CaptureError(f"{self.kind} {self.name}: cannot be opened")
+            why = ""
+            if self.kind == "video":
+                size = Path(str(self.target)).stat().st_size
+                why = (" (the file is empty)" if size == 0 else
+                       f" ({size} bytes: not a video OpenCV can read, or one cut short before "
+                       "its index was written)")
+            raise CaptureError(f"{self.kind} {self.name}: cannot be opened{why}")
         self._cap = cap
         self._fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self._count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)

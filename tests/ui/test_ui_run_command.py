@@ -109,8 +109,9 @@ def test_run_with_a_bad_source_is_a_clear_error(qapp: Any, tmp_path: Path,
 
 
 @pytest.mark.parametrize("source, words", [
-    ("zero.mp4", "video {dir}/zero.mp4: cannot be opened"),
-    ("notes.txt", "video {dir}/notes.txt: cannot be opened"),
+    ("zero.mp4", "video {dir}/zero.mp4: cannot be opened (the file is empty)"),
+    ("notes.txt", "video {dir}/notes.txt: cannot be opened (11 bytes: not a video OpenCV can "
+                  "read, or one cut short before its index was written)"),
     ("99999999999999999999", "camera 99999999999999999999: no camera has that number"),
     ("", "give a camera number, a URL, a video file or a folder"),
 ])
