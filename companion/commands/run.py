@@ -190,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
     pipeline = TablePipeline(**kwargs)
     session = None
     recorder = None
-    new_file = args.record is None or not args.record.exists()
+    # a game file the run names itself (no --record), which nobody else knows of yet
+    own_file = args.record is None
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
         recorder, state, history, path = open_recording(
@@ -220,29 +221,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion run: error: {problem}", file=sys.stderr)
         print(f"the game is recorded in {path} only up to that point")
         return 1
-    if new_file and session is not None and session.state is None:
-        # the window closed before a board was dealt (a wrong camera, say): a game file this
-        # run made and that holds nothing is not left in the games folder
-        _remove_empty(path)
-        print(f"no board was dealt: nothing recorded, and {path} is not kept")
-        return code
+    if own_file and session is not None and session.state is None:
+        from companion.recording.store import remove_empty_game
+
+        # the window closed before a board was dealt (a wrong camera, say): the game file
+        # this run named and made holds nothing, and is not left in the games folder
+        if remove_empty_game(path):
+            print(f"no board was dealt: nothing recorded, and {path} is not kept")
+            return code
     print(f"the game is recorded in {path} (companion replay {path})")
     return code
-
-
-def _remove_empty(path: Path) -> None:
-    from companion.recording.store import open_game
-
-    try:
-        if open_game(path).events:
-            return
-    except CompanionError:
-        return
-    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        try:
-            p.unlink()
-        except OSError:
-            pass
 
 
 __all__ = ["open_recording", "register", "run"]

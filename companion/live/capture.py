@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -141,10 +142,18 @@ class VideoSource(FrameSource):
             cap.release()
             why = ""
             if self.kind == "video":
-                size = Path(str(self.target)).stat().st_size
-                why = (" (the file is empty)" if size == 0 else
-                       f" ({size} bytes: not a video OpenCV can read, or one cut short before "
-                       "its index was written)")
+                try:
+                    size = Path(str(self.target)).stat().st_size
+                except OSError as exc:
+                    size = -1
+                    why = f" ({exc.strerror or exc})"
+                if size == 0:
+                    why = " (the file is empty)"
+                elif size > 0 and not os.access(str(self.target), os.R_OK):
+                    why = " (no permission to read it)"
+                elif size > 0:
+                    why = (f" ({size} bytes: not a video OpenCV can read, or one cut short "
+                           "before its index was written)")
             raise CaptureError(f"{self.kind} {self.name}: cannot be opened{why}")
         self._cap = cap
         self._fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
@@ -354,7 +363,8 @@ class CaptureThread:
         while True:
             item = self.get(timeout=0.5)
             if item is None:
-                if self._finished and not self._items:
+                # (stopped: a source stuck in its read does not hold the consumer)
+                if (self._finished and not self._items) or self._stop.is_set():
                     return
                 continue
             yield item

@@ -83,6 +83,18 @@ from companion.live.tablestate import (
 from companion.recording.store import WriteFailed
 
 
+def _table_mat(mat: Any) -> dict[str, Any] | None:
+    """What the game file keeps of the mat: a printed one whole; a table without one as
+    ``printed: false`` and the play area's size (a replay then draws no zones)."""
+    if mat is None or not hasattr(mat, "width_mm"):
+        return None
+    if getattr(mat, "printed", True) and hasattr(mat, "to_dict"):
+        out: dict[str, Any] = mat.to_dict()
+        return out
+    return {"printed": False, "width_mm": float(mat.width_mm),
+            "height_mm": float(mat.height_mm)}
+
+
 class EventKind(str, enum.Enum):
     """What an event reports; the values are the strings a window or log shows."""
 
@@ -288,8 +300,7 @@ class LiveSession:
         #: replay draws it on the same mat and cards (``table`` of the start's observation)
         self._table: dict[str, Any] = {
             "card_size_mm": [float(card_size_mm[0]), float(card_size_mm[1])],
-            "mat": (mat.to_dict() if getattr(mat, "printed", False)
-                    and hasattr(mat, "to_dict") else None)}
+            "mat": _table_mat(mat)}
         self.watch_discard = DISCARD_ZONE in self.tracker.zones
         #: a territory that vanished with no legal move to explain it is taken for a covered
         #: card (wait) rather than a rule broken (docs/zarcana-rulings.md: camera settings)

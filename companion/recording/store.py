@@ -880,6 +880,19 @@ def _hold(path: Path) -> int | None:
     return fd
 
 
+def remove_empty_game(path: Path | str) -> bool:
+    """Remove the game file ``path`` if it holds no event at all (a game never dealt);
+    whether it did. A file that holds anything, or cannot be read, is kept."""
+    p = Path(path).expanduser()
+    try:
+        if open_game(p).events:
+            return False
+    except RecordingError:
+        return False
+    _remove_quietly(p)
+    return not p.exists()
+
+
 def _remove_quietly(path: Path) -> None:
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
         try:

@@ -411,6 +411,10 @@ class LiveController(_ViewBase):
                 while not self._resume.wait(0.2):
                     if self._stopping.is_set():
                         raise PausedError("the window was closed")
+            if self._stopping.is_set():
+                # (closing sets resume too, to let this wait go: the paused frame is not
+                # judged on the way out)
+                raise PausedError("the window was closed")
             record: Mapping[str, Any] = inner(image, name)
             return record
 
@@ -450,7 +454,8 @@ class LiveController(_ViewBase):
             # hand, so that the session is not closed under a move being accepted)
             thread.join(5.0)
             if thread.is_alive():
-                log.warning("the live loop is still busy with a frame; closing anyway")
+                log.warning("the live loop has not stopped (a frame in hand, or the source "
+                            "not answering); closing anyway")
         self.commands.shutdown()
         self._unsubscribe()
 
@@ -935,22 +940,32 @@ def recorded_table(game: Any) -> tuple[Any, tuple[float, float] | None]:
     """(mat, card size) the game file says the game was played on (the ``table`` the live
     session keeps with the dealt board), each None where it says nothing readable (a file
     of an older version, or of ``play``)."""
-    from calibration.mat import Mat, MatError
+    from calibration.mat import Mat, MatError, virtual_mat
 
     for ev in getattr(game, "events", ()):
         table = ev.observation.get("table") if isinstance(ev.observation, Mapping) else None
         if not isinstance(table, Mapping):
             continue
         mat = None
-        if isinstance(table.get("mat"), Mapping):
+        raw = table.get("mat")
+        if isinstance(raw, Mapping) and raw.get("printed") is False:
+            # played without a mat: the play area the cards gave, no zones
+            w, h = raw.get("width_mm"), raw.get("height_mm")
+            mat = virtual_mat()
+            if (isinstance(w, (int, float)) and isinstance(h, (int, float))
+                    and not isinstance(w, bool) and not isinstance(h, bool)
+                    and 100 <= w <= 5000 and 100 <= h <= 5000):
+                mat = virtual_mat(float(w), float(h))
+        elif isinstance(raw, Mapping):
             try:
-                mat = Mat.from_dict(dict(table["mat"]), f"{game.path}: the table's mat")
+                mat = Mat.from_dict(dict(raw), f"{game.path}: the table's mat")
             except MatError as exc:
                 log.warning("%s", exc)
         size = table.get("card_size_mm")
         cards = None
         if isinstance(size, (list, tuple)) and len(size) == 2 and all(
-                isinstance(v, (int, float)) and 0 < v < 1000 for v in size):
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 20 <= v <= 300
+                for v in size):
             cards = (float(size[0]), float(size[1]))
         return mat, cards
     return None, None

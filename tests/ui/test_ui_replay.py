@@ -113,6 +113,38 @@ def test_a_replay_is_drawn_on_the_mat_and_cards_the_game_was_played_on(
     assert ctl3.mat == DEFAULT_MAT and tuple(ctl3.card_size_mm) == (70.0, 120.0)
 
 
+def test_a_game_played_without_a_mat_replays_without_one(tmp_path: Path) -> None:
+    """No zones in the replay either: the standard mat's piles would take board cards."""
+    from types import SimpleNamespace
+
+    from calibration.mat import virtual_mat
+    from companion.live.session import LiveSession
+    from companion.recording.store import GameRecorder, open_game
+    from companion.ui.controllers import recorded_table
+
+    s = __import__("ui_support").script()
+    rec = GameRecorder.create(tmp_path / "g.db", game="zarcana", edition=s["edition"],
+                              players=s["players"], settings=s["settings"])
+    session = LiveSession("zarcana", edition=s["edition"], players=s["players"],
+                          settings=s["settings"], mat=virtual_mat(), recorder=rec)
+    dealt = dict(truth(0))     # (no zones: the draw pile would lie on the board)
+    dealt["cards"] = [c for c in dealt["cards"] if c["id"] != "back"]
+    session.observe(dealt, frame=0)
+    session.close()
+    mat, cards = recorded_table(open_game(tmp_path / "g.db"))
+    assert mat == virtual_mat() and not mat.printed and not mat.zones
+    assert cards == (70.0, 120.0)
+    # what a file may hold instead is read as nothing, never raised
+    for table in (None, 5, "x", [], {"mat": 3, "card_size_mm": [True, False]},
+                  {"mat": {"width_mm": "wide"}, "card_size_mm": [float("nan"), 5]},
+                  {"mat": {"printed": False, "width_mm": 1e9}, "card_size_mm": "70x120"}):
+        game = SimpleNamespace(path=tmp_path / "g.db", events=[
+            SimpleNamespace(observation={"table": table})])
+        got_mat, got_cards = recorded_table(game)
+        assert got_cards is None
+        assert got_mat is None or got_mat == virtual_mat()
+
+
 def test_replay_command_opens_the_window_and_returns(qtbot: Any, tmp_path: Path) -> None:
     path = tmp_path / "bots.db"
     record_bot_game(path, seed=9, moves=5, keyframes=False, finish=True)

@@ -284,8 +284,10 @@ def test_a_run_closed_before_any_deal_keeps_no_empty_game_file(
         qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """(A wrong camera, closed at once, left an empty unfinished game in `companion games`
-    each time.) A file named to continue is never removed."""
+    each time.) A file the user named is never removed, new or not."""
     import vision.pipeline
+
+    from companion.recording.store import default_games_dir
 
     class NoTable(TruthPipeline):
         def observe(self, image: Any, name: str) -> dict[str, Any]:
@@ -293,15 +295,13 @@ def test_a_run_closed_before_any_deal_keeps_no_empty_game_file(
                     "pyramids": []}
 
     monkeypatch.setattr(vision.pipeline, "TablePipeline", NoTable)
-    db = tmp_path / "g.db"
-    args = ["run", "--source", str(SAMPLE), "--fast", "--record", str(db)]
+    args = ["run", "--source", str(SAMPLE), "--fast"]
     code, _ = run_until(args, 0)
-    assert code == 0 and not db.exists() and not Path(f"{db}-wal").exists()
-    assert f"no board was dealt: nothing recorded, and {db} is not kept" in \
-        capsys.readouterr().out
-    from companion.recording.store import GameRecorder
-
-    GameRecorder.create(db, game="zarcana", edition="looney",
-                        players=["red", "blue", "green"]).close()
-    code, _ = run_until(args, 0)                 # named to continue: kept, empty or not
-    assert code == 0 and db.exists()
+    out = capsys.readouterr().out
+    assert code == 0 and "no board was dealt: nothing recorded, and " in out and \
+        " is not kept" in out
+    assert not list(default_games_dir().glob("*.db*"))
+    db = tmp_path / "named.db"
+    code, _ = run_until(args + ["--record", str(db)], 0)
+    assert code == 0 and db.exists()             # named: kept, empty or not
+    assert f"the game is recorded in {db}" in capsys.readouterr().out

@@ -94,6 +94,26 @@ def test_resuming_asks_for_the_still_table_to_be_judged_again(qtbot: Any) -> Non
     ctl.stop()
 
 
+def test_closing_while_paused_does_not_judge_the_paused_frame(qtbot: Any) -> None:
+    """(Closing lets the pause's wait go; the frame held there was then judged on the way
+    out, against the pause.)"""
+    from companion.ui.app import open_live_window
+
+    session = new_session()
+    runner = make_runner(session, [SAMPLE / f"{k:04d}.jpg" for k in range(3)])
+    window, ctl = open_live_window(session, runner, start=False)
+    qtbot.addWidget(window)
+    ctl.set_paused(True)
+    ctl.start()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.8:      # the first frame waits in the pause
+        QApplication.processEvents()
+        time.sleep(0.02)
+    ctl.stop()
+    assert ctl._runner_thread is not None and not ctl._runner_thread.is_alive()
+    assert session.state is None and session.history == []
+
+
 def test_run_live_shows_the_window_until_it_is_closed(qtbot: Any) -> None:
     from companion.ui import run_live
 
