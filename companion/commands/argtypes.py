@@ -72,15 +72,21 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
     the commands that read a table through the vision pipeline: the camera file of
     ``companion calibrate-camera`` and the players' colour profile of ``companion
     calibrate-colors``, the saved ones by default (:func:`camera_file`, :func:`colour_profile`)."""
+    add_intrinsics_options(p)
+    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
+                   help="players' colour profile from 'companion calibrate-colors' (default: "
+                        "the saved one, when there is one)")
+    p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
+
+
+def add_intrinsics_options(p: argparse.ArgumentParser) -> None:
+    """``--intrinsics FILE`` / ``--no-intrinsics``: the camera file of ``companion
+    calibrate-camera``, the saved one by default (:func:`camera_file`)."""
     p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
                    help="camera file from 'companion calibrate-camera' (default: the saved "
                         "one, when there is one)")
     p.add_argument("--no-intrinsics", action="store_true",
                    help="ignore the saved camera file")
-    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
-                   help="players' colour profile from 'companion calibrate-colors' (default: "
-                        "the saved one, when there is one)")
-    p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
 
 
 def camera_file(args: argparse.Namespace) -> Path | None:

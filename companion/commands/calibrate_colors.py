@@ -24,7 +24,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import camera_file
+from companion.commands.argtypes import add_intrinsics_options, camera_file
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +74,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--zone", type=_zone_arg, default=None, metavar="X0,Y0,X1,Y1",
                    help="calibration zone in table mm (default: the mat's zone 'colors', "
                         "else the middle of the mat)")
-    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
-                   help="camera file from 'companion calibrate-camera' (default: the saved "
-                        "one, when there is one)")
-    p.add_argument("--no-intrinsics", action="store_true",
-                   help="ignore the saved camera file (as for the game: observe and run take "
-                        "the same option)")
+    add_intrinsics_options(p)
     p.add_argument("--out", type=Path, default=None,
                    help="profile file to write (default $XDG_CONFIG_HOME/arcana-companion/"
                         "colors.json, i.e. ~/.config/arcana-companion/colors.json)")

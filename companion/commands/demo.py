@@ -252,9 +252,9 @@ def run(args: argparse.Namespace) -> int:
 
     from calibration.mat import load_mat
     from calibration.table import TableCalibrator
+    from companion.commands.run import check_deck
     from companion.live.capture import FolderSource, Frame
     from companion.live.runner import FrameReport, LiveRunner
-    from companion.commands.run import check_deck
     from companion.live.session import EventKind, LiveEvent, LiveSession
     from companion.live.tablestate import TAROT_CARD_MM
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.commands.argtypes import (

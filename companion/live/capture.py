@@ -77,6 +77,11 @@ class FrameSource:
         #: how a clean end is said (a video file played to its last frame): no failure
         self.ended: str | None = None
 
+    @property
+    def end_reason(self) -> str:
+        """What the ``end`` event says: the failure, else how the source ended."""
+        return self.error or self.ended or "the source is finished"
+
     def open(self) -> None:
         raise NotImplementedError
 
@@ -97,7 +102,7 @@ class FrameSource:
                 if item is None:
                     if self.error:
                         yield SourceEvent("camera_lost", self.error)
-                    yield SourceEvent("end", self.error or self.ended or "the source is finished")
+                    yield SourceEvent("end", self.end_reason)
                     return
                 yield item
         finally:
@@ -140,20 +145,7 @@ class VideoSource(FrameSource):
                else cv2.VideoCapture(self.target, self.api))
         if not cap.isOpened():
             cap.release()
-            why = ""
-            if self.kind == "video":
-                try:
-                    size = Path(str(self.target)).stat().st_size
-                except OSError as exc:
-                    size = -1
-                    why = f" ({exc.strerror or exc})"
-                if size == 0:
-                    why = " (the file is empty)"
-                elif size > 0 and not os.access(str(self.target), os.R_OK):
-                    why = " (no permission to read it)"
-                elif size > 0:
-                    why = (f" ({size} bytes: not a video OpenCV can read, or one cut short "
-                           "before its index was written)")
+            why = f" ({self._why_not_opened()})" if self.kind == "video" else ""
             raise CaptureError(f"{self.kind} {self.name}: cannot be opened{why}")
         self._cap = cap
         self._fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
@@ -170,6 +162,20 @@ class VideoSource(FrameSource):
                 self.raw_mjpeg = True
         self._t0 = time.monotonic()
         self.error = None
+
+    def _why_not_opened(self) -> str:
+        """What the file itself says of why OpenCV would not open it as a video."""
+        path = str(self.target)
+        try:
+            size = Path(path).stat().st_size
+        except OSError as exc:
+            return str(exc.strerror or exc)
+        if size == 0:
+            return "the file is empty"
+        if not os.access(path, os.R_OK):
+            return "no permission to read it"
+        return (f"{size} bytes: not a video OpenCV can read, or one cut short before its "
+                "index was written")
 
     def read(self) -> Frame | SourceEvent | None:
         cap = self._cap
@@ -424,7 +430,7 @@ class CaptureThread:
             self._put(SourceEvent("camera_lost", f"{src.name}: {exc}"))
         finally:
             src.close()
-            self._put(SourceEvent("end", src.error or src.ended or "the source is finished"))
+            self._put(SourceEvent("end", src.end_reason))
             with self._cond:
                 self._finished = True
                 self._cond.notify_all()

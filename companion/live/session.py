@@ -569,8 +569,8 @@ class LiveSession:
         with self._lock:
             if not self._history:
                 raise LiveError("there is no accepted move to take back")
+            self._state = self._before_last()
             last = self._history.pop()
-            self._state = self._history[-1].state if self._history else self._initial
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -1055,12 +1055,16 @@ class LiveSession:
                           frame=self._last_frame, source="system")]
 
     # ------------------------------------------------------------------ misreads
+    def _before_last(self) -> ZarcanaState | None:
+        """The position before the last accepted move (there must be one)."""
+        return self._history[-2].state if len(self._history) > 1 else self._initial
+
     def _taken_back(self, view: TableView) -> str | None:
         """The last accepted move, when ``view`` is the position before it (taken back on
         the table by hand), else None."""
         if not self._history:
             return None
-        before = self._history[-2].state if len(self._history) > 1 else self._initial
+        before = self._before_last()
         if before is None or not explain(before, view, diagnose=False,
                                          compare_discard=self.watch_discard).unchanged:
             return None

@@ -415,30 +415,26 @@ class TableTracker:
                 all_cards.append(sc)
                 continue
             cell, off = lat.locate(c.center_mm)
-            if off > tol:
+            # two cells or more from every territory: no move puts a card there (a build
+            # goes next to the board). A pile or a card put aside: not part of the board.
+            # Where no mat's zone says where the discard pile is (no mat), a face-up card
+            # there is taken for it: it names the card a player plays from the hand
+            away = bool(self._stacks) and not any(
+                max(abs(cell[0] - i), abs(cell[1] - j)) <= 1 for i, j in self._stacks)
+            if off <= tol and away and DISCARD_ZONE not in self.zones and c.id != BACK:
+                sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence,
+                                               None, DISCARD_ZONE, 0.0, lvl))
+                discard.append(sc)
+                all_cards.append(sc)
+                continue
+            if off > tol or away:
                 sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, None, off, lvl)
                 strays.append(sc)
                 all_cards.append(sc)
                 notes.append(f"a card ({c.id}) lies off the lattice, {off:.0f} mm from cell "
-                             f"{format_cell(cell)}")
-                continue
-            if self._stacks and not any(max(abs(cell[0] - i), abs(cell[1] - j)) <= 1
-                                        for i, j in self._stacks):
-                # two cells or more from every territory: no move puts a card there (a
-                # build goes next to the board). A pile or a card put aside: not part of the
-                # board. Where no mat's zone says where the discard pile is (no mat), a face-up
-                # card there is taken for it: it names the card a player plays from the hand
-                if DISCARD_ZONE not in self.zones and c.id != BACK:
-                    sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg,
-                                                   c.confidence, None, DISCARD_ZONE, 0.0, lvl))
-                    discard.append(sc)
-                else:
-                    sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, None,
-                                  off, lvl)
-                    strays.append(sc)
-                    notes.append(f"a card ({c.id}) lies away from the board, at "
-                                 f"{format_cell(cell)}: not taken as part of it")
-                all_cards.append(sc)
+                             f"{format_cell(cell)}" if off > tol else
+                             f"a card ({c.id}) lies away from the board, at "
+                             f"{format_cell(cell)}: not taken as part of it")
                 continue
             cid, read_as = c.id, None
             fixed = self._card_fixes.get((cell, c.id))

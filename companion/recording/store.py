@@ -629,13 +629,9 @@ class GameRecorder:
         """Continue an unfinished game file (after a crash, or a game saved and closed)."""
         p = Path(path).expanduser()
         held = _hold(p) if p.is_file() else None
+        con: sqlite3.Connection | None = None
         try:
             con = _connect(p, write=True)
-        except BaseException:
-            if held is not None:
-                os.close(held)
-            raise
-        try:
             con.isolation_level = None
             _check_file(p, con)
             meta = _read_meta(p, con)
@@ -648,7 +644,8 @@ class GameRecorder:
             row = _query_one(p, con, "SELECT state FROM event WHERE state IS NOT NULL "
                                      "ORDER BY number DESC LIMIT 1")
         except BaseException:
-            con.close()
+            if con is not None:
+                con.close()
             if held is not None:
                 os.close(held)
             raise

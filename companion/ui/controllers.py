@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import companion.ui.qtcompat  # noqa: F401  (before any Qt call: see its notes)
@@ -951,11 +951,8 @@ def recorded_table(game: Any) -> tuple[Any, tuple[float, float] | None]:
         if isinstance(raw, Mapping) and raw.get("printed") is False:
             # played without a mat: the play area the cards gave, no zones
             w, h = raw.get("width_mm"), raw.get("height_mm")
-            mat = virtual_mat()
-            if (isinstance(w, (int, float)) and isinstance(h, (int, float))
-                    and not isinstance(w, bool) and not isinstance(h, bool)
-                    and 100 <= w <= 5000 and 100 <= h <= 5000):
-                mat = virtual_mat(float(w), float(h))
+            mat = virtual_mat(float(w), float(h)) if _in(w, 100, 5000) and _in(h, 100, 5000) \
+                else virtual_mat()
         elif isinstance(raw, Mapping):
             try:
                 mat = Mat.from_dict(dict(raw), f"{game.path}: the table's mat")
@@ -964,11 +961,17 @@ def recorded_table(game: Any) -> tuple[Any, tuple[float, float] | None]:
         size = table.get("card_size_mm")
         cards = None
         if isinstance(size, (list, tuple)) and len(size) == 2 and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and 20 <= v <= 300
-                for v in size):
+                _in(v, 20, 300) for v in size):
             cards = (float(size[0]), float(size[1]))
         return mat, cards
     return None, None
+
+
+def _in(v: Any, low: float, high: float) -> TypeGuard[float]:
+    """Whether ``v`` is a number (of a file) from ``low`` to ``high``."""
+    from companion.core.numbers import finite_number
+
+    return finite_number(v) and low <= v <= high
 
 
 class ReplayController(_ViewBase):

@@ -438,10 +438,11 @@ class Banner(QFrame):
     chosen = Signal(int)
     dismissed = Signal()
 
+    _ALARM = "background:#ffd6d6;color:#8a0000;border:2px solid #e00000;"
     STYLES = {
         "question": "background:#fff1c2;color:#3a2c00;border:2px solid #e0a800;",
-        "illegal": "background:#ffd6d6;color:#8a0000;border:2px solid #e00000;",
-        "not_recorded": "background:#ffd6d6;color:#8a0000;border:2px solid #e00000;",
+        "illegal": _ALARM,
+        "not_recorded": _ALARM,
         "info": "background:#dff0ff;color:#00335a;border:1px solid #5a9bd5;",
         "over": "background:#e4ffe0;color:#145a00;border:2px solid #3ca000;",
     }

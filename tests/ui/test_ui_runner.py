@@ -56,7 +56,9 @@ def test_the_runner_feeds_the_window_and_a_skipped_file_is_said(qtbot: Any,
     ctl.stop()
 
 
-def test_pause_holds_a_folder_until_resumed(qtbot: Any) -> None:
+def paused_on_the_first_frame(qtbot: Any) -> tuple[Any, Any, Any]:
+    """(session, window, controller) of a folder of three sample frames started paused,
+    after long enough for the first frame to wait in the pause."""
     from companion.ui.app import open_live_window
 
     session = new_session()
@@ -69,6 +71,11 @@ def test_pause_holds_a_folder_until_resumed(qtbot: Any) -> None:
     while time.monotonic() - t0 < 0.8:
         QApplication.processEvents()
         time.sleep(0.02)
+    return session, window, ctl
+
+
+def test_pause_holds_a_folder_until_resumed(qtbot: Any) -> None:
+    session, window, ctl = paused_on_the_first_frame(qtbot)
     assert session.state is None and window.log.moves() == []   # nothing judged
     with qtbot.waitSignal(ctl.feed_ended, timeout=30000):
         ctl.set_paused(False)
@@ -97,18 +104,7 @@ def test_resuming_asks_for_the_still_table_to_be_judged_again(qtbot: Any) -> Non
 def test_closing_while_paused_does_not_judge_the_paused_frame(qtbot: Any) -> None:
     """(Closing lets the pause's wait go; the frame held there was then judged on the way
     out, against the pause.)"""
-    from companion.ui.app import open_live_window
-
-    session = new_session()
-    runner = make_runner(session, [SAMPLE / f"{k:04d}.jpg" for k in range(3)])
-    window, ctl = open_live_window(session, runner, start=False)
-    qtbot.addWidget(window)
-    ctl.set_paused(True)
-    ctl.start()
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 0.8:      # the first frame waits in the pause
-        QApplication.processEvents()
-        time.sleep(0.02)
+    session, _window, ctl = paused_on_the_first_frame(qtbot)
     ctl.stop()
     assert ctl._runner_thread is not None and not ctl._runner_thread.is_alive()
     assert session.state is None and session.history == []
