@@ -84,6 +84,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--fast", action="store_true",
                    help="read a video file or folder as fast as possible instead of at its "
                         "own pace")
+    p.add_argument("--watch", action="store_true",
+                   help="with a folder: after the photos there, wait for new ones (a camera "
+                        "tethered to this computer saving into it) until the window is closed")
     p.set_defaults(func=run)
 
 
@@ -159,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.live.session import LiveSession
 
     mat = table_mat(args)
-    source = open_source(args.source, realtime=not args.fast)
+    source = open_source(args.source, realtime=not args.fast, watch=args.watch)
     if not source.live:
         # a video file or photos that cannot be opened at all are said here, before the
         # window: there it would only wait. (A camera or stream is left to the capture

@@ -55,7 +55,8 @@ class Frame:
 class SourceEvent:
     """Something that happened to the source: ``camera_lost`` (with the reason),
     ``camera_back``, ``unreadable`` (one image of a folder could not be read: the reason names
-    it; the next comes as usual) or ``end`` (nothing more will come)."""
+    it; the next comes as usual), ``waiting`` (a watched folder has no new photo yet) or
+    ``end`` (nothing more will come)."""
 
     kind: str
     reason: str
@@ -92,6 +93,10 @@ class FrameSource:
 
     def close(self) -> None:
         pass
+
+    def interrupt(self) -> None:
+        """Ask a read that waits for frames to come (a watched folder) to give up now: the
+        capture thread is stopping."""
 
     def __iter__(self) -> Iterator[Item]:
         """Read the whole source in this thread (a test or a batch run)."""
@@ -229,39 +234,64 @@ class FolderSource(FrameSource):
 
     An unreadable file is skipped: it gives an ``unreadable`` event with the reason, and the
     next image comes as usual. ``realtime`` spaces the images ``interval_s`` apart.
+
+    ``watch``: after the images already there (none is fine), wait for new ones, as a camera
+    tethered to the computer writes them, and never end by itself. A new file is read once
+    its size and time stamp have stayed the same for ``steady_s`` (a photo still being
+    written would read as a cut-short JPEG); new files come in name order. Waiting gives one
+    ``waiting`` event; a folder that goes away ends the source with that error.
     """
 
     kind = "folder"
 
     def __init__(self, folder: str | Path | None = None, *,
                  files: Sequence[str | Path] | None = None,
-                 realtime: bool = False, interval_s: float = 1.0) -> None:
+                 realtime: bool = False, interval_s: float = 1.0, watch: bool = False,
+                 poll_s: float = 0.5, steady_s: float = 1.0) -> None:
+        if watch and folder is None:
+            raise CaptureError("watching for new photos needs a folder, not a list of files")
         if files is None:
             if folder is None:
                 raise CaptureError("a folder source needs a folder or a list of files")
             root = Path(folder)
             if not root.is_dir():
                 raise CaptureError(f"image folder {root}: no such folder")
-            files = sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            if not files:
+            files = _images_in(root)
+            if not files and not watch:
                 raise CaptureError(f"image folder {root}: no images in it "
                                    f"({', '.join(sorted(IMAGE_SUFFIXES))})")
         super().__init__(str(folder) if folder is not None else "file list")
+        self.folder = Path(folder) if folder is not None else None
         self.files = [Path(f) for f in files]
-        self.realtime = realtime
+        self.realtime = realtime and not watch
         self.interval_s = interval_s
+        self.watch = watch
+        self.poll_s = poll_s
+        self.steady_s = steady_s
         self._next = 0
         self._t0 = 0.0
+        #: every file name taken (read or queued), so a photo is never shown twice
+        self._taken: set[str] = {p.name for p in self.files}
+        #: new files not yet steady: name -> ((size, mtime_ns), monotonic time first seen so)
+        self._growing: dict[str, tuple[tuple[int, int], float]] = {}
+        self._waiting_said = False
+        self._interrupted = threading.Event()
 
     def open(self) -> None:
         self._next = 0
         self._t0 = time.monotonic()
         self.error = None
+        self._interrupted.clear()
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
 
     def read(self) -> Frame | SourceEvent | None:
         if self._next >= len(self.files):
-            self.error = None
-            return None
+            if not self.watch:
+                self.error = None
+                return None
+            return self._wait_for_new()
         k = self._next
         path = self.files[k]
         self._next += 1
@@ -274,7 +304,67 @@ class FolderSource(FrameSource):
         except ImageError as exc:
             log.warning("skipping %s", exc)
             return SourceEvent("unreadable", f"{exc}; skipped", k)
-        return Frame(k, k * self.interval_s, image, str(path), shot=True)
+        t = (time.monotonic() - self._t0) if self.watch else k * self.interval_s
+        return Frame(k, t, image, str(path), shot=True)
+
+    def _wait_for_new(self) -> Frame | SourceEvent | None:
+        """Poll the watched folder until a new photo is steady (then read it), the capture
+        stops (a clean end) or the folder is gone (an error)."""
+        assert self.folder is not None
+        if not self._waiting_said:
+            self._waiting_said = True
+            return SourceEvent("waiting", f"watching {self.folder} for new photos",
+                               self._next)
+        while not self._interrupted.is_set():
+            try:
+                steady = self._steady_new_files()
+            except OSError as exc:
+                self.error = (f"image folder {self.folder} cannot be read any more "
+                              f"({exc.strerror or exc})")
+                return None
+            if steady:
+                self.files.extend(steady)
+                self._taken.update(p.name for p in steady)
+                self._waiting_said = False
+                return self.read()
+            self._interrupted.wait(self.poll_s)
+        self.error = None
+        self.ended = f"stopped watching {self.folder}"
+        return None
+
+    def _steady_new_files(self) -> list[Path]:
+        """The new images of the folder whose size and time stamp have not changed for
+        ``steady_s``, in name order (raises OSError when the folder cannot be listed)."""
+        assert self.folder is not None
+        now = time.monotonic()
+        ready: list[Path] = []
+        seen: set[str] = set()
+        for path in _images_in(self.folder):
+            name = path.name
+            if name in self._taken:
+                continue
+            seen.add(name)
+            try:
+                st = path.stat()
+            except OSError:
+                continue   # gone again (a camera's temporary file renamed)
+            mark = (st.st_size, st.st_mtime_ns)
+            was = self._growing.get(name)
+            if was is None or was[0] != mark:
+                self._growing[name] = (mark, now)
+            elif st.st_size > 0 and now - was[1] >= self.steady_s:
+                ready.append(path)
+        for name in list(self._growing):
+            if name not in seen or any(p.name == name for p in ready):
+                del self._growing[name]
+        return ready
+
+
+def _images_in(folder: Path) -> list[Path]:
+    """The image files of ``folder`` in name order; hidden ones (a camera's temporary file,
+    macOS's ``._`` shadows) are not photos. Raises OSError when it cannot be listed."""
+    return sorted(p for p in folder.iterdir()
+                  if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith("."))
 
 
 def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
@@ -299,8 +389,18 @@ def camera_number(text: str) -> int:
 
 
 def open_source(spec: str | int | Path, *, realtime: bool | None = None,
-                interval_s: float = 1.0) -> FrameSource:
-    """A source from what a user typed: a camera index, a URL, a video file or a folder."""
+                interval_s: float = 1.0, watch: bool = False) -> FrameSource:
+    """A source from what a user typed: a camera index, a URL, a video file or a folder.
+
+    ``watch``: a folder is watched for new photos (:class:`FolderSource`); any other source
+    is refused with it."""
+    if watch:
+        path = Path(str(spec).strip())
+        if not path.is_dir():
+            what = ("no such folder" if not path.exists() else "not a folder: only a folder "
+                    "can be watched for new photos")
+            raise CaptureError(f"source {str(spec)!r}: {what}")
+        return FolderSource(path, watch=True)
     if isinstance(spec, int):
         return VideoSource(camera_number(str(spec)), realtime=realtime)
     text = str(spec).strip()
@@ -350,6 +450,7 @@ class CaptureThread:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        self.source.interrupt()
         with self._cond:
             self._cond.notify_all()
         if self._thread is not None:

@@ -143,6 +143,9 @@ class LiveRunner:
             self.session.frame_skipped(ev.reason, ev.index)
         elif ev.kind == "camera_back":
             self.session.camera_back(ev.reason, ev.index)
+        elif ev.kind == "waiting":
+            # a watched folder: the players should know the companion is waiting for photos
+            self.session.source_note(ev.reason, ev.index)
         else:
             log.info("source: %s", ev.reason)
 

@@ -425,6 +425,11 @@ class LiveSession:
         return self._emit([LiveEvent(EventKind.FRAME_SKIPPED, text, frame=frame,
                                      source="system")])
 
+    def source_note(self, text: str, frame: int | None = None) -> list[LiveEvent]:
+        """A line about the frame source that is no failure (a watched folder waits for
+        photos)."""
+        return self._emit([LiveEvent(EventKind.INFO, text, frame=frame, source="system")])
+
     def camera_back(self, text: str = "camera back", frame: int | None = None) -> list[LiveEvent]:
         """The frame source delivers again."""
         with self._lock:

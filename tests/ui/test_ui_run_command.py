@@ -108,6 +108,50 @@ def test_run_with_a_bad_source_is_a_clear_error(qapp: Any, tmp_path: Path,
     assert "companion run: error:" in err and "nowhere" in err and "Traceback" not in err
 
 
+def test_run_watches_a_folder_for_the_photos_of_a_tethered_camera(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--watch`` on a folder empty at the start: the photos saved into it while the window
+    is open are refereed one by one."""
+    import threading
+
+    import vision.pipeline
+
+    from companion.recording.store import open_game
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    stop = threading.Event()
+
+    def camera() -> None:     # a photo after each move, as a player would take it
+        for k in range(3):
+            if stop.wait(0.3):
+                return
+            shutil.copy(SAMPLE / f"{k:04d}.jpg", shots / f"{k:04d}.jpg")
+
+    thread = threading.Thread(target=camera, daemon=True)
+    thread.start()
+    db = tmp_path / "game.db"
+    try:
+        code, seen = run_until(["run", "--source", str(shots), "--watch", "--record", str(db),
+                                "--mat", str(SAMPLE / "mat.json"), "--edition", "looney",
+                                "--players", "red,blue,green"], 2)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert code == 0
+    assert seen == ["red: start 0,2", "blue: start 2,2"]
+    assert open_game(db).moves() == seen
+
+
+def test_only_a_folder_can_be_watched(qapp: Any, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(SAMPLE / "0000.jpg", tmp_path / "one.jpg")
+    assert main(["run", "--source", str(tmp_path / "one.jpg"), "--watch"]) == 2
+    err = capsys.readouterr().err
+    assert "only a folder can be watched for new photos" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("source, words", [
     ("zero.mp4", "video {dir}/zero.mp4: cannot be opened (the file is empty)"),
     ("notes.txt", "video {dir}/notes.txt: cannot be opened (11 bytes: not a video OpenCV can "

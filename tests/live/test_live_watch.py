@@ -1,0 +1,153 @@
+"""A watched photo folder: a camera tethered to the computer saves photos into it while the
+companion runs (``companion run --source DIR --watch``)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from live_support import MAT, SAMPLES, SCRIPT, sample_record
+
+from companion.live.capture import (
+    CaptureError,
+    CaptureThread,
+    FolderSource,
+    Frame,
+    SourceEvent,
+    open_source,
+)
+from companion.live.runner import LiveRunner
+from companion.live.session import EventKind, LiveEvent, LiveSession
+
+
+def image(value: int) -> np.ndarray:
+    img = np.full((48, 64, 3), value, np.uint8)
+    img[10:20, 10:30] = 255 - value
+    return img
+
+
+def jpeg(value: int) -> bytes:
+    ok, buf = cv2.imencode(".jpg", image(value))
+    assert ok
+    return bytes(buf.tobytes())
+
+
+def next_item(cap: CaptureThread, timeout: float = 10.0) -> Frame | SourceEvent:
+    item = cap.get(timeout)
+    assert item is not None, "nothing came from the watched folder"
+    return item
+
+
+def fast(folder: Path) -> FolderSource:
+    return FolderSource(folder, watch=True, poll_s=0.02, steady_s=0.1)
+
+
+def test_photos_saved_later_are_read_in_name_order_and_once(tmp_path: Path) -> None:
+    (tmp_path / "IMG_0001.jpg").write_bytes(jpeg(10))
+    cap = CaptureThread(fast(tmp_path)).start()
+    try:
+        first = next_item(cap)
+        assert isinstance(first, Frame) and first.name.endswith("IMG_0001.jpg") and first.shot
+        waiting = next_item(cap)
+        assert isinstance(waiting, SourceEvent) and waiting.kind == "waiting"
+        assert str(tmp_path) in waiting.reason
+        # two photos land at once, a hidden temporary file beside them is no photo
+        (tmp_path / "IMG_0003.jpg").write_bytes(jpeg(90))
+        (tmp_path / "IMG_0002.jpg").write_bytes(jpeg(50))
+        (tmp_path / ".IMG_0004.jpg").write_bytes(b"partial")
+        got = [next_item(cap), next_item(cap)]
+        assert [Path(f.name).name for f in got if isinstance(f, Frame)] == [
+            "IMG_0002.jpg", "IMG_0003.jpg"]
+        assert [f.index for f in got if isinstance(f, Frame)] == [1, 2]
+        assert int(got[0].image[0, 0, 0]) in range(40, 61)   # type: ignore[union-attr]
+        assert next_item(cap).kind == "waiting"   # type: ignore[union-attr]
+        assert cap.get(0.5) is None               # nothing new: no photo twice
+    finally:
+        cap.stop()
+    items = []
+    while (item := cap.get(0.1)) is not None:
+        items.append(item)
+    assert [i.kind for i in items if isinstance(i, SourceEvent)] == ["end"]
+    assert "stopped watching" in items[-1].reason   # type: ignore[union-attr]
+
+
+def test_a_photo_still_being_written_is_read_only_once_whole(tmp_path: Path) -> None:
+    """A half-written JPEG read at once would be a cut-short file: the source waits until the
+    file has stopped growing."""
+    data = jpeg(200)
+    src = FolderSource(tmp_path, watch=True, poll_s=0.02, steady_s=0.3)
+    cap = CaptureThread(src).start()
+    try:
+        assert next_item(cap).kind == "waiting"   # type: ignore[union-attr]
+        path = tmp_path / "shot.jpg"
+        with open(path, "wb") as fh:
+            for k in range(0, len(data), 64):
+                fh.write(data[k:k + 64])
+                fh.flush()
+                time.sleep(0.05)
+        item = next_item(cap)
+        assert isinstance(item, Frame), item   # not an "unreadable" event
+        assert np.abs(item.image.astype(int) - image(200)).mean() < 5
+    finally:
+        cap.stop()
+
+
+def test_an_empty_folder_can_be_watched_and_other_sources_cannot(tmp_path: Path) -> None:
+    src = open_source(tmp_path, watch=True)
+    assert isinstance(src, FolderSource) and src.watch and not src.realtime
+    with pytest.raises(CaptureError, match="no images"):
+        open_source(tmp_path)
+    (tmp_path / "one.jpg").write_bytes(jpeg(10))
+    with pytest.raises(CaptureError, match="only a folder can be watched"):
+        open_source(tmp_path / "one.jpg", watch=True)
+    with pytest.raises(CaptureError, match="no such folder"):
+        open_source(tmp_path / "gone", watch=True)
+    with pytest.raises(CaptureError, match="needs a folder"):
+        FolderSource(files=[tmp_path / "one.jpg"], watch=True)
+
+
+def test_a_watched_folder_that_goes_away_is_a_lost_camera(tmp_path: Path) -> None:
+    folder = tmp_path / "card"
+    folder.mkdir()
+    cap = CaptureThread(fast(folder)).start()
+    try:
+        assert next_item(cap).kind == "waiting"   # type: ignore[union-attr]
+        shutil.rmtree(folder)
+        lost = next_item(cap)
+        assert isinstance(lost, SourceEvent) and lost.kind == "camera_lost"
+        assert "cannot be read any more" in lost.reason and str(folder) in lost.reason
+        assert next_item(cap).kind == "end"       # type: ignore[union-attr]
+    finally:
+        cap.stop()
+
+
+def test_the_runner_referees_photos_as_they_are_taken(tmp_path: Path) -> None:
+    """The sample game's first tables saved one by one into a watched folder: the window
+    hears that the companion waits for photos, and each move is accepted as its photo
+    comes."""
+    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                          settings=SCRIPT["settings"], mat=MAT)
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    runner = LiveRunner(fast(tmp_path), session,
+                        lambda img, name: sample_record(Path(name).stem))
+    thread = runner.start()
+    try:
+        for k in range(4):
+            shutil.copy(SAMPLES / f"{k:04d}.jpg", tmp_path / f"{k:04d}.jpg")
+            deadline = time.monotonic() + 20
+            while len(session.history) < k and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(session.history) == k
+    finally:
+        runner.stop()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:3]]
+    notes = [e.text for e in heard if e.kind is EventKind.INFO and "watching" in e.text]
+    assert notes and str(tmp_path) in notes[0]
+    assert not [e for e in heard if e.kind in (EventKind.CAMERA_LOST, EventKind.FRAME_SKIPPED)]
