@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -146,7 +146,13 @@ class CommandRunner(QObject):
                 self.failed.emit(f"{what} failed: {exc}")
             return None
 
-        fut = self._pool.submit(job)
+        try:
+            fut = self._pool.submit(job)
+        except RuntimeError:      # (a click while the window closes)
+            self.failed.emit(f"{what}: not done, the window is closing")
+            fut = Future()
+            fut.set_result(None)
+            return fut
         with self._lock:
             self._futures = [f for f in self._futures if not f.done()] + [fut]
         return fut
@@ -155,8 +161,17 @@ class CommandRunner(QObject):
         with self._lock:
             return any(not f.done() for f in self._futures)
 
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def shutdown(self, timeout_s: float = 5.0) -> bool:
+        """Take no more calls, and wait up to ``timeout_s`` for those already clicked (a
+        move clicked just before the window closed is still recorded before the session
+        closes). False when some were still running after it."""
+        with self._lock:
+            pending = [f for f in self._futures if not f.done()]
+        self._pool.shutdown(wait=False)
+        _done, running = wait(pending, timeout_s)
+        if running:
+            log.warning("%d clicked command(s) still running; closing anyway", len(running))
+        return not running
 
 
 # ------------------------------------------------------------------------ records ---
