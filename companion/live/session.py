@@ -233,6 +233,9 @@ log = logging.getLogger(__name__)
 
 #: How long (s) the misread search may take before it gives up asking.
 MISREAD_BUDGET_S = 1.5
+#: How many of the last moves a table taken back by hand is compared against (each one is
+#: one more position to compare, and only when no move explains the table).
+TAKE_BACK_DEPTH = 4
 #: This many territories missing from one view means the table is covered, not a move: no
 #: Zarcana move destroys more than two at once (a double attack).
 OCCLUDED_CARDS = 3
@@ -906,14 +909,19 @@ class LiveSession:
         # a change that one misread would explain: ask, do not accuse
         suggestions = tuple(self._misreads(st, reading))
         taken_back = self._taken_back(view)
-        if taken_back is not None:
-            # the players took the last move back by hand: the table is the position before
-            # it. Say so (a misread, if one would explain the table too, is still offered)
-            text = (f"the table shows the position before the last move ({taken_back}): "
-                    "press \"Take back move\" if it was taken back, or put it back on the "
-                    "table")
+        if taken_back:
+            # the players took the last move(s) back by hand: the table is the position
+            # before them. Say so (a misread, if one would explain the table too, is still
+            # offered)
+            n = len(taken_back)
+            text = ((f"the table shows the position before the last move ({taken_back[0]}): "
+                     "press \"Take back move\" if it was taken back, or put it back on the "
+                     "table") if n == 1 else
+                    (f"the table shows the position before the last {n} moves "
+                     f"({'; '.join(taken_back)}): press \"Take back move\" {n} times if they "
+                     "were taken back, or put them back on the table"))
             if not suggestions:
-                return [LiveEvent(EventKind.WAITING, text, player=who, move=taken_back,
+                return [LiveEvent(EventKind.WAITING, text, player=who, move=taken_back[-1],
                                   changes=changes, frame=frame)]
             self._pending = _Pending(reading, obs, ex, suggestions, frame)
             self.status = Status.QUESTION
@@ -1060,20 +1068,20 @@ class LiveSession:
                           frame=self._last_frame, source="system")]
 
     # ------------------------------------------------------------------ misreads
-    def _before_last(self) -> ZarcanaState | None:
-        """The position before the last accepted move (there must be one)."""
-        return self._history[-2].state if len(self._history) > 1 else self._initial
+    def _before_last(self, n: int = 1) -> ZarcanaState | None:
+        """The position before the last ``n`` accepted moves (there must be that many)."""
+        return self._history[-n - 1].state if len(self._history) > n else self._initial
 
-    def _taken_back(self, view: TableView) -> str | None:
-        """The last accepted move, when ``view`` is the position before it (taken back on
-        the table by hand), else None."""
-        if not self._history:
-            return None
-        before = self._before_last()
-        if before is None or not explain(before, view, diagnose=False,
-                                         compare_discard=self.watch_discard).unchanged:
-            return None
-        return self._history[-1].move
+    def _taken_back(self, view: TableView) -> list[str]:
+        """The last accepted moves, oldest first, when ``view`` is the position before them
+        (taken back on the table by hand; the fewest that match, up to
+        :data:`TAKE_BACK_DEPTH`), else none."""
+        for n in range(1, min(TAKE_BACK_DEPTH, len(self._history)) + 1):
+            before = self._before_last(n)
+            if before is not None and explain(before, view, diagnose=False,
+                                              compare_discard=self.watch_discard).unchanged:
+                return [h.move for h in self._history[-n:]]
+        return []
 
     def _misreads(self, st: ZarcanaState, reading: TableReading) -> list[Suggestion]:
         """Readings one card id or one pyramid attribute away that a legal move explains."""

@@ -413,3 +413,35 @@ def test_a_move_taken_back_on_the_table_is_named_not_taken_for_a_misread() -> No
     assert [h.move for h in s.history] == moves
     s.step_back()                                    # the Take-back button
     assert s.observe(sample_record(5), frame=8)[0].kind is EventKind.UNCHANGED
+
+
+def test_two_moves_taken_back_on_the_table_are_both_named() -> None:
+    """The players undo the last two moves by hand: the session names both, oldest first,
+    and two presses of the Take-back button agree with the table."""
+    s = new_session()
+    play(s, range(0, 7))
+    moves = [h.move for h in s.history]
+    ev = s.observe(sample_record(4), frame=7)
+    said = [e for e in ev if e.kind in (EventKind.QUESTION, EventKind.WAITING)]
+    assert said and said[0].text.startswith(
+        f"the table shows the position before the last 2 moves ({moves[-2]}; {moves[-1]}): "
+        "press \"Take back move\" 2 times")
+    assert [h.move for h in s.history] == moves
+    s.step_back()
+    s.step_back()
+    assert s.observe(sample_record(4), frame=8)[0].kind is EventKind.UNCHANGED
+
+
+def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from companion.live import session as session_module
+
+    s = new_session()
+    play(s, range(0, 7))
+    ev = s.observe(sample_record(2), frame=7)       # four moves back
+    assert any("before the last 4 moves" in e.text for e in ev)
+    monkeypatch.setattr(session_module, "TAKE_BACK_DEPTH", 3)
+    s2 = new_session()
+    play(s2, range(0, 7))
+    ev = s2.observe(sample_record(2), frame=7)
+    assert not any("the table shows the position before" in e.text for e in ev)
