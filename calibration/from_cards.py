@@ -39,7 +39,11 @@ How it works (figures in docs/calibration.md):
    nearest the centroid of the cards found (so lattice cells sit at whole multiples of the
    pitch from it). Given the ``previous`` calibration, the search starts from it (a video
    frame needs no seeds), and a fit that agrees with it within :data:`KEEP_FRAME_MM` is
-   expressed in the previous frame, so positions do not jump.
+   expressed in the previous frame, so positions do not jump. Frame after frame of one
+   camera (:class:`CardCalibrator`) a fit that agrees less well, within
+   :data:`FOLLOW_FRAME_MM`, is still put in the previous frame by the best rigid shift: a
+   new frame's origin would be another card (the one nearest the centroid of the cards
+   found this time), and a game's lattice cells would jump by whole cells.
 
 ``reprojection_mm`` is the RMS misfit in mm of the corners of the cards used. With one or
 two cards the map is poorly constrained away from them; ``reason`` says so.
@@ -65,6 +69,11 @@ log = logging.getLogger(__name__)
 #: A new fit that maps the cards' corners within this many mm of the previous calibration
 #: (after the best rigid shift) is the same camera and table: the previous frame is kept.
 KEEP_FRAME_MM = 6.0
+#: Frame after frame of one camera (:class:`CardCalibrator`), a fit further off than that but
+#: within this many mm is still expressed in the previous frame (a fit from fewer cards, or a
+#: camera nudged): a new frame would put its origin on another card, and every position,
+#: and so every lattice cell of a game in progress, would jump by whole cells.
+FOLLOW_FRAME_MM = 25.0
 #: Cards shorter than this (long side, px) are not looked for: too few pixels for corners.
 MIN_LONG_PX = 36.0
 #: A card side must show a brightness step of at least this many grey levels on average.
@@ -107,6 +116,8 @@ class CardFit:
     rms_px: float | None = None
     #: True when the fit agreed with ``previous`` and is expressed in its table frame
     kept_frame: bool = False
+    #: True when it agreed less well (within ``follow_mm``) and is still expressed in it
+    followed_frame: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1259,8 +1270,13 @@ def _check_inputs(image: np.ndarray, card_size_mm: Sequence[float]) -> tuple[flo
 
 def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
               intrinsics: Intrinsics | None = None,
-              previous: Calibration | None = None) -> CardFit:
-    """:func:`calibrate_from_cards`, plus the cards it used."""
+              previous: Calibration | None = None, follow_mm: float = 0.0,
+              follow_within_mm: float = math.inf) -> CardFit:
+    """:func:`calibrate_from_cards`, plus the cards it used.
+
+    ``follow_mm``: a fit that misses ``previous`` by more than :data:`KEEP_FRAME_MM` but no
+    more than this is still expressed in its frame, when every card then lies within
+    ``follow_within_mm`` of its origin on both axes (the area the detectors look at)."""
     size = _check_inputs(image_bgr, card_size_mm)
     aspect = size[1] / size[0]
     image = image_bgr
@@ -1374,7 +1390,7 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
         axes.append(float(math.degrees(math.atan2(R[1, 1], R[0, 1])) % 180.0))
     rms_mm = math.sqrt(sum(errs) / (4 * len(errs)))
     notes = []
-    kept = False
+    kept = followed = False
     n = len(quads)
     if n == 1:
         notes.append("only one card found: positions far from it are unreliable")
@@ -1388,21 +1404,27 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
         R, t = _rigid(a, b)
         off = float(np.max(np.linalg.norm(a @ R.T + t - b, axis=1)))
         kept = off <= KEEP_FRAME_MM
-        if kept:
+        moved = [R @ np.array(c) + t for c in centers]
+        followed = not kept and off <= follow_mm and all(
+            abs(float(v)) <= follow_within_mm for c in moved for v in c)
+        if kept or followed:
             T2 = np.eye(3)
             T2[:2, :2], T2[:2, 2] = R, t
             H = T2 @ H
             H /= H[2, 2]
-            centers = [(float(p[0]), float(p[1])) for p in
-                       (R @ np.array(c) + t for c in centers)]
+            centers = [(float(c[0]), float(c[1])) for c in moved]
             turn = math.degrees(math.atan2(R[1, 0], R[0, 0]))
             axes = [float((x + turn) % 180.0) for x in axes]
-        else:
+        if followed:
+            notes.append(f"the cards are {off:.0f} mm from where the previous calibration put "
+                         "them (a fit from other cards, or the camera nudged): kept in its "
+                         "table frame")
+        elif not kept:
             notes.append(f"the cards are {off:.0f} mm from where the previous calibration put "
                          "them (camera or cards moved): the table frame starts afresh")
     cal = Calibration(True, H, (), (), rms_mm, "; ".join(notes), intrinsics, image_size)
     return CardFit(cal, tuple(quads), tuple(centers), tuple(axes),
-                   float(np.sqrt(np.mean(best.per_card ** 2))), kept)
+                   float(np.sqrt(np.mean(best.per_card ** 2))), kept, followed)
 
 
 def calibrate_from_cards(image_bgr: np.ndarray, card_size_mm: tuple[float, float], *,
@@ -1445,6 +1467,10 @@ class CardCalibrator:
         shift = np.eye(3)
         shift[0, 2], shift[1, 2] = self.mat.width_mm / 2.0, self.mat.height_mm / 2.0
         self._shift = shift
+        #: a frame kept from the last fit must leave every card this far inside the play
+        #: area, or it starts afresh (half the area, less a card's length)
+        self._reach_mm = min(self.mat.width_mm, self.mat.height_mm) / 2.0 - max(
+            self.card_size_mm)
         self._raw: Calibration | None = None   # the last good fit, in the card frame
         self._cards = 0                        # how many cards it used
         self._thumb: np.ndarray | None = None  # the frame it was fitted on, small and grey
@@ -1483,7 +1509,8 @@ class CardCalibrator:
             self.reused += 1
             return self._framed(prev, f"the camera has not moved: the fit from {self._cards} "
                                       "cards is kept")
-        fit = fit_cards(image, self.card_size_mm, intrinsics=self.intrinsics, previous=prev)
+        fit = fit_cards(image, self.card_size_mm, intrinsics=self.intrinsics, previous=prev,
+                        follow_mm=FOLLOW_FRAME_MM, follow_within_mm=self._reach_mm)
         cal = fit.calibration
         n = len(fit.quads_px)
         if not cal.calibrated or cal.H is None:

@@ -19,7 +19,9 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from calibration.from_cards import (  # noqa: E402
+    FOLLOW_FRAME_MM,
     CardCalibrationError,
+    CardCalibrator,
     calibrate_from_cards,
     fit_cards,
 )
@@ -153,6 +155,63 @@ def test_a_moved_camera_starts_a_new_frame(frame5) -> None:
     assert "afresh" in moved.calibration.reason
     used, _, _ = _errors(moved, truth)
     assert used.max() < 2.5
+
+
+def _marker_centres(cal: Calibration, truth: dict) -> np.ndarray:
+    """Where ``cal`` puts the mat's markers (fixed on the table from frame to frame)."""
+    out = []
+    for _k, m in sorted(truth["markers"].items()):
+        c = np.array(m["corners_px"], np.float64)
+        d1, d2 = c[2] - c[0], c[3] - c[1]
+        s = np.linalg.solve(np.array([d1, -d2]).T, c[1] - c[0])
+        out.append(cal.to_table((c[0] + s[0] * d1)[None])[0])
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def first_and_late_frame():
+    """The sample game's deal (7 cards fitted) and a late frame of the same fixed camera
+    whose fit finds 5 cards, 7 mm off the first fit at its worst corner: as a new frame its
+    origin would be another card."""
+    (im0, tr0), (im18, tr18) = _load(0), _load(18)
+    return fit_cards(im0, TAROT), im18, tr0, tr18
+
+
+def test_a_weaker_fit_of_the_same_camera_follows_the_frame(first_and_late_frame) -> None:
+    first, image, tr0, tr18 = first_and_late_frame
+    fresh = fit_cards(image, TAROT, previous=first.calibration)
+    followed = fit_cards(image, TAROT, previous=first.calibration,
+                         follow_mm=FOLLOW_FRAME_MM, follow_within_mm=700.0)
+    before = _marker_centres(first.calibration, tr0)
+    # a new frame: every position jumps (by the distance between two cards)
+    assert "afresh" in fresh.calibration.reason and not fresh.followed_frame
+    assert np.linalg.norm(_marker_centres(fresh.calibration, tr18) - before, axis=1).min() > 60
+    # followed: the markers, 300-500 mm from the cards, stay within a few mm (measured 8.5)
+    assert followed.followed_frame and not followed.kept_frame
+    assert "kept in its table frame" in followed.calibration.reason
+    assert np.linalg.norm(_marker_centres(followed.calibration, tr18) - before,
+                          axis=1).max() < 15
+    # the cards' own positions and axes are given in that frame too
+    again = followed.calibration.to_table(np.array([q.mean(axis=0) for q in followed.quads_px]))
+    assert np.allclose(again, np.array(followed.centers_mm), atol=1.0)
+    # but not when the cards would leave the area looked at
+    far = fit_cards(image, TAROT, previous=first.calibration, follow_mm=FOLLOW_FRAME_MM,
+                    follow_within_mm=50.0)
+    assert "afresh" in far.calibration.reason
+
+
+def test_the_live_calibrator_follows_its_frame(first_and_late_frame,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    first, image, tr0, tr18 = first_and_late_frame
+    cc = CardCalibrator(TAROT)
+    # (frame by frame, as a camera whose picture changed too much to reuse the fit)
+    monkeypatch.setattr(CardCalibrator, "_camera_still", lambda self, thumb: False)
+    im0, _ = _load(0)
+    c0 = cc.calibrate(im0)
+    c18 = cc.calibrate(image)
+    assert "kept in its table frame" in c18.reason
+    assert np.linalg.norm(_marker_centres(c18, tr18) - _marker_centres(c0, tr0),
+                          axis=1).max() < 15
 
 
 def test_without_intrinsics_it_still_calibrates(frame5) -> None:
