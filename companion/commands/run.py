@@ -30,6 +30,7 @@ from companion.commands.argtypes import (
     thread_count,
 )
 from companion.core.errors import CompanionError
+from companion.games.zarcana.rules import SETTING_VALUES, SettingError, parse_setting
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
@@ -57,6 +58,30 @@ def _players(text: str) -> tuple[str, ...]:
     return out
 
 
+def _setting(text: str) -> tuple[str, Any]:
+    try:
+        return parse_setting(text)
+    except SettingError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def table_settings(args: argparse.Namespace, players: Sequence[str], edition: str
+                   ) -> dict[str, Any]:
+    """The ``--setting`` choices, checked together for these players and edition."""
+    from companion.games.zarcana.rules import Edition, Settings
+
+    chosen = dict(args.setting)
+    if "first_player" in chosen:
+        # (the live game starts with the first player named; a bid is not followed live)
+        raise CompanionError("--setting first_player: at a live table the first of --players "
+                             "moves first: list the players from the one who starts")
+    try:
+        Settings(edition=Edition.parse(edition), **chosen).validate(len(players))
+    except ValueError as exc:
+        raise CompanionError(f"--setting: {exc}") from None
+    return chosen
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run", help="watch a table through a camera and referee the game in a window",
@@ -70,6 +95,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="Zarcana edition (default looney)")
     p.add_argument("--players", type=_players, default=("red", "blue", "green"),
                    metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
+    p.add_argument("--setting", action="append", type=_setting, default=[],
+                   metavar="NAME=VALUE",
+                   help="a choice the table made that the camera cannot see, as many as "
+                        "needed, e.g. --setting box_cards=30 (the cards set aside unseen: "
+                        "the draw pile runs out, and the end may be declared, sooner). "
+                        "Names: " + ", ".join(sorted(SETTING_VALUES)) + " (README)")
     add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
     add_camera_options(p)
     p.add_argument("--deck", default=None, metavar="NAME",
@@ -162,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
     from companion.live.session import LiveSession
 
     mat = table_mat(args)
+    # (checked before anything is opened; a game continued keeps its own)
+    chosen = table_settings(args, args.players, args.edition)
     source = open_source(args.source, realtime=not args.fast, watch=args.watch)
     if not source.live:
         # a video file or photos that cannot be opened at all are said here, before the
@@ -199,15 +232,21 @@ def run(args: argparse.Namespace) -> int:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
         recorder, state, history, path = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players)
+        settings: dict[str, Any] = {}
         if state is not None:
             players = [c.value for c in state.players]
             edition = state.settings.edition.value
+            if args.setting:
+                log.warning("%s: continuing its game with the settings it was dealt with; "
+                            "--setting is ignored", path)
         else:
             players, edition = list(args.players), args.edition
+            settings = chosen
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,
-                              mat=pipeline.mat, initial_state=state, history=history,
+                              settings=settings, mat=pipeline.mat, initial_state=state,
+                              history=history,
                               card_size_mm=pipeline.card_size_mm)
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)

@@ -288,7 +288,8 @@ class LiveSession:
         self._settings_obj = settings if isinstance(settings, Settings) else None
         self._overrides: dict[str, Any] = dict(settings) if isinstance(settings, Mapping) else {}
         self.seed = seed
-        self.hand_size = hand_size
+        # (a hand size among the settings is the one dealt)
+        self.hand_size = int(self._overrides.pop("hand_size", hand_size))
         self.recorder = recorder
         #: what the recorder could not write yet (a full disk, a lock), oldest first, each
         #: (what, its arguments): a new event waits behind them, so the file never holds a

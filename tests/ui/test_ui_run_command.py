@@ -144,6 +144,51 @@ def test_run_watches_a_folder_for_the_photos_of_a_tethered_camera(
     assert open_game(db).moves() == seen
 
 
+def test_the_tables_settings_are_dealt_and_recorded(qapp: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample game sets 50 cards aside: told so, the live game's draw pile is as short
+    (the end can be declared when it runs out), and the game file keeps it for the replay."""
+    import vision.pipeline
+
+    from companion.recording.store import accepted_moves, open_game
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for k in range(2):
+        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    db = tmp_path / "game.db"
+    code, seen = run_until(["run", "--source", str(folder), "--fast", "--record", str(db),
+                            "--mat", str(SAMPLE / "mat.json"), "--setting", "box_cards=50",
+                            "--setting", "hand-size=3"], 1)
+    assert code == 0 and seen == ["red: start 0,2"]
+    start, _moves = accepted_moves(open_game(db))
+    assert start is not None and start.settings.box_cards == 50
+    # 78 cards: 9 on the board, 9 in hands, 50 in the box
+    assert len(start.deck) == 78 - 9 - 9 - 50
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("box_cards=lots", "box_cards takes cards put back in the box unseen"),
+    ("colour=red", "no setting 'colour'"),
+    ("first_player=1", "the first of --players moves first"),
+])
+def test_a_bad_setting_is_refused_before_the_window(qapp: Any, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    setting: str, words: str) -> None:
+    shutil.copy(SAMPLE / "0000.jpg", tmp_path / "0000.jpg")
+    games = tmp_path / "games"
+    try:
+        code = main(["run", "--source", str(tmp_path), "--setting", setting,
+                     "--record", str(games / "g.db")])
+    except SystemExit as exc:      # (argparse's own refusal of one --setting)
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    assert not games.exists()
+
+
 def test_only_a_folder_can_be_watched(qapp: Any, tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(SAMPLE / "0000.jpg", tmp_path / "one.jpg")

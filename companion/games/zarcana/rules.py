@@ -11,7 +11,8 @@ import enum
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from companion.core.errors import SavedGameError
+from companion.core.errors import CompanionError, SavedGameError
+from companion.core.pieces import Color
 from companion.core.verdict import Violation
 
 
@@ -189,6 +190,9 @@ class Settings:
                 raise ValueError(f"unknown optional trump {name!r} for {card}: expected one of {known}")
         if isinstance(self.first_player, str) and self.first_player != "bid":
             raise ValueError(f"first_player must be a player index or 'bid', got {self.first_player!r}")
+        if isinstance(self.first_player, int) and not 0 <= self.first_player < players:
+            raise ValueError(f"first_player must be a seat from 0 to {players - 1}, got "
+                             f"{self.first_player}")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -211,6 +215,101 @@ class Settings:
         except (TypeError, ValueError) as exc:
             raise SavedGameError(f"bad Zarcana settings: {exc}") from None
         return cls(**d)
+
+
+class SettingError(CompanionError, ValueError):
+    """A ``name=value`` setting that does not parse (the message quotes it)."""
+
+
+#: what each setting a table may choose takes, in words (``Settings`` fields but the edition)
+SETTING_VALUES: dict[str, str] = {
+    "box_cards": "cards put back in the box unseen at setup: 0 or more (Looney: at least 3, "
+                 "25 or 30 for a shorter game; 1996: 0)",
+    "layout_cards": "cards of the starting board: 4, 9 or 13",
+    "hand_size": "cards dealt to each hand: 1 or more",
+    "hand_limit": "most cards a hand may hold after a draw: 1 or more",
+    "draw_limit": "most cards one DRAW takes: 1 or more",
+    "pieces_per_size": "pyramids of each size in a stash: 1 to 5",
+    "extra_cards": "extra cards shuffled in: gateway, doppelganger (comma-separated), or none",
+    "optional_trumps": "trumps with an optional power: CARD:NAME,... (e.g. major-01:alchemist), "
+                       "or none",
+    "without_trumps": "play without the 22 trumps: yes or no",
+    "wild_doubles": "what two cards make a wild suit: suits, suits+majors or off",
+    "start_on_unoccupied": "START only on a territory nobody occupies: yes or no",
+    "first_player": "who starts: a seat number (0 first) or bid",
+    "ghost_color": "a pyramid colour, the invisible player's when the Ghost is in play "
+                   "(default clear)",
+    "end_when_board_empty": "the game ends when the last territory is destroyed: yes or no",
+}
+
+_YES = {"yes": True, "true": True, "on": True, "1": True,
+        "no": False, "false": False, "off": False, "0": False}
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``name=value`` (a :data:`SETTING_VALUES` name; ``-`` may stand for ``_``) as the
+    field and its typed value. Raises :class:`SettingError` quoting ``text``."""
+    name, sep, raw = text.partition("=")
+    name, raw = name.strip().replace("-", "_"), raw.strip()
+    if not sep or not name:
+        raise SettingError(f"setting {text!r}: expected NAME=VALUE, e.g. box_cards=30")
+    if name not in SETTING_VALUES:
+        known = ", ".join(sorted(SETTING_VALUES))
+        raise SettingError(f"setting {text!r}: no setting {name!r} (known: {known})")
+
+    def bad() -> SettingError:
+        return SettingError(f"setting {text!r}: {name} takes {SETTING_VALUES[name]}")
+
+    def number(low: int, high: int | None = None) -> int:
+        try:
+            n = int(raw)
+        except ValueError:
+            raise bad() from None
+        if n < low or (high is not None and n > high):
+            raise bad()
+        return n
+
+    value: Any
+    if name == "box_cards":
+        value = number(0)
+    elif name == "layout_cards":
+        value = number(4, 13)
+        if value not in (4, 9, 13):
+            raise bad()
+    elif name in ("hand_size", "hand_limit", "draw_limit"):
+        value = number(1)
+    elif name == "pieces_per_size":
+        value = number(1, 5)
+    elif name in ("without_trumps", "start_on_unoccupied", "end_when_board_empty"):
+        if raw.lower() not in _YES:
+            raise bad()
+        value = _YES[raw.lower()]
+    elif name == "wild_doubles":
+        if raw not in ("suits", "suits+majors", "off"):
+            raise bad()
+        value = raw
+    elif name == "first_player":
+        value = raw if raw == "bid" else number(0, 5)
+    elif name == "extra_cards":
+        extras = [] if raw.lower() in ("", "none") else [x.strip() for x in raw.split(",")]
+        value = tuple(x if x.startswith("extra-") else f"extra-{x}" for x in extras)
+        if any(x not in ("extra-gateway", "extra-doppelganger") for x in value):
+            raise bad()
+    elif name == "optional_trumps":
+        pairs = [] if raw.lower() in ("", "none") else [x.strip() for x in raw.split(",")]
+        out = []
+        for pair in pairs:
+            card, colon, power = pair.partition(":")
+            if not colon or power not in OPTIONAL_TRUMP_NAMES or not card.startswith("major-"):
+                raise bad()
+            out.append((card, power))
+        value = tuple(out)
+    else:   # ghost_color
+        try:
+            value = Color.parse(raw).value
+        except ValueError:
+            raise bad() from None
+    return name, value
 
 
 # --------------------------------------------------------------------------------------

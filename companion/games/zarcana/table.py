@@ -139,9 +139,10 @@ def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *
     if len(set(cards.values())) != len(cards):
         dup = [c for c, n in Counter(cards.values()).items() if n > 1]
         raise TableError(f"the same card lies twice on the starting board: {', '.join(dup)}")
+    # (the hands dealt are the settings' hand size, so a recorded game says what was dealt)
     st = position(players, edition=edition, settings=settings,
                   board={format_cell(c): card for c, card in cards.items()},
-                  hands={}, deck=[], current=current, **overrides)
+                  hands={}, deck=[], current=current, hand_size=hand_size, **overrides)
     # (a card already face up on the discard pile is no more hidden than the board's)
     hidden = len(st.full_deck()) - len(cards) - len(st.discard)
     box = st.settings.box_amount

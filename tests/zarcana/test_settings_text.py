@@ -1,0 +1,71 @@
+"""Settings as a table types them (``companion run --setting NAME=VALUE``)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from companion.games.zarcana.rules import SETTING_VALUES, Settings, SettingError, parse_setting
+from companion.games.zarcana.table import game_from_table
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("box_cards=30", ("box_cards", 30)),
+    ("box-cards = 3", ("box_cards", 3)),
+    ("layout_cards=13", ("layout_cards", 13)),
+    ("hand_size=4", ("hand_size", 4)),
+    ("pieces_per_size=3", ("pieces_per_size", 3)),
+    ("extra_cards=gateway,doppelganger", ("extra_cards",
+                                          ("extra-gateway", "extra-doppelganger"))),
+    ("extra_cards=none", ("extra_cards", ())),
+    ("optional_trumps=major-01:alchemist,major-13:plague",
+     ("optional_trumps", (("major-01", "alchemist"), ("major-13", "plague")))),
+    ("without_trumps=yes", ("without_trumps", True)),
+    ("end_when_board_empty=off", ("end_when_board_empty", False)),
+    ("wild_doubles=suits+majors", ("wild_doubles", "suits+majors")),
+    ("first_player=bid", ("first_player", "bid")),
+    ("first_player=2", ("first_player", 2)),
+    ("ghost_color=Clear", ("ghost_color", "clear")),
+])
+def test_a_setting_is_read_with_its_type(text: str, expected: tuple[str, object]) -> None:
+    assert parse_setting(text) == expected
+
+
+@pytest.mark.parametrize("text, words", [
+    ("box_cards", "expected NAME=VALUE"),
+    ("=3", "expected NAME=VALUE"),
+    ("boxcards=3", "no setting 'boxcards' (known: box_cards,"),
+    ("box_cards=-1", "box_cards takes cards put back in the box unseen"),
+    ("box_cards=many", "box_cards takes"),
+    ("layout_cards=10", "layout_cards takes cards of the starting board: 4, 9 or 13"),
+    ("pieces_per_size=6", "pieces_per_size takes"),
+    ("without_trumps=perhaps", "yes or no"),
+    ("wild_doubles=any", "suits, suits+majors or off"),
+    ("extra_cards=joker", "gateway, doppelganger"),
+    ("optional_trumps=major-01:dragon", "CARD:NAME"),
+    ("optional_trumps=cups-01:alchemist", "CARD:NAME"),
+    ("ghost_color=pink", "a pyramid colour"),
+    ("edition=1996", "no setting 'edition'"),
+])
+def test_a_bad_setting_quotes_itself_and_says_what_it_takes(text: str, words: str) -> None:
+    with pytest.raises(SettingError) as info:
+        parse_setting(text)
+    assert repr(text) in str(info.value) and words in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_every_setting_but_the_edition_can_be_typed() -> None:
+    assert set(SETTING_VALUES) == {f.name for f in fields(Settings)} - {"edition"}
+
+
+def test_a_table_dealt_with_cards_set_aside_has_the_shorter_draw_pile() -> None:
+    cards = {(i, j): f"cups-{1 + i + 3 * j:02d}" for i in range(3) for j in range(3)}
+    usual = game_from_table(["red", "blue", "green"], cards)
+    name, value = parse_setting("box_cards=30")
+    short = game_from_table(["red", "blue", "green"], cards, **{name: value})
+    assert len(usual.deck) - len(short.deck) == 30 - 3
+    four = game_from_table(["red", "blue", "green"], cards, hand_size=4)
+    assert four.settings.hand_size == 4 and len(four.deck) == len(usual.deck) - 3
+    with pytest.raises(ValueError, match="first_player must be a seat from 0 to 2"):
+        Settings(first_player=3).validate(3)
