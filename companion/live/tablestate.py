@@ -265,7 +265,7 @@ def observation_trust(obs: Observation) -> tuple[bool, str]:
     a pyramid gone)."""
     if not obs.calibrated:
         why = obs.extra.get("reason") or obs.extra.get("calibration_reason")
-        return False, "the mat's markers were not found" + (f" ({why})" if why else "")
+        return False, "the table was not located" + (f" ({why})" if why else "")
     if obs.extra.get("hands") is True:
         return False, "a hand is over the table"
     if obs.extra.get("trustworthy") is False:
