@@ -61,7 +61,12 @@ import cv2
 import numpy as np
 
 from calibration.mat import Mat, virtual_mat
-from calibration.table import PRIOR_FOCAL_SHARE, Calibration, Intrinsics
+from calibration.table import (
+    PRIOR_FOCAL_SHARE,
+    Calibration,
+    Intrinsics,
+    clockwise_from_top_left,
+)
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -138,15 +143,6 @@ def _intersect(pa: np.ndarray, da: np.ndarray, pb: np.ndarray, db: np.ndarray
     r = pb - pa
     t = (r[0] * (-db[1]) - r[1] * (-db[0])) / det
     return np.asarray(pa + t * da, np.float64)
-
-
-def _order(q: np.ndarray) -> np.ndarray:
-    """Clockwise on screen (image y down), starting at the corner nearest the top left."""
-    c = q.mean(axis=0)
-    ang = np.arctan2(q[:, 1] - c[1], q[:, 0] - c[0])
-    q = q[np.argsort(ang)]
-    k = int(np.argmin(q[:, 0] + q[:, 1]))
-    return np.roll(q, -k, axis=0)
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> float:
@@ -501,7 +497,7 @@ def _seeds(image: np.ndarray, gray: np.ndarray, imgf: np.ndarray, aspect: float,
     out: list[tuple[_Card, int, float]] = []
     tried = 0
     for q, pol, sup in raw:
-        q = _long_side_first(_order(q))
+        q = _long_side_first(clockwise_from_top_left(q))
         if not _plausible(q, aspect, min_short, 0.5 * max(h, w)):
             continue
         c = q.mean(axis=0)
@@ -514,7 +510,7 @@ def _seeds(image: np.ndarray, gray: np.ndarray, imgf: np.ndarray, aspect: float,
         card = _see_card(imgf, q, pol, radius=3.0)
         if card.sides < 3:
             continue
-        again = _see_card(imgf, _long_side_first(_order(card.quad)), pol, radius=1.5)
+        again = _see_card(imgf, _long_side_first(clockwise_from_top_left(card.quad)), pol, radius=1.5)
         if again.sides >= card.sides:
             card = again
         if card.sides >= 3 and _plausible(card.quad, aspect, min_short, 0.5 * max(h, w)) \
@@ -651,7 +647,7 @@ def _outermost(img: np.ndarray, card: _Card, pol: int, look: _TableLook, aspect:
         ctr = cur.centre
         short = math.sqrt(abs(cv2.contourArea(cur.quad.astype(np.float32))) / aspect)
         for f in np.arange(1.04, 1.61, 0.04):
-            q = _long_side_first(_order(ctr + (cur.quad - ctr) * f))
+            q = _long_side_first(clockwise_from_top_left(ctr + (cur.quad - ctr) * f))
             if not _plausible(q, aspect, min_short, max_side):
                 continue
             for p in (cp, -cp):
@@ -1168,7 +1164,7 @@ def _grow(imgf: np.ndarray, start: _Start, size: tuple[float, float], aspect: fl
         Hi = np.linalg.inv(H)
         added = 0
         for r in rects[:MAX_CANDIDATES]:
-            qi = _long_side_first(_order(_persp(Hi, r)))
+            qi = _long_side_first(clockwise_from_top_left(_persp(Hi, r)))
             if not _plausible(qi, aspect, min_short, 0.5 * max(h_img, w_img)):
                 continue
             side = math.sqrt(abs(cv2.contourArea(qi.astype(np.float32))) / aspect)
@@ -1203,7 +1199,7 @@ def _grow(imgf: np.ndarray, start: _Start, size: tuple[float, float], aspect: fl
         for _ in range(2):
             again = []
             for card, pq in zip(cards, _predicted(H, poses, model)):
-                c2 = _see_card(imgf, _long_side_first(_order(pq)), pol, radius=1.5)
+                c2 = _see_card(imgf, _long_side_first(clockwise_from_top_left(pq)), pol, radius=1.5)
                 again.append(c2 if c2.sides >= 3 else card)
             fitted = _fit_all(again, model, H, K, focal_free)
             if not fitted[0]:

@@ -872,6 +872,15 @@ class TableCalibrator:
 PRIOR_FOCAL_SHARE = 0.8
 
 
+def clockwise_from_top_left(quad: np.ndarray) -> np.ndarray:
+    """A quadrilateral's four corners clockwise on screen (image y down), starting at the
+    one nearest the picture's top-left."""
+    q = np.asarray(quad).reshape(4, 2)
+    c = q.mean(axis=0)
+    q = q[np.argsort(np.arctan2(q[:, 1] - c[1], q[:, 0] - c[0]))]
+    return np.roll(q, -int(np.argmin(q[:, 0] + q[:, 1])), axis=0)
+
+
 def estimate_camera_matrix(H: np.ndarray, image_size: tuple[int, int]) -> np.ndarray:
     """A pinhole K for an uncalibrated camera from the table homography alone.
 

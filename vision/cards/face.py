@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from calibration.table import clockwise_from_top_left
 from vision.synth.deck import FACES
 
 #: longest side of the picture the outline is looked for in (photos are large; the outline
@@ -74,11 +75,7 @@ class CardOutline:
 def _order(quad: np.ndarray) -> np.ndarray:
     """Four corners in the art's order: top-left, top-right, bottom-right, bottom-left of a
     portrait card; a card lying across the picture has its top to the left."""
-    c = quad.mean(axis=0)
-    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
-    q = quad[np.argsort(ang)]            # clockwise on screen, from the left-ish corner
-    start = int(np.argmin(q[:, 0] + q[:, 1]))   # the corner nearest the picture's top-left
-    q = np.roll(q, -start, axis=0)
+    q = clockwise_from_top_left(quad)
     # q[0] top-left, q[1] top-right, q[2] bottom-right, q[3] bottom-left (on screen)
     top = np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])
     side = np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])
