@@ -238,8 +238,11 @@ class FolderSource(FrameSource):
     ``watch``: after the images already there (none is fine), wait for new ones, as a camera
     tethered to the computer writes them, and never end by itself. A new file is read once
     its size and time stamp have stayed the same for ``steady_s`` (a photo still being
-    written would read as a cut-short JPEG); new files come in name order. Waiting gives one
-    ``waiting`` event; a folder that goes away ends the source with that error.
+    written would read as a cut-short JPEG); new files come in name order. A photo that
+    still cannot be read is tried again when it changes (a writer that paused for longer
+    than ``steady_s``), and called unreadable only after ``give_up_s`` without a change.
+    The first wait gives one ``waiting`` event; a folder that goes away ends the source with
+    that error.
     """
 
     kind = "folder"
@@ -247,7 +250,7 @@ class FolderSource(FrameSource):
     def __init__(self, folder: str | Path | None = None, *,
                  files: Sequence[str | Path] | None = None,
                  realtime: bool = False, interval_s: float = 1.0, watch: bool = False,
-                 poll_s: float = 0.5, steady_s: float = 1.0) -> None:
+                 poll_s: float = 0.5, steady_s: float = 1.0, give_up_s: float = 10.0) -> None:
         if watch and folder is None:
             raise CaptureError("watching for new photos needs a folder, not a list of files")
         if files is None:
@@ -268,12 +271,15 @@ class FolderSource(FrameSource):
         self.watch = watch
         self.poll_s = poll_s
         self.steady_s = steady_s
+        self.give_up_s = give_up_s
         self._next = 0
         self._t0 = 0.0
         #: every file name taken (read or queued), so a photo is never shown twice
         self._taken: set[str] = {p.name for p in self.files}
         #: new files not yet steady: name -> ((size, mtime_ns), monotonic time first seen so)
         self._growing: dict[str, tuple[tuple[int, int], float]] = {}
+        #: watched photos that could not be read: name -> ((size, mtime_ns) then, when, why)
+        self._retry: dict[str, tuple[tuple[int, int], float, str]] = {}
         self._waiting_said = False
         self._interrupted = threading.Event()
 
@@ -287,29 +293,42 @@ class FolderSource(FrameSource):
         self._interrupted.set()
 
     def read(self) -> Frame | SourceEvent | None:
-        if self._next >= len(self.files):
-            if not self.watch:
-                self.error = None
-                return None
-            return self._wait_for_new()
-        k = self._next
-        path = self.files[k]
-        self._next += 1
-        if self.realtime:
-            wait = self._t0 + k * self.interval_s - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+        while self._next < len(self.files):
+            k = self._next
+            path = self.files[k]
+            self._next += 1
+            if self.realtime:
+                wait = self._t0 + k * self.interval_s - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+            try:
+                image = read_image(path)
+            except ImageError as exc:
+                if self.watch and self._tried_again_later(path, exc):
+                    continue
+                log.warning("skipping %s", exc)
+                return SourceEvent("unreadable", f"{exc}; skipped", k)
+            t = (time.monotonic() - self._t0) if self.watch else k * self.interval_s
+            return Frame(k, t, image, str(path), shot=True)
+        if not self.watch:
+            self.error = None
+            return None
+        return self._wait_for_new()
+
+    def _tried_again_later(self, path: Path, exc: ImageError) -> bool:
+        """A watched photo that cannot be read (yet) is kept to be tried again when it
+        changes (False: it is gone)."""
         try:
-            image = read_image(path)
-        except ImageError as exc:
-            log.warning("skipping %s", exc)
-            return SourceEvent("unreadable", f"{exc}; skipped", k)
-        t = (time.monotonic() - self._t0) if self.watch else k * self.interval_s
-        return Frame(k, t, image, str(path), shot=True)
+            st = path.stat()
+        except OSError:
+            return False
+        self._retry[path.name] = ((st.st_size, st.st_mtime_ns), time.monotonic(), str(exc))
+        return True
 
     def _wait_for_new(self) -> Frame | SourceEvent | None:
-        """Poll the watched folder until a new photo is steady (then read it), the capture
-        stops (a clean end) or the folder is gone (an error)."""
+        """Poll the watched folder until a new photo is steady (then read it), a photo that
+        failed is given up (an ``unreadable`` event), the capture stops (a clean end) or the
+        folder is gone (an error)."""
         assert self.folder is not None
         if not self._waiting_said:
             self._waiting_said = True
@@ -317,19 +336,42 @@ class FolderSource(FrameSource):
                                self._next)
         while not self._interrupted.is_set():
             try:
+                given_up = self._retried()
                 steady = self._steady_new_files()
             except OSError as exc:
                 self.error = (f"image folder {self.folder} cannot be read any more "
                               f"({exc.strerror or exc})")
                 return None
+            if given_up is not None:
+                return given_up
             if steady:
                 self.files.extend(steady)
                 self._taken.update(p.name for p in steady)
-                self._waiting_said = False
                 return self.read()
             self._interrupted.wait(self.poll_s)
         self.error = None
         self.ended = f"stopped watching {self.folder}"
+        return None
+
+    def _retried(self) -> SourceEvent | None:
+        """Photos that failed: one that changed since is looked at again as a new one; one
+        unchanged for ``give_up_s`` is given up (its ``unreadable`` event)."""
+        assert self.folder is not None
+        now = time.monotonic()
+        for name, (mark, since, why) in list(self._retry.items()):
+            try:
+                st = (self.folder / name).stat()
+            except OSError:
+                del self._retry[name]          # gone: nothing to read
+                continue
+            if (st.st_size, st.st_mtime_ns) != mark:
+                del self._retry[name]          # written on: a new file to wait for
+                self._taken.discard(name)
+                continue
+            if now - since >= self.give_up_s:
+                del self._retry[name]
+                log.warning("skipping %s", why)
+                return SourceEvent("unreadable", f"{why}; skipped", self._next)
         return None
 
     def _steady_new_files(self) -> list[Path]:
