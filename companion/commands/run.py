@@ -75,10 +75,14 @@ def table_settings(args: argparse.Namespace, players: Sequence[str], edition: st
         # (the live game starts with the first player named; a bid is not followed live)
         raise CompanionError("--setting first_player: at a live table the first of --players "
                              "moves first: list the players from the one who starts")
+    settings = Settings(edition=Edition.parse(edition), **chosen)
     try:
-        Settings(edition=Edition.parse(edition), **chosen).validate(len(players))
+        settings.check_deal(len(players))
     except ValueError as exc:
         raise CompanionError(f"--setting: {exc}") from None
+    if "ghost" in settings.optional_map.values() and settings.ghost_color in players:
+        raise CompanionError(f"--setting ghost_color={settings.ghost_color}: that is a "
+                             "player's colour; the invisible player needs a colour of its own")
     return chosen
 
 
@@ -100,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a choice the table made that the camera cannot see, as many as "
                         "needed, e.g. --setting box_cards=30 (the cards set aside unseen: "
                         "the draw pile runs out, and the end may be declared, sooner). "
-                        "Names: " + ", ".join(sorted(SETTING_VALUES)) + " (README)")
+                        "Names: " + ", ".join(sorted(set(SETTING_VALUES) - {"first_player"}))
+                        + " (docs/zarcana-rulings.md); the first of --players starts")
     add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
     add_camera_options(p)
     p.add_argument("--deck", default=None, metavar="NAME",

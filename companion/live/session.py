@@ -798,7 +798,10 @@ class LiveSession:
         """Only the players' colours (and the Ghost's) are pieces of this game: a pyramid of
         another colour is a misreading (card art, a stray piece) and must not be judged."""
         allowed = {c.value for c in self.players}
-        ghost = self._settings_obj.ghost_color if self._settings_obj is not None else "clear"
+        # (the settings as dealt; before the deal, as given: an object or `run --setting`s)
+        ghost = (self._state.settings.ghost_color if self._state is not None
+                 else self._settings_obj.ghost_color if self._settings_obj is not None
+                 else self._overrides.get("ghost_color", "clear"))
         allowed.add(str(ghost))
         kept = [p for p in obs.pyramids if p.color in allowed]
         if len(kept) == len(obs.pyramids):

@@ -14,7 +14,7 @@ from live_support import (
 )
 
 from companion.core.errors import NotationError
-from companion.core.pieces import parse_pyramid
+from companion.core.pieces import Color, parse_pyramid
 from companion.live.session import (
     CardCorrection,
     EventKind,
@@ -445,3 +445,19 @@ def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
     play(s2, range(0, 7))
     ev = s2.observe(sample_record(2), frame=7)
     assert not any("the table shows the position before" in e.text for e in ev)
+
+
+def test_the_ghosts_colour_given_as_a_setting_is_a_piece_of_the_game() -> None:
+    """``run --setting optional_trumps=major-05:ghost --setting ghost_color=black``: a black
+    pyramid is the invisible player's, not a stray of a colour outside the game."""
+    rec = sample_record(0)
+    card = next(c for c in rec["cards"] if c["id"] != "back")
+    rec["pyramids"] = list(rec["pyramids"]) + [
+        {"color": "black", "pips": 1, "upright": True, "pointing_deg": None,
+         "base_center_mm": card["center_mm"], "confidence": 0.9}]
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"],
+                    settings={"optional_trumps": (("major-05", "ghost"),),
+                              "ghost_color": "black"}, mat=MAT)
+    assert s.observe(rec, frame=0)[0].text.startswith("board dealt")
+    assert s.state is not None and s.state.ghost is Color.BLACK
+    assert [p.color for ps in s.state.pieces.values() for p in ps] == [Color.BLACK]

@@ -168,19 +168,22 @@ def test_the_tables_settings_are_dealt_and_recorded(qapp: Any, tmp_path: Path,
     assert len(start.deck) == 78 - 9 - 9 - 50
 
 
-@pytest.mark.parametrize("setting, words", [
-    ("box_cards=lots", "box_cards takes cards put back in the box unseen"),
-    ("colour=red", "no setting 'colour'"),
-    ("first_player=1", "the first of --players moves first"),
+@pytest.mark.parametrize("settings, words", [
+    (["box_cards=lots"], "box_cards takes cards put back in the box unseen"),
+    (["colour=red"], "no setting 'colour'"),
+    (["first_player=1"], "the first of --players moves first"),
+    (["box_cards=70"], "the deal needs 88 cards (9 on the board, 9 in 3 hands, 70 in the box) "
+                       "and the deck has 78"),
+    (["optional_trumps=major-05:ghost", "ghost_color=red"], "that is a player's colour"),
 ])
 def test_a_bad_setting_is_refused_before_the_window(qapp: Any, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str],
-                                                    setting: str, words: str) -> None:
+                                                    settings: list[str], words: str) -> None:
     shutil.copy(SAMPLE / "0000.jpg", tmp_path / "0000.jpg")
     games = tmp_path / "games"
     try:
-        code = main(["run", "--source", str(tmp_path), "--setting", setting,
-                     "--record", str(games / "g.db")])
+        code = main(["run", "--source", str(tmp_path), "--record", str(games / "g.db")]
+                    + [x for s in settings for x in ("--setting", s)])
     except SystemExit as exc:      # (argparse's own refusal of one --setting)
         code = exc.code
     assert code == 2

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 
 import pytest
 
 from companion.games.zarcana.rules import SETTING_VALUES, Settings, SettingError, parse_setting
-from companion.games.zarcana.table import game_from_table
+from companion.games.zarcana.engine import new_game
+from companion.games.zarcana.table import TableError, game_from_table
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -46,6 +48,9 @@ def test_a_setting_is_read_with_its_type(text: str, expected: tuple[str, object]
     ("optional_trumps=major-01:dragon", "CARD:NAME"),
     ("optional_trumps=cups-01:alchemist", "CARD:NAME"),
     ("ghost_color=pink", "a pyramid colour"),
+    ("optional_trumps=major-1:alchemist", "CARD:NAME"),
+    ("optional_trumps=major-01:alchemist,major-01:plague", "one optional power only"),
+    ("extra_cards=gateway,gateway", "each extra card is in the deck once"),
     ("edition=1996", "no setting 'edition'"),
 ])
 def test_a_bad_setting_quotes_itself_and_says_what_it_takes(text: str, words: str) -> None:
@@ -69,3 +74,30 @@ def test_a_table_dealt_with_cards_set_aside_has_the_shorter_draw_pile() -> None:
     assert four.settings.hand_size == 4 and len(four.deck) == len(usual.deck) - 3
     with pytest.raises(ValueError, match="first_player must be a seat from 0 to 2"):
         Settings(first_player=3).validate(3)
+
+
+@pytest.mark.parametrize("chosen, words", [
+    ({"box_cards": 200}, "the deal needs 218 cards (9 on the board, 9 in 3 hands, 200 in the "
+                         "box) and the deck has 78"),
+    ({"hand_size": 30}, "hand_size 30 is more than hand_limit 6"),
+    ({"hand_size": 23, "hand_limit": 23}, "the deal needs 81 cards"),
+    ({"without_trumps": True, "box_cards": 40}, "the deal needs 58 cards (9 on the board, 9 "
+                                                "in 3 hands, 40 in the box) and the deck has 56"),
+])
+def test_a_deal_the_deck_cannot_make_is_refused(chosen: dict[str, object], words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Settings(**chosen).check_deal(3)   # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        new_game(3, **chosen)
+
+
+def test_a_board_the_settings_cannot_have_dealt_is_refused() -> None:
+    cards = {(i, j): f"cups-{1 + i + 3 * j:02d}" for i in range(3) for j in range(3)}
+    with pytest.raises(TableError, match="not enough cards for the hands and the box: 69 "
+                                         "unseen, 9 for the hands and 61 for the box"):
+        game_from_table(["red", "blue", "green"], cards, box_cards=61)
+    with_trump = dict(cards)
+    with_trump[(1, 1)] = "major-05"
+    with pytest.raises(TableError, match="major-05 on the starting board, but this game's "
+                                         "deck has no such card"):
+        game_from_table(["red", "blue", "green"], with_trump, without_trumps=True)

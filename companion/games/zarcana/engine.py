@@ -1561,7 +1561,7 @@ def new_game(players: Sequence[Color | str] | int = 3, *, edition: Edition | str
     cols = _colors(players)
     base = _settings(edition, settings, overrides)
     ed = base.edition
-    base.validate(len(cols))
+    base.check_deal(len(cols))
     ghost: Color | None = None
     if any(name == "ghost" for _, name in base.optional_trumps):
         ghost = Color.parse(base.ghost_color)

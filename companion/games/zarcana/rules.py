@@ -11,6 +11,7 @@ import enum
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from companion.core.cards import card_info
 from companion.core.errors import CompanionError, SavedGameError
 from companion.core.pieces import Color
 from companion.core.verdict import Violation
@@ -194,6 +195,20 @@ class Settings:
             raise ValueError(f"first_player must be a seat from 0 to {players - 1}, got "
                              f"{self.first_player}")
 
+    def check_deal(self, players: int) -> None:
+        """Raise ValueError when a new game of ``players`` cannot be dealt with these
+        settings: more cards asked of the deck than it has, a hand dealt over its limit."""
+        self.validate(players)
+        if self.hand_size > self.hand_limit:
+            raise ValueError(f"hand_size {self.hand_size} is more than hand_limit "
+                             f"{self.hand_limit}: no hand could ever draw")
+        deck = 78 + len(self.extra_cards) - (22 if self.without_trumps else 0)
+        layout, hands, box = self.layout_for(players), self.hand_size * players, self.box_amount
+        if layout + hands + box > deck:
+            raise ValueError(f"the deal needs {layout + hands + box} cards ({layout} on the "
+                             f"board, {hands} in {players} hands, {box} in the box) and the "
+                             f"deck has {deck}")
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["edition"] = self.edition.value
@@ -295,15 +310,23 @@ def parse_setting(text: str) -> tuple[str, Any]:
         value = tuple(x if x.startswith("extra-") else f"extra-{x}" for x in extras)
         if any(x not in ("extra-gateway", "extra-doppelganger") for x in value):
             raise bad()
+        if len(set(value)) < len(value):
+            raise SettingError(f"setting {text!r}: each extra card is in the deck once")
     elif name == "optional_trumps":
         pairs = [] if raw.lower() in ("", "none") else [x.strip() for x in raw.split(",")]
         out = []
         for pair in pairs:
-            card, colon, power = pair.partition(":")
-            if not colon or power not in OPTIONAL_TRUMP_NAMES or not card.startswith("major-"):
+            card, colon, power = (x.strip() for x in pair.partition(":"))
+            try:
+                trump = card_info(card).is_major
+            except ValueError:
+                trump = False
+            if not colon or power not in OPTIONAL_TRUMP_NAMES or not trump:
                 raise bad()
             out.append((card, power))
         value = tuple(out)
+        if len({card for card, _ in value}) < len(value):
+            raise SettingError(f"setting {text!r}: a trump can have one optional power only")
     else:   # ghost_color
         try:
             value = Color.parse(raw).value

@@ -143,16 +143,22 @@ def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *
     st = position(players, edition=edition, settings=settings,
                   board={format_cell(c): card for c, card in cards.items()},
                   hands={}, deck=[], current=current, hand_size=hand_size, **overrides)
+    deck = set(st.full_deck())
+    foreign = sorted(c for c in cards.values() if c not in deck)
+    if foreign:
+        raise TableError(f"{', '.join(foreign)} on the starting board, but this game's deck "
+                         "has no such card (played without the trumps?)")
     # (a card already face up on the discard pile is no more hidden than the board's)
     hidden = len(st.full_deck()) - len(cards) - len(st.discard)
     box = st.settings.box_amount
+    dealt = hand_size * len(st.all_colors)
+    if hidden - dealt - box < 0:
+        raise TableError(f"not enough cards for the hands and the box: {hidden} unseen, "
+                         f"{dealt} for the hands and {box} for the box")
     for c in st.all_colors:
         st.hands[c] = (UNKNOWN,) * hand_size
-    dealt = hand_size * len(st.all_colors)
     st.box = (UNKNOWN,) * box
     st.deck = (UNKNOWN,) * (hidden - dealt - box)
-    if len(st.deck) < 0:
-        raise TableError("not enough cards for the hands and the box")
     return st
 
 
