@@ -170,6 +170,8 @@ class CommandRunner(QObject):
         self._pool.shutdown(wait=False)
         _done, running = wait(pending, timeout_s)
         if running:
+            # (one hangs: those queued behind it would only run after the session closed)
+            self._pool.shutdown(wait=False, cancel_futures=True)
             log.warning("%d clicked command(s) still running; closing anyway", len(running))
         return not running
 
