@@ -75,9 +75,11 @@ log = logging.getLogger(__name__)
 #: (after the best rigid shift) is the same camera and table: the previous frame is kept.
 KEEP_FRAME_MM = 6.0
 #: Frame after frame of one camera (:class:`CardCalibrator`), a fit further off than that but
-#: within this many mm is still expressed in the previous frame (a fit from fewer cards, or a
-#: camera nudged): a new frame would put its origin on another card, and every position,
-#: and so every lattice cell of a game in progress, would jump by whole cells.
+#: within this many mm is still expressed in the previous frame (a fit from other cards): a
+#: new frame would put its origin on another card, and every position, and so every lattice
+#: cell of a game in progress, would jump by whole cells. (A camera that moved is not told
+#: apart here: the same pixels are put where the old camera saw them. The live game finds
+#: its board again from the cards, companion.live.tablestate.TableTracker.refind.)
 FOLLOW_FRAME_MM = 25.0
 #: Cards shorter than this (long side, px) are not looked for: too few pixels for corners.
 MIN_LONG_PX = 36.0
@@ -1413,8 +1415,7 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
             axes = [float((x + turn) % 180.0) for x in axes]
         if followed:
             notes.append(f"the cards are {off:.0f} mm from where the previous calibration put "
-                         "them (a fit from other cards, or the camera nudged): kept in its "
-                         "table frame")
+                         "them (a fit from other cards): kept in its table frame")
         elif not kept:
             notes.append(f"the cards are {off:.0f} mm from where the previous calibration put "
                          "them (camera or cards moved): the table frame starts afresh")

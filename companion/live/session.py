@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -755,11 +756,31 @@ class LiveSession:
         if not reading.trusted:
             return [LiveEvent(EventKind.WAITING, f"frame not used: {reading.reason}",
                               frame=frame, source="camera")] + said
+        if self._state is not None:
+            reading, moved = self._found_again(obs, reading, frame)
+            said = moved + said
         self._last_record = obs
         self._last_reading = reading
         if self._state is None:
             return self._deal(reading, obs, frame, jpeg) + said
         return self._judge(reading, obs, frame, jpeg, time_s) + said
+
+    def _found_again(self, obs: Observation, reading: TableReading, frame: int | None
+                     ) -> tuple[TableReading, list[LiveEvent]]:
+        """The reading to judge, and a line when the board had to be looked for again, its
+        cards no longer where the lattice puts them (:meth:`TableTracker.refind`)."""
+        assert self._state is not None
+        before = self.tracker.lattice
+        known = {c: s[-1] for c, s in stacks_of(self._state).items()}
+        again = self.tracker.refind(obs, reading, known)
+        now = self.tracker.lattice
+        if again is None or before is None or now is None:
+            return reading, []
+        (x0, y0), (x1, y1) = before.center((0, 0)), now.center((0, 0))
+        return again, [LiveEvent(
+            EventKind.INFO, f"the board is found again {math.hypot(x1 - x0, y1 - y0):.0f} mm "
+            "from where it was (the camera or the table moved); its cells keep their names",
+            frame=frame, source="camera")]
 
     def _sharpness(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the frames turn blurred (the record's ``blurred``, read on the mat's

@@ -53,6 +53,14 @@ ZONE_MARGIN_MM = 10.0
 #: A card farther than this share of the pitch from its cell centre is not on the lattice.
 SNAP_TOLERANCE = 0.35
 
+#: The board is looked for again (:meth:`TableTracker.refind`) when at least this many of
+#: the game's territories do not show their top card where the lattice puts them: no move
+#: changes more than two at once, a camera or table that moved changes them all.
+REFIND_MISSES = 3
+#: and the lattice found again is taken when it puts at least this share of them (and 3)
+#: on their cells, and 2 more than the old lattice did.
+REFIND_SHARE = 0.6
+
 
 class TableStateError(CompanionError, ValueError):
     """An observation that cannot be read as a Zarcana table (the message says why)."""
@@ -159,6 +167,25 @@ class CardLike(Protocol):
 
     @property
     def confidence(self) -> float: ...
+
+
+def _main_group(cells: Iterable[Cell]) -> set[Cell]:
+    """The largest group of ``cells`` joined side to side or corner to corner."""
+    left = set(cells)
+    best: set[Cell] = set()
+    while left:
+        group = {left.pop()}
+        todo = list(group)
+        while todo:
+            i, j = todo.pop()
+            for n in [(i + di, j + dj) for di in (-1, 0, 1) for dj in (-1, 0, 1)]:
+                if n in left:
+                    left.discard(n)
+                    group.add(n)
+                    todo.append(n)
+        if len(group) > len(best) or (len(group) == len(best) and min(group) < min(best)):
+            best = group
+    return best
 
 
 def fit_lattice(cards: Sequence[CardLike], pitch_mm: float,
@@ -313,9 +340,54 @@ class TableTracker:
         """Learn (and keep) the lattice from a layout; ``expected`` names the cells."""
         obs = as_observation(record)
         cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
-        self.lattice = fit_lattice(cards, self.pitch_mm, expected)
+        lat = fit_lattice(cards, self.pitch_mm, expected)
+        if not expected:
+            # the board alone names the cells (its north-west card is 0,0): a pile or a card
+            # put aside away from it (no mat's zone says where) must not
+            board = _main_group(lat.locate(c.center_mm)[0] for c in cards)
+            main = [c for c in cards if lat.locate(c.center_mm)[0] in board]
+            if len(main) < len(cards):
+                lat = fit_lattice(main, self.pitch_mm)
+        self.lattice = lat
         log.info("lattice learned: %s", self.lattice.to_dict())
         return self.lattice
+
+    def refind(self, record: Observation | Mapping[str, Any], reading: "TableReading",
+               known: Mapping[Cell, str]) -> "TableReading | None":
+        """The board found again after the camera or the table moved under the lattice.
+
+        ``reading`` is ``record`` read on the current lattice; ``known`` the game's top card
+        of each territory. When the cards no longer lie where the lattice says (a camera
+        nudged, a table frame from a mat that slid, a new fit without a mat), the lattice is
+        fitted again to the cards seen, naming its cells after the known board (as when a
+        recorded game is continued), and kept when it puts clearly more territories' cards
+        on their cells. Returns the record read on it (the lattice is then replaced), or
+        None (nothing changed)."""
+        if self.lattice is None or not reading.trusted or not known:
+            return None
+
+        def on_their_cells(r: TableReading) -> int:
+            return sum(1 for cell, cid in known.items() if r.view.cards.get(cell) == cid)
+
+        now = on_their_cells(reading)
+        if len(known) - now < REFIND_MISSES:
+            return None
+        obs = as_observation(record)
+        cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
+        if not cards:
+            return None
+        old = self.lattice
+        self.lattice = fit_lattice(cards, self.pitch_mm, known)
+        try:
+            again = self.read(obs)
+        finally:
+            candidate, self.lattice = self.lattice, old
+        got = on_their_cells(again)
+        if got < max(3, math.ceil(REFIND_SHARE * len(known))) or got < now + 2:
+            return None
+        self.lattice = candidate
+        log.info("board found again: %s (was %s)", candidate.to_dict(), old.to_dict())
+        return again
 
     def zone_of(self, point: Sequence[float]) -> str | None:
         x, y = float(point[0]), float(point[1])
@@ -394,6 +466,12 @@ class TableTracker:
         notes: list[str] = []
         tol = self.snap_tolerance * lat.pitch_mm
 
+        # before the deal nothing is remembered: the board is the largest group of cards
+        # lying together on the lattice, and a card away from it is a pile or put aside
+        board = set(self._stacks) or _main_group(
+            lat.locate(c.center_mm)[0] for c in obs.cards
+            if self.zone_of(c.center_mm) is None and lat.locate(c.center_mm)[1] <= tol)
+
         # ---- cards: zones, cells, strays
         by_cell: dict[Cell, list[SeenCard]] = {}
         discard: list[SeenCard] = []
@@ -419,8 +497,8 @@ class TableTracker:
             # goes next to the board). A pile or a card put aside: not part of the board.
             # Where no mat's zone says where the discard pile is (no mat), a face-up card
             # there is taken for it: it names the card a player plays from the hand
-            away = bool(self._stacks) and not any(
-                max(abs(cell[0] - i), abs(cell[1] - j)) <= 1 for i, j in self._stacks)
+            away = bool(board) and not any(
+                max(abs(cell[0] - i), abs(cell[1] - j)) <= 1 for i, j in board)
             if off <= tol and away and DISCARD_ZONE not in self.zones and c.id != BACK:
                 sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence,
                                                None, DISCARD_ZONE, 0.0, lvl))

@@ -461,3 +461,32 @@ def test_the_ghosts_colour_given_as_a_setting_is_a_piece_of_the_game() -> None:
     assert s.observe(rec, frame=0)[0].text.startswith("board dealt")
     assert s.state is not None and s.state.ghost is Color.BLACK
     assert [p.color for ps in s.state.pieces.values() for p in ps] == [Color.BLACK]
+
+
+def test_a_camera_nudged_mid_game_loses_no_move() -> None:
+    """Without a mat, from the 9th frame on every position is 77 mm further east (a camera
+    turned a little, or a table frame fitted anew): the board is found again once, and the
+    game goes on to its true scores."""
+    from calibration.mat import virtual_mat
+
+    def moved(rec: dict[str, Any]) -> dict[str, Any]:
+        rec["cards"] = [dict(c, center_mm=[c["center_mm"][0] + 77.0, c["center_mm"][1]])
+                        for c in rec["cards"]]
+        rec["pyramids"] = [dict(p, base_center_mm=[p["base_center_mm"][0] + 77.0,
+                                                   p["base_center_mm"][1]])
+                           for p in rec["pyramids"]]
+        return rec
+
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings=SCRIPT["settings"], mat=virtual_mat())
+    clicks = scripted_clicks()
+    heard: list[LiveEvent] = []
+    for k in range(24):
+        if k in clicks:
+            heard += s.manual(clicks.pop(k))
+        rec = sample_record(k)
+        heard += s.observe(moved(rec) if k >= 9 else rec, frame=k)
+    found = [e for e in heard if "the board is found again" in e.text]
+    assert len(found) == 1 and found[0].frame == 9
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
+    assert s.scores() == SCRIPT["final_scores"]

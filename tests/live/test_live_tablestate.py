@@ -200,3 +200,52 @@ def test_a_card_away_from_the_board_is_not_part_of_it() -> None:
         assert (1, 4) not in reading.view.cards                  # away: not the board's
         assert reading.view.cards.get((1, 3)) == "wands-02"      # next to it: a build
         assert reading.view.discard_top == discard
+
+
+def test_before_the_deal_a_pile_away_from_the_layout_is_not_the_board() -> None:
+    """Without a mat no zone says where the piles are. At the deal the board is the largest
+    group of cards lying together: the draw pile's face-down card and a face-up card away
+    from it are not dealt as territories, and the layout's north-west card is 0,0."""
+    from calibration.mat import virtual_mat
+
+    pile = {"id": "back", "center_mm": [300.0 - 4 * 95.0 + 5.0, 200.0 + 4 * 95.0 - 8.0],
+            "angle_deg": 270.0, "confidence": 0.99}
+    played = {"id": "cups-07", "center_mm": [300.0 + 6 * 95.0, 200.0 + 1 * 95.0],
+              "angle_deg": 270.0, "confidence": 0.98}
+    tr = TableTracker(virtual_mat())
+    reading = tr.read(make_record(LAYOUT, draw=0, extra_cards=[pile, played]))
+    assert reading.view.cards == LAYOUT
+    assert reading.view.discard_top == "cups-07"
+    assert [c.id for c in reading.strays] == ["back"]
+
+
+@pytest.mark.parametrize("shift", [(77.0, 0.0), (95.0, 95.0), (40.0, -30.0), (-190.0, 12.0)])
+def test_a_board_that_moved_under_the_lattice_is_found_again(shift: tuple[float, float]) -> None:
+    """A camera nudged (or, without a mat, a new fit of the table frame) moves every card:
+    the lattice is fitted again and the cells keep their names."""
+    tr = TableTracker(MAT)
+    tr.read(make_record(LAYOUT, draw=0))
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    before = tr.lattice
+    moved = make_record(LAYOUT, draw=0, origin=(300.0 + shift[0], 200.0 + shift[1]))
+    reading = tr.read(moved)
+    assert reading.view.cards != LAYOUT
+    again = tr.refind(moved, reading, LAYOUT)
+    assert again is not None and again.view.cards == LAYOUT
+    assert tr.lattice is not None and before is not None
+    assert tr.lattice.center((0, 0)) == pytest.approx((300.0 + shift[0], 200.0 + shift[1]),
+                                                      abs=1.0)
+
+
+def test_a_board_that_did_not_move_is_not_looked_for_again() -> None:
+    tr = TableTracker(MAT)
+    tr.read(make_record(LAYOUT, draw=0))
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    lattice = tr.lattice
+    # a move destroys two territories: two misses are a move, not a moved board
+    two_gone = {c: k for c, k in LAYOUT.items() if c not in ((0, 0), (1, 0))}
+    rec = make_record(two_gone, draw=0)
+    assert tr.refind(rec, tr.read(rec), LAYOUT) is None and tr.lattice is lattice
+    # most of the board covered (not seen): looking again finds nothing better
+    rec = make_record({(2, 2): LAYOUT[(2, 2)], (1, 2): LAYOUT[(1, 2)]}, draw=0)
+    assert tr.refind(rec, tr.read(rec), LAYOUT) is None and tr.lattice is lattice
