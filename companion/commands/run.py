@@ -120,9 +120,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--fast", action="store_true",
                    help="read a video file or folder as fast as possible instead of at its "
                         "own pace")
-    p.add_argument("--watch", action="store_true",
-                   help="with a folder: after the photos there, wait for new ones (a camera "
-                        "tethered to this computer saving into it) until the window is closed")
+    p.add_argument("--watch", nargs="?", const="new", choices=("new", "all"), default=None,
+                   help="with a folder: referee the photos saved into it (a camera tethered "
+                        "to this computer) until the window is closed; new (the default): "
+                        "only those taken from now on; all: those already there first")
     p.set_defaults(func=run)
 
 

@@ -235,8 +235,9 @@ class FolderSource(FrameSource):
     An unreadable file is skipped: it gives an ``unreadable`` event with the reason, and the
     next image comes as usual. ``realtime`` spaces the images ``interval_s`` apart.
 
-    ``watch``: after the images already there (none is fine), wait for new ones, as a camera
-    tethered to the computer writes them, and never end by itself. A new file is read once
+    ``watch``: wait for new images, as a camera tethered to the computer writes them, and
+    never end by itself; ``existing`` says whether the images already there are read first
+    (else they are left alone: a tethering folder often holds earlier games). A new file is read once
     its size and time stamp have stayed the same for ``steady_s`` (a photo still being
     written would read as a cut-short JPEG); new files come in name order. A photo that
     still cannot be read is tried again when it changes (a writer that paused for longer
@@ -250,7 +251,8 @@ class FolderSource(FrameSource):
     def __init__(self, folder: str | Path | None = None, *,
                  files: Sequence[str | Path] | None = None,
                  realtime: bool = False, interval_s: float = 1.0, watch: bool = False,
-                 poll_s: float = 0.5, steady_s: float = 1.0, give_up_s: float = 10.0) -> None:
+                 existing: bool = True, poll_s: float = 0.5, steady_s: float = 1.0,
+                 give_up_s: float = 10.0) -> None:
         if watch and folder is None:
             raise CaptureError("watching for new photos needs a folder, not a list of files")
         if files is None:
@@ -266,6 +268,10 @@ class FolderSource(FrameSource):
         super().__init__(str(folder) if folder is not None else "file list")
         self.folder = Path(folder) if folder is not None else None
         self.files = [Path(f) for f in files]
+        #: the images there before, left unread (``watch`` without ``existing``)
+        self.left_alone: list[Path] = []
+        if watch and not existing:
+            self.files, self.left_alone = [], self.files
         self.realtime = realtime and not watch
         self.interval_s = interval_s
         self.watch = watch
@@ -274,8 +280,8 @@ class FolderSource(FrameSource):
         self.give_up_s = give_up_s
         self._next = 0
         self._t0 = 0.0
-        #: every file name taken (read or queued), so a photo is never shown twice
-        self._taken: set[str] = {p.name for p in self.files}
+        #: every file name taken (read, queued or left alone), so a photo is never shown twice
+        self._taken: set[str] = {p.name for p in self.files + self.left_alone}
         #: new files not yet steady: name -> ((size, mtime_ns), monotonic time first seen so)
         self._growing: dict[str, tuple[tuple[int, int], float]] = {}
         #: watched photos that could not be read: name -> ((size, mtime_ns) then, when, why)
@@ -332,7 +338,9 @@ class FolderSource(FrameSource):
         assert self.folder is not None
         if not self._waiting_said:
             self._waiting_said = True
-            return SourceEvent("waiting", f"watching {self.folder} for new photos",
+            before = (f" (the {len(self.left_alone)} already there are left alone)"
+                      if self.left_alone else "")
+            return SourceEvent("waiting", f"watching {self.folder} for new photos{before}",
                                self._next)
         while not self._interrupted.is_set():
             try:
@@ -431,18 +439,21 @@ def camera_number(text: str) -> int:
 
 
 def open_source(spec: str | int | Path, *, realtime: bool | None = None,
-                interval_s: float = 1.0, watch: bool = False) -> FrameSource:
+                interval_s: float = 1.0, watch: str | None = None) -> FrameSource:
     """A source from what a user typed: a camera index, a URL, a video file or a folder.
 
-    ``watch``: a folder is watched for new photos (:class:`FolderSource`); any other source
-    is refused with it."""
+    ``watch``: a folder is watched for new photos (:class:`FolderSource`), ``"new"`` ones
+    only or ``"all"`` (those already there first); any other source is refused with it."""
     if watch:
         path = Path(str(spec).strip())
         if not path.is_dir():
             what = ("no such folder" if not path.exists() else "not a folder: only a folder "
                     "can be watched for new photos")
             raise CaptureError(f"source {str(spec)!r}: {what}")
-        return FolderSource(path, watch=True)
+        if watch not in ("new", "all"):
+            raise CaptureError(f"--watch {watch}: say new (the photos taken from now on) or "
+                               "all (those already there first)")
+        return FolderSource(path, watch=True, existing=watch == "all")
     if isinstance(spec, int):
         return VideoSource(camera_number(str(spec)), realtime=realtime)
     text = str(spec).strip()

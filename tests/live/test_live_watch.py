@@ -144,17 +144,35 @@ def test_a_photo_still_being_written_is_read_only_once_whole(tmp_path: Path) -> 
 
 
 def test_an_empty_folder_can_be_watched_and_other_sources_cannot(tmp_path: Path) -> None:
-    src = open_source(tmp_path, watch=True)
+    src = open_source(tmp_path, watch="new")
     assert isinstance(src, FolderSource) and src.watch and not src.realtime
     with pytest.raises(CaptureError, match="no images"):
         open_source(tmp_path)
     (tmp_path / "one.jpg").write_bytes(jpeg(10))
     with pytest.raises(CaptureError, match="only a folder can be watched"):
-        open_source(tmp_path / "one.jpg", watch=True)
+        open_source(tmp_path / "one.jpg", watch="new")
     with pytest.raises(CaptureError, match="no such folder"):
-        open_source(tmp_path / "gone", watch=True)
+        open_source(tmp_path / "gone", watch="all")
+    with pytest.raises(CaptureError, match="say new .* or all"):
+        open_source(tmp_path, watch="some")
     with pytest.raises(CaptureError, match="needs a folder"):
         FolderSource(files=[tmp_path / "one.jpg"], watch=True)
+
+
+def test_the_photos_already_there_are_left_alone_unless_asked_for(tmp_path: Path) -> None:
+    """A tethering folder often holds earlier games: ``--watch`` (new) starts with the next
+    photo, ``--watch all`` referees those already there first."""
+    (tmp_path / "OLD_0001.jpg").write_bytes(jpeg(10))
+    (tmp_path / "OLD_0002.jpg").write_bytes(jpeg(20))
+    new = open_source(tmp_path, watch="new")
+    new.open()
+    waiting = new.read()
+    assert isinstance(waiting, SourceEvent) and waiting.kind == "waiting"
+    assert "the 2 already there are left alone" in waiting.reason
+    every = open_source(tmp_path, watch="all")
+    every.open()
+    got = every.read()
+    assert isinstance(got, Frame) and got.name.endswith("OLD_0001.jpg")
 
 
 def test_a_watched_folder_that_goes_away_is_a_lost_camera(tmp_path: Path) -> None:
