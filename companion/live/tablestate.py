@@ -60,6 +60,10 @@ REFIND_MISSES = 3
 #: and the lattice found again is taken when it puts at least this share of them (and 3)
 #: on their cells, and 2 more than the old lattice did.
 REFIND_SHARE = 0.6
+#: It is looked for too when the cards on the lattice lie this far (mm, on average, all the
+#: same way) from their cells' centres: a camera nudged a little, before the cards drift past
+#: the snap tolerance one by one; then the refit is taken when it loses no territory.
+DRIFT_MM = 12.0
 
 
 class TableStateError(CompanionError, ValueError):
@@ -370,7 +374,13 @@ class TableTracker:
             return sum(1 for cell, cid in known.items() if r.view.cards.get(cell) == cid)
 
         now = on_their_cells(reading)
-        if len(known) - now < REFIND_MISSES:
+        lat = self.lattice
+        offsets = [(c.center_mm[0] - x, c.center_mm[1] - y) for c in reading.cards
+                   if c.cell is not None for x, y in [lat.center(c.cell)]]
+        drift = (math.hypot(sum(o[0] for o in offsets) / len(offsets),
+                            sum(o[1] for o in offsets) / len(offsets)) if offsets else 0.0)
+        drifted = drift >= DRIFT_MM
+        if len(known) - now < REFIND_MISSES and not drifted:
             return None
         obs = as_observation(record)
         cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
@@ -383,7 +393,7 @@ class TableTracker:
         finally:
             candidate, self.lattice = self.lattice, old
         got = on_their_cells(again)
-        if got < max(3, math.ceil(REFIND_SHARE * len(known))) or got < now + 2:
+        if got < max(3, math.ceil(REFIND_SHARE * len(known))) or got < now + (0 if drifted else 2):
             return None
         self.lattice = candidate
         log.info("board found again: %s (was %s)", candidate.to_dict(), old.to_dict())
@@ -496,10 +506,11 @@ class TableTracker:
             # two cells or more from every territory: no move puts a card there (a build
             # goes next to the board). A pile or a card put aside: not part of the board.
             # Where no mat's zone says where the discard pile is (no mat), a face-up card
-            # there is taken for it: it names the card a player plays from the hand
+            # there is taken for it: it names the card a player plays from the hand (the
+            # pile lies where the players put it, on the lattice or not)
             away = bool(board) and not any(
                 max(abs(cell[0] - i), abs(cell[1] - j)) <= 1 for i, j in board)
-            if off <= tol and away and DISCARD_ZONE not in self.zones and c.id != BACK:
+            if away and DISCARD_ZONE not in self.zones and c.id != BACK:
                 sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence,
                                                None, DISCARD_ZONE, 0.0, lvl))
                 discard.append(sc)
