@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,13 @@ from companion.commands.argtypes import (
     thread_count,
 )
 from companion.core.errors import CompanionError
-from companion.games.zarcana.rules import SETTING_VALUES, SettingError, parse_setting
+from companion.games.zarcana.rules import (
+    SETTING_VALUES,
+    SettingError,
+    format_settings,
+    parse_setting,
+    setting_values,
+)
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
@@ -127,11 +133,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def open_recording(path: Path | None, *, game: str, edition: str,
-                   players: tuple[str, ...]) -> tuple[Any, Any, list[Any], Path]:
-    """(recorder, start position or None, moves already played, path): a new game file, or
-    the unfinished game ``path`` continued. The moves are the live session's history
-    entries, so the window's log shows the whole game, not just this sitting."""
+def open_recording(path: Path | None, *, game: str, edition: str, players: tuple[str, ...],
+                   settings: Mapping[str, Any] | None = None
+                   ) -> tuple[Any, Any, list[Any], Path, dict[str, Any]]:
+    """(recorder, start position or None, moves already played, path, settings to deal
+    with): a new game file (its header keeps ``settings``), or the unfinished game ``path``
+    continued. The moves are the live session's history entries, so the window's log shows
+    the whole game, not just this sitting. A game not dealt yet is dealt with the settings
+    its file was made with (other ``settings`` are refused); a dealt one keeps its own."""
     from companion.live.session import HistoryEntry
     from companion.recording.store import (
         GameRecorder,
@@ -152,14 +161,26 @@ def open_recording(path: Path | None, *, game: str, edition: str,
         same = tuple(recorded.players) == tuple(players) and recorded.edition == edition
         start: ZarcanaState | None = None
         moves: list[tuple[RecordedEvent, ZarcanaState]] = []
+        dealt_with: dict[str, Any] = {}
         if not recorded.events:
             # a sitting closed before the board was dealt: the game starts from the next
-            # dealt table, as a new one would, with the players the file names
+            # dealt table, as a new one would, with the players and settings the file names
             if not same:
                 raise RecordingError(
                     f"{path}: holds a game not yet dealt of {', '.join(recorded.players)} "
                     f"({recorded.edition} edition): give those --players and --edition, or "
                     "a new file name")
+            try:
+                dealt_with = setting_values(recorded.settings)
+            except SettingError as exc:
+                raise RecordingError(f"{path}: {exc}") from None
+            if settings and dict(settings) != dealt_with:
+                raise RecordingError(
+                    f"{path}: holds a game not yet dealt with the settings "
+                    f"{format_settings(dealt_with)}: give those --setting, none, or a new "
+                    "file name")
+            if dealt_with:
+                print(f"the game will be dealt with its settings: {format_settings(dealt_with)}")
         else:
             start, moves = accepted_moves(recorded)
         history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
@@ -170,10 +191,11 @@ def open_recording(path: Path | None, *, game: str, edition: str,
                         "--players are ignored", path, recorded.edition,
                         ",".join(recorded.players))
         print(f"continuing the game recorded in {path} ({len(history)} moves so far)")
-        return recorder, start, history, path
+        return recorder, start, history, path, dealt_with
     target = path if path is not None else new_game_path(game)
-    recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players))
-    return recorder, None, [], target
+    recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players),
+                                   settings=dict(settings or {}))
+    return recorder, None, [], target, dict(settings or {})
 
 
 def check_deck(game: str, card_ids: Sequence[str], deck: str | None) -> None:
@@ -236,9 +258,9 @@ def run(args: argparse.Namespace) -> int:
     own_file = args.record is None
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
-        recorder, state, history, path = open_recording(
-            args.record, game=args.game, edition=args.edition, players=args.players)
-        settings: dict[str, Any] = {}
+        recorder, state, history, path, settings = open_recording(
+            args.record, game=args.game, edition=args.edition, players=args.players,
+            settings=chosen)
         if state is not None:
             players = [c.value for c in state.players]
             edition = state.settings.edition.value
@@ -247,7 +269,6 @@ def run(args: argparse.Namespace) -> int:
                             "--setting is ignored", path)
         else:
             players, edition = list(args.players), args.edition
-            settings = chosen
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,

@@ -14,7 +14,7 @@ from companion.games.zarcana.engine import dumps
 
 
 def sitting(path: Path, frames: range) -> LiveSession:
-    recorder, start, history, _ = open_recording(
+    recorder, start, history, _, _ = open_recording(
         path, game="zarcana", edition=SCRIPT["edition"], players=tuple(SCRIPT["players"]))
     s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
                     settings=SCRIPT["settings"], mat=MAT, recorder=recorder,
@@ -70,6 +70,32 @@ def test_a_game_file_closed_before_the_deal_is_continued_from_the_next_dealt_tab
     with pytest.raises(RecordingError, match="not yet dealt of red, blue, green"):
         open_recording(empty, game="zarcana", edition=SCRIPT["edition"],
                        players=("red", "blue"))
+
+
+def test_a_game_not_yet_dealt_is_dealt_with_the_settings_its_file_was_made_with(
+        tmp_path: Path, capsys: "pytest.CaptureFixture[str]") -> None:
+    """A sitting closed before the deal, continued without ``--setting``: the file's
+    header kept them (50 cards set aside), so the deal is the one the table made; other
+    settings for it are refused rather than mixed."""
+    import pytest
+
+    from companion.recording.store import RecordingError
+
+    path = tmp_path / "game.db"
+    players = tuple(SCRIPT["players"])
+    rec, *_ = open_recording(path, game="zarcana", edition=SCRIPT["edition"], players=players,
+                             settings={"box_cards": 50})
+    rec.close()
+    assert open_game(path).settings == {"box_cards": 50}
+    rec, start, history, _, settings = open_recording(
+        path, game="zarcana", edition=SCRIPT["edition"], players=players)
+    rec.close()
+    assert start is None and not history and settings == {"box_cards": 50}
+    assert "dealt with its settings: box_cards=50" in capsys.readouterr().out
+    with pytest.raises(RecordingError, match="not yet dealt with the settings box_cards=50: "
+                                             "give those --setting, none, or a new file"):
+        open_recording(path, game="zarcana", edition=SCRIPT["edition"], players=players,
+                       settings={"box_cards": 30})
 
 
 def test_a_record_target_that_is_no_file_is_named(tmp_path: Path) -> None:

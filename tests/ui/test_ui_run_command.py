@@ -164,6 +164,7 @@ def test_the_tables_settings_are_dealt_and_recorded(qapp: Any, tmp_path: Path,
     assert code == 0 and seen == ["red: start 0,2"]
     start, _moves = accepted_moves(open_game(db))
     assert start is not None and start.settings.box_cards == 50
+    assert open_game(db).settings == {"box_cards": 50, "hand_size": 3}   # the file's header
     # 78 cards: 9 on the board, 9 in hands, 50 in the box
     assert len(start.deck) == 78 - 9 - 9 - 50
 

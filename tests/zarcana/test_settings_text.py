@@ -101,3 +101,21 @@ def test_a_board_the_settings_cannot_have_dealt_is_refused() -> None:
     with pytest.raises(TableError, match="major-05 on the starting board, but this game's "
                                          "deck has no such card"):
         game_from_table(["red", "blue", "green"], with_trump, without_trumps=True)
+
+
+def test_stored_settings_come_back_as_values_and_as_words() -> None:
+    from companion.games.zarcana.rules import format_settings, setting_values
+
+    stored = {"extra_cards": ["extra-gateway"], "optional_trumps": [["major-01", "alchemist"]],
+              "box_cards": 30, "without_trumps": False}
+    values = setting_values(stored)
+    assert values == {"extra_cards": ("extra-gateway",),
+                      "optional_trumps": (("major-01", "alchemist"),),
+                      "box_cards": 30, "without_trumps": False}
+    words = format_settings(values)
+    assert words == ("box_cards=30 extra_cards=gateway optional_trumps=major-01:alchemist "
+                     "without_trumps=no")
+    # the words are what --setting takes
+    assert dict(parse_setting(w) for w in words.split()) == values
+    with pytest.raises(SettingError, match="no such setting"):
+        setting_values({"edition": "1996"})

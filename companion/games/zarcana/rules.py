@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
 from typing import Any
 
 from companion.core.cards import card_info
@@ -259,6 +260,35 @@ SETTING_VALUES: dict[str, str] = {
 
 _YES = {"yes": True, "true": True, "on": True, "1": True,
         "no": False, "false": False, "off": False, "0": False}
+
+
+def setting_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as stored in JSON (a game file's header) back to their values: lists are
+    tuples again. Raises :class:`SettingError` for a name that is not a setting."""
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in SETTING_VALUES:
+            raise SettingError(f"setting {name!r}: no such setting")
+        if name == "extra_cards" and isinstance(value, (list, tuple)):
+            value = tuple(str(x) for x in value)
+        elif name == "optional_trumps" and isinstance(value, (list, tuple)):
+            value = tuple((str(a), str(b)) for a, b in value)
+        out[name] = value
+    return out
+
+
+def format_settings(values: Mapping[str, Any]) -> str:
+    """``name=value`` words as ``--setting`` takes them (the defaults: "none")."""
+    def text(name: str, value: Any) -> str:
+        if name == "extra_cards":
+            return ",".join(str(x).removeprefix("extra-") for x in value) or "none"
+        if name == "optional_trumps":
+            return ",".join(f"{a}:{b}" for a, b in value) or "none"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return str(value)
+
+    return " ".join(f"{k}={text(k, v)}" for k, v in sorted(values.items())) or "none"
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
