@@ -843,14 +843,29 @@ class LiveSession:
         extra: dict[str, Any] = dict(self._overrides)
         if self.seed is not None:
             extra["seed"] = self.seed
+        current = 0
         if view.pyramids:
+            # the companion came in after the first STARTs: whose turn it is follows from
+            # them; any other pyramid means a game under way it cannot know
+            started = self._starts_made(view)
+            if started is None:
+                self.tracker.lattice = None
+                seen = "; ".join(f"{format_cell(c)}: {' '.join(str(p) for p in ps)}"
+                                 for c, ps in sorted(view.pyramids.items()))
+                return [LiveEvent(EventKind.WAITING, "the table already has pyramids on it "
+                                  f"({seen}) that are not the first players' starts: a game "
+                                  "under way cannot be dealt from a picture. Clear them to "
+                                  "deal, or continue its game file (run --record GAME.db)",
+                                  frame=frame)]
+            current = len(started) % len(self.players)
             extra["pieces"] = {format_cell(c): " ".join(str(p) for p in ps)
                                for c, ps in view.pyramids.items()}
         if view.discard_top is not None and self.watch_discard:
             extra["discard"] = (view.discard_top,)
         try:
             st = game_from_table(self.players, view.cards, edition=self.edition,
-                                 settings=self._settings_obj, hand_size=self.hand_size, **extra)
+                                 settings=self._settings_obj, hand_size=self.hand_size,
+                                 current=current, **extra)
         except (CompanionError, ValueError) as exc:
             self.tracker.lattice = None  # learn it again from the next layout
             return [LiveEvent(EventKind.WAITING, f"cannot start from this table: {exc}",
@@ -863,14 +878,35 @@ class LiveSession:
             return [LiveEvent(EventKind.WAITING,
                               f"the board shows {len(view.cards)} of the {want} cards the deal "
                               "lays out: waiting for the rest", frame=frame)]
+        if len(view.cards) > want:
+            self.tracker.lattice = None
+            return [LiveEvent(EventKind.WAITING,
+                              f"the board shows {len(view.cards)} cards, and the deal lays out "
+                              f"{want} for {len(st.all_colors)} players: take away what is "
+                              "not the layout, or say how many it has (run --setting "
+                              "layout_cards=4, 9 or 13)", frame=frame)]
         self._initial = self._state = st
         self.status = Status.PLAYING
         self.tracker.sync(stacks_of(st), st.discard)
+        made = self.players[:current or len(self.players)] if view.pyramids else ()
+        starts = (f"; with the start(s) already made by {', '.join(c.value for c in made)}"
+                  if made else "")
         self._record("start", None, observation=obs, keyframe_jpeg=jpeg, state=st,
-                     note=f"board dealt: {len(view.cards)} cards")
+                     note=f"board dealt: {len(view.cards)} cards{starts}")
         who = st.to_move.value if st.to_move is not None else "nobody"
-        return [LiveEvent(EventKind.INFO, f"board dealt: {len(view.cards)} cards; {who} to move",
-                          player=who, frame=frame, source="camera")]
+        return [LiveEvent(EventKind.INFO, f"board dealt: {len(view.cards)} cards{starts}; "
+                          f"{who} to move", player=who, frame=frame, source="camera")]
+
+    def _starts_made(self, view: TableView) -> list[Color] | None:
+        """The players whose START the dealt table already shows (a small upright pyramid
+        each, the first players in turn order), or None for any other pyramids."""
+        pieces = [p for ps in view.pyramids.values() for p in ps]
+        colours = [p.color for p in pieces]
+        if any(p.size != 1 or not p.pose.upright for p in pieces) or \
+                len(set(colours)) != len(colours) or len(colours) > len(self.players):
+            return None
+        first = list(self.players[:len(colours)])
+        return first if set(colours) == set(first) else None
 
     def _judge(self, reading: TableReading, obs: Observation, frame: int | None,
                jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:

@@ -449,18 +449,21 @@ def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
 
 def test_the_ghosts_colour_given_as_a_setting_is_a_piece_of_the_game() -> None:
     """``run --setting optional_trumps=major-05:ghost --setting ghost_color=black``: a black
-    pyramid is the invisible player's, not a stray of a colour outside the game."""
+    pyramid is the invisible player's, judged as a piece, not dropped as a stray of a colour
+    outside the game."""
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"],
+                    settings={"optional_trumps": (("major-05", "ghost"),),
+                              "ghost_color": "black"}, mat=MAT)
+    assert s.observe(sample_record(0), frame=0)[0].text.startswith("board dealt")
+    assert s.state is not None and s.state.ghost is Color.BLACK
     rec = sample_record(0)
     card = next(c for c in rec["cards"] if c["id"] != "back")
     rec["pyramids"] = list(rec["pyramids"]) + [
         {"color": "black", "pips": 1, "upright": True, "pointing_deg": None,
          "base_center_mm": card["center_mm"], "confidence": 0.9}]
-    s = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"],
-                    settings={"optional_trumps": (("major-05", "ghost"),),
-                              "ghost_color": "black"}, mat=MAT)
-    assert s.observe(rec, frame=0)[0].text.startswith("board dealt")
-    assert s.state is not None and s.state.ghost is Color.BLACK
-    assert [p.color for ps in s.state.pieces.values() for p in ps] == [Color.BLACK]
+    ev = s.observe(rec, frame=1)
+    assert [e.kind for e in ev] != [EventKind.UNCHANGED]
+    assert any("black" in e.text or "black" in " ".join(e.changes) for e in ev), ev
 
 
 def test_a_camera_nudged_mid_game_loses_no_move() -> None:
@@ -490,3 +493,39 @@ def test_a_camera_nudged_mid_game_loses_no_move() -> None:
     assert len(found) == 1 and found[0].frame == 9
     assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
     assert s.scores() == SCRIPT["final_scores"]
+
+
+@pytest.mark.parametrize("first, to_move", [(1, "blue"), (2, "green"), (3, "red")])
+def test_a_companion_started_after_the_first_starts_deals_with_them(first: int,
+                                                                    to_move: str) -> None:
+    """The first picture already shows the first players' START pyramids (the camera came
+    on late): they are dealt in, the next player is to move, and the game goes on to its
+    true scores."""
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings=SCRIPT["settings"], mat=MAT)
+    clicks = scripted_clicks()
+    dealt = s.observe(sample_record(first), frame=first)
+    assert dealt[0].text.endswith(f"; {to_move} to move") and "start(s) already made" in dealt[0].text
+    for k in range(first + 1, 24):
+        if k in clicks:
+            s.manual(clicks.pop(k))
+        s.observe(sample_record(k), frame=k)
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[first:]
+    assert s.scores() == SCRIPT["final_scores"]
+
+
+def test_a_game_under_way_is_not_dealt_from_a_picture() -> None:
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings=SCRIPT["settings"], mat=MAT)
+    ev = s.observe(sample_record(5), frame=5)      # a pyramid has grown: a game under way
+    assert ev[0].kind is EventKind.WAITING and s.state is None
+    assert "not the first players' starts" in ev[0].text and "--record" in ev[0].text
+    assert s.observe(sample_record(0), frame=6)[0].text.startswith("board dealt: 9 cards")
+
+
+def test_a_board_with_more_cards_than_the_deal_lays_out_is_not_dealt() -> None:
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings={"layout_cards": 4}, mat=MAT)
+    ev = s.observe(sample_record(0), frame=0)
+    assert ev[0].kind is EventKind.WAITING and s.state is None
+    assert "the board shows 9 cards, and the deal lays out 4 for 3 players" in ev[0].text
