@@ -65,6 +65,9 @@ class SourceEvent:
 
 Item = Frame | SourceEvent
 
+#: a file's (size, mtime_ns, inode): see :func:`_mark_of`
+Mark = tuple[int, int, int]
+
 
 class FrameSource:
     """Base of the sources: ``open()``, then ``read()`` until it returns ``None`` (end)."""
@@ -280,12 +283,15 @@ class FolderSource(FrameSource):
         self.give_up_s = give_up_s
         self._next = 0
         self._t0 = 0.0
-        #: every file name taken (read, queued or left alone), so a photo is never shown twice
-        self._taken: set[str] = {p.name for p in self.files + self.left_alone}
-        #: new files not yet steady: name -> ((size, mtime_ns), monotonic time first seen so)
-        self._growing: dict[str, tuple[tuple[int, int], float]] = {}
-        #: watched photos that could not be read: name -> ((size, mtime_ns) then, when, why)
-        self._retry: dict[str, tuple[tuple[int, int], float, str]] = {}
+        #: every file name taken (read, queued or left alone), so a photo is never shown
+        #: twice: its mark when read (None: not read yet). A photo saved again
+        #: under the same name (a camera writing latest.jpg each shot) is a new photo.
+        self._taken: dict[str, Mark | None] = {p.name: None for p in self.files}
+        self._taken.update((p.name, _mark(p)) for p in self.left_alone)
+        #: new files not yet steady: name -> (mark, monotonic time first seen so)
+        self._growing: dict[str, tuple[Mark, float]] = {}
+        #: watched photos that could not be read: name -> (mark then, when, why)
+        self._retry: dict[str, tuple[Mark, float, str]] = {}
         self._waiting_said = False
         self._interrupted = threading.Event()
 
@@ -314,6 +320,8 @@ class FolderSource(FrameSource):
                     continue
                 log.warning("skipping %s", exc)
                 return SourceEvent("unreadable", f"{exc}; skipped", k)
+            if self.watch:
+                self._taken[path.name] = _mark(path)
             t = (time.monotonic() - self._t0) if self.watch else k * self.interval_s
             return Frame(k, t, image, str(path), shot=True)
         if not self.watch:
@@ -328,7 +336,7 @@ class FolderSource(FrameSource):
             st = path.stat()
         except OSError:
             return False
-        self._retry[path.name] = ((st.st_size, st.st_mtime_ns), time.monotonic(), str(exc))
+        self._retry[path.name] = (_mark_of(st), time.monotonic(), str(exc))
         return True
 
     def _wait_for_new(self) -> Frame | SourceEvent | None:
@@ -354,7 +362,7 @@ class FolderSource(FrameSource):
                 return given_up
             if steady:
                 self.files.extend(steady)
-                self._taken.update(p.name for p in steady)
+                self._taken.update((p.name, None) for p in steady)
                 return self.read()
             self._interrupted.wait(self.poll_s)
         self.error = None
@@ -372,9 +380,9 @@ class FolderSource(FrameSource):
             except OSError:
                 del self._retry[name]          # gone: nothing to read
                 continue
-            if (st.st_size, st.st_mtime_ns) != mark:
+            if _mark_of(st) != mark:
                 del self._retry[name]          # written on: a new file to wait for
-                self._taken.discard(name)
+                self._taken.pop(name, None)
                 continue
             if now - since >= self.give_up_s:
                 del self._retry[name]
@@ -391,14 +399,14 @@ class FolderSource(FrameSource):
         seen: set[str] = set()
         for path in _images_in(self.folder):
             name = path.name
-            if name in self._taken:
+            if name in self._taken and self._taken[name] in (None, _mark(path)):
                 continue
             seen.add(name)
             try:
                 st = path.stat()
             except OSError:
                 continue   # gone again (a camera's temporary file renamed)
-            mark = (st.st_size, st.st_mtime_ns)
+            mark = _mark_of(st)
             was = self._growing.get(name)
             if was is None or was[0] != mark:
                 self._growing[name] = (mark, now)
@@ -408,6 +416,21 @@ class FolderSource(FrameSource):
             if name not in seen or any(p.name == name for p in ready):
                 del self._growing[name]
         return ready
+
+
+def _mark_of(st: os.stat_result) -> Mark:
+    """What tells one state of a file from another: size, time stamp and inode (a photo
+    renamed onto an old name is another inode even within one time stamp tick)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _mark(path: Path) -> Mark | None:
+    """A file's :func:`_mark_of`, None when it cannot be looked at."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _mark_of(st)
 
 
 def _images_in(folder: Path) -> list[Path]:
@@ -445,7 +468,12 @@ def open_source(spec: str | int | Path, *, realtime: bool | None = None,
     ``watch``: a folder is watched for new photos (:class:`FolderSource`), ``"new"`` ones
     only or ``"all"`` (those already there first); any other source is refused with it."""
     if watch:
-        path = Path(str(spec).strip())
+        text = str(spec).strip()
+        path = Path(text)
+        if not text or (text.isdigit() and not path.exists()) or "://" in text:
+            what = "a camera" if text.isdigit() else "a stream" if text else "nothing"
+            raise CaptureError(f"source {text!r}: only a folder can be watched for new "
+                               f"photos, and this is {what}")
         if not path.is_dir():
             what = ("no such folder" if not path.exists() else "not a folder: only a folder "
                     "can be watched for new photos")

@@ -155,6 +155,12 @@ def test_an_empty_folder_can_be_watched_and_other_sources_cannot(tmp_path: Path)
         open_source(tmp_path / "gone", watch="all")
     with pytest.raises(CaptureError, match="say new .* or all"):
         open_source(tmp_path, watch="some")
+    with pytest.raises(CaptureError, match="only a folder can be watched .* this is a camera"):
+        open_source("0", watch="new")
+    with pytest.raises(CaptureError, match="this is nothing"):
+        open_source("  ", watch="new")
+    with pytest.raises(CaptureError, match="this is a stream"):
+        open_source("rtsp://table.local/live", watch="new")
     with pytest.raises(CaptureError, match="needs a folder"):
         FolderSource(files=[tmp_path / "one.jpg"], watch=True)
 
@@ -216,3 +222,22 @@ def test_the_runner_referees_photos_as_they_are_taken(tmp_path: Path) -> None:
     notes = [e.text for e in heard if e.kind is EventKind.INFO and "watching" in e.text]
     assert notes and str(tmp_path) in notes[0]
     assert not [e for e in heard if e.kind in (EventKind.CAMERA_LOST, EventKind.FRAME_SKIPPED)]
+
+
+def test_a_photo_saved_again_under_the_same_name_is_a_new_photo(tmp_path: Path) -> None:
+    """Some tethering tools write each shot to latest.jpg (a temporary file renamed onto
+    it): every new shot is read."""
+    src = FolderSource(tmp_path, watch=True, poll_s=0.02, steady_s=0.1)
+    cap = CaptureThread(src).start()
+    try:
+        assert next_item(cap).kind == "waiting"   # type: ignore[union-attr]
+        for value in (30, 120, 210):
+            tmp = tmp_path / ".latest.tmp"
+            tmp.write_bytes(jpeg(value))
+            tmp.replace(tmp_path / "latest.jpg")
+            item = next_item(cap)
+            assert isinstance(item, Frame) and item.name.endswith("latest.jpg")
+            assert abs(int(item.image[0, 0, 0]) - value) < 8
+        assert cap.get(0.5) is None                # each shot once
+    finally:
+        cap.stop()
