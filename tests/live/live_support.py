@@ -6,15 +6,27 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.mat import load_mat
 from companion.commands.demo import truth_record
 from companion.core.pieces import Cell, Pyramid
 
+if TYPE_CHECKING:
+    import numpy as np
+
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "sample_images" / "zarcana"
 SCRIPT: dict[str, Any] = json.loads((SAMPLES / "game.json").read_text())
 MAT = load_mat(SAMPLES / "mat.json")
+
+
+def small_image(value: int) -> "np.ndarray":
+    """A tiny picture of one grey with a patch of its opposite (a frame of a test source)."""
+    import numpy as np
+
+    img = np.full((48, 64, 3), value, np.uint8)
+    img[10:20, 10:30] = 255 - value
+    return img
 
 
 def sample_record(name: str | int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import MAT, SAMPLES, SCRIPT, sample_record
+from live_support import MAT, SAMPLES, SCRIPT, sample_record, small_image
 
 from companion.live.capture import (
     CaptureError,
@@ -24,12 +24,6 @@ from companion.live.capture import (
 )
 from companion.live.runner import LiveRunner
 from companion.live.session import EventKind, LiveEvent, LiveSession
-
-
-def small_image(value: int) -> np.ndarray:
-    img = np.full((48, 64, 3), value, np.uint8)
-    img[10:20, 10:30] = 255 - value
-    return img
 
 
 def write_folder(tmp: Path, bad: str = "b.jpg") -> Path:

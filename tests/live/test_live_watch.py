@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import MAT, SAMPLES, SCRIPT, sample_record
+from live_support import MAT, SAMPLES, SCRIPT, sample_record, small_image
 
 from companion.live.capture import (
     CaptureError,
@@ -24,14 +24,8 @@ from companion.live.runner import LiveRunner
 from companion.live.session import EventKind, LiveEvent, LiveSession
 
 
-def image(value: int) -> np.ndarray:
-    img = np.full((48, 64, 3), value, np.uint8)
-    img[10:20, 10:30] = 255 - value
-    return img
-
-
 def jpeg(value: int) -> bytes:
-    ok, buf = cv2.imencode(".jpg", image(value))
+    ok, buf = cv2.imencode(".jpg", small_image(value))
     assert ok
     return bytes(buf.tobytes())
 
@@ -99,7 +93,7 @@ def test_a_photo_whose_writer_paused_is_read_when_it_is_whole(tmp_path: Path) ->
             fh.write(data[len(data) // 2:])
         item = next_item(cap)
         assert isinstance(item, Frame), item
-        assert np.abs(item.image.astype(int) - image(200)).mean() < 5
+        assert np.abs(item.image.astype(int) - small_image(200)).mean() < 5
         assert cap.get(0.5) is None                # read once
     finally:
         cap.stop()
@@ -138,7 +132,7 @@ def test_a_photo_still_being_written_is_read_only_once_whole(tmp_path: Path) -> 
                 time.sleep(0.05)
         item = next_item(cap)
         assert isinstance(item, Frame), item   # not an "unreadable" event
-        assert np.abs(item.image.astype(int) - image(200)).mean() < 5
+        assert np.abs(item.image.astype(int) - small_image(200)).mean() < 5
     finally:
         cap.stop()
 

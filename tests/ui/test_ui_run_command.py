@@ -37,6 +37,14 @@ class TruthPipeline:
         self.closed = True
 
 
+def sample_folder(folder: Path, frames: range) -> Path:
+    """A folder of the sample game's frames (as the camera's photos)."""
+    folder.mkdir()
+    for k in frames:
+        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    return folder
+
+
 def run_until(argv: list[str], moves: int) -> tuple[int, list[str]]:
     """Run the command; close its window once ``moves`` moves are in its log."""
     app = QApplication.instance()
@@ -153,10 +161,7 @@ def test_the_tables_settings_are_dealt_and_recorded(qapp: Any, tmp_path: Path,
     from companion.recording.store import accepted_moves, open_game
 
     monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
-    folder = tmp_path / "shots"
-    folder.mkdir()
-    for k in range(2):
-        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    folder = sample_folder(tmp_path / "shots", range(2))
     db = tmp_path / "game.db"
     code, seen = run_until(["run", "--source", str(folder), "--fast", "--record", str(db),
                             "--mat", str(SAMPLE / "mat.json"), "--setting", "box_cards=50",
@@ -318,10 +323,7 @@ def test_run_says_which_moves_the_game_file_lacks_when_it_could_not_be_written(
 
     monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
     monkeypatch.setattr(GameRecorder, "record", full)
-    folder = tmp_path / "frames"
-    folder.mkdir()
-    for k in range(3):
-        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    folder = sample_folder(tmp_path / "frames", range(3))
     db = tmp_path / "g.db"
     code, seen = run_until(["run", "--source", str(folder), "--fast", "--record", str(db),
                             "--mat", str(SAMPLE / "mat.json")], 2)
@@ -346,10 +348,7 @@ def test_a_polite_kill_closes_the_window_and_the_run_ends_as_usual(
     from companion.recording.store import open_game
 
     monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
-    folder = tmp_path / "frames"
-    folder.mkdir()
-    for k in range(3):
-        shutil.copy(SAMPLE / f"{k:04d}.jpg", folder / f"{k:04d}.jpg")
+    folder = sample_folder(tmp_path / "frames", range(3))
     db = tmp_path / "g.db"
     app = QApplication.instance()
     deadline = time.monotonic() + 30.0
