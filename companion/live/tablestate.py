@@ -62,8 +62,12 @@ REFIND_MISSES = 3
 REFIND_SHARE = 0.6
 #: It is looked for too when the cards on the lattice lie this far (mm, on average, all the
 #: same way) from their cells' centres: a camera nudged a little, before the cards drift past
-#: the snap tolerance one by one; then the refit is taken when it loses no territory.
+#: the snap tolerance one by one; then the refit is taken when it loses no territory and puts
+#: the cards at most REFIND_CLOSER as far (root mean square) from their centres.
 DRIFT_MM = 12.0
+#: or this far in root mean square (a turn about the board's middle: the offsets cancel out)
+DRIFT_RMS_MM = 16.0
+REFIND_CLOSER = 0.6
 
 
 class TableStateError(CompanionError, ValueError):
@@ -171,6 +175,18 @@ class CardLike(Protocol):
 
     @property
     def confidence(self) -> float: ...
+
+
+def _offsets(reading: "TableReading", lattice: Lattice) -> tuple[float, float]:
+    """How far the cards read onto cells lie from the cells' centres: the length of their
+    mean offset (a shift) and their root mean square offset (mm)."""
+    offs = [(c.center_mm[0] - x, c.center_mm[1] - y) for c in reading.cards
+            if c.cell is not None for x, y in [lattice.center(c.cell)]]
+    if not offs:
+        return 0.0, 0.0
+    n = len(offs)
+    mean = math.hypot(sum(o[0] for o in offs) / n, sum(o[1] for o in offs) / n)
+    return mean, math.sqrt(sum(o[0] ** 2 + o[1] ** 2 for o in offs) / n)
 
 
 def _main_group(cells: Iterable[Cell]) -> set[Cell]:
@@ -335,6 +351,8 @@ class TableTracker:
         self.snap_tolerance = snap_tolerance
         self._stacks: dict[Cell, list[str]] = {}
         self._discard: list[str] = []
+        #: where the discard pile was last seen, without a mat's zone for it
+        self._pile_mm: tuple[float, float] | None = None
         self._card_fixes: dict[tuple[Cell | str, str], str] = {}
         self._pyramid_fixes: dict[tuple[Cell, Pyramid], tuple[Pyramid | None, Cell | None]] = {}
 
@@ -344,6 +362,12 @@ class TableTracker:
         """Learn (and keep) the lattice from a layout; ``expected`` names the cells."""
         obs = as_observation(record)
         cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
+        if expected:
+            # a known board (a game continued): its own cards say where the lattice lies,
+            # not the piles or the hands beside it
+            faces = {cid for cid in expected.values() if cid != BACK}
+            own = [c for c in cards if c.id in faces]
+            cards = own if len(own) >= 3 else cards
         lat = fit_lattice(cards, self.pitch_mm, expected)
         if not expected:
             # the board alone names the cells (its north-west card is 0,0): a pile or a card
@@ -362,11 +386,12 @@ class TableTracker:
 
         ``reading`` is ``record`` read on the current lattice; ``known`` the game's top card
         of each territory. When the cards no longer lie where the lattice says (a camera
-        nudged, a table frame from a mat that slid, a new fit without a mat), the lattice is
-        fitted again to the cards seen, naming its cells after the known board (as when a
-        recorded game is continued), and kept when it puts clearly more territories' cards
-        on their cells. Returns the record read on it (the lattice is then replaced), or
-        None (nothing changed)."""
+        nudged or turned, a table frame from a mat that slid, a new fit without a mat), the
+        lattice is fitted again to the board's own cards (those whose face is a known top:
+        the piles, the hands and stray cards lie any way), naming its cells after the known
+        board (as when a recorded game is continued), and kept when it puts clearly more
+        territories' cards on their cells, or as many but much closer to their centres.
+        Returns the record read on it (the lattice is then replaced), or None."""
         if self.lattice is None or not reading.trusted or not known:
             return None
 
@@ -374,28 +399,33 @@ class TableTracker:
             return sum(1 for cell, cid in known.items() if r.view.cards.get(cell) == cid)
 
         now = on_their_cells(reading)
-        lat = self.lattice
-        offsets = [(c.center_mm[0] - x, c.center_mm[1] - y) for c in reading.cards
-                   if c.cell is not None for x, y in [lat.center(c.cell)]]
-        drift = (math.hypot(sum(o[0] for o in offsets) / len(offsets),
-                            sum(o[1] for o in offsets) / len(offsets)) if offsets else 0.0)
-        drifted = drift >= DRIFT_MM
+        mean, rms = _offsets(reading, self.lattice)
+        drifted = mean >= DRIFT_MM or rms >= DRIFT_RMS_MM
         if len(known) - now < REFIND_MISSES and not drifted:
             return None
+        faces = {cid for cid in known.values() if cid != BACK}
         obs = as_observation(record)
-        cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None]
-        if not cards:
+        cards = [c for c in obs.cards if self.zone_of(c.center_mm) is None and c.id in faces]
+        if len(cards) < 3:
             return None
         old = self.lattice
+        # (a trial read must not prune the user's corrections: they stay if it is refused)
+        fixes = dict(self._card_fixes), dict(self._pyramid_fixes)
         self.lattice = fit_lattice(cards, self.pitch_mm, known)
         try:
             again = self.read(obs)
         finally:
             candidate, self.lattice = self.lattice, old
         got = on_their_cells(again)
-        if got < max(3, math.ceil(REFIND_SHARE * len(known))) or got < now + (0 if drifted else 2):
+        closer = _offsets(again, candidate)[1] <= REFIND_CLOSER * rms
+        if got < max(3, math.ceil(REFIND_SHARE * len(known))) or not (
+                got >= now + 2 or (drifted and got >= now and closer)):
+            self._card_fixes, self._pyramid_fixes = fixes
             return None
         self.lattice = candidate
+        if self._pile_mm is not None:   # (the pile moved with the board)
+            (x0, y0), (x1, y1) = old.center((0, 0)), candidate.center((0, 0))
+            self._pile_mm = (self._pile_mm[0] + x1 - x0, self._pile_mm[1] + y1 - y0)
         log.info("board found again: %s (was %s)", candidate.to_dict(), old.to_dict())
         return again
 
@@ -418,11 +448,47 @@ class TableTracker:
         self._stacks = {c: list(s) for c, s in stacks.items() if s}
         self._discard = list(discard)
 
+    def _pile_of(self, loose: list[SeenCard], draw_piles: list[tuple[float, float]]
+                 ) -> tuple[list[SeenCard], list[SeenCard]]:
+        """Face-up cards away from the board, with no mat's zone to say where the discard
+        pile is: (those of the pile, the others). The pile is where it was last seen (within
+        a card's length). With none seen yet, or none there now (moved): the cards when they
+        lie together; else those lying together beside the draw pile (a face-down card away
+        from the board: players discard next to it); else none of them (which one the
+        players use is not clear, and a card put aside must not name the card played)."""
+        if not loose:
+            return [], []
+        reach = max(self.card_size_mm)
+
+        def near(sc: SeenCard, x: float, y: float, far: float = reach) -> bool:
+            return math.hypot(sc.center_mm[0] - x, sc.center_mm[1] - y) <= far
+
+        def together(cards: list[SeenCard]) -> bool:
+            cx = sum(sc.center_mm[0] for sc in cards) / len(cards)
+            cy = sum(sc.center_mm[1] for sc in cards) / len(cards)
+            return all(near(sc, cx, cy) for sc in cards)
+
+        if self._pile_mm is not None:
+            there = [sc for sc in loose if near(sc, *self._pile_mm)]
+            if there:
+                return there, [sc for sc in loose if sc not in there]
+        if together(loose):
+            return loose, []
+        by_draw = [sc for sc in loose if any(near(sc, x, y, 2 * reach) for x, y in draw_piles)]
+        if by_draw and together(by_draw):
+            return by_draw, [sc for sc in loose if sc not in by_draw]
+        return [], loose
+
     def remember(self, reading: TableReading) -> None:
         """Take a trusted reading's stacks and discard pile as the new memory."""
         if not reading.trusted:
             return
         self._stacks = {c: list(s) for c, s in reading.stacks.items()}
+        if DISCARD_ZONE not in self.zones:
+            pile = [c.center_mm for c in reading.cards if c.zone == DISCARD_ZONE]
+            if pile:
+                self._pile_mm = (sum(p[0] for p in pile) / len(pile),
+                                 sum(p[1] for p in pile) / len(pile))
         seen = list(reversed(reading.discard_seen))
         if reading.view.discard_top is None:
             self._discard = []
@@ -488,6 +554,7 @@ class TableTracker:
         draw = 0
         strays: list[SeenCard] = []
         all_cards: list[SeenCard] = []
+        loose: list[SeenCard] = []      # face-up cards away from the board, with no zones
         for c in obs.cards:
             level = c.extra.get("level")
             lvl = (int(level) if isinstance(level, (int, float)) and not isinstance(level, bool)
@@ -511,10 +578,8 @@ class TableTracker:
             away = bool(board) and not any(
                 max(abs(cell[0] - i), abs(cell[1] - j)) <= 1 for i, j in board)
             if away and DISCARD_ZONE not in self.zones and c.id != BACK:
-                sc = self._on_discard(SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence,
-                                               None, DISCARD_ZONE, 0.0, lvl))
-                discard.append(sc)
-                all_cards.append(sc)
+                loose.append(SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None,
+                                      None, off, lvl))
                 continue
             if off > tol or away:
                 sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, None, off, lvl)
@@ -546,6 +611,16 @@ class TableTracker:
             cards[cell] = top
             covered[cell] = tuple(order[:-1])
             stacks[cell] = self._stack_after(cell, order)
+        pile, aside = self._pile_of(loose, [sc.center_mm for sc in strays if sc.id == BACK])
+        for sc in pile:
+            sc = self._on_discard(replace(sc, zone=DISCARD_ZONE, off_mm=0.0))
+            discard.append(sc)
+            all_cards.append(sc)
+        for sc in aside:
+            strays.append(sc)
+            all_cards.append(sc)
+            notes.append(f"a card ({sc.id}) lies away from the board and from the discard "
+                         "pile: not taken as part of either")
         discard_order = self._discard_order(discard)
         discard_top = discard_order[0] if discard_order else None
 

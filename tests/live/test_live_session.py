@@ -529,3 +529,25 @@ def test_a_board_with_more_cards_than_the_deal_lays_out_is_not_dealt() -> None:
     ev = s.observe(sample_record(0), frame=0)
     assert ev[0].kind is EventKind.WAITING and s.state is None
     assert "the board shows 9 cards, and the deal lays out 4 for 3 players" in ev[0].text
+
+
+def test_without_a_mat_a_card_laid_aside_does_not_change_the_move() -> None:
+    """A player lays a card face up far from the board and the piles as blue plays cups-07
+    onto the discard pile (no mat, so no zones): the pile beside the draw pile names the
+    card played, and the game goes on to its true scores."""
+    from calibration.mat import virtual_mat
+
+    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                    settings=SCRIPT["settings"], mat=virtual_mat())
+    clicks = scripted_clicks()
+    aside = {"id": "cups-03", "center_mm": [880.0, 620.0], "angle_deg": 12.0,
+             "confidence": 1.0}
+    for k in range(24):
+        if k in clicks:
+            s.manual(clicks.pop(k))
+        rec = sample_record(k)
+        if k == 5:
+            rec["cards"] = list(rec["cards"]) + [aside]
+        s.observe(rec, frame=k)
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
+    assert s.scores() == SCRIPT["final_scores"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from live_support import MAT, make_record, sample_record
@@ -269,3 +270,83 @@ def test_without_a_mat_the_discard_pile_need_not_lie_on_the_lattice() -> None:
                 "angle_deg": 270.0, "confidence": 0.98}
         reading = tr.read(make_record(LAYOUT, draw=0, extra_cards=[pile]))
         assert reading.view.discard_top == "cups-07" and not reading.strays
+
+
+def test_a_board_turned_about_its_middle_is_found_again() -> None:
+    """A turn about the board's middle moves the cards opposite ways: their mean offset
+    stays near zero, their spread does not."""
+    tr = TableTracker(MAT)
+    tr.read(make_record(LAYOUT, draw=0))
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    theta = math.radians(12.0)
+    cx, cy = 300.0 + 95.0, 200.0 + 95.0          # the middle card (1, 1)
+    ox = cx + math.cos(theta) * -95.0 - math.sin(theta) * -95.0
+    oy = cy + math.sin(theta) * -95.0 + math.cos(theta) * -95.0
+    turned = make_record(LAYOUT, draw=0, origin=(ox, oy), rotation=12.0)
+    again = tr.refind(turned, tr.read(turned), LAYOUT)
+    assert again is not None and again.view.cards == LAYOUT
+    assert tr.lattice is not None and tr.lattice.rotation_deg == pytest.approx(12.0, abs=0.5)
+
+
+def test_the_board_is_found_again_from_its_own_cards_not_the_hands_beside_it() -> None:
+    """Two players' hands lie face down at odd angles beside a 4-card board: the refit after
+    a nudge follows the board's cards, so later builds still land on the lattice."""
+    four = {cell: LAYOUT[cell] for cell in ((0, 0), (1, 0), (0, 1), (1, 1))}
+    hands = [{"id": "back", "center_mm": [300.0 + 40.0 * k, 520.0 + 10.0 * k],
+              "angle_deg": 25.0 + 10.0 * (k % 2), "confidence": 0.95} for k in range(6)]
+    tr = TableTracker(MAT)
+    tr.read(make_record(four, draw=0))
+    tr.sync({cell: (card,) for cell, card in four.items()})
+    nudged = make_record(four, draw=0, origin=(320.0, 215.0), extra_cards=hands)
+    again = tr.refind(nudged, tr.read(nudged), four)
+    assert again is not None and again.view.cards == four
+    assert tr.lattice is not None and abs(tr.lattice.rotation_deg) < 0.5
+    built = {**four, (2, 0): "wands-10", (-1, 1): "pentacles-06"}
+    assert tr.read(make_record(built, draw=0, origin=(320.0, 215.0),
+                               extra_cards=hands)).view.cards == built
+
+
+def test_a_refit_refused_keeps_the_users_corrections(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial read on a lattice that is then refused must not prune the corrections the
+    user made (a read drops those whose misread card is no longer seen where it was)."""
+    import companion.live.tablestate as ts
+
+    tr = TableTracker(MAT)
+    tr.read(make_record(LAYOUT, draw=0))
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    misread = {**LAYOUT, (2, 0): "swords-02"}
+    tr.correct_card((2, 0), "swords-02", LAYOUT[(2, 0)])
+    assert tr.lattice is not None
+    # a refit that lands a cell off (every card on another cell): tried, and refused
+    monkeypatch.setattr(ts, "fit_lattice", lambda *a, **k: tr.lattice.shifted(1, 0))
+    covered = {c: k for c, k in misread.items() if c not in ((0, 1), (0, 2), (1, 2))}
+    rec = make_record(covered, draw=0)
+    assert tr.refind(rec, tr.read(rec), LAYOUT) is None
+    assert tr.corrections == 1
+    assert tr.read(make_record(misread, draw=0)).view.cards[(2, 0)] == LAYOUT[(2, 0)]
+
+
+def test_without_a_mat_a_card_put_aside_is_not_the_discard_pile() -> None:
+    """The pile is where it was seen last: a face-up card elsewhere away from the board (a
+    card put aside, a player's card laid down to think) does not name the card played; and
+    before any pile was seen, two cards apart name none."""
+    from calibration.mat import virtual_mat
+
+    def loose(card: str, x: float, y: float) -> dict[str, Any]:
+        return {"id": card, "center_mm": [x, y], "angle_deg": 270.0, "confidence": 0.98}
+
+    pile_at, aside_at = (300.0 - 3 * 95.0, 200.0 + 4 * 95.0), (300.0 + 6 * 95.0, 200.0)
+    tr = TableTracker(virtual_mat())
+    tr.read(make_record(LAYOUT, draw=0), expected=LAYOUT)
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    apart = tr.read(make_record(LAYOUT, draw=0, extra_cards=[loose("cups-07", *pile_at),
+                                                              loose("cups-03", *aside_at)]))
+    assert apart.view.discard_top is None and len(apart.strays) == 2
+    first = tr.read(make_record(LAYOUT, draw=0, extra_cards=[loose("cups-07", *pile_at)]))
+    assert first.view.discard_top == "cups-07"
+    tr.remember(first)
+    later = tr.read(make_record(LAYOUT, draw=0, extra_cards=[
+        loose("cups-07", *pile_at), loose("wands-02", pile_at[0] + 4.0, pile_at[1] + 3.0),
+        loose("cups-03", *aside_at)]))
+    assert sorted(later.discard_seen) == ["cups-07", "wands-02"]
+    assert [c.id for c in later.strays] == ["cups-03"]
