@@ -313,15 +313,19 @@ class FolderSource(FrameSource):
                 wait = self._t0 + k * self.interval_s - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
+            # (the mark before the read: a photo saved over it meanwhile is a new one)
+            mark = _mark(path) if self.watch else None
             try:
                 image = read_image(path)
             except ImageError as exc:
                 if self.watch and self._tried_again_later(path, exc):
                     continue
+                if self.watch:      # gone: a photo of that name later is a new one
+                    self._taken.pop(path.name, None)
                 log.warning("skipping %s", exc)
                 return SourceEvent("unreadable", f"{exc}; skipped", k)
             if self.watch:
-                self._taken[path.name] = _mark(path)
+                self._taken[path.name] = mark
             t = (time.monotonic() - self._t0) if self.watch else k * self.interval_s
             return Frame(k, t, image, str(path), shot=True)
         if not self.watch:
@@ -378,7 +382,8 @@ class FolderSource(FrameSource):
             try:
                 st = (self.folder / name).stat()
             except OSError:
-                del self._retry[name]          # gone: nothing to read
+                del self._retry[name]          # gone: nothing to read (a new one may come)
+                self._taken.pop(name, None)
                 continue
             if _mark_of(st) != mark:
                 del self._retry[name]          # written on: a new file to wait for
@@ -386,6 +391,7 @@ class FolderSource(FrameSource):
                 continue
             if now - since >= self.give_up_s:
                 del self._retry[name]
+                self._taken[name] = mark       # given up as it is: saved again, it is new
                 log.warning("skipping %s", why)
                 return SourceEvent("unreadable", f"{why}; skipped", self._next)
         return None

@@ -112,6 +112,20 @@ def test_a_photo_that_stays_broken_is_called_unreadable_in_the_end(tmp_path: Pat
         (tmp_path / "IMG_0002.jpg").write_bytes(jpeg(90))
         nxt = next_item(cap)
         assert isinstance(nxt, Frame) and nxt.name.endswith("IMG_0002.jpg")
+        # the broken one saved again whole (a camera writing one name each shot): a new photo
+        tmp = tmp_path / ".IMG_0001.tmp"
+        tmp.write_bytes(jpeg(150))
+        tmp.replace(tmp_path / "IMG_0001.jpg")
+        again = next_item(cap)
+        assert isinstance(again, Frame) and again.name.endswith("IMG_0001.jpg")
+        # and one deleted before it could be read, then saved again, too
+        (tmp_path / "IMG_0003.jpg").write_bytes(jpeg(10)[:200])
+        time.sleep(0.2)
+        (tmp_path / "IMG_0003.jpg").unlink()
+        time.sleep(0.2)
+        (tmp_path / "IMG_0003.jpg").write_bytes(jpeg(60))
+        last = next_item(cap)
+        assert isinstance(last, Frame) and last.name.endswith("IMG_0003.jpg"), last
     finally:
         cap.stop()
 
