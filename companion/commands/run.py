@@ -174,7 +174,7 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
                 dealt_with = setting_values(recorded.settings)
             except SettingError as exc:
                 raise RecordingError(f"{path}: {exc}") from None
-            if settings and dict(settings) != dealt_with:
+            if settings and setting_values(settings) != dealt_with:
                 raise RecordingError(
                     f"{path}: holds a game not yet dealt with the settings "
                     f"{format_settings(dealt_with)}: give those --setting, none, or a new "

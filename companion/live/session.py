@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from companion.core.cards import BACK, card_info
-from companion.core.errors import CompanionError
+from companion.core.errors import CompanionError, IllegalMoveError
 from companion.core.observation import Observation
 from companion.core.pieces import (
     DIRECTIONS,
@@ -60,6 +60,7 @@ from companion.games.zarcana.moves import (
     Pass,
     Reorient,
     Source,
+    Start,
     Turn,
     parse_move,
 )
@@ -843,12 +844,13 @@ class LiveSession:
         extra: dict[str, Any] = dict(self._overrides)
         if self.seed is not None:
             extra["seed"] = self.seed
-        current = 0
+        started: list[tuple[Color, Cell]] = []
         if view.pyramids:
-            # the companion came in after the first STARTs: whose turn it is follows from
-            # them; any other pyramid means a game under way it cannot know
-            started = self._starts_made(view)
-            if started is None:
+            # the companion came in after the first STARTs: they are made on the dealt board
+            # (the engine checks each, and whose turn it is follows); any other pyramid means
+            # a game under way it cannot know
+            made = self._starts_made(view)
+            if made is None:
                 self.tracker.lattice = None
                 seen = "; ".join(f"{format_cell(c)}: {' '.join(str(p) for p in ps)}"
                                  for c, ps in sorted(view.pyramids.items()))
@@ -857,15 +859,20 @@ class LiveSession:
                                   "under way cannot be dealt from a picture. Clear them to "
                                   "deal, or continue its game file (run --record GAME.db)",
                                   frame=frame)]
-            current = len(started) % len(self.players)
-            extra["pieces"] = {format_cell(c): " ".join(str(p) for p in ps)
-                               for c, ps in view.pyramids.items()}
+            started = made
         if view.discard_top is not None and self.watch_discard:
             extra["discard"] = (view.discard_top,)
         try:
             st = game_from_table(self.players, view.cards, edition=self.edition,
-                                 settings=self._settings_obj, hand_size=self.hand_size,
-                                 current=current, **extra)
+                                 settings=self._settings_obj, hand_size=self.hand_size, **extra)
+            for colour, cell in started:
+                st = st.apply(Start(colour, cell))
+        except IllegalMoveError as exc:
+            self.tracker.lattice = None
+            why = "; ".join(str(v) for v in exc.verdict.violations)
+            return [LiveEvent(EventKind.WAITING, "the table already has pyramids on it, and as "
+                              f"a START {exc.verdict.move} breaks the rules ({why}): clear "
+                              "them to deal", frame=frame, rules=exc.verdict.rules)]
         except (CompanionError, ValueError) as exc:
             self.tracker.lattice = None  # learn it again from the next layout
             return [LiveEvent(EventKind.WAITING, f"cannot start from this table: {exc}",
@@ -888,25 +895,24 @@ class LiveSession:
         self._initial = self._state = st
         self.status = Status.PLAYING
         self.tracker.sync(stacks_of(st), st.discard)
-        made = self.players[:current or len(self.players)] if view.pyramids else ()
-        starts = (f"; with the start(s) already made by {', '.join(c.value for c in made)}"
-                  if made else "")
+        starts = (f"; with the start(s) already made by "
+                  f"{', '.join(c.value for c, _ in started)}" if started else "")
         self._record("start", None, observation=obs, keyframe_jpeg=jpeg, state=st,
                      note=f"board dealt: {len(view.cards)} cards{starts}")
         who = st.to_move.value if st.to_move is not None else "nobody"
         return [LiveEvent(EventKind.INFO, f"board dealt: {len(view.cards)} cards{starts}; "
                           f"{who} to move", player=who, frame=frame, source="camera")]
 
-    def _starts_made(self, view: TableView) -> list[Color] | None:
-        """The players whose START the dealt table already shows (a small upright pyramid
-        each, the first players in turn order), or None for any other pyramids."""
-        pieces = [p for ps in view.pyramids.values() for p in ps]
-        colours = [p.color for p in pieces]
-        if any(p.size != 1 or not p.pose.upright for p in pieces) or \
-                len(set(colours)) != len(colours) or len(colours) > len(self.players):
+    def _starts_made(self, view: TableView) -> list[tuple[Color, Cell]] | None:
+        """The STARTs the dealt table already shows, in turn order (a small upright pyramid
+        each, of the first players), or None for any other pyramids."""
+        pieces = [(p, cell) for cell, ps in view.pyramids.items() for p in ps]
+        where = {p.color: cell for p, cell in pieces}
+        if any(p.size != 1 or not p.pose.upright for p, _ in pieces) or \
+                len(where) != len(pieces) or len(pieces) > len(self.players):
             return None
-        first = list(self.players[:len(colours)])
-        return first if set(colours) == set(first) else None
+        first = self.players[:len(pieces)]
+        return [(c, where[c]) for c in first] if set(where) == set(first) else None
 
     def _judge(self, reading: TableReading, obs: Observation, frame: int | None,
                jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:

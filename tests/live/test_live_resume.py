@@ -112,3 +112,20 @@ def test_a_record_target_that_is_no_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(RecordingError, match="not a game file \\(not a regular file\\)"):
         open_recording(pipe, game="zarcana", edition=SCRIPT["edition"],
                        players=tuple(SCRIPT["players"]))
+
+
+def test_a_game_file_of_play_not_yet_dealt_can_be_continued_live(tmp_path: Path) -> None:
+    """``play --record`` writes every setting (the defaults too, and the edition) into the
+    header: continued by ``run``, only the ones that differ count."""
+    from companion.games.zarcana.rules import Settings
+    from companion.recording.store import GameRecorder
+
+    path = tmp_path / "play.db"
+    settings = Settings(box_cards=50).to_dict()
+    GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                        settings=settings).close()
+    for given in (None, {"box_cards": 50}, {"box_cards": 50, "hand_size": 3}):
+        rec, start, _, _, dealt_with = open_recording(
+            path, game="zarcana", edition="looney", players=("red", "blue"), settings=given)
+        rec.close()
+        assert start is None and dealt_with == {"box_cards": 50}

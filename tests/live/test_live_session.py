@@ -551,3 +551,24 @@ def test_without_a_mat_a_card_laid_aside_does_not_change_the_move() -> None:
         s.observe(rec, frame=k)
     assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
     assert s.scores() == SCRIPT["final_scores"]
+
+
+def test_starts_already_on_the_table_are_checked_as_starts() -> None:
+    """Each START the first picture shows is made through the rules: a START in the
+    wasteland, or (1996) two on one territory, is not dealt from."""
+    def with_starts(*where: tuple[str, tuple[float, float]]) -> dict[str, Any]:
+        rec = sample_record(0)
+        rec["pyramids"] = [{"color": c, "pips": 1, "upright": True, "pointing_deg": None,
+                            "base_center_mm": list(xy), "confidence": 0.9} for c, xy in where]
+        return rec
+
+    middle = next(c["center_mm"] for c in sample_record(0)["cards"] if c["id"] != "back")
+    waste = (middle[0] - 95.0, middle[1])            # beside the board's west edge
+    looney = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"],
+                         settings=SCRIPT["settings"], mat=MAT)
+    ev = looney.observe(with_starts(("red", waste)), frame=0)
+    assert ev[0].kind is EventKind.WAITING and looney.state is None
+    assert "as a START red: start -1,0 breaks the rules" in ev[0].text and ev[0].rules
+    e1996 = LiveSession("zarcana", edition="1996", players=["red", "blue", "green"], mat=MAT)
+    ev = e1996.observe(with_starts(("red", middle), ("blue", middle)), frame=0)
+    assert ev[0].kind is EventKind.WAITING and "blue: start 0,0 breaks the rules" in ev[0].text

@@ -107,15 +107,15 @@ def test_stored_settings_come_back_as_values_and_as_words() -> None:
     from companion.games.zarcana.rules import format_settings, setting_values
 
     stored = {"extra_cards": ["extra-gateway"], "optional_trumps": [["major-01", "alchemist"]],
-              "box_cards": 30, "without_trumps": False}
-    values = setting_values(stored)
+              "box_cards": 30, "without_trumps": True, "hand_size": 3, "edition": "looney"}
+    values = setting_values(stored)       # (the edition and the defaults left out)
     assert values == {"extra_cards": ("extra-gateway",),
                       "optional_trumps": (("major-01", "alchemist"),),
-                      "box_cards": 30, "without_trumps": False}
+                      "box_cards": 30, "without_trumps": True}
     words = format_settings(values)
     assert words == ("box_cards=30 extra_cards=gateway optional_trumps=major-01:alchemist "
-                     "without_trumps=no")
+                     "without_trumps=yes")
     # the words are what --setting takes
     assert dict(parse_setting(w) for w in words.split()) == values
     with pytest.raises(SettingError, match="no such setting"):
-        setting_values({"edition": "1996"})
+        setting_values({"colour": "red"})

@@ -263,17 +263,23 @@ _YES = {"yes": True, "true": True, "on": True, "1": True,
 
 
 def setting_values(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Settings as stored in JSON (a game file's header) back to their values: lists are
-    tuples again. Raises :class:`SettingError` for a name that is not a setting."""
+    """Settings as stored in JSON (a game file's header) back to the values that differ from
+    the defaults: lists are tuples again; the edition (said apart) and defaults are left
+    out, so a header of every field (``play --record``) and one of the choices made
+    (``run``) compare equal. Raises :class:`SettingError` for a name that is no setting."""
+    defaults = asdict(Settings())
     out: dict[str, Any] = {}
     for name, value in data.items():
+        if name == "edition":
+            continue
         if name not in SETTING_VALUES:
             raise SettingError(f"setting {name!r}: no such setting")
         if name == "extra_cards" and isinstance(value, (list, tuple)):
             value = tuple(str(x) for x in value)
         elif name == "optional_trumps" and isinstance(value, (list, tuple)):
             value = tuple((str(a), str(b)) for a, b in value)
-        out[name] = value
+        if value != defaults[name]:
+            out[name] = value
     return out
 
 
