@@ -189,6 +189,18 @@ def _offsets(reading: "TableReading", lattice: Lattice) -> tuple[float, float]:
     return mean, math.sqrt(sum(o[0] ** 2 + o[1] ** 2 for o in offs) / n)
 
 
+def _heaps(cards: list[SeenCard], link_mm: float) -> list[list[SeenCard]]:
+    """Cards in heaps: a card within ``link_mm`` of one of a heap's is in that heap."""
+    heaps: list[list[SeenCard]] = []
+    for sc in cards:
+        joined = [h for h in heaps if any(
+            math.hypot(sc.center_mm[0] - o.center_mm[0], sc.center_mm[1] - o.center_mm[1])
+            <= link_mm for o in h)]
+        merged = [sc] + [o for h in joined for o in h]
+        heaps = [h for h in heaps if h not in joined] + [merged]
+    return heaps
+
+
 def _main_group(cells: Iterable[Cell]) -> set[Cell]:
     """The largest group of ``cells`` joined side to side or corner to corner."""
     left = set(cells)
@@ -209,18 +221,19 @@ def _main_group(cells: Iterable[Cell]) -> set[Cell]:
 
 
 def fit_lattice(cards: Sequence[CardLike], pitch_mm: float,
-                expected: Mapping[Cell, str] | None = None) -> Lattice:
+                expected: Mapping[Cell, str] | None = None, turn: int = 0) -> Lattice:
     """Fit the lattice to a layout of cards (at least one).
 
-    The rotation is the mean card angle modulo 90 degrees, the origin's phase the mean card
-    position modulo the pitch. Cell (0, 0) is the north-west card (smallest i and j) unless
-    ``expected`` (cell -> card id of a known board) names the cells: then the naming that
-    puts most seen cards on their expected cell wins.
+    The rotation is the mean card angle modulo 90 degrees (plus ``turn`` quarter turns:
+    the cards alone cannot tell a board turned by a quarter), the origin's phase the mean
+    card position modulo the pitch. Cell (0, 0) is the north-west card (smallest i and j)
+    unless ``expected`` (cell -> card id of a known board) names the cells: then the naming
+    that puts most seen cards on their expected cell wins.
     """
     if not cards:
         raise TableStateError("cannot learn the lattice from a table without cards")
     w = [max(c.confidence, 1e-3) for c in cards]
-    rot = _circular_mean([c.angle_deg for c in cards], 90.0, w)
+    rot = _circular_mean([c.angle_deg for c in cards], 90.0, w) + 90.0 * turn
     base = Lattice((0.0, 0.0), pitch_mm, rot)
     uv = [base._to_lattice(c.center_mm) for c in cards]
     ou = _circular_mean([p[0] for p in uv], pitch_mm, w)
@@ -411,12 +424,21 @@ class TableTracker:
         old = self.lattice
         # (a trial read must not prune the user's corrections: they stay if it is refused)
         fixes = dict(self._card_fixes), dict(self._pyramid_fixes)
-        self.lattice = fit_lattice(cards, self.pitch_mm, known)
-        try:
-            again = self.read(obs)
-        finally:
-            candidate, self.lattice = self.lattice, old
-        got = on_their_cells(again)
+        best: tuple[int, TableReading, Lattice] | None = None
+        for turn in range(4):     # a frame without a mat may turn by quarters
+            self.lattice = fit_lattice(cards, self.pitch_mm, known, turn)
+            try:
+                trial = self.read(obs)
+            finally:
+                candidate, self.lattice = self.lattice, old
+            self._card_fixes, self._pyramid_fixes = dict(fixes[0]), dict(fixes[1])
+            score = on_their_cells(trial)
+            if best is None or score > best[0]:
+                best = (score, trial, candidate)
+            if score == len(known):
+                break
+        assert best is not None
+        got, again, candidate = best
         closer = _offsets(again, candidate)[1] <= REFIND_CLOSER * rms
         if got < max(3, math.ceil(REFIND_SHARE * len(known))) or not (
                 got >= now + 2 or (drifted and got >= now and closer)):
@@ -451,32 +473,53 @@ class TableTracker:
     def _pile_of(self, loose: list[SeenCard], draw_piles: list[tuple[float, float]]
                  ) -> tuple[list[SeenCard], list[SeenCard]]:
         """Face-up cards away from the board, with no mat's zone to say where the discard
-        pile is: (those of the pile, the others). The pile is where it was last seen (within
-        a card's length). With none seen yet, or none there now (moved): the cards when they
-        lie together; else those lying together beside the draw pile (a face-down card away
-        from the board: players discard next to it); else none of them (which one the
-        players use is not clear, and a card put aside must not name the card played)."""
+        pile is: (those of the pile, the others). The cards are taken in heaps (cards
+        lying within half a card's width of one another: a pile, a hand fanned out).
+
+        * The pile is the heap where it was last seen (its middle within a card's length).
+        * Not there: it moved, if a heap holds one of its last cards.
+        * Else (none seen yet, the pile emptied into the draw pile, or moved as a card was
+          played on it): a heap of one or two cards (a play, a wild pair), the one nearest
+          the draw pile (a face-down card away from the board: players discard next to
+          it), or the only heap there is.
+        * Else none of them: a card laid aside, a hand laid down, must not name the card
+          played."""
         if not loose:
             return [], []
         reach = max(self.card_size_mm)
+        heaps = _heaps(loose, min(self.card_size_mm) / 2.0)
 
-        def near(sc: SeenCard, x: float, y: float, far: float = reach) -> bool:
-            return math.hypot(sc.center_mm[0] - x, sc.center_mm[1] - y) <= far
+        def middle(heap: list[SeenCard]) -> tuple[float, float]:
+            return (sum(sc.center_mm[0] for sc in heap) / len(heap),
+                    sum(sc.center_mm[1] for sc in heap) / len(heap))
 
-        def together(cards: list[SeenCard]) -> bool:
-            cx = sum(sc.center_mm[0] for sc in cards) / len(cards)
-            cy = sum(sc.center_mm[1] for sc in cards) / len(cards)
-            return all(near(sc, cx, cy) for sc in cards)
+        def dist(a: tuple[float, float], b: tuple[float, float]) -> float:
+            return math.hypot(a[0] - b[0], a[1] - b[1])
+
+        def split(heap: list[SeenCard]) -> tuple[list[SeenCard], list[SeenCard]]:
+            return heap, [sc for sc in loose if sc not in heap]
 
         if self._pile_mm is not None:
-            there = [sc for sc in loose if near(sc, *self._pile_mm)]
-            if there:
-                return there, [sc for sc in loose if sc not in there]
-        if together(loose):
-            return loose, []
-        by_draw = [sc for sc in loose if any(near(sc, x, y, 2 * reach) for x, y in draw_piles)]
-        if by_draw and together(by_draw):
-            return by_draw, [sc for sc in loose if sc not in by_draw]
+            pile_mm = self._pile_mm
+            there = min(heaps, key=lambda h: dist(middle(h), pile_mm))
+            if dist(middle(there), pile_mm) <= reach:
+                return split(there)
+            last = set(self._discard[-3:])
+            moved = [h for h in heaps if any(sc.id in last for sc in h)]
+            if len(moved) == 1:
+                return split(moved[0])
+        # (a pile moved as a card was played on it shows only the new card: it is found as
+        # a new pile is)
+        small = [h for h in heaps if len(h) <= 2]
+        if draw_piles:
+            def to_draw(h: list[SeenCard]) -> float:
+                return min(dist(middle(h), d) for d in draw_piles)
+
+            beside = [h for h in small if to_draw(h) <= 2 * reach]
+            if beside:
+                return split(min(beside, key=to_draw))
+        if len(small) == 1 and len(heaps) == 1:
+            return split(small[0])
         return [], loose
 
     def remember(self, reading: TableReading) -> None:
@@ -562,7 +605,14 @@ class TableTracker:
             zone = self.zone_of(c.center_mm)
             if zone is not None:
                 sc = SeenCard(c.id, c.center_mm, c.angle_deg, c.confidence, None, zone, 0.0, lvl)
-                if zone == DISCARD_ZONE:
+                if zone == DISCARD_ZONE and c.id == BACK:
+                    # the pile is face up: a face-down card there (the draw pile slid onto
+                    # the zone, a card dropped) is not the card played
+                    sc = replace(sc, zone=None)
+                    strays.append(sc)
+                    notes.append("a face-down card lies on the discard pile's zone: not "
+                                 "taken as the card played")
+                elif zone == DISCARD_ZONE:
                     sc = self._on_discard(sc)
                     discard.append(sc)
                 elif zone == DRAW_ZONE:

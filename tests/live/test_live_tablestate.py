@@ -350,3 +350,58 @@ def test_without_a_mat_a_card_put_aside_is_not_the_discard_pile() -> None:
         loose("cups-03", *aside_at)]))
     assert sorted(later.discard_seen) == ["cups-07", "wands-02"]
     assert [c.id for c in later.strays] == ["cups-03"]
+
+
+@pytest.mark.parametrize("quarter", [1, 2, 3])
+def test_a_board_turned_by_quarters_is_found_again(quarter: int) -> None:
+    """Without a mat a frame's axes can flip by quarter turns (a camera turned past 45
+    degrees, a phone turned, the tripod moved to the other side): the cells keep their
+    names."""
+    from calibration.mat import virtual_mat
+
+    tr = TableTracker(virtual_mat())
+    tr.read(make_record(LAYOUT, draw=0))
+    tr.sync({cell: (card,) for cell, card in LAYOUT.items()})
+    theta = math.radians(90.0 * quarter)
+    cx, cy = 300.0 + 95.0, 200.0 + 95.0
+    ox = cx + math.cos(theta) * -95.0 - math.sin(theta) * -95.0
+    oy = cy + math.sin(theta) * -95.0 + math.cos(theta) * -95.0
+    turned = make_record(LAYOUT, draw=0, origin=(ox, oy), rotation=90.0 * quarter)
+    again = tr.refind(turned, tr.read(turned), LAYOUT)
+    assert again is not None and again.view.cards == LAYOUT
+
+
+def test_a_face_down_card_on_the_discard_zone_is_not_the_card_played() -> None:
+    """The draw pile slid onto the discard pile's zone: a face-down card there is a stray,
+    not a card played (it crashed the move search)."""
+    back = {"id": "back", "center_mm": [175.0, 600.0], "angle_deg": 270.0, "confidence": 0.99}
+    tr = TableTracker(MAT)
+    reading = tr.read(make_record(LAYOUT, draw=0, extra_cards=[back]))
+    assert reading.view.discard_top is None and [c.id for c in reading.strays] == ["back"]
+    assert any("face-down card lies on the discard pile's zone" in n for n in reading.notes)
+
+
+def test_without_a_mat_a_hand_laid_down_is_not_taken_for_the_discard_pile() -> None:
+    """A player's hand laid face up (a heap of three) is never a new pile; a new pile is one
+    or two cards beside the draw pile; after the pile is rebuilt into the draw pile, a
+    hand beside it is still not the pile."""
+    from calibration.mat import virtual_mat
+
+    def card(cid: str, x: float, y: float) -> dict[str, Any]:
+        return {"id": cid, "center_mm": [x, y], "angle_deg": 270.0, "confidence": 0.98}
+
+    draw = card("back", 0.0, 600.0)
+    hand = [card(c, 150.0 + 25.0 * k, 640.0) for k, c in enumerate(("cups-03", "wands-12",
+                                                                      "major-00"))]
+    tr = TableTracker(virtual_mat())
+    tr.read(make_record(LAYOUT, draw=0), expected=LAYOUT)
+    tr.sync({cell: (c,) for cell, c in LAYOUT.items()})
+    laid = tr.read(make_record(LAYOUT, draw=0, extra_cards=[draw, *hand]))
+    assert laid.view.discard_top is None
+    played = tr.read(make_record(LAYOUT, draw=0,
+                                 extra_cards=[draw, *hand, card("cups-07", 0.0, 480.0)]))
+    assert played.view.discard_top == "cups-07"
+    tr.remember(played)
+    tr.sync({cell: (c,) for cell, c in LAYOUT.items()}, ())     # the pile rebuilt
+    rebuilt = tr.read(make_record(LAYOUT, draw=0, extra_cards=[draw, *hand]))
+    assert rebuilt.view.discard_top is None
