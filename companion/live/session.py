@@ -71,6 +71,7 @@ from companion.games.zarcana.table import (
     TableView,
     candidate_moves,
     explain,
+    explain_two,
     game_from_table,
 )
 from companion.live.tablestate import (
@@ -235,6 +236,9 @@ log = logging.getLogger(__name__)
 
 #: How long (s) the misread search may take before it gives up asking.
 MISREAD_BUDGET_S = 1.5
+#: How long (s) the search for two moves seen at once (a picture missed between them) may
+#: take; past it the table is judged as one move's.
+TWO_MOVES_BUDGET_S = 1.0
 #: How many of the last moves a table taken back by hand is compared against (each one is
 #: one more position to compare, and only when no move explains the table).
 TAKE_BACK_DEPTH = 4
@@ -960,6 +964,9 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
+        two = self._two_moves(st, reading, obs, jpeg, frame, time_s, was)
+        if two:
+            return two
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
             # A territory gone without a legal move to destroy it is far more often a hand
@@ -1039,6 +1046,52 @@ class LiveSession:
         board = TableView.of(st).cards
         return sorted(c for c, cid in board.items()
                       if cid != BACK and view.cards.get(c) == BACK)
+
+    def _two_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+                   jpeg: bytes | None, frame: int | None, time_s: float | None,
+                   was: Status) -> list[LiveEvent]:
+        """Two legal moves seen at once (the picture between them was missed: a hand over
+        the table, a photo not taken): both accepted, in order, when a pair explains every
+        change and no single move does. None found: nothing is said here. Not when one
+        move that breaks a rule explains it: that is ruled on (catching an illegal move
+        matters more than guessing a missed picture)."""
+        if explain(st, reading.view, diagnose=True, compare_discard=self.watch_discard).illegal:
+            return []
+        pairs, _complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
+                                       compare_discard=self.watch_discard,
+                                       budget_s=TWO_MOVES_BUDGET_S)
+        if not pairs:
+            return []
+        seen = set(reading.discard_seen)
+
+        def unseen_cards(mv: Move) -> int:
+            if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
+                return sum(1 for c in mv.cards if c not in seen)
+            return 0
+
+        best = min(range(len(pairs)), key=lambda i: (
+            unseen_cards(pairs[i].first) + unseen_cards(pairs[i].second), i))
+        pair = pairs[best]
+        others = (f"; {len(pairs) - 1} other pair(s) fit, e.g. {pairs[1 if best == 0 else 0].first}"
+                  f" then {pairs[1 if best == 0 else 0].second}" if len(pairs) > 1 else "")
+        note = "seen together with the next move: the picture between them was missed"
+        self._pending = None
+        self.status = Status.PLAYING
+        events = []
+        if was is Status.WRONG_TABLE:
+            events.append(LiveEvent(EventKind.INFO, "the flagged table is put right",
+                                    frame=frame))
+        events.append(LiveEvent(EventKind.INFO, "two moves since the last picture: "
+                                f"{pair.first}, then {pair.second}{others}", frame=frame,
+                                source="camera"))
+        events += self._accept(pair.first, pair.middle, kind="move", source="camera",
+                               obs=obs, frame=frame, time_s=time_s, note=note)
+        if not pair.middle.is_over:
+            events += self._accept(pair.second, pair.after, kind="move", source="camera",
+                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+        self.tracker.remember(reading)
+        self.tracker.sync(stacks_of(self._state or pair.after), (self._state or pair.after).discard)
+        return events
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

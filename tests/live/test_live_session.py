@@ -572,3 +572,32 @@ def test_starts_already_on_the_table_are_checked_as_starts() -> None:
     e1996 = LiveSession("zarcana", edition="1996", players=["red", "blue", "green"], mat=MAT)
     ev = e1996.observe(with_starts(("red", middle), ("blue", middle)), frame=0)
     assert ev[0].kind is EventKind.WAITING and "blue: start 0,0 breaks the rules" in ev[0].text
+
+
+@pytest.mark.parametrize("lost", [5, 9, 21])
+def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
+    """The picture after a move is lost (a hand over the table, a photo not taken): the next
+    one shows two moves. Both are accepted in order, said so, and the game goes on."""
+    s = new_session()
+    clicks = scripted_clicks()
+    heard: list[LiveEvent] = []
+    for k in range(24):
+        if k in clicks:
+            heard += s.manual(clicks.pop(k))
+        rec = sample_record(k)
+        if k == lost:
+            rec["hands"] = True
+        heard += s.observe(rec, frame=k)
+    said = [e for e in heard if e.text.startswith("two moves since the last picture")]
+    assert len(said) == 1 and said[0].frame == lost + 1
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
+    assert s.scores() == SCRIPT["final_scores"]
+
+
+def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
+    """The sample game's illegal move (an upright pyramid moved) is still ruled on, even
+    though the search for two moves runs when no single legal move explains a table."""
+    s = new_session()
+    events = play(s, range(0, 12))
+    assert any(e.kind is EventKind.ILLEGAL and "wands.upright" in e.rules for e in events)
+    assert not any(e.text.startswith("two moves since") for e in events)

@@ -9,6 +9,8 @@ the camera sees now?" and, when none does, which rules the nearest explanation b
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -200,6 +202,25 @@ def _reorients_from_diff(state: ZarcanaState, seen: TableView) -> Iterator[Move]
         yield Reorient(who, tuple(sorted(turns)))
 
 
+def _own_reorients(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
+    """The player to move's REORIENT read off the table when other players' pieces changed
+    too (a later move's): only the mover's own pyramids that kept their cell and size."""
+    who = state.to_move
+    if who is None:
+        return
+    turns: list[Turn] = []
+    for cell in set(state.pieces) | set(seen.pyramids):
+        mine_before = Counter(p for p in state.pieces.get(cell, ()) if p.color is who)
+        mine_after = Counter(p for p in seen.pyramids.get(cell, ()) if p.color is who)
+        gone = sorted((mine_before - mine_after).elements(), key=lambda p: p.size)
+        came = sorted((mine_after - mine_before).elements(), key=lambda p: p.size)
+        if len(gone) != len(came) or [g.size for g in gone] != [c.size for c in came]:
+            continue
+        turns += [Turn(Minion(cell, g), c.pose) for g, c in zip(gone, came)]
+    if turns:
+        yield Reorient(who, tuple(sorted(turns)))
+
+
 def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
     """Moves worth testing against what the camera sees (a superset of the answers)."""
     who = state.to_move
@@ -272,6 +293,64 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         return Explanation(changes, tuple(found[i] for i in order), (),
                            tuple(states[i] for i in order))
     return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
+
+
+@dataclass(frozen=True)
+class TwoMoves:
+    """Two legal moves, one after the other, that explain a change (a picture between them
+    was missed): ``first`` gives ``middle``, ``second`` gives ``after``."""
+
+    first: Move
+    middle: ZarcanaState = field(repr=False)
+    second: Move
+    after: ZarcanaState = field(repr=False)
+
+
+def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = (),
+                compare_discard: bool = True, budget_s: float = 1.0
+                ) -> tuple[list[TwoMoves], bool]:
+    """Pairs of legal moves (this player's, then the next decision's) that turn ``state``
+    into what the camera sees, simplest first, and whether the search was complete within
+    ``budget_s`` seconds. ``under``: cards seen under the discard pile's top (the first
+    move's card, when the second covered it). Only first moves that bring the table closer
+    to ``seen`` are followed."""
+    deadline = time.perf_counter() + budget_s
+
+    def gap(view: TableView) -> int:
+        return sum(1 for c in diff(view, seen) if compare_discard or c.cell is not None)
+
+    start = gap(TableView.of(state))
+    if start == 0:
+        return [], True
+    found: list[TwoMoves] = []
+    keys: set[str] = set()
+    views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
+    for view in views:
+        for mv in itertools.chain(_own_reorients(state, view), candidate_moves(state, view)):
+            if time.perf_counter() > deadline:
+                return _simplest_pairs(found), False
+            mv = _fill_builds(mv, seen)
+            key = str(mv)
+            if key in keys:
+                continue
+            keys.add(key)
+            if not state.check(mv).legal:
+                continue
+            try:
+                middle = state.apply(mv)
+            except CompanionError:
+                continue
+            if middle.is_over or gap(TableView.of(middle)) >= start:
+                continue
+            then = explain(middle, seen, diagnose=False, compare_discard=compare_discard)
+            found += [TwoMoves(mv, middle, m2, after)
+                      for m2, after in zip(then.moves, then.states)]
+    return _simplest_pairs(found), True
+
+
+def _simplest_pairs(pairs: list[TwoMoves]) -> list[TwoMoves]:
+    return sorted(pairs, key=lambda p: (_complexity(p.first)[:2], _complexity(p.second)[:2],
+                                        str(p.first), str(p.second)))
 
 
 def _complexity(move: Move) -> tuple[int, int, str]:
@@ -363,5 +442,5 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
         yield replace(base, steps=(s,))
 
 
-__all__ = ["Change", "Explanation", "TableError", "TableView", "candidate_moves", "diff",
-           "explain", "game_from_table"]
+__all__ = ["Change", "Explanation", "TableError", "TableView", "TwoMoves", "candidate_moves",
+           "diff", "explain", "explain_two", "game_from_table"]
