@@ -69,6 +69,7 @@ from companion.games.zarcana.state import FoolDraw, FoolPlay, PlagueCull, Plague
 from companion.games.zarcana.table import (
     Explanation,
     TableView,
+    TwoMoves,
     candidate_moves,
     explain,
     explain_two,
@@ -325,6 +326,9 @@ class LiveSession:
         self._pending: _Pending | None = None
         self._last_record: Observation | None = None
         self._last_reading: TableReading | None = None
+        #: two moves seen at once, held until the next picture agrees: (the pair, the
+        #: table it explains, the state it starts from)
+        self._pair: tuple[TwoMoves, TableView, ZarcanaState] | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -925,6 +929,10 @@ class LiveSession:
         if st.is_over:
             return []
         view = reading.view
+        if self._pair is not None:
+            agreed = self._pair_agreed(st, reading, obs, jpeg, frame, time_s)
+            if agreed:
+                return agreed
         hidden = self._hidden_cells(st, view)
         if len(hidden) >= OCCLUDED_CARDS:
             # No move takes this many territories off the table at once: something (a hand,
@@ -964,11 +972,16 @@ class LiveSession:
             self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
             return events
         changes = tuple(str(c) for c in ex.changes)
-        two = self._two_moves(st, reading, obs, jpeg, frame, time_s, was)
-        if two:
-            return two
+        # two moves seen at once (a picture missed)? held for the next picture to confirm
+        pair = self._hold_pair(st, reading)
+        two = ([LiveEvent(EventKind.WAITING, "two moves since the last picture? "
+                          f"{pair.first}, then {pair.second}: waiting for the next picture "
+                          "to agree", player=who, changes=changes, frame=frame,
+                          source="camera")] if pair is not None else [])
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
+            if two:     # (a territory destroyed by the move whose picture was missed)
+                return two
             # A territory gone without a legal move to destroy it is far more often a hand
             # or an arm over it than a card taken away: wait for a clear view. So is a
             # face-up territory read as face down: a hand over most of a card leaves the
@@ -982,6 +995,8 @@ class LiveSession:
                               "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
         suggestions = tuple(self._misreads(st, reading))
+        both = (f"; or two moves since the last picture ({pair.first}, then {pair.second})? "
+                "the next picture will tell" if pair is not None else "")
         taken_back = self._taken_back(view)
         if taken_back:
             # the players took the last move(s) back by hand: the table is the position
@@ -1010,10 +1025,14 @@ class LiveSession:
             if same:
                 return [LiveEvent(EventKind.WAITING, "still waiting for an answer: "
                                   + suggestions[0].text, frame=frame, player=who)]
-            return [LiveEvent(EventKind.QUESTION, "please check: " + suggestions[0].text,
-                              move=suggestions[0].move, player=who, changes=changes,
+            return [LiveEvent(EventKind.QUESTION, "please check: " + suggestions[0].text
+                              + both, move=suggestions[0].move, player=who, changes=changes,
                               suggestions=suggestions, frame=frame)]
         full = explain(st, view, diagnose=True, compare_discard=self.watch_discard)
+        if two and not full.illegal:
+            # no single move, legal or not, and no misread explains it
+            return two
+        self._pair = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
         self._pending = _Pending(reading, obs, full, (), frame)
@@ -1047,50 +1066,72 @@ class LiveSession:
         return sorted(c for c, cid in board.items()
                       if cid != BACK and view.cards.get(c) == BACK)
 
-    def _two_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,
-                   jpeg: bytes | None, frame: int | None, time_s: float | None,
-                   was: Status) -> list[LiveEvent]:
+    def _hold_pair(self, st: ZarcanaState, reading: TableReading) -> TwoMoves | None:
         """Two legal moves seen at once (the picture between them was missed: a hand over
-        the table, a photo not taken): both accepted, in order, when a pair explains every
-        change and no single move does. None found: nothing is said here. Not when one
-        move that breaks a rule explains it: that is ruled on (catching an illegal move
-        matters more than guessing a missed picture)."""
-        if explain(st, reading.view, diagnose=True, compare_discard=self.watch_discard).illegal:
-            return []
-        pairs, _complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
+        the table, a photo not taken) that explain every change, held (not taken) until the
+        next picture shows one more move after them (:meth:`_pair_agreed`). Only a pair
+        with a card to show for it (a card played onto the pile, built, or destroyed): a
+        pyramid the camera misses or misreads can look like a capture or a growth, never
+        like a card. None found, or the search ran out of time: None."""
+        self._pair = None
+        pairs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
                                        compare_discard=self.watch_discard,
                                        budget_s=TWO_MOVES_BUDGET_S)
-        if not pairs:
-            return []
         seen = set(reading.discard_seen)
+
+        def cards_shown(p: TwoMoves) -> bool:
+            steps = ((st, p.middle), (p.middle, p.after))
+            return any(TableView.of(a).cards != TableView.of(b).cards
+                       or a.discard != b.discard for a, b in steps)
 
         def unseen_cards(mv: Move) -> int:
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
                 return sum(1 for c in mv.cards if c not in seen)
             return 0
 
-        best = min(range(len(pairs)), key=lambda i: (
-            unseen_cards(pairs[i].first) + unseen_cards(pairs[i].second), i))
-        pair = pairs[best]
-        others = (f"; {len(pairs) - 1} other pair(s) fit, e.g. {pairs[1 if best == 0 else 0].first}"
-                  f" then {pairs[1 if best == 0 else 0].second}" if len(pairs) > 1 else "")
+        shown = [p for p in pairs if cards_shown(p)] if complete else []
+        if not shown:
+            return None
+        pair = min(shown, key=lambda p: unseen_cards(p.first) + unseen_cards(p.second))
+        self._pair = (pair, reading.view, st)
+        return pair
+
+    def _pair_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+                     jpeg: bytes | None, frame: int | None, time_s: float | None
+                     ) -> list[LiveEvent]:
+        """The two moves held by :meth:`_hold_pair`, accepted with the move this picture
+        shows after them; else dropped (the table is judged from the last accepted move as
+        usual)."""
+        held, self._pair = self._pair, None
+        if held is None or held[2] is not st or held[0].after.is_over:
+            return []
+        pair = held[0]
+        then = explain(pair.after, reading.view, diagnose=True,
+                       compare_discard=self.watch_discard)
+        if not then.explained and not then.illegal:
+            return []
+        k = self._pick(then, reading) if then.explained else 0
         note = "seen together with the next move: the picture between them was missed"
-        self._pending = None
-        self.status = Status.PLAYING
-        events = []
-        if was is Status.WRONG_TABLE:
-            events.append(LiveEvent(EventKind.INFO, "the flagged table is put right",
-                                    frame=frame))
-        events.append(LiveEvent(EventKind.INFO, "two moves since the last picture: "
-                                f"{pair.first}, then {pair.second}{others}", frame=frame,
-                                source="camera"))
+        events = [LiveEvent(EventKind.INFO, f"two moves since the last picture: {pair.first}, "
+                            f"then {pair.second}", frame=frame, source="camera")]
         events += self._accept(pair.first, pair.middle, kind="move", source="camera",
                                obs=obs, frame=frame, time_s=time_s, note=note)
         if not pair.middle.is_over:
             events += self._accept(pair.second, pair.after, kind="move", source="camera",
-                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+                                   obs=obs, frame=frame, time_s=time_s, note=note)
+        self._pending = None
+        self.status = Status.PLAYING
+        if self._state is not pair.after or not then.explained:
+            # (the game ended with the pair, or the move after it breaks a rule: this
+            # picture is judged as usual, from the pair's end)
+            self.tracker.sync(stacks_of(pair.after), pair.after.discard)
+            if self._state is pair.after:
+                events += self._judge(reading, obs, frame, jpeg, time_s)
+            return events
+        events += self._accept(then.moves[k], then.states[k], kind="move", source="camera",
+                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
         self.tracker.remember(reading)
-        self.tracker.sync(stacks_of(self._state or pair.after), (self._state or pair.after).discard)
+        self.tracker.sync(stacks_of(then.states[k]), then.states[k].discard)
         return events
 
     @staticmethod
