@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -55,14 +56,24 @@ def new_session(**kw: Any) -> LiveSession:
                        settings=SCRIPT["settings"], mat=MAT, **kw)
 
 
-def play(session: LiveSession, frames: range, *, clicks: bool = True) -> list[LiveEvent]:
+def play(session: LiveSession, frames: range, *, clicks: bool = True,
+         change: Callable[[int, dict[str, Any]], dict[str, Any]] = lambda k, rec: rec
+         ) -> list[LiveEvent]:
+    """The sample game's frames (``change`` alters frame k's record), with its clicks."""
     events: list[LiveEvent] = []
     todo = scripted_clicks()
     for k in frames:
         if clicks and k in todo:
             events += session.manual(todo[k])
-        events += session.observe(sample_record(k), frame=k)
+        events += session.observe(change(k, sample_record(k)), frame=k)
     return events
+
+
+def assert_true_game(session: LiveSession) -> None:
+    """The sample game's legal moves were accepted (" =card" names a build's card), and it
+    ended with its true scores."""
+    assert [h.move.split(" =")[0] for h in session.history] == scripted_moves()
+    assert session.scores() == SCRIPT["final_scores"]
 
 
 def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_scores() -> None:
@@ -482,17 +493,10 @@ def test_a_camera_nudged_mid_game_loses_no_move() -> None:
 
     s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
                     settings=SCRIPT["settings"], mat=virtual_mat())
-    clicks = scripted_clicks()
-    heard: list[LiveEvent] = []
-    for k in range(24):
-        if k in clicks:
-            heard += s.manual(clicks.pop(k))
-        rec = sample_record(k)
-        heard += s.observe(moved(rec) if k >= 9 else rec, frame=k)
+    heard = play(s, range(24), change=lambda k, rec: moved(rec) if k >= 9 else rec)
     found = [e for e in heard if "the board is found again" in e.text]
     assert len(found) == 1 and found[0].frame == 9
-    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
-    assert s.scores() == SCRIPT["final_scores"]
+    assert_true_game(s)
 
 
 @pytest.mark.parametrize("first, to_move", [(1, "blue"), (2, "green"), (3, "red")])
@@ -539,18 +543,11 @@ def test_without_a_mat_a_card_laid_aside_does_not_change_the_move() -> None:
 
     s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
                     settings=SCRIPT["settings"], mat=virtual_mat())
-    clicks = scripted_clicks()
     aside = {"id": "cups-03", "center_mm": [880.0, 620.0], "angle_deg": 12.0,
              "confidence": 1.0}
-    for k in range(24):
-        if k in clicks:
-            s.manual(clicks.pop(k))
-        rec = sample_record(k)
-        if k == 5:
-            rec["cards"] = list(rec["cards"]) + [aside]
-        s.observe(rec, frame=k)
-    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
-    assert s.scores() == SCRIPT["final_scores"]
+    play(s, range(24), change=lambda k, rec: dict(rec, cards=rec["cards"] + [aside])
+         if k == 5 else rec)
+    assert_true_game(s)
 
 
 def test_starts_already_on_the_table_are_checked_as_starts() -> None:
@@ -579,15 +576,7 @@ def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     """The picture after a move is lost (a hand over the table, a photo not taken): the next
     one shows two moves. Both are accepted in order, said so, and the game goes on."""
     s = new_session()
-    clicks = scripted_clicks()
-    heard: list[LiveEvent] = []
-    for k in range(24):
-        if k in clicks:
-            heard += s.manual(clicks.pop(k))
-        rec = sample_record(k)
-        if k == lost:
-            rec["hands"] = True
-        heard += s.observe(rec, frame=k)
+    heard = play(s, range(24), change=lambda k, rec: dict(rec, hands=True) if k == lost else rec)
     # held on the picture that shows both (a missed pyramid there could look like a
     # capture), taken when the next one agrees
     held = [e for e in heard if "two moves since the last picture (" in e.text
@@ -596,8 +585,7 @@ def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     assert len(held) == 1 and held[0].frame == lost + 1
     assert held[0].kind in (EventKind.WAITING, EventKind.QUESTION)
     assert len(taken) == 1 and taken[0].frame == lost + 2
-    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
-    assert s.scores() == SCRIPT["final_scores"]
+    assert_true_game(s)
 
 
 def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
@@ -613,21 +601,17 @@ def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
     """The camera misses a pyramid on the picture of red's reorient: that table is ruled
     on, and the next picture (blue's attack) shows both moves: they are held, then taken
     when the picture after agrees, and the game goes on with the true moves."""
-    s = new_session()
-    clicks = scripted_clicks()
-    heard: list[LiveEvent] = []
-    for k in range(24):
-        if k in clicks:
-            heard += s.manual(clicks.pop(k))
-        rec = sample_record(k)
+    def miss_green(k: int, rec: dict[str, Any]) -> dict[str, Any]:
         if k == 14:
             rec["pyramids"] = [p for p in rec["pyramids"] if p["color"] != "green"
                                or p["pips"] != 1 or not p["upright"]]
-        heard += s.observe(rec, frame=k)
+        return rec
+
+    s = new_session()
+    heard = play(s, range(24), change=miss_green)
     taken = [e for e in heard if e.text.startswith("two moves since the last picture:")]
     assert [e.frame for e in taken] == [16]
-    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()
-    assert s.scores() == SCRIPT["final_scores"]
+    assert_true_game(s)
 
 
 def test_a_misread_growth_is_not_taken_for_two_moves() -> None:

@@ -253,6 +253,24 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
+def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
+                   keys: set[str]) -> Iterator[tuple[Move, ZarcanaState]]:
+    """Each legal move of ``moves`` (its builds named from ``seen``; each once: ``keys``
+    holds those already tried) with the state after it."""
+    for mv in moves:
+        mv = _fill_builds(mv, seen)
+        key = str(mv)
+        if key in keys:
+            continue
+        keys.add(key)
+        if not state.check(mv).legal:
+            continue
+        try:
+            yield mv, state.apply(mv)
+        except CompanionError:
+            continue
+
+
 def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
             compare_discard: bool = True) -> Explanation:
     """Which legal move turns ``state`` into the table the camera sees now.
@@ -270,19 +288,7 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         return Explanation(changes)
     found: list[Move] = []
     states: list[ZarcanaState] = []
-    keys: set[str] = set()
-    for mv in candidate_moves(state, seen):
-        mv = _fill_builds(mv, seen)
-        key = str(mv)
-        if key in keys:
-            continue
-        keys.add(key)
-        if not state.check(mv).legal:
-            continue
-        try:
-            after = state.apply(mv)
-        except CompanionError:
-            continue
+    for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
             found.append(mv)
             states.append(after)
@@ -326,20 +332,10 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     keys: set[str] = set()
     views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
     for view in views:
-        for mv in itertools.chain(_own_reorients(state, view), candidate_moves(state, view)):
+        firsts = itertools.chain(_own_reorients(state, view), candidate_moves(state, view))
+        for mv, middle in _legal_results(state, firsts, seen, keys):
             if time.perf_counter() > deadline:
                 return _simplest_pairs(found), False
-            mv = _fill_builds(mv, seen)
-            key = str(mv)
-            if key in keys:
-                continue
-            keys.add(key)
-            if not state.check(mv).legal:
-                continue
-            try:
-                middle = state.apply(mv)
-            except CompanionError:
-                continue
             if middle.is_over or gap(TableView.of(middle)) >= start:
                 continue
             then = explain(middle, seen, diagnose=False, compare_discard=compare_discard)
