@@ -340,7 +340,7 @@ class LiveSession:
         self.status = Status.SETUP if now is None else (
             Status.OVER if now.is_over else Status.PLAYING)
         if now is not None:
-            self.tracker.sync(stacks_of(now), now.discard)
+            self._sync_tracker(now)
 
     # ================================================================ reading the game ===
     @property
@@ -593,7 +593,7 @@ class LiveSession:
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
-            self.tracker.sync(stacks_of(self._state), self._state.discard)
+            self._sync_tracker(self._state)
             self._record("undo", None, player=last.player, state=self._state,
                          note=f"took back {last.move}")
             events = [LiveEvent(EventKind.INFO, f"took back: {last.move}", move=last.move,
@@ -628,6 +628,10 @@ class LiveSession:
                     log.warning("the recorder could not be closed: %s", exc)
 
     # ================================================================ internals ===
+    def _sync_tracker(self, state: ZarcanaState) -> None:
+        """The tracker's memory of stacks and discard pile set to what ``state`` knows."""
+        self.tracker.sync(stacks_of(state), state.discard)
+
     def _require_state(self) -> ZarcanaState:
         if self._state is None:
             raise LiveError("the board has not been dealt yet: no settled table with cards seen")
@@ -785,10 +789,10 @@ class LiveSession:
         now = self.tracker.lattice
         if again is None or before is None or now is None:
             return reading, []
-        (x0, y0), (x1, y1) = before.center((0, 0)), now.center((0, 0))
+        moved = math.hypot(*now.moved_from(before))
         return again, [LiveEvent(
-            EventKind.INFO, f"the board is found again {math.hypot(x1 - x0, y1 - y0):.0f} mm "
-            "from where it was (the camera or the table moved); its cells keep their names",
+            EventKind.INFO, f"the board is found again {moved:.0f} mm from where it was (the "
+            "camera or the table moved); its cells keep their names",
             frame=frame, source="camera")]
 
     def _sharpness(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
@@ -902,7 +906,7 @@ class LiveSession:
                               "layout_cards=4, 9 or 13)", frame=frame)]
         self._initial = self._state = st
         self.status = Status.PLAYING
-        self.tracker.sync(stacks_of(st), st.discard)
+        self._sync_tracker(st)
         starts = (f"; with the start(s) already made by "
                   f"{', '.join(c.value for c, _ in started)}" if started else "")
         self._record("start", None, observation=obs, keyframe_jpeg=jpeg, state=st,
@@ -969,7 +973,7 @@ class LiveSession:
             events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
                                    obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note)
             self.tracker.remember(reading)
-            self.tracker.sync(stacks_of(ex.states[k]), ex.states[k].discard)
+            self._sync_tracker(ex.states[k])
             return events
         changes = tuple(str(c) for c in ex.changes)
         # two moves seen at once (a picture missed)? held for the next picture to confirm
@@ -1124,14 +1128,14 @@ class LiveSession:
         if self._state is not pair.after or not then.explained:
             # (the game ended with the pair, or the move after it breaks a rule: this
             # picture is judged as usual, from the pair's end)
-            self.tracker.sync(stacks_of(pair.after), pair.after.discard)
+            self._sync_tracker(pair.after)
             if self._state is pair.after:
                 events += self._judge(reading, obs, frame, jpeg, time_s)
             return events
         events += self._accept(then.moves[k], then.states[k], kind="move", source="camera",
                                obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
         self.tracker.remember(reading)
-        self.tracker.sync(stacks_of(then.states[k]), then.states[k].discard)
+        self._sync_tracker(then.states[k])
         return events
 
     @staticmethod
@@ -1189,7 +1193,7 @@ class LiveSession:
             return [LiveEvent(EventKind.ILLEGAL, f"cannot carry out {move}: {exc}",
                               move=str(move), player=who, frame=self._last_frame, source=source)]
         events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame)
-        self.tracker.sync(stacks_of(new), new.discard)
+        self._sync_tracker(new)
         return events
 
     def _force(self, move_text: str, p: _Pending) -> list[LiveEvent]:
@@ -1211,7 +1215,7 @@ class LiveSession:
         events = self._accept(move, new, kind="override", source="override", obs=p.record,
                               frame=p.frame, note="accepted by the players against the rules")
         self.tracker.remember(p.reading)
-        self.tracker.sync(stacks_of(new), new.discard)
+        self._sync_tracker(new)
         return events
 
     def _game_over(self, why: str) -> list[LiveEvent]:
@@ -1239,8 +1243,8 @@ class LiveSession:
         :data:`TAKE_BACK_DEPTH`), else none."""
         for n in range(1, min(TAKE_BACK_DEPTH, len(self._history)) + 1):
             before = self._before_last(n)
-            if before is not None and explain(before, view, diagnose=False,
-                                              compare_discard=self.watch_discard).unchanged:
+            if before is not None and TableView.of(before).same_as(
+                    view, with_discard=self.watch_discard):
                 return [h.move for h in self._history[-n:]]
         return []
 

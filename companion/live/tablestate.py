@@ -116,6 +116,11 @@ class Lattice:
     def expects_portrait(self, cell: Cell) -> bool:
         return (cell[0] + cell[1]) % 2 == self.portrait_parity
 
+    def moved_from(self, other: "Lattice") -> tuple[float, float]:
+        """How far (mm, x and y) cell 0,0 lies from where ``other`` puts it."""
+        (x0, y0), (x1, y1) = other.center((0, 0)), self.center((0, 0))
+        return x1 - x0, y1 - y0
+
     def shifted(self, di: int, dj: int) -> "Lattice":
         """The same lattice with cell (di, dj) renamed (0, 0)."""
         return Lattice(self.center((di, dj)), self.pitch_mm, self.rotation_deg,
@@ -446,8 +451,8 @@ class TableTracker:
             return None
         self.lattice = candidate
         if self._pile_mm is not None:   # (the pile moved with the board)
-            (x0, y0), (x1, y1) = old.center((0, 0)), candidate.center((0, 0))
-            self._pile_mm = (self._pile_mm[0] + x1 - x0, self._pile_mm[1] + y1 - y0)
+            dx, dy = candidate.moved_from(old)
+            self._pile_mm = (self._pile_mm[0] + dx, self._pile_mm[1] + dy)
         log.info("board found again: %s (was %s)", candidate.to_dict(), old.to_dict())
         return again
 

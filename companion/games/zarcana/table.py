@@ -181,41 +181,26 @@ def _fill_builds(move: Move, seen: TableView) -> Move:
     return replace(move, steps=tuple(steps)) if changed else move
 
 
-def _reorients_from_diff(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
-    """A REORIENT is read straight off the table: same cells and sizes, new poses."""
+def _reorients_from_diff(state: ZarcanaState, seen: TableView, *, own_only: bool = False
+                         ) -> Iterator[Move]:
+    """A REORIENT is read straight off the table: same cells and sizes, new poses.
+
+    ``own_only``: only the mover's own pyramids, and a cell whose change is no reorient is
+    passed over (another move changed the table too: a picture missed between them)."""
     who = state.to_move
     if who is None:
         return
     turns: list[Turn] = []
     for cell in set(state.pieces) | set(seen.pyramids):
-        before = Counter(state.pieces.get(cell, ()))
-        after = Counter(seen.pyramids.get(cell, ()))
-        gone, came = sorted((before - after).elements()), sorted((after - before).elements())
-        if len(gone) != len(came):
+        before = Counter(p for p in state.pieces.get(cell, ()) if not own_only or p.color is who)
+        after = Counter(p for p in seen.pyramids.get(cell, ()) if not own_only or p.color is who)
+        gone = sorted((before - after).elements(), key=lambda p: (p.color.value, p.size))
+        came = sorted((after - before).elements(), key=lambda p: (p.color.value, p.size))
+        if len(gone) != len(came) or any((g.color, g.size) != (c.color, c.size)
+                                         for g, c in zip(gone, came)):
+            if own_only:
+                continue
             return
-        for g, c in zip(sorted(gone, key=lambda p: (p.color.value, p.size)),
-                        sorted(came, key=lambda p: (p.color.value, p.size))):
-            if (g.color, g.size) != (c.color, c.size):
-                return
-            turns.append(Turn(Minion(cell, g), c.pose))
-    if turns:
-        yield Reorient(who, tuple(sorted(turns)))
-
-
-def _own_reorients(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
-    """The player to move's REORIENT read off the table when other players' pieces changed
-    too (a later move's): only the mover's own pyramids that kept their cell and size."""
-    who = state.to_move
-    if who is None:
-        return
-    turns: list[Turn] = []
-    for cell in set(state.pieces) | set(seen.pyramids):
-        mine_before = Counter(p for p in state.pieces.get(cell, ()) if p.color is who)
-        mine_after = Counter(p for p in seen.pyramids.get(cell, ()) if p.color is who)
-        gone = sorted((mine_before - mine_after).elements(), key=lambda p: p.size)
-        came = sorted((mine_after - mine_before).elements(), key=lambda p: p.size)
-        if len(gone) != len(came) or [g.size for g in gone] != [c.size for c in came]:
-            continue
         turns += [Turn(Minion(cell, g), c.pose) for g, c in zip(gone, came)]
     if turns:
         yield Reorient(who, tuple(sorted(turns)))
@@ -253,6 +238,11 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
+def _changes(before: TableView, seen: TableView, compare_discard: bool) -> tuple[Change, ...]:
+    """What differs between two tables (the discard pile only with ``compare_discard``)."""
+    return tuple(c for c in diff(before, seen) if compare_discard or c.cell is not None)
+
+
 def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
                    keys: set[str]) -> Iterator[tuple[Move, ZarcanaState]]:
     """Each legal move of ``moves`` (its builds named from ``seen``; each once: ``keys``
@@ -281,9 +271,7 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     explain it but break rules are returned with their verdicts, so a ruling can say what
     was done wrong.
     """
-    before = TableView.of(state)
-    changes = tuple(diff(before, seen) if compare_discard else
-                    [c for c in diff(before, seen) if c.cell is not None])
+    changes = _changes(TableView.of(state), seen, compare_discard)
     if not changes:
         return Explanation(changes)
     found: list[Move] = []
@@ -323,7 +311,7 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     deadline = time.perf_counter() + budget_s
 
     def gap(view: TableView) -> int:
-        return sum(1 for c in diff(view, seen) if compare_discard or c.cell is not None)
+        return len(_changes(view, seen, compare_discard))
 
     start = gap(TableView.of(state))
     if start == 0:
@@ -332,7 +320,8 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     keys: set[str] = set()
     views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
     for view in views:
-        firsts = itertools.chain(_own_reorients(state, view), candidate_moves(state, view))
+        firsts = itertools.chain(_reorients_from_diff(state, view, own_only=True),
+                                 candidate_moves(state, view))
         for mv, middle in _legal_results(state, firsts, seen, keys):
             if time.perf_counter() > deadline:
                 return _simplest_pairs(found), False
