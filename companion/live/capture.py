@@ -65,7 +65,7 @@ class SourceEvent:
 
 Item = Frame | SourceEvent
 
-#: a file's (size, mtime_ns, inode): see :func:`_mark_of`
+#: a file's (size, mtime_ns, inode): see :func:`_mark`
 Mark = tuple[int, int, int]
 
 
@@ -336,11 +336,10 @@ class FolderSource(FrameSource):
     def _tried_again_later(self, path: Path, exc: ImageError) -> bool:
         """A watched photo that cannot be read (yet) is kept to be tried again when it
         changes (False: it is gone)."""
-        try:
-            st = path.stat()
-        except OSError:
+        mark = _mark(path)
+        if mark is None:
             return False
-        self._retry[path.name] = (_mark_of(st), time.monotonic(), str(exc))
+        self._retry[path.name] = (mark, time.monotonic(), str(exc))
         return True
 
     def _wait_for_new(self) -> Frame | SourceEvent | None:
@@ -379,13 +378,12 @@ class FolderSource(FrameSource):
         assert self.folder is not None
         now = time.monotonic()
         for name, (mark, since, why) in list(self._retry.items()):
-            try:
-                st = (self.folder / name).stat()
-            except OSError:
+            now_mark = _mark(self.folder / name)
+            if now_mark is None:
                 del self._retry[name]          # gone: nothing to read (a new one may come)
                 self._taken.pop(name, None)
                 continue
-            if _mark_of(st) != mark:
+            if now_mark != mark:
                 del self._retry[name]          # written on: a new file to wait for
                 self._taken.pop(name, None)
                 continue
@@ -405,18 +403,16 @@ class FolderSource(FrameSource):
         seen: set[str] = set()
         for path in _images_in(self.folder):
             name = path.name
-            if name in self._taken and self._taken[name] in (None, _mark(path)):
+            mark = _mark(path)
+            if mark is None:
+                continue   # gone again (a camera's temporary file renamed)
+            if name in self._taken and self._taken[name] in (None, mark):
                 continue
             seen.add(name)
-            try:
-                st = path.stat()
-            except OSError:
-                continue   # gone again (a camera's temporary file renamed)
-            mark = _mark_of(st)
             was = self._growing.get(name)
             if was is None or was[0] != mark:
                 self._growing[name] = (mark, now)
-            elif st.st_size > 0 and now - was[1] >= self.steady_s:
+            elif mark[0] > 0 and now - was[1] >= self.steady_s:
                 ready.append(path)
         for name in list(self._growing):
             if name not in seen or any(p.name == name for p in ready):
@@ -424,19 +420,15 @@ class FolderSource(FrameSource):
         return ready
 
 
-def _mark_of(st: os.stat_result) -> Mark:
-    """What tells one state of a file from another: size, time stamp and inode (a photo
-    renamed onto an old name is another inode even within one time stamp tick)."""
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
 def _mark(path: Path) -> Mark | None:
-    """A file's :func:`_mark_of`, None when it cannot be looked at."""
+    """What tells one state of a file from another: size, time stamp and inode (a photo
+    renamed onto an old name is another inode even within one time stamp tick); None when
+    it cannot be looked at."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return _mark_of(st)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _images_in(folder: Path) -> list[Path]:

@@ -619,9 +619,8 @@ class GameRecorder:
     def _give_up(con: sqlite3.Connection, rec: "GameRecorder | None", path: Path) -> None:
         """A game file whose creation failed: closed, its lock let go, removed."""
         con.close()
-        if rec is not None and rec._held is not None:
-            os.close(rec._held)
-            rec._held = None
+        if rec is not None:
+            rec._let_go()
         _remove_quietly(path)
 
     @classmethod
@@ -798,9 +797,13 @@ class GameRecorder:
             if self._con is not None:
                 self._con.close()
                 self._con = None
-            if self._held is not None:
-                os.close(self._held)     # (closing it lets the lock go)
-                self._held = None
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Let the file's lock go (closing its descriptor does)."""
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
 
     def __enter__(self) -> "GameRecorder":
         return self

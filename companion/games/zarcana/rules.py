@@ -267,20 +267,17 @@ def setting_values(data: Mapping[str, Any]) -> dict[str, Any]:
     the defaults: lists are tuples again; the edition (said apart) and defaults are left
     out, so a header of every field (``play --record``) and one of the choices made
     (``run``) compare equal. Raises :class:`SettingError` for a name that is no setting."""
-    defaults = asdict(Settings())
-    out: dict[str, Any] = {}
-    for name, value in data.items():
-        if name == "edition":
-            continue
+    chosen = {name: value for name, value in data.items() if name != "edition"}
+    for name in chosen:
         if name not in SETTING_VALUES:
             raise SettingError(f"setting {name!r}: no such setting")
-        if name == "extra_cards" and isinstance(value, (list, tuple)):
-            value = tuple(str(x) for x in value)
-        elif name == "optional_trumps" and isinstance(value, (list, tuple)):
-            value = tuple((str(a), str(b)) for a, b in value)
-        if value != defaults[name]:
-            out[name] = value
-    return out
+    try:
+        given = Settings.from_dict(chosen)     # (its lists become tuples again)
+    except SavedGameError as exc:
+        raise SettingError(str(exc)) from None
+    defaults = Settings()
+    return {name: getattr(given, name) for name in chosen
+            if getattr(given, name) != getattr(defaults, name)}
 
 
 def format_settings(values: Mapping[str, Any]) -> str:
