@@ -15,6 +15,8 @@ from companion.core.pieces import Cell, Pyramid
 if TYPE_CHECKING:
     import numpy as np
 
+    from companion.live.session import LiveSession
+
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "sample_images" / "zarcana"
 SCRIPT: dict[str, Any] = json.loads((SAMPLES / "game.json").read_text())
 MAT = load_mat(SAMPLES / "mat.json")
@@ -33,6 +35,16 @@ def sample_record(name: str | int) -> dict[str, Any]:
     """A sample frame's truth reduced to the observation record (as the demo reads it)."""
     stem = f"{name:04d}" if isinstance(name, int) else name
     return truth_record(SAMPLES / f"{stem}.jpg")
+
+
+def sample_session(**kw: Any) -> "LiveSession":
+    """A live session of the sample game's players, edition and settings (on its mat unless
+    ``mat`` is given)."""
+    from companion.live.session import LiveSession
+
+    kw.setdefault("mat", MAT)
+    return LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
+                       settings=SCRIPT["settings"], **kw)
 
 
 def scripted_clicks() -> dict[int, str]:

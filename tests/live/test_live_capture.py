@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import MAT, SAMPLES, SCRIPT, sample_record, small_image
+from live_support import SAMPLES, SCRIPT, sample_record, sample_session, small_image
 
 from companion.live.capture import (
     CaptureError,
@@ -23,7 +23,7 @@ from companion.live.capture import (
     open_source,
 )
 from companion.live.runner import LiveRunner
-from companion.live.session import EventKind, LiveEvent, LiveSession
+from companion.live.session import EventKind, LiveEvent
 
 
 def write_folder(tmp: Path, bad: str = "b.jpg") -> Path:
@@ -129,8 +129,7 @@ def test_a_frame_the_pipeline_fails_on_is_skipped_and_the_game_goes_on() -> None
     says so, and the next frames are still refereed."""
     # (frame 0002 twice: the first time the pipeline fails on it)
     files = [SAMPLES / f"{k:04d}.jpg" for k in (0, 1, 2, 2, 3, 4)]
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=MAT)
+    session = sample_session()
     heard: list[LiveEvent] = []
     session.subscribe(heard.append)
     failed: list[str] = []
@@ -174,8 +173,7 @@ def test_the_runner_keeps_refereeing_across_a_corrupt_frame(tmp_path: Path) -> N
             bad = tmp_path / "0002b.jpg"
             bad.write_bytes(b"\xff\xd8 truncated")
             files.append(bad)
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=MAT)
+    session = sample_session()
     heard: list[LiveEvent] = []
     session.subscribe(heard.append)
     seen: list[str] = []
@@ -196,8 +194,7 @@ def test_the_runner_keeps_refereeing_across_a_corrupt_frame(tmp_path: Path) -> N
 
 def test_the_runner_runs_in_a_worker_thread_and_stops(tmp_path: Path) -> None:
     files = [SAMPLES / f"{k:04d}.jpg" for k in range(3)]
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=MAT)
+    session = sample_session()
     runner = LiveRunner(FolderSource(files=files), session,
                         lambda image, name: sample_record(Path(name).stem))
     thread = runner.start()
@@ -221,8 +218,7 @@ def test_the_runner_on_a_video_that_ends_referees_what_it_saw(tmp_path: Path) ->
         for _ in range(per):
             out.write(img)
     out.release()
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=MAT)
+    session = sample_session()
     heard: list[LiveEvent] = []
     session.subscribe(heard.append)
     judged: list[int] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_support import MAT, SCRIPT, sample_record, scripted_clicks
+from live_support import SCRIPT, sample_record, sample_session, scripted_clicks
 
 from companion.live.session import EventKind, LiveEvent, LiveSession
 from companion.recording.store import GameRecorder, RecordingError, WriteFailed, open_game
@@ -47,8 +47,7 @@ class FlakyDisk:
 def session_on(path: Path) -> tuple[LiveSession, FlakyDisk, list[LiveEvent]]:
     disk = FlakyDisk(GameRecorder.create(path, game="zarcana", edition=SCRIPT["edition"],
                                          players=SCRIPT["players"]))
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=MAT, recorder=disk)
+    s = sample_session(recorder=disk)
     heard: list[LiveEvent] = []
     s.subscribe(heard.append)
     return s, disk, heard

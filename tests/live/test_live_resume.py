@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from live_support import MAT, SCRIPT, sample_record, scripted_clicks, scripted_moves
+import pytest
+from live_support import SCRIPT, sample_record, sample_session, scripted_clicks, scripted_moves
 
 from companion.commands.run import open_recording
 from companion.live.session import LiveSession
@@ -16,8 +17,7 @@ from companion.games.zarcana.engine import dumps
 def sitting(path: Path, frames: range) -> LiveSession:
     recorder, start, history, _, _ = open_recording(
         path, game="zarcana", edition=SCRIPT["edition"], players=tuple(SCRIPT["players"]))
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=MAT, recorder=recorder,
+    s = sample_session(recorder=recorder,
                     initial_state=start, history=history)
     clicks = scripted_clicks()
     for k in frames:
@@ -56,8 +56,6 @@ def test_a_continued_game_shows_every_move_and_ends_with_the_true_scores(tmp_pat
 
 def test_a_game_file_closed_before_the_deal_is_continued_from_the_next_dealt_table(
         tmp_path: Path) -> None:
-    import pytest
-
     from companion.recording.store import RecordingError
 
     path = tmp_path / "game.db"
@@ -73,12 +71,10 @@ def test_a_game_file_closed_before_the_deal_is_continued_from_the_next_dealt_tab
 
 
 def test_a_game_not_yet_dealt_is_dealt_with_the_settings_its_file_was_made_with(
-        tmp_path: Path, capsys: "pytest.CaptureFixture[str]") -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A sitting closed before the deal, continued without ``--setting``: the file's
     header kept them (50 cards set aside), so the deal is the one the table made; other
     settings for it are refused rather than mixed."""
-    import pytest
-
     from companion.recording.store import RecordingError
 
     path = tmp_path / "game.db"
@@ -100,8 +96,6 @@ def test_a_game_not_yet_dealt_is_dealt_with_the_settings_its_file_was_made_with(
 
 def test_a_record_target_that_is_no_file_is_named(tmp_path: Path) -> None:
     import os
-
-    import pytest
 
     from companion.recording.store import RecordingError
 

@@ -6,13 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from live_support import (
-    MAT,
-    SCRIPT,
-    sample_record,
-    scripted_clicks,
-    scripted_moves,
-)
+from live_support import MAT, SCRIPT, sample_record, sample_session, scripted_clicks, scripted_moves
 
 from companion.core.errors import NotationError
 from companion.core.pieces import Color, parse_pyramid
@@ -51,11 +45,6 @@ class FakeRecorder:
         self.closed = True
 
 
-def new_session(**kw: Any) -> LiveSession:
-    return LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                       settings=SCRIPT["settings"], mat=MAT, **kw)
-
-
 def play(session: LiveSession, frames: range, *, clicks: bool = True,
          change: Callable[[int, dict[str, Any]], dict[str, Any]] = lambda k, rec: rec
          ) -> list[LiveEvent]:
@@ -78,7 +67,7 @@ def assert_true_game(session: LiveSession) -> None:
 
 def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_scores() -> None:
     rec = FakeRecorder()
-    s = new_session(recorder=rec)
+    s = sample_session(recorder=rec)
     heard: list[LiveEvent] = []
     s.subscribe(heard.append)
     events = play(s, range(24))
@@ -113,7 +102,7 @@ def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_score
 
 
 def test_an_illegal_move_inserted_into_a_replay_is_flagged_with_its_rule() -> None:
-    s = new_session()
+    s = sample_session()
     play(s, range(5))  # ... red clones at 0,2; blue to move
     # blue lays wands-05 and slides its upright pyramid to 2,1: upright pyramids cannot move
     bad = sample_record(4)
@@ -138,7 +127,7 @@ def test_an_illegal_move_inserted_into_a_replay_is_flagged_with_its_rule() -> No
 
 
 def test_a_single_misread_card_asks_instead_of_accusing_and_a_correction_settles_it() -> None:
-    s = new_session()
+    s = sample_session()
     play(s, range(5))
     rec = sample_record(5)  # blue plays cups-07 to grow ... and the camera misreads 0,0
     for c in rec["cards"]:
@@ -162,7 +151,7 @@ def test_a_single_misread_card_asks_instead_of_accusing_and_a_correction_settles
 
 
 def test_a_misread_pyramid_size_asks_and_override_takes_the_suggestion() -> None:
-    s = new_session()
+    s = sample_session()
     play(s, range(2))
     rec = sample_record(2)  # blue starts on 2,2 with a small pyramid, read as a medium
     for p in rec["pyramids"]:
@@ -179,7 +168,7 @@ def test_a_misread_pyramid_size_asks_and_override_takes_the_suggestion() -> None
 
 def test_override_accepts_the_flagged_move_against_the_rules() -> None:
     rec = FakeRecorder()
-    s = new_session(recorder=rec)
+    s = sample_session(recorder=rec)
     play(s, range(12))  # frame 11 is the illegal move
     assert s.status is Status.WRONG_TABLE
     ev = s.override()
@@ -194,7 +183,7 @@ def test_override_accepts_the_flagged_move_against_the_rules() -> None:
 
 
 def test_clicks_for_moves_the_camera_cannot_see() -> None:
-    s = new_session()
+    s = sample_session()
     play(s, range(8), clicks=False)
     assert s.to_move is not None and s.to_move.value == "blue"
     options = s.manual_options()
@@ -212,7 +201,7 @@ def test_clicks_for_moves_the_camera_cannot_see() -> None:
 
 def test_step_back_takes_back_a_move_and_the_camera_sees_it_again() -> None:
     rec = FakeRecorder()
-    s = new_session(recorder=rec)
+    s = sample_session(recorder=rec)
     play(s, range(5))
     before = s.history[-2].state
     ev = s.step_back()
@@ -228,7 +217,7 @@ def test_step_back_takes_back_a_move_and_the_camera_sees_it_again() -> None:
 
 
 def test_frames_with_a_hand_are_never_trusted() -> None:
-    s = new_session()
+    s = sample_session()
     play(s, range(4))
     ev = s.observe(sample_record("hand-01"), frame=50)
     assert [e.kind for e in ev] == [EventKind.WAITING] and "hand" in ev[0].text
@@ -237,7 +226,7 @@ def test_frames_with_a_hand_are_never_trusted() -> None:
 
 def test_a_territory_read_face_down_with_no_move_to_explain_it_is_waited_on() -> None:
     # a hand over most of a card can leave the camera a patch it reads as a card's back
-    s = new_session()
+    s = sample_session()
     play(s, range(4))
     n = len(s.history)
     faceless = sample_record(3)   # the table as it stands, swords-05 (a territory) face down
@@ -253,7 +242,7 @@ def test_a_territory_read_face_down_with_no_move_to_explain_it_is_waited_on() ->
 
 def test_end_game_scores_and_finishes_the_recording() -> None:
     rec = FakeRecorder()
-    s = new_session(recorder=rec)
+    s = sample_session(recorder=rec)
     play(s, range(6))
     ev = s.end_game()
     assert [e.kind for e in ev] == [EventKind.GAME_OVER]
@@ -263,7 +252,7 @@ def test_end_game_scores_and_finishes_the_recording() -> None:
 
 
 def test_the_board_must_be_dealt_first_and_a_bad_board_is_explained() -> None:
-    s = new_session()
+    s = sample_session()
     with pytest.raises(LiveError):
         s.manual("red: draw 1")
     empty = sample_record(0)
@@ -312,7 +301,7 @@ def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
         (2, 2): "swords-13"}.items()}
     start = game_from_table(SCRIPT["players"], first, edition=SCRIPT["edition"],
                             **SCRIPT["settings"])
-    s = new_session(initial_state=start)
+    s = sample_session(initial_state=start)
     assert s.status is Status.PLAYING
     ev = s.observe(sample_record(1), frame=1)
     assert [e.kind for e in ev] == [EventKind.ACCEPTED]
@@ -320,7 +309,7 @@ def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
 
 
 def test_a_blurred_frame_is_said_once_and_still_judged() -> None:
-    session = new_session()
+    session = sample_session()
 
     def seen(k: int, blurred: bool | None, spread: float = 0.8) -> list[LiveEvent]:
         rec = dict(sample_record(0))
@@ -347,7 +336,7 @@ def test_a_blurred_frame_is_said_once_and_still_judged() -> None:
 
 def test_pyramids_of_colours_outside_the_game_are_not_judged_but_recorded() -> None:
     rec = FakeRecorder()
-    session = new_session(recorder=rec)
+    session = sample_session(recorder=rec)
     stray = {"color": "orange", "pips": 1, "upright": True, "pointing_deg": None,
              "base_center_mm": [120.0, 80.0], "confidence": 0.9}
     record = dict(sample_record(0))
@@ -361,7 +350,7 @@ def test_pyramids_of_colours_outside_the_game_are_not_judged_but_recorded() -> N
 
 
 def test_a_picture_without_colour_is_said_once_and_its_return_too() -> None:
-    session = new_session()
+    session = sample_session()
 
     def lines(k: int, grey: bool) -> list[str]:
         rec = dict(sample_record(0))
@@ -380,7 +369,7 @@ def test_a_picture_without_colour_is_said_once_and_its_return_too() -> None:
 def test_a_board_still_being_laid_out_is_not_dealt() -> None:
     """A pause between two cards settles the table: three of the nine cards are not a deal
     (the game could never get past the six still to come)."""
-    s = new_session()
+    s = sample_session()
     part = sample_record(0)
     faces = [c for c in part["cards"] if c["id"] != "back"]
     part["cards"] = [c for c in part["cards"] if c["id"] == "back"] + faces[:3]
@@ -394,7 +383,7 @@ def test_a_board_still_being_laid_out_is_not_dealt() -> None:
 def test_a_picture_without_colour_is_not_judged() -> None:
     """A camera gone to its night mode mid-game: every pyramid reads white. Judged, that
     would be every pyramid gone, an illegal table; it waits for colour instead."""
-    s = new_session()
+    s = sample_session()
     play(s, range(0, 4))
     moves = [h.move for h in s.history]
     grey = dict(sample_record(4))
@@ -413,7 +402,7 @@ def test_a_move_taken_back_on_the_table_is_named_not_taken_for_a_misread() -> No
     """The players undo the last move by hand: the table is the position before it. Asking
     only whether a card was misread would invite a false correction; the session says first
     what the table shows (for the Take-back button, or the move put back)."""
-    s = new_session()
+    s = sample_session()
     play(s, range(0, 7))
     moves = [h.move for h in s.history]
     ev = s.observe(sample_record(5), frame=7)
@@ -429,7 +418,7 @@ def test_a_move_taken_back_on_the_table_is_named_not_taken_for_a_misread() -> No
 def test_two_moves_taken_back_on_the_table_are_both_named() -> None:
     """The players undo the last two moves by hand: the session names both, oldest first,
     and two presses of the Take-back button agree with the table."""
-    s = new_session()
+    s = sample_session()
     play(s, range(0, 7))
     moves = [h.move for h in s.history]
     ev = s.observe(sample_record(4), frame=7)
@@ -447,12 +436,12 @@ def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from companion.live import session as session_module
 
-    s = new_session()
+    s = sample_session()
     play(s, range(0, 7))
     ev = s.observe(sample_record(2), frame=7)       # four moves back
     assert any("before the last 4 moves" in e.text for e in ev)
     monkeypatch.setattr(session_module, "TAKE_BACK_DEPTH", 3)
-    s2 = new_session()
+    s2 = sample_session()
     play(s2, range(0, 7))
     ev = s2.observe(sample_record(2), frame=7)
     assert not any("the table shows the position before" in e.text for e in ev)
@@ -491,8 +480,7 @@ def test_a_camera_nudged_mid_game_loses_no_move() -> None:
                            for p in rec["pyramids"]]
         return rec
 
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=virtual_mat())
+    s = sample_session(mat=virtual_mat())
     heard = play(s, range(24), change=lambda k, rec: moved(rec) if k >= 9 else rec)
     found = [e for e in heard if "the board is found again" in e.text]
     assert len(found) == 1 and found[0].frame == 9
@@ -505,8 +493,7 @@ def test_a_companion_started_after_the_first_starts_deals_with_them(first: int,
     """The first picture already shows the first players' START pyramids (the camera came
     on late): they are dealt in, the next player is to move, and the game goes on to its
     true scores."""
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=MAT)
+    s = sample_session()
     clicks = scripted_clicks()
     dealt = s.observe(sample_record(first), frame=first)
     assert dealt[0].text.endswith(f"; {to_move} to move") and "start(s) already made" in dealt[0].text
@@ -519,8 +506,7 @@ def test_a_companion_started_after_the_first_starts_deals_with_them(first: int,
 
 
 def test_a_game_under_way_is_not_dealt_from_a_picture() -> None:
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=MAT)
+    s = sample_session()
     ev = s.observe(sample_record(5), frame=5)      # a pyramid has grown: a game under way
     assert ev[0].kind is EventKind.WAITING and s.state is None
     assert "not the first players' starts" in ev[0].text and "--record" in ev[0].text
@@ -541,8 +527,7 @@ def test_without_a_mat_a_card_laid_aside_does_not_change_the_move() -> None:
     card played, and the game goes on to its true scores."""
     from calibration.mat import virtual_mat
 
-    s = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                    settings=SCRIPT["settings"], mat=virtual_mat())
+    s = sample_session(mat=virtual_mat())
     aside = {"id": "cups-03", "center_mm": [880.0, 620.0], "angle_deg": 12.0,
              "confidence": 1.0}
     play(s, range(24), change=lambda k, rec: dict(rec, cards=rec["cards"] + [aside])
@@ -575,7 +560,7 @@ def test_starts_already_on_the_table_are_checked_as_starts() -> None:
 def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     """The picture after a move is lost (a hand over the table, a photo not taken): the next
     one shows two moves. Both are accepted in order, said so, and the game goes on."""
-    s = new_session()
+    s = sample_session()
     heard = play(s, range(24), change=lambda k, rec: dict(rec, hands=True) if k == lost else rec)
     # held on the picture that shows both (a missed pyramid there could look like a
     # capture), taken when the next one agrees
@@ -591,7 +576,7 @@ def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
 def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
     """The sample game's illegal move (an upright pyramid moved) is still ruled on, even
     though the search for two moves runs when no single legal move explains a table."""
-    s = new_session()
+    s = sample_session()
     events = play(s, range(0, 12))
     assert any(e.kind is EventKind.ILLEGAL and "wands.upright" in e.rules for e in events)
     assert not any(e.text.startswith("two moves since") for e in events)
@@ -607,7 +592,7 @@ def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
                                or p["pips"] != 1 or not p["upright"]]
         return rec
 
-    s = new_session()
+    s = sample_session()
     heard = play(s, range(24), change=miss_green)
     taken = [e for e in heard if e.text.startswith("two moves since the last picture:")]
     assert [e.frame for e in taken] == [16]
@@ -618,7 +603,7 @@ def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     """A pyramid's size misread on the picture of one move: two moves (a START, then a
     growth) would explain it, but neither shows a card, so the misread question is asked
     and no second move is made up."""
-    s = new_session()
+    s = sample_session()
     play(s, range(0, 3))
     rec = sample_record(3)
     red = next(p for p in rec["pyramids"] if p["color"] == "red")

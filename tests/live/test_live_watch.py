@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import MAT, SAMPLES, SCRIPT, sample_record, small_image
+from live_support import SAMPLES, SCRIPT, sample_record, sample_session, small_image
 
 from companion.live.capture import (
     CaptureError,
@@ -21,7 +21,7 @@ from companion.live.capture import (
     open_source,
 )
 from companion.live.runner import LiveRunner
-from companion.live.session import EventKind, LiveEvent, LiveSession
+from companion.live.session import EventKind, LiveEvent
 
 
 def jpeg(value: int) -> bytes:
@@ -208,8 +208,7 @@ def test_the_runner_referees_photos_as_they_are_taken(tmp_path: Path) -> None:
     """The sample game's first tables saved one by one into a watched folder: the window
     hears that the companion waits for photos, and each move is accepted as its photo
     comes."""
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=MAT)
+    session = sample_session()
     heard: list[LiveEvent] = []
     session.subscribe(heard.append)
     runner = LiveRunner(fast(tmp_path), session,

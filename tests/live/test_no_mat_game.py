@@ -6,10 +6,10 @@ another card, and every lattice cell of the game jumps)."""
 from __future__ import annotations
 
 import cv2
-from live_support import SAMPLES, SCRIPT
+from live_support import SAMPLES, SCRIPT, sample_session
 
 from calibration.mat import virtual_mat
-from companion.live.session import EventKind, LiveSession
+from companion.live.session import EventKind
 
 
 def test_the_sample_game_is_followed_to_its_scores_without_a_mat() -> None:
@@ -17,8 +17,7 @@ def test_the_sample_game_is_followed_to_its_scores_without_a_mat() -> None:
 
     clicks = {k: e["move"] for k, e in enumerate(SCRIPT["moves"], start=1)
               if e.get("visible") is False}
-    session = LiveSession("zarcana", edition=SCRIPT["edition"], players=SCRIPT["players"],
-                          settings=SCRIPT["settings"], mat=virtual_mat())
+    session = sample_session(mat=virtual_mat())
     notes: list[str] = []
     over: list[str] = []
     with TablePipeline(mat=None, threads=2) as pipeline:
