@@ -194,6 +194,12 @@ def _offsets(reading: "TableReading", lattice: Lattice) -> tuple[float, float]:
     return mean, math.sqrt(sum(o[0] ** 2 + o[1] ** 2 for o in offs) / n)
 
 
+def _middle(points: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """The mean of some points (at least one)."""
+    return (sum(float(q[0]) for q in points) / len(points),
+            sum(float(q[1]) for q in points) / len(points))
+
+
 def _heaps(cards: list[SeenCard], link_mm: float) -> list[list[SeenCard]]:
     """Cards in heaps: a card within ``link_mm`` of one of a heap's is in that heap."""
     heaps: list[list[SeenCard]] = []
@@ -390,8 +396,9 @@ class TableTracker:
         if not expected:
             # the board alone names the cells (its north-west card is 0,0): a pile or a card
             # put aside away from it (no mat's zone says where) must not
-            board = _main_group(lat.locate(c.center_mm)[0] for c in cards)
-            main = [c for c in cards if lat.locate(c.center_mm)[0] in board]
+            cells = [lat.locate(c.center_mm)[0] for c in cards]
+            board = _main_group(cells)
+            main = [c for c, cell in zip(cards, cells) if cell in board]
             if len(main) < len(cards):
                 lat = fit_lattice(main, self.pitch_mm)
         self.lattice = lat
@@ -495,8 +502,7 @@ class TableTracker:
         heaps = _heaps(loose, min(self.card_size_mm) / 2.0)
 
         def middle(heap: list[SeenCard]) -> tuple[float, float]:
-            return (sum(sc.center_mm[0] for sc in heap) / len(heap),
-                    sum(sc.center_mm[1] for sc in heap) / len(heap))
+            return _middle([sc.center_mm for sc in heap])
 
         def dist(a: tuple[float, float], b: tuple[float, float]) -> float:
             return math.hypot(a[0] - b[0], a[1] - b[1])
@@ -535,8 +541,7 @@ class TableTracker:
         if DISCARD_ZONE not in self.zones:
             pile = [c.center_mm for c in reading.cards if c.zone == DISCARD_ZONE]
             if pile:
-                self._pile_mm = (sum(p[0] for p in pile) / len(pile),
-                                 sum(p[1] for p in pile) / len(pile))
+                self._pile_mm = _middle(pile)
         seen = list(reversed(reading.discard_seen))
         if reading.view.discard_top is None:
             self._discard = []
@@ -593,8 +598,8 @@ class TableTracker:
         # before the deal nothing is remembered: the board is the largest group of cards
         # lying together on the lattice, and a card away from it is a pile or put aside
         board = set(self._stacks) or _main_group(
-            lat.locate(c.center_mm)[0] for c in obs.cards
-            if self.zone_of(c.center_mm) is None and lat.locate(c.center_mm)[1] <= tol)
+            cell for c in obs.cards if self.zone_of(c.center_mm) is None
+            for cell, off in [lat.locate(c.center_mm)] if off <= tol)
 
         # ---- cards: zones, cells, strays
         by_cell: dict[Cell, list[SeenCard]] = {}
