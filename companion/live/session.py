@@ -998,7 +998,8 @@ class LiveSession:
                               "explains it: is something covering the table? waiting for a "
                               "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
-        suggestions = tuple(self._misreads(st, reading))
+        played = self._pile_shows_a_play(st, view)
+        suggestions = tuple(self._misreads(st, reading, played))
         both = (f"; or two moves since the last picture ({pair.first}, then {pair.second})? "
                 "the next picture will tell" if pair is not None else "")
         taken_back = self._taken_back(view)
@@ -1032,7 +1033,10 @@ class LiveSession:
             return [LiveEvent(EventKind.QUESTION, "please check: " + suggestions[0].text
                               + both, move=suggestions[0].move, player=who, changes=changes,
                               suggestions=suggestions, frame=frame)]
-        full = explain(st, view, diagnose=True, compare_discard=self.watch_discard)
+        full = explain(st, view, diagnose=True, compare_discard=self.watch_discard or played)
+        if played and not full.illegal:
+            # no rule-breaking move with the card on the pile: judged on the board alone
+            full = explain(st, view, diagnose=True, compare_discard=False)
         if two and not full.illegal:
             # no single move, legal or not, and no misread explains it
             return two
@@ -1248,8 +1252,23 @@ class LiveSession:
                 return [h.move for h in self._history[-n:]]
         return []
 
-    def _misreads(self, st: ZarcanaState, reading: TableReading) -> list[Suggestion]:
-        """Readings one card id or one pyramid attribute away that a legal move explains."""
+    def _pile_shows_a_play(self, st: ZarcanaState, view: TableView) -> bool:
+        """Whether, with no mat's zone for the discard pile, the pile the tracker found
+        shows a new card on top: a card was played. Such a pile is not compared move by
+        move (a card laid beside it can be taken for it), but a new card on it is still
+        evidence: a table that one misread would leave unchanged is not unchanged, and a
+        rule-breaking move is named with that card, as on the mat. New: neither the game's
+        top card nor the one the last trusted picture showed (so a card wrongly taken for
+        the pile's top, once seen on an unchanged table, stops counting as a play)."""
+        top = view.discard_top
+        return (not self.watch_discard and top is not None
+                and top not in (st.discard_top(), self.tracker.pile_top))
+
+    def _misreads(self, st: ZarcanaState, reading: TableReading, played: bool = False
+                  ) -> list[Suggestion]:
+        """Readings one card id or one pyramid attribute away that a legal move explains
+        (``played``: a card was seen played, :meth:`_pile_shows_a_play`, so none that
+        would leave the table unchanged)."""
         view = reading.view
         before = TableView.of(st)
         deadline = time.perf_counter() + MISREAD_BUDGET_S
@@ -1299,7 +1318,9 @@ class LiveSession:
                 log.info("misread search stopped after %.1f s", MISREAD_BUDGET_S)
                 break
             if other.same_as(before, with_discard=self.watch_discard):
-                out.append(Suggestion(correction, None, question + " (then nothing changed)"))
+                if not played:
+                    out.append(Suggestion(correction, None,
+                                          question + " (then nothing changed)"))
                 continue
             mv = matcher.match(other)
             if mv is not None:

@@ -477,6 +477,12 @@ class TableTracker:
         """Remembered stacks, bottom to top, per cell."""
         return {c: tuple(s) for c, s in self._stacks.items()}
 
+    @property
+    def pile_top(self) -> str | None:
+        """The remembered top of the discard pile (the game's, or the last trusted
+        reading's after an unchanged table)."""
+        return self._discard[-1] if self._discard else None
+
     def sync(self, stacks: Mapping[Cell, Sequence[str]], discard: Sequence[str] = ()) -> None:
         """Replace the memory with what the game knows (bottom to top; ``back`` face down)."""
         self._stacks = {c: list(s) for c, s in stacks.items() if s}

@@ -582,6 +582,58 @@ def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
     assert not any(e.text.startswith("two moves since") for e in events)
 
 
+def test_without_a_mat_the_illegal_move_is_ruled_on_with_the_card_played() -> None:
+    """No mat, so no discard zone: the pile the tracker finds beside the draw pile is not
+    compared move by move, but the new card on it (wands-09) says a card was played. The
+    upright pyramid moved is then ruled illegal, named with that card and recorded, as on
+    the mat, rather than asked about as a pyramid misread ("then nothing changed")."""
+    from calibration.mat import virtual_mat
+
+    rec = FakeRecorder()
+    s = sample_session(mat=virtual_mat(), recorder=rec)
+    events = play(s, range(0, 13))
+    illegal = [e for e in events if e.kind is EventKind.ILLEGAL]
+    assert [e.frame for e in illegal] == [11] and "wands.upright" in illegal[0].rules
+    assert illegal[0].move == "blue: play wands-09 by blue2U@2,2: move 2,1"
+    assert not any(e.kind is EventKind.QUESTION for e in events)
+    assert any(c[0] == "note" and c[1] == illegal[0].move for c in rec.calls)
+    assert any(e.text == "the flagged table is put right" for e in events if e.frame == 12)
+
+
+def test_without_a_mat_a_pile_with_no_new_card_still_leaves_the_misread_question() -> None:
+    """The same pyramid moved with no card played (the pile's top unchanged): a misread
+    is the likelier story, and the players are asked."""
+    from calibration.mat import virtual_mat
+
+    def no_card(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k == 11:
+            rec["cards"] = [dict(c, id="wands-04") if c["id"] == "wands-09" else c
+                            for c in rec["cards"]]
+        return rec
+
+    s = sample_session(mat=virtual_mat())
+    events = play(s, range(0, 12), change=no_card)
+    assert events[-1].kind is EventKind.QUESTION and "then nothing changed" in events[-1].text
+
+
+def test_without_a_mat_a_card_once_seen_on_the_pile_is_no_longer_a_play() -> None:
+    """A card is put on the pile with no move (the table otherwise unchanged): from then on
+    it is the pile's top as remembered, so when the next picture shows a pyramid moved and
+    that same card on the pile, the card is no evidence of a play, and a misread is asked."""
+    from calibration.mat import virtual_mat
+
+    def dropped(rec: dict[str, Any]) -> dict[str, Any]:
+        pile = next(c for c in rec["cards"] if c["id"] in ("wands-04", "wands-09"))
+        rec["cards"] = [c for c in rec["cards"] if c is not pile] + [dict(pile, id="cups-03")]
+        return rec
+
+    s = sample_session(mat=virtual_mat())
+    play(s, range(0, 11))
+    assert s.observe(dropped(sample_record(10)), frame=10)[0].kind is EventKind.UNCHANGED
+    ev = s.observe(dropped(sample_record(11)), frame=11)
+    assert ev[0].kind is EventKind.QUESTION and "then nothing changed" in ev[0].text
+
+
 def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
     """The camera misses a pyramid on the picture of red's reorient: that table is ruled
     on, and the next picture (blue's attack) shows both moves: they are held, then taken
