@@ -1057,7 +1057,7 @@ class LiveSession:
             return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
                               verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
                               changes=changes, frame=frame)]
-        text = "no move explains this change: " + "; ".join(changes)
+        text = "no move explains this change: " + "; ".join(changes) + self._stash_hint(st, view)
         self._record("note", None, player=who, observation=obs, keyframe_jpeg=jpeg, note=text)
         return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
 
@@ -1252,6 +1252,20 @@ class LiveSession:
                 return [h.move for h in self._history[-n:]]
         return []
 
+    def _stash_hint(self, st: ZarcanaState, view: TableView) -> str:
+        """A word for pyramids that arrived on wasteland spaces (no card there) with no move
+        to put them there: most often a player's stash laid too near the board, which the
+        camera cannot tell from pieces in play. Empty when there are none."""
+        where = sorted({cell for cell, ps in view.pyramids.items() if cell not in view.cards
+                        and Counter(ps) - Counter(st.pieces.get(cell, ()))})
+        if not where:
+            return ""
+        cells = ", ".join(format_cell(c) for c in where)
+        return (f" (pyramids at {cells} stand on the wasteland with no move to put them "
+                "there: a stash kept beside the board must lie more than one and a half "
+                f"cells, about {1.5 * self.tracker.pitch_mm:.0f} mm, from the middle of every territory's "
+                "card, or it is read as pieces in play)")
+
     def _pile_shows_a_play(self, st: ZarcanaState, view: TableView) -> bool:
         """Whether, with no mat's zone for the discard pile, the pile the tracker found
         shows a new card on top: a card was played. Such a pile is not compared move by
@@ -1302,7 +1316,9 @@ class LiveSession:
                     alt_view = replace(view, pyramids={c: tuple(sorted(ps))
                                                        for c, ps in pyr.items() if ps})
                     corr = PyramidCorrection(cell, p, alt, None if where == cell else where)
-                    alts.append((corr, alt_view, f"is it so that {corr.describe()}?"))
+                    aside = (" (not in play: misread, or a stash too near the board)"
+                             if alt is None and cell not in view.cards else "")
+                    alts.append((corr, alt_view, f"is it so that {corr.describe()}{aside}?"))
         # the top of the discard pile: a look-alike card (same rank, or same suit nearby)
         if self.watch_discard and view.discard_top not in (None, before.discard_top):
             seen_id = view.discard_top

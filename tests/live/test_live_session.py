@@ -634,6 +634,39 @@ def test_without_a_mat_a_card_once_seen_on_the_pile_is_no_longer_a_play() -> Non
     assert ev[0].kind is EventKind.QUESTION and "then nothing changed" in ev[0].text
 
 
+@pytest.mark.parametrize("cells, held", [(1.3, True), (1.7, False)])
+def test_without_a_mat_a_stash_near_the_board_is_named_as_such(cells: float,
+                                                                held: bool) -> None:
+    """Green lays three pyramids east of the board from the 5th picture on. Within one
+    and a half cells of its cards they stand on wasteland spaces, which the camera cannot
+    tell from pieces in play: the question and the ruling say a stash may be the cause and
+    how far away it must lie. Further away, they are out of play and the game goes on."""
+    from calibration.mat import virtual_mat
+
+    board = [c["center_mm"] for c in sample_record(0)["cards"] if c["id"] != "back"]
+    east, north = max(x for x, _ in board), min(y for _, y in board)
+
+    def stash(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k >= 5:
+            rec["pyramids"] = rec["pyramids"] + [
+                {"color": "green", "pips": pips, "upright": True, "pointing_deg": None,
+                 "base_center_mm": [east + cells * 95.0 + 30.0 * i, north + 95.0],
+                 "confidence": 0.9} for i, pips in enumerate((1, 2, 3))]
+        return rec
+
+    s = sample_session(mat=virtual_mat())
+    events = play(s, range(0, 8), change=stash)
+    if not held:
+        assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[:7]
+        return
+    asked = next(e for e in events if e.kind is EventKind.QUESTION)
+    assert asked.frame == 5 and "(not in play: misread, or a stash too near the board)" \
+        in asked.text
+    ruled = [e for e in events if e.kind is EventKind.ILLEGAL]
+    assert ruled and all("a stash kept beside the board must lie more than one and a half "
+                         "cells, about 142 mm" in e.text for e in ruled)
+
+
 def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
     """The camera misses a pyramid on the picture of red's reorient: that table is ruled
     on, and the next picture (blue's attack) shows both moves: they are held, then taken
