@@ -61,7 +61,7 @@ from companion.ui.overlay import (
     mapping_from_calibration,
     mapping_from_record,
 )
-from companion.ui.views import MainWindow
+from companion.ui.views import MANUAL_TITLE, MainWindow
 from companion.ui.widgets import CorrectionDialog
 
 log = logging.getLogger(__name__)
@@ -697,6 +697,11 @@ class LiveController(_ViewBase):
         labels = [m.split(": ", 1)[1] if ": " in m else m for m in snap.manual]
         extra = [f"name the face-down card at {format_cell(c)}" for c in snap.hidden]
         w.manual.set_options(list(snap.manual) + extra, labels + extra)
+        # the buttons act for the player the game waits for, who may not be the one at the
+        # table reaching for them (a move the camera has not seen yet): say whose they are
+        who = snap.state.to_move if snap.state is not None and not snap.over else None
+        w.manual_box.setTitle(MANUAL_TITLE if who is None
+                              else f"{MANUAL_TITLE}: {who.value}'s turn")
         can_play = live and not snap.over and not self.paused and snap.state is not None
         w.manual_box.setEnabled(can_play)
         w.override_button.setEnabled(snap.status in (Status.WRONG_TABLE, Status.QUESTION)

@@ -25,6 +25,9 @@ from PySide6.QtWidgets import (
 
 from companion.ui.widgets import Banner, ButtonRow, FinalScoring, MoveLog, ScoresPanel, VideoView
 
+#: the title of the box of moves the camera cannot see (the controller adds whose turn it is)
+MANUAL_TITLE = "Moves the camera cannot see"
+
 
 class MainWindow(QMainWindow):
     """The companion's window. ``read_only`` (a replay) hides the controls that change the
@@ -79,7 +82,7 @@ class MainWindow(QMainWindow):
         self.targets.setObjectName("targets")
         self.targets.setMaximumHeight(110)
         self.manual = ButtonRow(columns=3)
-        manual_box = QGroupBox("Moves the camera cannot see")
+        manual_box = QGroupBox(MANUAL_TITLE)
         mb = QVBoxLayout(manual_box)
         mb.addWidget(self.manual)
         self.manual_box = manual_box

@@ -41,6 +41,8 @@ def test_scores_and_log_follow_accepted_moves(qtbot: Any) -> None:
     assert [red.child(k).text(0) for k in range(red.childCount())] == ["0,2  cups-09"]
     # the moves the camera cannot see are buttons for the player to move
     assert w.manual.options()[:3] == ["blue: draw 1", "blue: draw 2", "blue: draw 3"]
+    # (labelled "draw 1"...: the box says whose they are, the camera may be a move behind)
+    assert w.manual_box.title() == "Moves the camera cannot see: blue's turn"
     assert "accepted: red: use cups-09" in w.statusBar().currentMessage()
     # the overlay is placed: card ids and pyramids over the frame
     roles = w.video.overlay().roles()
