@@ -471,9 +471,26 @@ class LiveSession:
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
                 p = self._pending
+                asked = (p.suggestions[0].correction.describe()
+                         if self.status is Status.QUESTION and p.suggestions else None)
                 if self._state is not None and not self._state.is_over:
-                    events += self._judge(p.reading, p.record, p.frame, None, None)
+                    again = self._judge(p.reading, p.record, p.frame, None, None)
+                    if asked is not None:
+                        # a picture taken before the click, and asked about as a misread,
+                        # now fits a move: the players saw which it was; say how to undo it
+                        again = [self._before_the_click(e, asked) for e in again]
+                    events += again
         return self._emit(events)
+
+    def _before_the_click(self, event: LiveEvent, asked: str) -> LiveEvent:
+        """A move accepted from a picture taken before a click, which was first asked about
+        as a misread (``asked``): the event, and the game file, say so and how to undo it."""
+        if event.kind is not EventKind.ACCEPTED or event.move is None:
+            return event
+        note = (f"seen before the click; if it was a misread instead ({asked}), press "
+                "\"Take back move\" and correct it")
+        self._record("note", event.move, player=event.player, note=note)
+        return replace(event, text=f"{event.text} [{note}]")
 
     def manual_options(self) -> list[str]:
         """The legal moves the camera cannot see, for the player to move, as buttons.
@@ -975,6 +992,9 @@ class LiveSession:
             self.tracker.remember(reading)
             self._sync_tracker(ex.states[k])
             return events
+        again = self._read_again(reading, obs, frame, jpeg, time_s)
+        if again:
+            return again
         changes = tuple(str(c) for c in ex.changes)
         # two moves seen at once (a picture missed)? held for the next picture to confirm
         pair = self._hold_pair(st, reading)
@@ -999,6 +1019,9 @@ class LiveSession:
                               "clear view", player=who, changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
         played = self._pile_shows_a_play(st, view)
+        named = explain(st, view, diagnose=True, compare_discard=True) if played else None
+        if named is not None and not named.illegal:
+            played = False      # no rule-breaking move plays that card: it says nothing
         suggestions = tuple(self._misreads(st, reading, played))
         both = (f"; or two moves since the last picture ({pair.first}, then {pair.second})? "
                 "the next picture will tell" if pair is not None else "")
@@ -1033,10 +1056,8 @@ class LiveSession:
             return [LiveEvent(EventKind.QUESTION, "please check: " + suggestions[0].text
                               + both, move=suggestions[0].move, player=who, changes=changes,
                               suggestions=suggestions, frame=frame)]
-        full = explain(st, view, diagnose=True, compare_discard=self.watch_discard or played)
-        if played and not full.illegal:
-            # no rule-breaking move with the card on the pile: judged on the board alone
-            full = explain(st, view, diagnose=True, compare_discard=False)
+        full = named if named is not None and played else explain(
+            st, view, diagnose=True, compare_discard=self.watch_discard)
         if two and not full.illegal:
             # no single move, legal or not, and no misread explains it
             return two
@@ -1074,13 +1095,63 @@ class LiveSession:
         return sorted(c for c, cid in board.items()
                       if cid != BACK and view.cards.get(c) == BACK)
 
+    def _read_again(self, reading: TableReading, obs: Observation, frame: int | None,
+                    jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        """The last move taken from a picture, read again from this one, which no move from
+        the game's position explains. A picture taken mid-move (the card on the pile, the
+        pyramid still in the player's hand, away from the table) can fit a legal move: a
+        pyramid of one's own gone is an attack on it. When the table then shows one legal
+        move of the same player from the position before that one, that is the move made:
+        the first reading is taken back (recorded as an undo) and this one accepted. Only
+        the last move, only one seen by the camera (a click or an override stands), only
+        one that took a pyramid of the player's own off the board (what a picture taken
+        mid-move shows), and only the same player's: any other change is judged as before
+        (a misread that comes and goes must not rewrite the move)."""
+        if not self._history or self._history[-1].kind != "move":
+            return []
+        last = self._history[-1]
+        before = self._before_last()
+        if before is None or before.to_move is None or before.to_move.value != last.player:
+            return []
+        mover = before.to_move
+
+        def own(state: ZarcanaState) -> int:
+            return sum(1 for ps in state.pieces.values() for p in ps if p.color is mover)
+
+        if own(last.state) >= own(before):
+            return []
+        ex = explain(before, reading.view, diagnose=False, compare_discard=self.watch_discard)
+        if not ex.explained:
+            return []
+        self._history.pop()
+        self._state = before
+        self._pair = None
+        self._sync_tracker(before)
+        self._record("undo", None, player=last.player, state=before,
+                     note=f"read again: {last.move} (a picture taken mid-move)")
+        k = self._pick(ex, reading)
+        self._pending = None
+        self.status = Status.PLAYING
+        events = [LiveEvent(EventKind.INFO, f"{last.player}'s move is read again: the picture "
+                            f"of {last.move} was taken mid-move; the table now shows "
+                            f"{ex.moves[k]}", move=last.move, player=last.player,
+                            frame=frame, source="camera")]
+        events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
+                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+        self.tracker.remember(reading)
+        self._sync_tracker(ex.states[k])
+        return events
+
     def _hold_pair(self, st: ZarcanaState, reading: TableReading) -> TwoMoves | None:
         """Two legal moves seen at once (the picture between them was missed: a hand over
         the table, a photo not taken) that explain every change, held (not taken) until the
         next picture shows one more move after them (:meth:`_pair_agreed`). Only a pair
         with a card to show for it (a card played onto the pile, built, or destroyed): a
         pyramid the camera misses or misreads can look like a capture or a growth, never
-        like a card. None found, or the search ran out of time: None."""
+        like a card. Or two STARTs: a pyramid of a colour not yet on the board, standing
+        on a territory, is its player's START, whether its picture was missed or its
+        pyramid (a START beside a move with no card, a growth, could be a size misread).
+        None found, or the search ran out of time: None."""
         self._pair = None
         pairs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
                                        compare_discard=self.watch_discard,
@@ -1090,7 +1161,8 @@ class LiveSession:
         def cards_shown(p: TwoMoves) -> bool:
             steps = ((st, p.middle), (p.middle, p.after))
             return any(TableView.of(a).cards != TableView.of(b).cards
-                       or a.discard != b.discard for a, b in steps)
+                       or a.discard != b.discard for a, b in steps) or (
+                isinstance(p.first, Start) and isinstance(p.second, Start))
 
         def unseen_cards(mv: Move) -> int:
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
@@ -1271,12 +1343,17 @@ class LiveSession:
         shows a new card on top: a card was played. Such a pile is not compared move by
         move (a card laid beside it can be taken for it), but a new card on it is still
         evidence: a table that one misread would leave unchanged is not unchanged, and a
-        rule-breaking move is named with that card, as on the mat. New: neither the game's
-        top card nor the one the last trusted picture showed (so a card wrongly taken for
-        the pile's top, once seen on an unchanged table, stops counting as a play)."""
+        rule-breaking move is named with that card, as on the mat (when none plays it, the
+        card is no evidence, :meth:`_judge`). New: a card the game has never seen
+        discarded, and not the top the last trusted picture showed (so a card wrongly
+        taken for the pile's top, once seen on an unchanged table, stops counting)."""
         top = view.discard_top
-        return (not self.watch_discard and top is not None
-                and top not in (st.discard_top(), self.tracker.pile_top))
+        if self.watch_discard or top is None or top == self.tracker.pile_top:
+            return False
+        # a card this game has seen discarded (the pile knocked, the card under the top
+        # showing; the pile turned into a new draw pile) is no news
+        return all(top not in h.state.discard for h in self._history) and (
+            self._initial is None or top not in self._initial.discard) and top not in st.discard
 
     def _misreads(self, st: ZarcanaState, reading: TableReading, played: bool = False
                   ) -> list[Suggestion]:

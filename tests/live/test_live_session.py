@@ -573,6 +573,21 @@ def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     assert_true_game(s)
 
 
+@pytest.mark.parametrize("lost", [1, 2])
+def test_two_starts_seen_at_once_are_taken(lost: int) -> None:
+    """The picture of a START is lost: the next one shows it with the next START. A
+    pyramid of a colour not yet on the board, standing on a territory, is that player's
+    START: the pair is held, and taken when the next picture agrees (before, the game
+    stalled after its third move). (A START seen with red's clone, which has no card to
+    show for it, is still asked about: a START and a growth is what a size misread looks
+    like, test_a_misread_growth_is_not_taken_for_two_moves.)"""
+    s = sample_session()
+    heard = play(s, [k for k in range(24) if k != lost])
+    taken = [e for e in heard if e.text.startswith("two moves since the last picture:")]
+    assert [e.frame for e in taken] == [lost + 2]
+    assert_true_game(s)
+
+
 def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
     """The sample game's illegal move (an upright pyramid moved) is still ruled on, even
     though the search for two moves runs when no single legal move explains a table."""
@@ -665,6 +680,112 @@ def test_without_a_mat_a_stash_near_the_board_is_named_as_such(cells: float,
     ruled = [e for e in events if e.kind is EventKind.ILLEGAL]
     assert ruled and all("a stash kept beside the board must lie more than one and a half "
                          "cells, about 142 mm" in e.text for e in ruled)
+
+
+def _green_misread_lying(rec: dict[str, Any]) -> dict[str, Any]:
+    """Frame 17's green small at 1,2 (upright) read as lying, pointing S."""
+    p = next(p for p in rec["pyramids"] if p["color"] == "green")
+    p["upright"], p["pointing_deg"] = False, 90.0
+    return rec
+
+
+@pytest.mark.parametrize("how", ["look-alike", "knocked"])
+def test_without_a_mat_a_disturbed_pile_is_no_evidence_of_a_play(how: str) -> None:
+    """Nothing is played at frame 17 (red's draw is a click), but a pyramid is misread
+    while the pile's top changes look: read as a look-alike (swords-01 for swords-11), or
+    knocked aside so that the card under it (pentacles-05, discarded before) shows where
+    the pile was. Neither is a card played: no rule-breaking move plays the look-alike,
+    and a card the game has seen discarded is no news. The misread is asked about."""
+    from calibration.mat import virtual_mat
+
+    def disturbed(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 17:
+            return rec
+        rec = _green_misread_lying(rec)
+        top = next(c for c in rec["cards"] if c["id"] == "swords-11")
+        if how == "look-alike":
+            top["id"] = "swords-01"
+        else:
+            rec["cards"].append(dict(top, id="pentacles-05"))
+            top["center_mm"] = [top["center_mm"][0] + 20.0, top["center_mm"][1] + 120.0]
+        return rec
+
+    rec = FakeRecorder()
+    s = sample_session(mat=virtual_mat(), recorder=rec)
+    events = play(s, range(0, 18), change=disturbed)
+    assert [e.kind for e in events if e.frame == 17][-1] is EventKind.QUESTION
+    assert "then nothing changed" in events[-1].text
+    assert [c[1] for c in rec.calls if c[0] == "note"] == [
+        "blue: play wands-09 by blue2U@2,2: move 2,1"]
+
+
+@pytest.mark.parametrize("on_mat", [False, True])
+def test_a_picture_taken_mid_move_is_read_again(on_mat: bool) -> None:
+    """Red lays wands-04 on the pile and lifts the pyramid it is moving away from the
+    table: that picture fits a legal self-attack (red's other small on 0,2 with a wild
+    pair), which is accepted. When the pyramid is put down in the wasteland, the move is
+    read again as the move it was, recorded as an undo and the move, and the game goes on
+    to its true scores."""
+    from calibration.mat import virtual_mat
+
+    rec = FakeRecorder()
+    s = sample_session(mat=MAT if on_mat else virtual_mat(), recorder=rec)
+    play(s, range(0, 10))
+    lifted = sample_record(10)
+    # the red small now standing on -1,2, west of the board, is still in red's hand
+    lifted["pyramids"] = [p for p in lifted["pyramids"]
+                          if p["color"] != "red" or p["base_center_mm"][0] > 380.0]
+    assert len(lifted["pyramids"]) == len(sample_record(10)["pyramids"]) - 1
+    mid = s.observe(lifted, frame=10)
+    assert mid[0].kind is EventKind.ACCEPTED and "attack red1W@0,2" in mid[0].text
+    events = play(s, range(10, 24))
+    again = [e for e in events if "move is read again" in e.text]
+    assert len(again) == 1 and again[0].frame == 10
+    assert again[0].text.endswith("the table now shows red: play wands-04 by red1W@0,2: move "
+                                  "-1,2")
+    assert ("undo", None) in [c[:2] for c in rec.calls]
+    assert_true_game(s)
+
+
+def test_a_misread_that_comes_and_goes_does_not_rewrite_the_move() -> None:
+    """Red's reorient (W) is seen pointing S on its picture and accepted so; the next
+    picture reads it W. Red kept every pyramid, so this is not a picture taken mid-move:
+    the move stands, and the change is asked about, not read again."""
+    def south(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k == 7:
+            p = next(p for p in rec["pyramids"] if p["color"] == "red" and not p["upright"])
+            p["pointing_deg"] = 90.0
+        return rec
+
+    s = sample_session()
+    events = play(s, range(0, 8), change=south)
+    assert s.history[-1].move == "red: reorient red1U@0,2>S"
+    later = s.observe(sample_record(7), frame=7)
+    assert not any("read again" in e.text for e in later)
+    assert s.history[-1].move == "red: reorient red1U@0,2>S"
+    assert later[0].kind in (EventKind.QUESTION, EventKind.ILLEGAL), events
+
+
+@pytest.mark.parametrize("on_mat", [False, True])
+def test_a_click_that_makes_a_question_a_move_says_how_to_undo_it(on_mat: bool) -> None:
+    """Frame 17 misreads green's pyramid as lying: asked about (it would change nothing).
+    Blue then clicks its draw, and the same picture fits green's reorient, which is
+    accepted (it may have been made before the click), saying that the picture was asked
+    about as that misread and how to take it back; the game file notes it too."""
+    from calibration.mat import virtual_mat
+
+    rec = FakeRecorder()
+    s = sample_session(mat=MAT if on_mat else virtual_mat(), recorder=rec)
+    play(s, range(0, 18), change=lambda k, r: _green_misread_lying(r) if k == 17 else r)
+    assert s.status is Status.QUESTION
+    after = s.manual("blue: draw 2")
+    taken = [e for e in after if e.kind is EventKind.ACCEPTED and e.source == "camera"]
+    assert [e.move for e in taken] == ["green: reorient green1U@1,2>S"]
+    assert taken[0].text.endswith(
+        "[seen before the click; if it was a misread instead (the green small (lying, "
+        "pointing S) at 1,2 is a green small (upright) at 1,2), press \"Take back move\" "
+        "and correct it]")
+    assert ("note", "green: reorient green1U@1,2>S") in [c[:2] for c in rec.calls]
 
 
 def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
