@@ -33,6 +33,7 @@ from companion.commands.argtypes import (
     table_mat,
     thread_count,
 )
+from companion.core.files import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--jsonl", action="store_true",
                    help="one record per line even for a single image")
     p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
-                   help="write each image with what was seen drawn on it to DIR")
+                   help="write each image with what was seen drawn on it to DIR, as "
+                        "NAME.jpg (NAME-annotated.jpg where DIR holds another photo of that "
+                        "name: it is kept)")
     p.add_argument("--threads", type=thread_count, default=2, metavar="N",
                    help="CPU threads for the pipeline and OpenCV (default 2: the pyramids beside "
                         "the cards, one thread each)")
@@ -72,9 +75,22 @@ def _warn(text: str) -> None:
 POOR_MAT_FIT_MM = 5.0
 
 
-def _annotated_name(path: Path, used: set[str]) -> str:
+#: the comment every annotated copy carries in its JPEG header: a file of the copy's name
+#: without it is someone's photo, which a copy must not replace (a camera names every day's
+#: first shot IMG_0001.jpg)
+ANNOTATED_TAG = b"written by companion observe --annotate"
+
+
+def _annotated_name(path: Path, used: set[str], folder: Path | None = None) -> str:
     """``stem.jpg``, or with the parent folder's name (and a number) when two inputs share
-    a stem."""
+    a stem; with ``stem-annotated.jpg`` (and a number) in place of a file in ``folder``
+    that is not an annotated copy (:func:`_annotated_copy`)."""
+    def free(name: str) -> bool:
+        if name in used:
+            return False
+        there = None if folder is None else folder / name
+        return there is None or not there.exists() or _annotated_copy(there)
+
     name = f"{path.stem}.jpg"
     if name in used:
         name = f"{path.parent.name}-{path.stem}.jpg"
@@ -82,8 +98,38 @@ def _annotated_name(path: Path, used: set[str]) -> str:
         while name in used:
             name = f"{path.parent.name}-{path.stem}-{k}.jpg"
             k += 1
+    if not free(name):
+        base = name.removesuffix(".jpg")
+        name = f"{base}-annotated.jpg"
+        k = 2
+        while not free(name):
+            name = f"{base}-annotated-{k}.jpg"
+            k += 1
     used.add(name)
     return name
+
+
+def _annotated_copy(path: Path) -> bool:
+    """Whether ``path`` is a file this command wrote (:data:`ANNOTATED_TAG` in its header)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return False
+    return ANNOTATED_TAG in head
+
+
+def _tagged_jpeg(image: Any) -> bytes | None:
+    """``image`` as JPEG bytes with :data:`ANNOTATED_TAG` as a comment segment after the
+    start marker; None when it cannot be encoded."""
+    import cv2
+
+    ok, buf = cv2.imencode(".jpg", image)
+    if not ok:
+        return None
+    data = buf.tobytes()
+    comment = b"\xff\xfe" + (len(ANNOTATED_TAG) + 2).to_bytes(2, "big") + ANNOTATED_TAG
+    return data[:2] + comment + data[2:]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -183,17 +229,19 @@ def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:
     except OSError as exc:
         raise CompanionError(f"--annotate {str(folder)!r}: cannot make the folder "
                              f"({exc.strerror or exc})") from None
-    used: set[str] = set()
-    out = [folder / _annotated_name(p, used) for p in paths]
     # the same file, by device and inode: also IMG_1.JPG for IMG_1.jpg on a file system that
     # ignores case (a camera's card, macOS, Windows)
     given = {(st.st_dev, st.st_ino) for st in (_stat(p) for p in paths) if st is not None}
-    for src, dst in zip(paths, out):
+    plain: set[str] = set()
+    for src in paths:
+        dst = folder / _annotated_name(src, plain)
         st = _stat(dst)
         if st is not None and (st.st_dev, st.st_ino) in given:
             raise CompanionError(f"--annotate {str(folder)!r}: the annotated copy of {src} would "
                                  f"replace the image {dst}; give another folder")
-    return out
+    # another photo of the copy's name, not one given, is kept: the copy takes another name
+    used: set[str] = set()
+    return [folder / _annotated_name(p, used, folder) for p in paths]
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -234,14 +282,20 @@ def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str,
         if calib is not None and calib.H is not None:
             def to_px(mm: Any, _c: Any = calib) -> Any:
                 return pipeline.to_px(mm, _c)
+        why = "it cannot be encoded"
         try:
-            ok = cv2.imwrite(str(out), annotate(image, record, to_px))
+            data = _tagged_jpeg(annotate(image, record, to_px))
+            if data is not None:
+                with atomic_file(out, binary=True) as fh:
+                    fh.write(data)
         except cv2.error as exc:
-            ok = False
-            log.debug("imwrite failed: %s", exc)
-        if not ok:
+            data = None
+            log.debug("encoding failed: %s", exc)
+        except OSError as exc:
+            data, why = None, exc.strerror or str(exc)
+        if data is None:
             # the record itself is fine: print it, but the run did not do all it was asked
-            _warn(f"error: {path}: cannot write the annotated image {out}")
+            _warn(f"error: {path}: cannot write the annotated image {out} ({why})")
             return record, False
         record["annotated"] = str(out)
     return record, True

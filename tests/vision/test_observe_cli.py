@@ -257,6 +257,29 @@ def test_annotated_copies_never_replace_the_images_given(fake, capsys, tmp_path)
     assert (folder / "seen" / "a.jpg").is_file() and (folder / "a.jpg").read_bytes() == before
 
 
+def test_an_annotated_copy_never_replaces_another_photo_of_its_name(fake, capsys, tmp_path):
+    """A camera names every day's first shot IMG_0001.jpg: the annotate folder may hold
+    another photo of that name. It is kept, and the copy is IMG_0001-annotated.jpg; a copy
+    written before (its header says so) is replaced by the next run."""
+    folder, seen = tmp_path / "today", tmp_path / "Pictures"
+    folder.mkdir()
+    seen.mkdir()
+    shutil.copy(FRAMES[0], folder / "IMG_0001.jpg")
+    (seen / "IMG_0001.jpg").write_bytes(b"yesterday's photo")
+    for _ in range(2):
+        code, out, err = _run(capsys, str(folder / "IMG_0001.jpg"), "--annotate", str(seen))
+        assert code == 0, err
+        assert json.loads(out)["annotated"] == str(seen / "IMG_0001-annotated.jpg")
+    assert (seen / "IMG_0001.jpg").read_bytes() == b"yesterday's photo"
+    assert sorted(p.name for p in seen.iterdir()) == ["IMG_0001-annotated.jpg", "IMG_0001.jpg"]
+    # an annotated copy of the plain name is the command's own: replaced, not kept
+    (seen / "IMG_0001.jpg").unlink()
+    (seen / "IMG_0001-annotated.jpg").rename(seen / "IMG_0001.jpg")
+    code, out, err = _run(capsys, str(folder / "IMG_0001.jpg"), "--annotate", str(seen))
+    assert json.loads(out)["annotated"] == str(seen / "IMG_0001.jpg")
+    assert cv2.imread(str(seen / "IMG_0001.jpg")) is not None
+
+
 def test_an_annotate_folder_that_cannot_be_made_is_a_usage_error(fake, capsys, tmp_path):
     (tmp_path / "afile").write_text("x")
     code, _, err = _run(capsys, str(FRAMES[0]), "--annotate", str(tmp_path / "afile" / "sub"))
