@@ -120,10 +120,18 @@ def greyscale(image_bgr: np.ndarray) -> bool:
 
 
 def header_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG's or a JPEG's header, before anything is decoded; None for
-    other formats or a header not understood (OpenCV's own limit then applies)."""
+    """(width, height) from a PNG's, JPEG's, BMP's, WebP's or TIFF's header, before anything
+    is decoded; None for other formats or a header not understood (OpenCV's own limit then
+    applies). (A 2 MB run-length BMP unpacks to 16000 x 16000 pixels and 13 GB.)"""
     if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] == b"BM" and len(data) >= 26:
+        return (abs(int.from_bytes(data[18:22], "little", signed=True)),
+                abs(int.from_bytes(data[22:26], "little", signed=True)))
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return _webp_size(data)
+    if data[:4] in (b"II*\x00", b"MM\x00*"):
+        return _tiff_size(data)
     if data[:2] != b"\xff\xd8":
         return None
     k = 2
@@ -146,6 +154,42 @@ def header_size(data: bytes) -> tuple[int, int] | None:
         if marker == 0xDA or length < 2:
             return None
         k += 2 + length
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    """A WebP's canvas from its first chunk (VP8X, lossless VP8L or lossy VP8)."""
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        return (int.from_bytes(data[24:27], "little") + 1,
+                int.from_bytes(data[27:30], "little") + 1)
+    if chunk == b"VP8L" and len(data) >= 25 and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 " and len(data) >= 30 and data[23:26] == b"\x9d\x01\x2a":
+        return (int.from_bytes(data[26:28], "little") & 0x3FFF,
+                int.from_bytes(data[28:30], "little") & 0x3FFF)
+    return None
+
+
+def _tiff_size(data: bytes) -> tuple[int, int] | None:
+    """A TIFF's first image's width and length (tags 256 and 257 of its first IFD)."""
+    order = "little" if data[:2] == b"II" else "big"
+    at = int.from_bytes(data[4:8], order)
+    if at + 2 > len(data):
+        return None
+    n = int.from_bytes(data[at:at + 2], order)
+    found: dict[int, int] = {}
+    for k in range(min(n, 4096)):
+        e = at + 2 + 12 * k
+        if e + 12 > len(data):
+            break
+        tag, kind = int.from_bytes(data[e:e + 2], order), int.from_bytes(data[e + 2:e + 4], order)
+        if tag in (256, 257) and kind in (3, 4):
+            size = 2 if kind == 3 else 4
+            found[tag] = int.from_bytes(data[e + 8:e + 8 + size], order)
+    if 256 in found and 257 in found:
+        return found[256], found[257]
     return None
 
 

@@ -432,6 +432,29 @@ def test_truncation_check():
     assert truncation(b"BM some bitmap") == ""
 
 
+@pytest.mark.parametrize("ext, params", [(".jpg", []), (".png", []), (".bmp", []),
+                                           (".webp", [cv2.IMWRITE_WEBP_QUALITY, 80]),
+                                           (".webp", [cv2.IMWRITE_WEBP_QUALITY, 101]),
+                                           (".tif", [])])
+def test_an_images_size_is_read_from_its_header(ext, params):
+    from calibration.images import header_size
+
+    image = np.random.default_rng(0).integers(0, 255, (37, 53, 3), np.uint8)
+    assert header_size(cv2.imencode(ext, image, params)[1].tobytes()) == (53, 37)
+
+
+def test_a_small_file_that_unpacks_to_too_many_pixels_is_refused_unread(tmp_path):
+    """A 2 MB run-length BMP of 16000 x 16000 pixels took two minutes and 13 GB before:
+    every format whose header says its size is refused from the header."""
+    bmp = bytearray(cv2.imencode(".bmp", np.zeros((4, 4, 3), np.uint8))[1].tobytes())
+    bmp[18:22] = (16000).to_bytes(4, "little")
+    bmp[22:26] = (-16000).to_bytes(4, "little", signed=True)   # top-down rows
+    (tmp_path / "bomb.bmp").write_bytes(bytes(bmp))
+    with pytest.raises(ImageError, match=r"16000 x 16000 pixels is more than the companion "
+                                         r"reads \(250 megapixels at most\)"):
+        read_image(tmp_path / "bomb.bmp")
+
+
 def test_expand_images_sorted_and_filtered(tmp_path):
     for n in ("b.png", "a.JPG", "c.txt", "d.json"):
         (tmp_path / n).write_bytes(b"x")
