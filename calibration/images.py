@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -174,7 +175,7 @@ def _webp_size(data: bytes) -> tuple[int, int] | None:
 
 def _tiff_size(data: bytes) -> tuple[int, int] | None:
     """A TIFF's first image's width and length (tags 256 and 257 of its first IFD)."""
-    order = "little" if data[:2] == b"II" else "big"
+    order: Literal["little", "big"] = "little" if data[:2] == b"II" else "big"
     at = int.from_bytes(data[4:8], order)
     if at + 2 > len(data):
         return None

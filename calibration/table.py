@@ -735,9 +735,9 @@ class TableCalibrator:
                     break
         if best[1] is not None and scale != 1.0:
             # back to the frame's pixels; its corners are refined in the frame as taken
-            got, blur, _ = best
+            got, undone = best[0], best[1]
             best = ({m: (c + 0.5) / down - 0.5 for m, c in got.items()},
-                    MotionBlur(blur.length_px / scale, blur.angle_deg), gray)
+                    MotionBlur(undone.length_px / scale, undone.angle_deg), gray)
         if best[1] is not None:
             log.info("motion blur %s undone: markers %s read", best[1].describe(),
                      sorted(best[0]))
