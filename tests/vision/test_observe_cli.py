@@ -320,18 +320,33 @@ def test_a_greyscale_picture_is_said_to_have_no_colour(fake, capsys, tmp_path):
     code, out, err = _run(capsys, "--jsonl", str(grey), str(FRAMES[0]))
     records = [json.loads(line) for line in out.splitlines()]
     assert [r.get("greyscale", False) for r in records] == [True, False]
-    assert f"warning: {grey}: the picture has no colour (greyscale)" in err
-    assert str(FRAMES[0]) not in err and code == 0, err
+    assert f"error: {grey}: the picture has no colour (greyscale)" in err
+    assert str(FRAMES[0]) not in err and code == 1, err
 
 
 def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys, tmp_path):
     swapped = tmp_path / "swapped.json"         # 650 x 900 given for the 900 x 650 mat
     swapped.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
                                    "width_mm": 650, "height_mm": 900}))
-    _, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), str(FRAMES[0]))
-    assert f"warning: {FRAMES[0]}: the markers fit the mat file badly" in err
-    _, _, err = _run(capsys, "--jsonl", str(FRAMES[0]))
-    assert "fit the mat file badly" not in err
+    code, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), str(FRAMES[0]))
+    assert f"error: {FRAMES[0]}: the markers fit the mat file badly" in err and code == 1
+    code, out, err = _run(capsys, "--jsonl", str(FRAMES[0]))
+    assert "fit the mat file badly" not in err and "the cards measure" not in err
+    assert code == 0 and 0.97 < json.loads(out)["calibration"]["card_scale"] < 1.03
+
+
+def test_a_mat_file_measured_to_the_markers_outer_edges_is_caught_by_the_cards(capsys,
+                                                                               tmp_path):
+    """960 x 710 for the 900 x 650 between the markers' centres: the markers still fit it
+    (3 mm RMS), but every card comes out 8-9% too big, and so is every position. (The
+    shipped detector: the truth's boxes would have the deck's size whatever the mat.)"""
+    outer = tmp_path / "outer.json"
+    outer.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
+                                 "width_mm": 960, "height_mm": 710}))
+    code, out, err = _run(capsys, "--jsonl", "--mat", str(outer), str(FRAMES[0]))
+    assert code == 1 and json.loads(out)["calibrated"]
+    assert (f"error: {FRAMES[0]}: the cards measure 8% larger than the deck's: is the mat "
+            "file's size right?") in err
 
 
 def test_a_jpeg_damaged_in_the_middle_is_refused_not_guessed_at(fake, capsys, tmp_path):
