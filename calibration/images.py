@@ -8,10 +8,11 @@ and photos (:mod:`vision.synth.deck`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Literal
@@ -34,8 +35,41 @@ JPEG_DAMAGE = ("Corrupt JPEG data: premature end of data segment",
                "Corrupt JPEG data: bad Huffman code", "Premature end of JPEG file")
 
 
+#: photos the companion cannot decode but a user is likely to have: named, not passed over
+#: (an iPhone saves HEIC unless set to "Most Compatible")
+HEIF_SUFFIXES = (".heic", ".heif")
+HEIF_WORDS = ("HEIC/HEIF photos (an iPhone's default) are not read: set the camera to "
+              "\"Most Compatible\", or export them as JPEG")
+
+
 class ImageError(CompanionError, ValueError):
     """An image file that is missing, empty, truncated or not an image."""
+
+
+def natural_key(path: Path) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that puts ``2.jpg`` before ``10.jpg`` (frames a tool numbered without
+    leading zeros, ffmpeg's ``%d.jpg``), case aside."""
+    parts = re.split(r"(\d+)", path.name.lower())
+    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in parts if t)
+
+
+def folder_images(folder: Path, suffixes: Sequence[str] = IMAGE_SUFFIXES
+                  ) -> tuple[list[Path], list[Path]]:
+    """The image files of ``folder`` (one of ``suffixes``, not hidden: a camera's temporary
+    ``.`` file, macOS's ``._`` shadow of a photo), in :func:`natural_key` order; and its HEIC
+    photos, which are not read (:data:`HEIF_WORDS`). Not recursive. Raises OSError when the
+    folder cannot be listed."""
+    found: list[Path] = []
+    heif: list[Path] = []
+    for p in folder.iterdir():
+        if p.name.startswith("."):
+            continue
+        suffix = p.suffix.lower()
+        if suffix in suffixes and p.is_file():
+            found.append(p)
+        elif suffix in HEIF_SUFFIXES:
+            heif.append(p)
+    return sorted(found, key=natural_key), sorted(heif, key=natural_key)
 
 
 def read_image(path: str | Path) -> np.ndarray:
@@ -76,10 +110,16 @@ def read_image(path: str | Path) -> np.ndarray:
         raise ImageError(f"{name}: the JPEG's image data is damaged (the decoder: "
                          f"{damage.strip()}); take or copy the picture again")
     if image is None or image.size == 0:
+        if p.suffix.lower() in HEIF_SUFFIXES or data[4:12] in _HEIF_BRANDS:
+            raise ImageError(f"{name}: {HEIF_WORDS}")
         raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                          f"expected one of {', '.join(IMAGE_SUFFIXES)})")
     return image
 
+
+#: an ISO media file's ``ftyp`` box and the brands of HEIC/HEIF stills
+_HEIF_BRANDS = tuple(b"ftyp" + b for b in (b"heic", b"heix", b"heim", b"heis", b"hevc",
+                                           b"mif1", b"msf1"))
 
 _STDERR_SWAP = threading.Lock()
 

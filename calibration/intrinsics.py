@@ -18,6 +18,7 @@ The default file lives in the user's config dir (:func:`default_camera_path`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections import Counter
@@ -28,12 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from calibration.images import IMAGE_SUFFIXES
+from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images
 from calibration.mat import KNOWN_DICTIONARIES
 from calibration.table import Intrinsics
 from companion.core.errors import CompanionError
 from companion.core.files import write_text_atomic
 from companion.core.numbers import finite_number
+
+log = logging.getLogger(__name__)
 
 CAMERA_FILE_VERSION = 1
 APP_DIR = "arcana-companion"
@@ -290,20 +293,27 @@ def lens_fold(K: np.ndarray, dist: np.ndarray, image_size: tuple[int, int]) -> s
 
 def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
                 bad: Callable[[Path, str], Exception]) -> list[Path]:
-    """Files as given; a folder stands for its files with one of ``suffixes`` (sorted by
-    name, not recursive); a folder with none, or one that cannot be listed, raises
-    ``bad(folder, what is wrong)``."""
+    """Files as given; a folder stands for its files with one of ``suffixes``
+    (:func:`calibration.images.folder_images`: in name order, numbers by value, hidden files
+    left out, not recursive); a folder with none, or one that cannot be listed, raises
+    ``bad(folder, what is wrong)``. A folder's HEIC photos, which are not read, are named in
+    a warning (or in that error)."""
     out: list[Path] = []
     for item in inputs:
         p = Path(item)
         if p.is_dir():
             try:
-                found = sorted(f for f in p.iterdir()
-                               if f.is_file() and f.suffix.lower() in suffixes)
+                found, heif = folder_images(p, suffixes)
             except OSError as exc:
                 raise bad(p, f"cannot be read ({exc.strerror or exc})") from None
             if not found:
-                raise bad(p, f"holds no images ({', '.join(suffixes)})")
+                also = (f"; its {len(heif)} HEIC photo(s) are not: {HEIF_WORDS}" if heif
+                        else "")
+                raise bad(p, f"holds no images ({', '.join(suffixes)}){also}")
+            if heif:
+                log.warning("%s: %d HEIC photo(s) left out (%s): %s", p, len(heif),
+                            ", ".join(f.name for f in heif[:3]) + (", ..." if len(heif) > 3
+                                                                   else ""), HEIF_WORDS)
             out += found
         else:
             out.append(p)

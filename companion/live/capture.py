@@ -28,7 +28,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.images import IMAGE_SUFFIXES, ImageError, read_image
+from calibration.images import (
+    HEIF_WORDS,
+    IMAGE_SUFFIXES,
+    ImageError,
+    folder_images,
+    read_image,
+)
 from companion.core.errors import CompanionError
 
 log = logging.getLogger(__name__)
@@ -264,10 +270,14 @@ class FolderSource(FrameSource):
             root = Path(folder)
             if not root.is_dir():
                 raise CaptureError(f"image folder {root}: no such folder")
-            files = _images_in(root)
+            files, heif = folder_images(root)
+            if heif:
+                log.warning("image folder %s: %d HEIC photo(s) left out: %s", root, len(heif),
+                            HEIF_WORDS)
             if not files and not watch:
                 raise CaptureError(f"image folder {root}: no images in it "
-                                   f"({', '.join(sorted(IMAGE_SUFFIXES))})")
+                                   f"({', '.join(sorted(IMAGE_SUFFIXES))})"
+                                   + (f"; {HEIF_WORDS}" if heif else ""))
         super().__init__(str(folder) if folder is not None else "file list")
         self.folder = Path(folder) if folder is not None else None
         self.files = [Path(f) for f in files]
@@ -432,10 +442,11 @@ def _mark(path: Path) -> Mark | None:
 
 
 def _images_in(folder: Path) -> list[Path]:
-    """The image files of ``folder`` in name order; hidden ones (a camera's temporary file,
-    macOS's ``._`` shadows) are not photos. Raises OSError when it cannot be listed."""
-    return sorted(p for p in folder.iterdir()
-                  if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith("."))
+    """The image files of ``folder`` in name order, numbers by value (``2.jpg`` before
+    ``10.jpg``); hidden ones (a camera's temporary file, macOS's ``._`` shadows) are not
+    photos (:func:`calibration.images.folder_images`). Raises OSError when it cannot be
+    listed."""
+    return folder_images(folder)[0]
 
 
 def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:

@@ -49,6 +49,18 @@ def test_a_folder_with_a_corrupt_file_reports_it_and_goes_on(tmp_path: Path) -> 
     assert all(f.shot for f in frames) and [f.index for f in frames] == [0, 2, 3]
 
 
+def test_a_folder_of_numbered_frames_is_read_in_number_order(tmp_path: Path) -> None:
+    """Frames a tool numbered without leading zeros (ffmpeg's %d.jpg): 1, 2, ... 10, not 1,
+    10, 2 (before, eight frames out of order made bogus rulings); hidden files and HEIC
+    photos are not frames."""
+    for k in (1, 2, 10, 11):
+        cv2.imwrite(str(tmp_path / f"{k}.jpg"), small_image(10 * k))
+    (tmp_path / "._1.jpg").write_bytes(b"macOS shadow")
+    (tmp_path / "IMG_3.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    assert kinds(list(FolderSource(tmp_path))) == [
+        "frame:1.jpg", "frame:2.jpg", "frame:10.jpg", "frame:11.jpg", "end"]
+
+
 def test_the_capture_thread_delivers_a_file_source_without_dropping(tmp_path: Path) -> None:
     cap = CaptureThread(FolderSource(write_folder(tmp_path)), max_frames=1)
     with cap:

@@ -456,14 +456,38 @@ def test_a_small_file_that_unpacks_to_too_many_pixels_is_refused_unread(tmp_path
 
 
 def test_expand_images_sorted_and_filtered(tmp_path):
-    for n in ("b.png", "a.JPG", "c.txt", "d.json"):
+    for n in ("b.png", "a.JPG", "c.txt", "d.json", "._a.JPG", ".tmp.jpg", "IMG_2.heic"):
         (tmp_path / n).write_bytes(b"x")
     (tmp_path / "sub").mkdir()
     got = expand_images([tmp_path, tmp_path / "zzz.jpg"])
+    # (macOS's ._ shadows and a camera's hidden temporary files are not photos)
     assert [p.name for p in got] == ["a.JPG", "b.png", "zzz.jpg"]
     empty = tmp_path / "sub"
     with pytest.raises(ImageError, match="no images"):
         expand_images([empty])
+
+
+def test_numbered_frames_are_taken_in_number_order(tmp_path):
+    """ffmpeg's %d.jpg numbers frames without leading zeros: 2 comes before 10."""
+    for n in ("10.jpg", "2.jpg", "1.jpg", "frame-9.png", "frame-10.png", "Frame-11.png"):
+        (tmp_path / n).write_bytes(b"x")
+    assert [p.name for p in expand_images([tmp_path])] == [
+        "1.jpg", "2.jpg", "10.jpg", "frame-9.png", "frame-10.png", "Frame-11.png"]
+
+
+def test_heic_photos_are_named_not_passed_over(tmp_path):
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(100)
+    only = tmp_path / "iphone"
+    only.mkdir()
+    (only / "IMG_0001.HEIC").write_bytes(heic)
+    with pytest.raises(ImageError, match=r"holds no images .*its 1 HEIC photo\(s\) are not: "
+                                         r"HEIC/HEIF photos \(an iPhone's default\)"):
+        expand_images([only])
+    # one named, or renamed: said what it is
+    (tmp_path / "renamed.jpg").write_bytes(heic)
+    for p in (only / "IMG_0001.HEIC", tmp_path / "renamed.jpg"):
+        with pytest.raises(ImageError, match="set the camera to \"Most Compatible\""):
+            read_image(p)
 
 
 # --- decks -------------------------------------------------------------------------------
