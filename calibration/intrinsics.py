@@ -33,7 +33,7 @@ from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images
 from calibration.mat import KNOWN_DICTIONARIES
 from calibration.table import Intrinsics
 from companion.core.errors import CompanionError
-from companion.core.files import write_text_atomic
+from companion.core.files import JsonTextError, read_json, write_text_atomic
 from companion.core.numbers import finite_number
 
 log = logging.getLogger(__name__)
@@ -431,16 +431,14 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
     p = Path(path).expanduser()
     src = f"camera file {str(p)!r}"
     try:
-        text = p.read_text(encoding="utf-8")
+        data = read_json(p)
     except FileNotFoundError:
         raise IntrinsicsError(f"{src} does not exist (run 'companion calibrate-camera' "
                               "first)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IntrinsicsError(f"{src} cannot be read: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IntrinsicsError(f"{src} is not valid JSON: {exc}") from None
+    except OSError as exc:
+        raise IntrinsicsError(f"{src} cannot be read: {exc.strerror or exc}") from None
+    except JsonTextError as exc:
+        raise IntrinsicsError(f"{src} {exc}") from None
     if not isinstance(data, dict):
         raise IntrinsicsError(f"{src}: expected a JSON object, got {type(data).__name__}")
     if data.get("version", CAMERA_FILE_VERSION) != CAMERA_FILE_VERSION:

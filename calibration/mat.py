@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
+from companion.core.files import JsonTextError, read_json
 from companion.core.numbers import finite_number
 
 #: Dictionaries a mat may name (OpenCV aruco predefined dictionary names).
@@ -181,13 +182,11 @@ def load_mat(path: str | Path | None) -> Mat:
         return DEFAULT_MAT
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = read_json(p)
     except FileNotFoundError:
         raise MatError(f"mat file {str(p)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MatError(f"mat file {str(p)!r} cannot be read: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MatError(f"mat file {str(p)!r} is not valid JSON: {exc}") from None
+    except OSError as exc:
+        raise MatError(f"mat file {str(p)!r} cannot be read: {exc.strerror or exc}") from None
+    except JsonTextError as exc:
+        raise MatError(f"mat file {str(p)!r} {exc}") from None
     return Mat.from_dict(data, source=f"mat file {str(p)!r}")

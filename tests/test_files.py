@@ -117,3 +117,31 @@ def test_dev_stdout_appends_to_what_stdout_is(tmp_path):
     piped = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
                            text=True, cwd=Path(__file__).resolve().parents[1])
     assert piped.stdout == "the export\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_a_json_file_an_editor_saved_with_a_byte_order_mark_is_read(tmp_path: Path,
+                                                                    encoding: str) -> None:
+    """Windows' Notepad saves UTF-8 with a BOM, PowerShell's > writes UTF-16."""
+    from companion.core.files import read_json
+
+    text = '{"width_mm": 900, "name": "tapis vert é"}'
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    (tmp_path / "mat.json").write_bytes(data)
+    assert read_json(tmp_path / "mat.json") == {"width_mm": 900, "name": "tapis vert é"}
+
+
+@pytest.mark.parametrize("data, words", [
+    (b'{"a": "\xe9"}', "is not UTF-8 text (byte 7: b'\\xe9'); save it as UTF-8"),
+    (b'{"a": ', "is not valid JSON: Expecting value"),
+    (b"[" * 100000, "is not valid JSON: nested too deeply"),
+])
+def test_a_file_that_is_not_json_text_says_why(tmp_path: Path, data: bytes, words: str) -> None:
+    from companion.core.files import JsonTextError, read_json
+
+    (tmp_path / "x.json").write_bytes(data)
+    with pytest.raises(JsonTextError) as exc:
+        read_json(tmp_path / "x.json")
+    assert str(exc.value).startswith(words)

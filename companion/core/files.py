@@ -10,6 +10,7 @@ names, a pipe or a device is written to as it is, and the file keeps its mode.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -87,6 +88,35 @@ def _umask() -> int:
     umask = os.umask(0o022)
     os.umask(umask)
     return umask
+
+
+class JsonTextError(ValueError):
+    """A file that is not JSON text; the message says why, without the file's name."""
+
+
+#: byte-order marks of the encodings an editor may save JSON in (Windows' Notepad puts one
+#: before UTF-8, PowerShell's ``>`` writes UTF-16)
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"),
+         (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``: UTF-8, or UTF-8, UTF-16 or UTF-32 with a byte-order
+    mark. Raises OSError as it came (for the caller to word) and :class:`JsonTextError` for
+    text that is not JSON."""
+    data = Path(path).read_bytes()
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise JsonTextError(f"is not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r});"
+                            " save it as UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonTextError(f"is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise JsonTextError("is not valid JSON: nested too deeply") from None
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -147,7 +147,7 @@ def test_bad_profile_files(tmp_path):
     with pytest.raises(ProfileError, match="cannot be read"):
         load_profile(p)
     p.write_text("{", encoding="utf-8")
-    with pytest.raises(ProfileError, match="not JSON"):
+    with pytest.raises(ProfileError, match="is not valid JSON"):
         load_profile(p)
     p.write_text(json.dumps({"version": 1, "colors": {"pink": {}}}), encoding="utf-8")
     with pytest.raises(ProfileError, match="unknown colour 'pink'"):

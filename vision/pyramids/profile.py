@@ -34,7 +34,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from companion.core.errors import CompanionError
-from companion.core.files import write_text_atomic
+from companion.core.files import JsonTextError, read_json, write_text_atomic
 from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
@@ -185,15 +185,12 @@ class ColorProfile:
 def load_profile(path: Path) -> ColorProfile:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_json(path)
     except OSError as exc:
         raise ProfileError(f"colour profile {path}: cannot be read ({exc.strerror or exc})") \
             from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"colour profile {path}: not JSON ({exc.msg}, line {exc.lineno})") \
-            from None
+    except JsonTextError as exc:
+        raise ProfileError(f"colour profile {path}: {exc}") from None
     return ColorProfile.from_dict(data, str(path))
 
 
