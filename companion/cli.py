@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -61,6 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"companion {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of the output stopped reading (``| head``): nothing is wrong with the
+        # work, and there is no one left to tell. Ended as a tool killed by SIGPIPE ends,
+        # with the stream pointed away so that the exit's flush says nothing either
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 128 + 13
     except OSError as exc:
         # a file or folder the command was pointed at (or writes to) that the system refused:
         # its message names the path

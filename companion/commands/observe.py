@@ -139,6 +139,7 @@ def _tagged_jpeg(image: Any) -> bytes | None:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
+    from companion.core.errors import CompanionError
     from vision.pipeline import ImageError, TablePipeline, expand_images
 
     cv2.setNumThreads(args.threads)
@@ -153,6 +154,10 @@ def run(args: argparse.Namespace) -> int:
     if colors is not None and args.colors is None:
         log.info("using the saved colour profile %s", colors)
 
+    if sys.stdout is None:
+        # (started with its standard output closed: every record would vanish unsaid)
+        raise CompanionError("standard output is closed: there is nowhere to print the "
+                             "records")
     failed = 0
     paths: list[Path] = []
     for item in args.images:
@@ -181,7 +186,15 @@ def run(args: argparse.Namespace) -> int:
                 failed += _say_of(path, record)
             if bar is not None and bar.enabled:
                 bar.stream.write("\r\033[K")  # the record's line must not share the bar's
-            print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
+            try:
+                print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
+            except BrokenPipeError:
+                raise       # the reader has all it wanted (| head): the CLI ends quietly
+            except OSError as exc:
+                raise CompanionError(
+                    f"cannot write the records to standard output ({exc.strerror or exc}): "
+                    f"{k} of {len(paths)} written whole, the last one may be cut short"
+                ) from None
             if bar is not None:
                 bar.update(1)
     finally:

@@ -361,3 +361,27 @@ def test_a_jpeg_damaged_in_the_middle_is_refused_not_guessed_at(fake, capsys, tm
     assert records[0]["error"] and "image data is damaged" in records[0]["reason"]
     assert "error" not in records[1]
     assert f"error: {damaged}: the JPEG's image data is damaged" in err
+
+
+def test_a_reader_that_stops_reading_ends_the_run_quietly(tmp_path):
+    """``observe FOLDER | head -1``: once the reader has gone, the run ends as a tool
+    killed by SIGPIPE does (141, nothing said), not with "error: Broken pipe" and the exit
+    code of a bad mat; started with standard output closed, it says so (2)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from companion.cli import main; sys.exit(main(sys.argv[1:]))")
+    args = [sys.executable, "-c", code, "observe", "--jsonl", str(FRAMES[0]), str(FRAMES[1]),
+            str(FRAMES[2])]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())["image"] == str(FRAMES[0])
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 141
+    assert proc.stderr.read().decode() == ""
+    closed = subprocess.run(args[:6], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env, timeout=120, close_fds=True,
+                            preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 2
+    assert b"standard output is closed" in closed.stderr
