@@ -385,3 +385,10 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(tmp_path):
                             preexec_fn=lambda: os.close(1))
     assert closed.returncode == 2
     assert b"standard output is closed" in closed.stderr
+
+
+def test_a_file_name_with_a_newline_keeps_its_problem_on_one_line(fake, capsys, tmp_path):
+    (tmp_path / "bad\nname.jpg").write_bytes(b"not a picture")
+    code, _, err = _run(capsys, str(tmp_path / "bad\nname.jpg"))
+    assert code == 1 and err.count("\n") == 1
+    assert f"error: {tmp_path}/bad\\nname.jpg: not an image" in err
