@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 
 #: a frame whose marker edges read wider than this (px, Gaussian sigma) is called blurred
 BLURRED_EDGE_PX = 1.2
+#: the most pixels a table millimetre took (the markers' side over their size) in the frames
+#: BLURRED_EDGE_PX was set on (1080p renders of the benchmark's groups: 0.49-1.52, median
+#: 0.77). A frame that draws the table larger (a 12 MP photo: 2-3) spreads the same defocus
+#: over more pixels: its limit grows in proportion (:func:`blurred_over_px`), so that a photo
+#: is not called blurred for its resolution
+BLURRED_REF_PX_PER_MM = 1.52
 #: the share of edges under the frame's figure: a shake spreads about half of them
 EDGE_PERCENTILE = 90.0
 #: where along each edge the profiles are read (fractions of its length; the corners and the
@@ -138,6 +144,25 @@ def edge_blur_px(image: np.ndarray, calib: Calibration, mat: Mat) -> float | Non
     marker edge could be read."""
     sigmas = edge_sigmas(image, calib, mat)
     return float(np.percentile(sigmas, EDGE_PERCENTILE)) if sigmas else None
+
+
+def blurred_over_px(calib: Calibration, mat: Mat) -> float:
+    """The edge spread (px) over which ``calib``'s frame is blurred: :data:`BLURRED_EDGE_PX`,
+    scaled up where the markers seen take more pixels a millimetre than
+    :data:`BLURRED_REF_PX_PER_MM`."""
+    if calib.H is None or not calib.markers_seen:
+        return BLURRED_EDGE_PX
+    corners = mat.marker_corners()
+    sides = []
+    for m in calib.markers_seen:
+        if m in corners:
+            px = calib.to_image(np.asarray(corners[m], np.float64))
+            if np.isfinite(px).all():
+                sides.append(float(np.linalg.norm(px - np.roll(px, -1, axis=0), axis=1).mean()))
+    if not sides:
+        return BLURRED_EDGE_PX
+    per_mm = float(np.median(sides)) / float(mat.marker_size_mm)
+    return BLURRED_EDGE_PX * max(1.0, per_mm / BLURRED_REF_PX_PER_MM)
 
 
 def blurred_picture(record: Mapping[str, Any]) -> str | None:

@@ -100,11 +100,15 @@ class Calibration:
     # how far the mat's marker edges spread (px, :func:`calibration.sharpness.edge_blur_px`),
     # where the pipeline measured it: the pyramid finder reads a blurred frame its own way
     edge_blur_px: float | None = None
+    # the spread over which the frame is blurred (px): BLURRED_EDGE_PX, more where the
+    # table is drawn larger than in any frame it was set on (:func:`calibration.sharpness.
+    # blurred_over_px`: a sharp 12 MP photo's edges spread 1.6-1.8 px)
+    blurred_over_px: float = BLURRED_EDGE_PX
 
     @property
     def blurred(self) -> bool:
         """Whether :attr:`edge_blur_px` calls the frame blurred (False where not measured)."""
-        return self.edge_blur_px is not None and self.edge_blur_px > BLURRED_EDGE_PX
+        return self.edge_blur_px is not None and self.edge_blur_px > self.blurred_over_px
 
     def camera_matrix(self) -> np.ndarray | None:
         """K: the known intrinsics, else one estimated from H (see :func:`estimate_camera_matrix`)."""

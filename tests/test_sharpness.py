@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,8 @@ from calibration.mat import DEFAULT_MAT  # noqa: E402
 from calibration.sharpness import (BLURRED_EDGE_PX, blurred_picture, edge_blur_px,  # noqa: E402
                                   edge_sigmas)
 from calibration.table import Calibration, Intrinsics, TableCalibrator  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_images" / "zarcana" / "0005.jpg"
 
 LENS = [-0.12, 0.03, 0.0005, -0.0004, 0.0]
 
@@ -106,3 +111,22 @@ def test_a_calibration_is_blurred_only_where_its_marker_edges_were_measured_wide
     assert replace(calib, edge_blur_px=BLURRED_EDGE_PX).blurred is False
     assert replace(calib, edge_blur_px=BLURRED_EDGE_PX + 0.1).blurred is True
 
+
+
+def test_a_photo_that_draws_the_table_larger_is_not_called_blurred_for_it() -> None:
+    """A sharp sample frame scaled up 2.5 times (a 12 MP photo of the table: its edges
+    spread over 2.3 px, for 0.85 at 1080p) is still sharp: the limit grows with the pixels
+    a millimetre takes; the same photo defocused (4 px) is blurred."""
+    from calibration.sharpness import blurred_over_px
+
+    image = cv2.imread(str(SAMPLE))
+    big = cv2.resize(image, (4800, 2700), interpolation=cv2.INTER_CUBIC)
+    for frame, blurred in ((big, False), (cv2.GaussianBlur(big, (0, 0), 4.0), True)):
+        calib = TableCalibrator(DEFAULT_MAT).calibrate(frame)
+        spread = edge_blur_px(frame, calib, DEFAULT_MAT)
+        limit = blurred_over_px(calib, DEFAULT_MAT)
+        assert spread is not None and spread > BLURRED_EDGE_PX and limit > BLURRED_EDGE_PX
+        assert replace(calib, edge_blur_px=spread, blurred_over_px=limit).blurred is blurred
+    # a 1080p frame keeps the limit it was set with
+    calib = TableCalibrator(DEFAULT_MAT).calibrate(image)
+    assert blurred_over_px(calib, DEFAULT_MAT) == BLURRED_EDGE_PX

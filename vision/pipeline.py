@@ -50,7 +50,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.images import IMAGE_SUFFIXES, ImageError, greyscale, read_image
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
-from calibration.sharpness import edge_blur_px
+from calibration.sharpness import blurred_over_px, edge_blur_px
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from companion.core.observation import record_deg
@@ -864,7 +864,8 @@ class TablePipeline:
             blur_px = edge_blur_px(raw, calib, self.mat)
             timings["sharpness"] = (time.perf_counter() - t_sharp) * 1000
             if blur_px is not None:
-                calib = replace(calib, edge_blur_px=blur_px)
+                calib = replace(calib, edge_blur_px=blur_px,
+                                blurred_over_px=blurred_over_px(calib, self.mat))
                 self.last_calibration = calib
                 calinfo["edge_blur_px"] = round(blur_px, 2)
                 record["blurred"] = calib.blurred
