@@ -174,7 +174,7 @@ def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, An
 
 def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
     try:
-        from companion.recording.store import GameRecorder
+        from companion.recording.store import GameRecorder, check_not_recording
     except ImportError:
         print("the recording store (companion.recording) is not available yet: game.db is "
               "not written; record.txt and moves.txt are")
@@ -188,6 +188,9 @@ def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
 
         raise CompanionError(f"{db} is not this demo's game ({not_ours}): give the demo "
                              "another --out folder, or move that file away first")
+    if db.exists():
+        # (a demo still running into the same folder: its game is not pulled from under it)
+        check_not_recording(db)
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         if old.exists():
             old.unlink()  # the demo's own output of an earlier run

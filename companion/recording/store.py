@@ -577,17 +577,36 @@ class GameRecorder:
             settings_text = json.dumps(dict(settings or {}), sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
+        exists = RecordingError(f"{p}: a file of that name already exists (game files are "
+                                "never overwritten: give a new name)")
         if p.exists():
-            raise RecordingError(f"{p}: a file of that name already exists (game files are "
-                                 "never overwritten: give a new name)")
+            raise exists
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise RecordingError(f"{p}: cannot create its folder ({exc.strerror or exc})") from None
+        # Made here, and only if no one else made it first: two companions starting the same
+        # new file at once both passed the check above, and the one that then failed removed
+        # the file the other was recording into (a whole game lost, nothing said). The
+        # file's lock is taken before its schema is written.
+        try:
+            os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            raise exists from None
+        except OSError as exc:
+            raise RecordingError(f"{p}: cannot create the file ({exc.strerror or exc})") \
+                from None
+        try:
+            held = _hold(p)
+        except RecordingError:
+            raise exists from None
         try:
             con = sqlite3.connect(str(p), timeout=10.0, check_same_thread=False,
                                   isolation_level=None)
         except sqlite3.Error as exc:
+            if held is not None:
+                os.close(held)
+            _remove_quietly(p)
             raise RecordingError(f"{p}: cannot create the file ({exc})") from None
         rec: GameRecorder | None = None
         try:
@@ -604,24 +623,28 @@ class GameRecorder:
                  _time_text(_now()), __version__))
             con.execute("COMMIT")
             rec = cls(p, con, players=names, next_number=0, last_turn=None, ended=False)
-            rec._held = _hold(p)
+            rec._held, held = held, None
             if initial_state is not None:
                 rec.record("start", None, state=initial_state)
         except sqlite3.Error as exc:
-            cls._give_up(con, rec, p)
+            cls._give_up(con, rec, p, held)
             raise RecordingError(f"{p}: cannot create the game file ({exc})") from None
         except BaseException:
-            cls._give_up(con, rec, p)
+            cls._give_up(con, rec, p, held)
             raise
         return rec
 
     @staticmethod
-    def _give_up(con: sqlite3.Connection, rec: "GameRecorder | None", path: Path) -> None:
-        """A game file whose creation failed: closed, its lock let go, removed."""
+    def _give_up(con: sqlite3.Connection, rec: "GameRecorder | None", path: Path,
+                 held: int | None) -> None:
+        """A game file whose creation failed (this recorder made the file): closed, its lock
+        let go, removed."""
         con.close()
         if rec is not None:
             rec._let_go()
         _remove_quietly(path)
+        if held is not None:
+            os.close(held)
 
     @classmethod
     def resume(cls, path: Path | str) -> "GameRecorder":
@@ -878,6 +901,14 @@ def _hold(path: Path) -> int | None:
         log.info("%s: not locked (%s)", path, exc.strerror or exc)
         return None
     return fd
+
+
+def check_not_recording(path: Path | str) -> None:
+    """Raise :class:`RecordingError` when another companion is recording into the game file
+    ``path`` right now (its lock is held): it must not be removed or replaced."""
+    held = _hold(Path(path).expanduser())
+    if held is not None:
+        os.close(held)
 
 
 def remove_empty_game(path: Path | str) -> bool:

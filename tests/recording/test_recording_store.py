@@ -403,3 +403,29 @@ def test_a_game_copied_without_its_log_is_named_so(tmp_path: Path) -> None:
     recorder.close()
     with pytest.raises(RecordingError, match="copied without its copy.db-wal file"):
         open_game(copy)
+
+
+def test_a_create_that_loses_a_race_for_the_name_leaves_the_winners_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two companions start recording the same new file at once: both see no file yet, the
+    first makes it, and the second must refuse without touching it (before, its clean-up
+    removed the file the first was recording into: the game lost, nothing said; 27 races
+    of 100 in two processes)."""
+    from companion.recording.store import check_not_recording
+
+    path = tmp_path / "game.db"
+    first = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda p: False if p == path else real_exists(p))
+    with pytest.raises(RecordingError, match="a file of that name already exists"):
+        GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    monkeypatch.undo()
+    first.record("note", None, note="still here")
+    first.close()
+    assert [e.note for e in open_game(path).events] == ["still here"]
+    # and a file another companion records into right now is said to be in use
+    again = GameRecorder.resume(path)
+    with pytest.raises(RecordingError, match="another companion is recording this game"):
+        check_not_recording(path)
+    again.close()
+    check_not_recording(path)
