@@ -650,6 +650,17 @@ class GameRecorder:
     def resume(cls, path: Path | str) -> "GameRecorder":
         """Continue an unfinished game file (after a crash, or a game saved and closed)."""
         p = Path(path).expanduser()
+        if p.is_file():
+            # SQLite opens a write-protected file read-only without a word, and every move
+            # of the sitting would then fail to be written: said now, before play
+            try:
+                os.close(os.open(p, os.O_RDWR))
+            except PermissionError:
+                raise RecordingError(f"{p}: the file is read-only, so the game cannot go on "
+                                     "being recorded into it: copy it somewhere you can "
+                                     "write and continue the copy") from None
+            except OSError:
+                pass        # (the connection says what is wrong with it)
         held = _hold(p) if p.is_file() else None
         con: sqlite3.Connection | None = None
         try:

@@ -429,3 +429,27 @@ def test_a_create_that_loses_a_race_for_the_name_leaves_the_winners_file(
         check_not_recording(path)
     again.close()
     check_not_recording(path)
+
+
+def test_a_write_protected_game_is_refused_before_play_not_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite opens a write-protected file read-only without a word: continuing it was
+    accepted, and every event of the sitting then failed to be written. (The protection is
+    stood in for: root writes through mode bits, and chattr needs a file system for it.)"""
+    import os
+
+    import companion.recording.store as store
+
+    path = tmp_path / "game.db"
+    GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"]).close()
+    real_open = os.open
+
+    def protected(name: object, flags: int, *a: object) -> int:
+        if Path(str(name)) == path and flags & os.O_RDWR:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.os, "open", protected)
+    with pytest.raises(RecordingError, match="the file is read-only, so the game cannot go on "
+                                             "being recorded into it"):
+        GameRecorder.resume(path)
