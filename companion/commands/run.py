@@ -275,6 +275,13 @@ def run(args: argparse.Namespace) -> int:
                               settings=settings, mat=pipeline.mat, initial_state=state,
                               history=history,
                               card_size_mm=pipeline.card_size_mm)
+        if history or state is not None:
+            # a game continued: the readings its players corrected are held again (before,
+            # the same misread was asked about again and play stalled until answered)
+            from companion.recording.store import open_game
+
+            session.restore_corrections([ev.move for ev in open_game(path).events
+                                         if ev.kind == "correction" and ev.move])
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)
         code = run_live(runner, mat=pipeline.mat)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from companion.core.cards import BACK, card_info
-from companion.core.errors import CompanionError, IllegalMoveError
+from companion.core.errors import CompanionError, IllegalMoveError, NotationError
 from companion.core.observation import Observation
 from companion.core.pieces import (
     DIRECTIONS,
@@ -47,6 +47,8 @@ from companion.core.pieces import (
     Pyramid,
     format_cell,
     neighbours,
+    parse_cell,
+    parse_pyramid,
 )
 from companion.games.zarcana.engine import ZarcanaState, dumps
 from companion.games.zarcana.moves import (
@@ -155,6 +157,35 @@ class PyramidCorrection:
 
 
 Correction = CardCorrection | PyramidCorrection
+
+
+def correction_text(c: Correction) -> str:
+    """A correction in a line the game file keeps (its event's ``move``) and
+    :func:`parse_correction` reads back: ``card 1,2 cups-01=cups-07``, ``card discard
+    swords-01=swords-11``, ``pyramid 1,2 green1S=green1U``, ``pyramid 2,1 blue2U=blue2U@2,2``,
+    ``pyramid 3,1 green1U=none``."""
+    if isinstance(c, CardCorrection):
+        where = c.where if isinstance(c.where, str) else format_cell(c.where)
+        return f"card {where} {c.seen}={c.actual}"
+    actual = "none" if c.actual is None else str(c.actual)
+    at = f"@{format_cell(c.actual_cell)}" if c.actual_cell is not None else ""
+    return f"pyramid {format_cell(c.cell)} {c.seen}={actual}{at}"
+
+
+def parse_correction(text: str) -> Correction:
+    """The correction :func:`correction_text` wrote; NotationError for anything else."""
+    parts = text.split()
+    if len(parts) != 3 or parts[0] not in ("card", "pyramid") or parts[2].count("=") != 1:
+        raise NotationError(f"bad correction {text!r}: expected 'card CELL SEEN=ACTUAL' or "
+                            "'pyramid CELL SEEN=ACTUAL[@CELL]'", text)
+    kind, where, change = parts
+    seen, actual = change.split("=")
+    if kind == "card":
+        return CardCorrection(where if where == DISCARD_ZONE else parse_cell(where), seen, actual)
+    actual, _, dest = actual.partition("@")
+    return PyramidCorrection(parse_cell(where), parse_pyramid(seen),
+                             None if actual == "none" else parse_pyramid(actual),
+                             parse_cell(dest) if dest else None)
 
 
 @dataclass(frozen=True)
@@ -563,7 +594,8 @@ class LiveSession:
             else:
                 self.tracker.correct_pyramid(correction.cell, correction.seen, correction.actual,
                                              correction.actual_cell)
-            self._record("correction", None, state=self._state, note=correction.describe())
+            self._record("correction", correction_text(correction), state=self._state,
+                         note=correction.describe())
             events = [LiveEvent(EventKind.INFO, f"corrected: {correction.describe()}",
                                 source="correction", frame=self._last_frame)]
             record = self._pending.record if self._pending is not None else self._last_record
@@ -572,6 +604,28 @@ class LiveSession:
                 reading = self.tracker.read(record)
                 events += self._judge(reading, record, frame, None, None)
         return self._emit(events)
+
+    def restore_corrections(self, texts: Sequence[str]) -> int:
+        """The readings the players corrected in an earlier sitting of this game (its
+        file's correction events, :func:`correction_text`), held again by the table's
+        reader: the camera most likely misreads the same piece the same way. Each lasts,
+        as a correction made now does, while the camera keeps reading the piece so (one
+        no longer seen is dropped at the next picture). How many were restored; a line
+        that does not read as one is passed over."""
+        n = 0
+        with self._lock:
+            for text in texts:
+                try:
+                    c = parse_correction(text)
+                except NotationError:
+                    log.warning("a recorded correction %r is not one this version reads", text)
+                    continue
+                if isinstance(c, CardCorrection):
+                    self.tracker.correct_card(c.where, c.seen, c.actual)
+                else:
+                    self.tracker.correct_pyramid(c.cell, c.seen, c.actual, c.actual_cell)
+                n += 1
+        return n
 
     def override(self) -> list[LiveEvent]:
         """Accept the flagged change anyway.

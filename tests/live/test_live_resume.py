@@ -123,3 +123,58 @@ def test_a_game_file_of_play_not_yet_dealt_can_be_continued_live(tmp_path: Path)
             path, game="zarcana", edition="looney", players=("red", "blue"), settings=given)
         rec.close()
         assert start is None and dealt_with == {"box_cards": 50}
+
+
+def test_a_corrected_reading_is_held_again_when_the_game_is_continued(tmp_path: Path) -> None:
+    """The camera misreads green's small as lying; the players answer the question (the
+    game file keeps the correction, in a line it can read back). The game is continued in a
+    new sitting, the camera still misreading it: the correction holds, and no question is
+    asked again (before, play stalled until the same question was answered again)."""
+    from companion.live.session import EventKind, parse_correction
+
+    def misread() -> dict:
+        rec = sample_record(17)
+        p = next(p for p in rec["pyramids"] if p["color"] == "green")
+        p["upright"], p["pointing_deg"] = False, 90.0
+        return rec
+
+    path = tmp_path / "game.db"
+    first = sitting(path, range(0, 17))
+    first.manual("red: draw 3")
+    asked = first.observe(misread(), frame=17)
+    assert asked[0].kind is EventKind.QUESTION
+    first.correct(asked[0].suggestions[0].correction)
+    first.close()
+    kept = [ev.move for ev in open_game(path).events if ev.kind == "correction"]
+    assert kept == ["pyramid 1,2 green1S=green1U"]
+    assert parse_correction(kept[0]) == asked[0].suggestions[0].correction
+
+    second = sitting(path, range(0))
+    assert second.restore_corrections(kept) == 1
+    again = second.observe(misread(), frame=17)
+    assert [e.kind for e in again] == [EventKind.UNCHANGED]
+    for k in range(18, 24):
+        if k in scripted_clicks():
+            second.manual(scripted_clicks()[k])
+        second.observe(sample_record(k), frame=k)
+    assert second.is_over and second.scores() == SCRIPT["final_scores"]
+    second.close()
+
+
+def test_a_correction_line_reads_back_as_the_correction() -> None:
+    from companion.core.errors import NotationError
+    from companion.core.pieces import Color, Pose, Pyramid
+    from companion.live.session import (CardCorrection, PyramidCorrection, correction_text,
+                                        parse_correction)
+
+    green, blue = Pyramid(Color.GREEN, 1, Pose.S), Pyramid(Color.BLUE, 2, Pose.UP)
+    for c in (CardCorrection((1, -2), "cups-01", "cups-07"),
+              CardCorrection("discard", "swords-01", "swords-11"),
+              CardCorrection((0, 0), "major-04", "back"),
+              PyramidCorrection((1, 2), green, green.with_pose(Pose.UP)),
+              PyramidCorrection((-1, 2), blue, blue, (2, 2)),
+              PyramidCorrection((3, 1), green, None)):
+        assert parse_correction(correction_text(c)) == c
+    for bad in ("", "card 1,2 cups-01", "pyramid x,y a=b", "move red: draw 3", "card 1,2 a=b=c"):
+        with pytest.raises(NotationError):
+            parse_correction(bad)
