@@ -53,6 +53,8 @@ KINDS: tuple[str, ...] = ("start", "move", "override", "correction", "undo", "il
 MOVE_KINDS: tuple[str, ...] = ("move", "override")
 #: Other names callers use for a kind: stored under the kind they stand for.
 KIND_ALIASES: dict[str, str] = {"setup": "start", "manual": "move", "clicked": "move"}
+#: How long a write waits for another program's lock on the game file (ms)
+WRITE_WAIT_MS = 2000
 #: File name ending of game files; ``list_games`` looks at these.
 SUFFIX = ".db"
 
@@ -551,6 +553,10 @@ class GameRecorder:
             log.warning("%s: WAL journal not available (journal mode %s)", path, mode)
         # FULL also syncs the WAL on every commit: a committed move survives a power cut.
         _query(path, con, "PRAGMA synchronous = FULL")
+        # Another program writing the file (a database browser, a backup tool) holds up a
+        # write this long, not the connection's 10 s: the live game waits for each event
+        # it records, and one not written is held back and written with the next
+        _query(path, con, f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")
         _query(path, con, "PRAGMA foreign_keys = ON")
 
     @classmethod

@@ -453,3 +453,24 @@ def test_a_write_protected_game_is_refused_before_play_not_after(
     with pytest.raises(RecordingError, match="the file is read-only, so the game cannot go on "
                                              "being recorded into it"):
         GameRecorder.resume(path)
+
+
+def test_another_program_writing_the_file_holds_up_an_event_briefly(tmp_path: Path) -> None:
+    """A database browser holding a write lock: the event fails after a short wait (2 s,
+    not the connection's 10 s that froze the live game on every event) and is written once
+    the lock is let go."""
+    from companion.recording.store import WRITE_WAIT_MS, WriteFailed
+
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    assert rec._con is not None
+    assert rec._con.execute("PRAGMA busy_timeout").fetchone()[0] == WRITE_WAIT_MS == 2000
+    other = sqlite3.connect(str(path), timeout=0.1, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(WriteFailed, match="could not be written"):
+        rec.record("note", None, note="while locked")
+    other.execute("ROLLBACK")
+    other.close()
+    rec.record("note", None, note="after")
+    rec.close()
+    assert [e.note for e in open_game(path).events] == ["after"]
