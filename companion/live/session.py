@@ -731,7 +731,9 @@ class LiveSession:
         """One event to the recorder. Kinds (companion.recording.store): "start" (the dealt
         board), "move" (seen or clicked; a click says so in the note), "override",
         "correction" (a fixed reading, a named hidden card: with the state after it), "undo"
-        (a move taken back, with the state before it) and "note" (a flagged table)."""
+        (a move taken back, with the state before it), "illegal" (a table ruled on: the
+        rule-breaking move named, or none that explains it) and "note" (anything else worth
+        keeping: a move seen before a click)."""
         if self.recorder is None:
             return
         saved = None if observation is None else observation.to_dict()
@@ -1127,13 +1129,14 @@ class LiveSession:
             v = full.illegal[0]
             reasons = tuple(x.reason for x in v.violations)
             text = f"illegal: {v.move}: " + "; ".join(reasons)
-            self._record("note", v.move, player=who, observation=obs, keyframe_jpeg=jpeg,
+            self._record("illegal", v.move, player=who, observation=obs, keyframe_jpeg=jpeg,
                          note=text)
             return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
                               verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
                               changes=changes, frame=frame)]
         text = "no move explains this change: " + "; ".join(changes) + self._stash_hint(st, view)
-        self._record("note", None, player=who, observation=obs, keyframe_jpeg=jpeg, note=text)
+        self._record("illegal", None, player=who, observation=obs, keyframe_jpeg=jpeg,
+                     note=text)
         return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
 
     @staticmethod

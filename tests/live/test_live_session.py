@@ -92,7 +92,7 @@ def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_score
     assert events[-1].kind is EventKind.GAME_OVER
     # the camera's moves, the clicks and the flagged table went to the recorder
     kinds = [k for k, _, _ in rec.calls]
-    assert kinds[0] == "start" and kinds.count("move") == len(want) and kinds.count("note") == 1
+    assert kinds[0] == "start" and kinds.count("move") == len(want) and kinds.count("illegal") == 1
     assert all(kw.get("observation") is not None for k, _, kw in rec.calls if k == "start")
     clicked = [m for k, m, kw in rec.calls if kw.get("note") == "clicked by a player"]
     assert clicked == list(scripted_clicks().values())
@@ -611,7 +611,7 @@ def test_without_a_mat_the_illegal_move_is_ruled_on_with_the_card_played() -> No
     assert [e.frame for e in illegal] == [11] and "wands.upright" in illegal[0].rules
     assert illegal[0].move == "blue: play wands-09 by blue2U@2,2: move 2,1"
     assert not any(e.kind is EventKind.QUESTION for e in events)
-    assert any(c[0] == "note" and c[1] == illegal[0].move for c in rec.calls)
+    assert any(c[0] == "illegal" and c[1] == illegal[0].move for c in rec.calls)
     assert any(e.text == "the flagged table is put right" for e in events if e.frame == 12)
 
 
@@ -715,7 +715,7 @@ def test_without_a_mat_a_disturbed_pile_is_no_evidence_of_a_play(how: str) -> No
     events = play(s, range(0, 18), change=disturbed)
     assert [e.kind for e in events if e.frame == 17][-1] is EventKind.QUESTION
     assert "then nothing changed" in events[-1].text
-    assert [c[1] for c in rec.calls if c[0] == "note"] == [
+    assert [c[1] for c in rec.calls if c[0] == "illegal"] == [
         "blue: play wands-09 by blue2U@2,2: move 2,1"]
 
 
