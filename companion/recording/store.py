@@ -178,8 +178,13 @@ class RecordedGame:
         # The whole file was checked when it was opened; stepping through keyframes of a
         # replay should not re-read every page each time.
         with _reading(self.path, integrity=False) as con:
-            row = _query_one(self.path, con, "SELECT jpeg FROM keyframe WHERE number = ?",
-                             (number,))
+            try:
+                row = _query_one(self.path, con, "SELECT jpeg FROM keyframe WHERE number = ?",
+                                 (number,))
+            except RecordingError as exc:
+                # a damaged page among the pictures (the moves were read): this one is lost
+                log.warning("%s", exc)
+                return None
         return None if row is None else bytes(row[0])
 
 
@@ -322,7 +327,8 @@ def _log_holds_moves(path: Path) -> bool:
     return log_file.exists() and log_file.stat().st_size > 0
 
 
-def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) -> None:
+def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True,
+                writing: bool = False) -> None:
     """Is this one of our game files, of a schema we read, and (``integrity``) undamaged?"""
     app_id = _query_one(path, con, "PRAGMA application_id")[0]
     version = _query_one(path, con, "PRAGMA user_version")[0]
@@ -347,9 +353,35 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True) 
                              f"missing tables: {missing})")
     if not integrity:
         return
-    problems = [r[0] for r in _query(path, con, "PRAGMA quick_check")]
+    try:
+        problems = [r[0] for r in con.execute("PRAGMA quick_check")]
+    except sqlite3.Error as exc:
+        problems = [_describe_sqlite_error(exc)]    # (the check itself stopped on the damage)
     if problems != ["ok"]:
-        raise RecordingError(f"{path}: the file is damaged ({'; '.join(problems[:3])})")
+        # (SQLite's first line names the damage; the rest lists pages by the hundred)
+        first = " ".join(str(problems[0]).replace("*** in database main ***", "").split())
+        said = first if len(first) <= 100 else first[:97] + "..."
+        if _moves_intact(con):
+            if not writing:
+                # a damaged page among the pictures: the moves are read, the pictures as far
+                # as they can be (RecordedGame.keyframe)
+                log.warning("%s: the file is damaged in its pictures (%s); its moves are "
+                            "intact and read", path, said)
+                return
+            raise RecordingError(f"{path}: the file is damaged in its pictures ({said}); its "
+                                 "moves are intact (`companion export` reads them), but no "
+                                 "more can be recorded into it: record a new game")
+        raise RecordingError(f"{path}: the file is damaged ({said})")
+
+
+def _moves_intact(con: sqlite3.Connection) -> bool:
+    """Whether the game's header and its events check out (``quick_check`` of those tables
+    alone) in a file whose whole check failed."""
+    try:
+        return all([tuple(r) for r in con.execute(f"PRAGMA quick_check({t})")] == [("ok",)]
+                   for t in ("game", "event"))
+    except sqlite3.Error:
+        return False
 
 
 class _reading:
@@ -437,11 +469,18 @@ def _read_meta(path: Path, con: sqlite3.Connection) -> _Meta:
 
 
 def _read_events(path: Path, con: sqlite3.Connection) -> tuple[RecordedEvent, ...]:
-    rows = _query(path, con, """
-        SELECT e.number, e.time, e.kind, e.turn, e.player, e.move, e.observation, e.state,
-               e.note, k.number IS NOT NULL
-        FROM event e LEFT JOIN keyframe k ON k.number = e.number
-        ORDER BY e.number""")
+    try:
+        rows = _query(path, con, """
+            SELECT e.number, e.time, e.kind, e.turn, e.player, e.move, e.observation, e.state,
+                   e.note, k.number IS NOT NULL
+            FROM event e LEFT JOIN keyframe k ON k.number = e.number
+            ORDER BY e.number""")
+    except RecordingError:
+        # the pictures' table damaged (_check_file let it by: the events check out): the
+        # moves without their pictures
+        rows = [(*r, False) for r in _query(path, con, """
+            SELECT number, time, kind, turn, player, move, observation, state, note
+            FROM event ORDER BY number""")]
     undone = _undone_numbers([(int(r[0]), str(r[2])) for r in rows])
     events = []
     for number, time, kind, turn, player, move, obs, state, note, has_kf in rows:
@@ -672,7 +711,7 @@ class GameRecorder:
         try:
             con = _connect(p, write=True)
             con.isolation_level = None
-            _check_file(p, con)
+            _check_file(p, con, writing=True)
             meta = _read_meta(p, con)
             if meta.ended is not None:
                 raise RecordingError(f"{p}: the game is finished (ended "

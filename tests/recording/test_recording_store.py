@@ -474,3 +474,30 @@ def test_another_program_writing_the_file_holds_up_an_event_briefly(tmp_path: Pa
     rec.record("note", None, note="after")
     rec.close()
     assert [e.note for e in open_game(path).events] == ["after"]
+
+
+def test_a_damaged_page_among_the_pictures_leaves_the_moves_readable(tmp_path: Path) -> None:
+    """A bad sector or a worn USB stick hits the pictures' table: the moves are still read
+    (export, replay, games) with one line of warning, the pictures as far as they can be,
+    and no more is recorded into the file (before, the whole game was refused with a
+    hundred lines of page numbers)."""
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    for k in range(3):
+        rec.record("note", None, note=f"picture {k}", keyframe_jpeg=b"\xff\xd8" + bytes(20000))
+    rec.close()
+    con = sqlite3.connect(str(path))
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'keyframe'").fetchone()[0]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    with open(path, "r+b") as fh:
+        fh.seek((root - 1) * size)
+        fh.write(bytes(size))
+    game = open_game(path)
+    assert [e.note for e in game.events] == ["picture 0", "picture 1", "picture 2"]
+    assert game.keyframe(1) is None
+    with pytest.raises(RecordingError) as exc:
+        GameRecorder.resume(path)
+    assert "the file is damaged in its pictures (" in str(exc.value)
+    assert "its moves are intact" in str(exc.value) and "\n" not in str(exc.value)
+    assert len(str(exc.value)) < 400
