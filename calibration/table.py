@@ -561,6 +561,10 @@ class TableCalibrator:
         if self.intrinsics is not None:
             found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
         result = self._from_markers(found)
+        if not found and self.last_good is None and self._mirrored(gray):
+            result = replace(result, reason="the picture is mirrored: the mat's markers read "
+                             "only flipped left to right (a webcam's mirror setting, a front "
+                             "camera): turn the mirroring off")
         result = replace(result, image_size=(int(w), int(h)))
         if blur is not None and result.calibrated:
             note = f"motion blur {blur.describe()} undone to read the markers"
@@ -764,6 +768,13 @@ class TableCalibrator:
         got = self._deblurred_look(gray, found)
         self._shaken_pause = 0 if got[1] is not None else SECOND_LOOK_PAUSE
         return got
+
+    def _mirrored(self, gray: np.ndarray) -> bool:
+        """Whether a frame in which no marker was read shows the mat's markers flipped left
+        to right (searched at half size, once per such frame)."""
+        small = gray if min(gray.shape[:2]) < HALF_SEARCH_MIN_PX else cv2.resize(
+            gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        return bool(_detect(cv2.flip(small, 1), self._detector))
 
     def _search_frame(self, gray: np.ndarray
                       ) -> tuple[dict[int, np.ndarray], frozenset[int]]:

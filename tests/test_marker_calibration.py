@@ -588,3 +588,17 @@ def test_deblurring_is_tried_only_where_no_marker_or_one_was_read(scene_and_trut
     # a sharp frame with its markers covered gains nothing from deblurring
     assert cal.motion_blur is None
     assert cal.markers_seen == tuple(k for k in (0, 1, 2, 3) if k not in hidden)
+
+
+def test_a_mirrored_picture_is_named_so() -> None:
+    """A webcam's mirror setting (or a front camera) flips the picture: the markers are all
+    in view but read only flipped. The reason says so, not "no mat marker found"."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "sample_images" / "zarcana" / "0005.jpg"
+    image = cv2.imread(str(sample))
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(cv2.flip(image, 1))
+    assert not cal.calibrated and cal.reason.startswith("the picture is mirrored")
+    blank = np.full_like(image, 128)
+    assert TableCalibrator(DEFAULT_MAT).calibrate(blank).reason == \
+        "no mat marker found in the image"
