@@ -88,6 +88,9 @@ def read_image(path: str | Path) -> np.ndarray:
     try:
         data = p.read_bytes()
     except FileNotFoundError:
+        if p.is_symlink():
+            raise ImageError(f"{name}: a link to {os.readlink(p)}, which does not exist") \
+                from None
         raise ImageError(f"{name}: no such file") from None
     except OSError as exc:
         raise ImageError(f"{name}: cannot be read ({exc.strerror or exc})") from None

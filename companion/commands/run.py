@@ -239,6 +239,10 @@ def run(args: argparse.Namespace) -> int:
     import cv2
 
     cv2.setNumThreads(args.threads)
+    if getattr(args, "verbose", 0) < 2:
+        # OpenCV's own warnings (a photo's odd TIFF tag) name no file: each problem gets its
+        # line from the companion instead, as in observe
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     kwargs: dict[str, Any] = {"mat": mat, "threads": args.threads}
     if args.deck:
         kwargs["deck"] = args.deck

@@ -419,6 +419,10 @@ def test_read_image_errors_name_the_file(tmp_path):
         assert str(p) in str(exc.value) and words[name] in str(exc.value), exc.value
     with pytest.raises(ImageError, match="folder"):
         read_image(tmp_path)
+    (tmp_path / "link.jpg").symlink_to(tmp_path / "gone.jpg")
+    with pytest.raises(ImageError, match=r"link\.jpg: a link to .*gone\.jpg, which does not "
+                                         r"exist"):
+        read_image(tmp_path / "link.jpg")
 
 
 def test_truncation_check():
