@@ -174,13 +174,14 @@ def make_observer(mode: str | None, mat: Any, deck: str | None) -> tuple[str, An
 
 def make_recorder(out: Path, script: Mapping[str, Any]) -> Any:
     try:
-        from companion.recording.store import GameRecorder, check_not_recording
+        from companion.recording.store import GameRecorder, check_not_recording, never_made
     except ImportError:
         print("the recording store (companion.recording) is not available yet: game.db is "
               "not written; record.txt and moves.txt are")
         return None
     db = out / "game.db"
-    not_ours = _not_the_demos(db, script) if db.exists() else None
+    # (what a demo killed while it made its file leaves holds nothing: made again)
+    not_ours = _not_the_demos(db, script) if db.exists() and not never_made(db) else None
     if not_ours is not None:
         # another game recorded into this folder (``play --record DIR/game.db``): never
         # deleted to make room for a demo

@@ -292,7 +292,8 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     if path.is_dir():
         raise RecordingError(f"{path}: is a folder, not a game file")
     if path.stat().st_size == 0:
-        raise RecordingError(f"{path}: not a game file (the file is empty)")
+        raise RecordingError(f"{path}: not a game file (the file is empty: a companion "
+                             "stopped while making it? it holds nothing, remove it)")
     real = path.resolve()     # (SQLite opens the file a link names, its log beside it)
     mode = "mode=rw"
     if not write and not os.access(real.parent, os.W_OK):
@@ -339,7 +340,8 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True,
             # (opening it made an empty log beside it: an empty one counts as none)
             hint = "" if _log_holds_moves(path) else (
                 f"; if it is a game copied without its {_log_of(path).name} file, copy that "
-                "too: a game not closed keeps its moves there")
+                "too: a game not closed keeps its moves there; else a companion stopped "
+                "while making it, and it holds nothing: remove it")
             raise RecordingError(f"{path}: not a game file (an empty SQLite database{hint})")
         shown = ", ".join(sorted(tables)[:6])
         raise RecordingError(f"{path}: not a game file (an SQLite database of another kind, "
@@ -957,6 +959,29 @@ def _hold(path: Path) -> int | None:
         log.info("%s: not locked (%s)", path, exc.strerror or exc)
         return None
     return fd
+
+
+def never_made(path: Path | str) -> bool:
+    """Whether ``path`` is what a crash leaves while a game file is being made: an empty
+    file, or an SQLite database with no table yet (and no log holding any). Nothing of a
+    game is in it; it may be removed."""
+    p = Path(path).expanduser()
+    try:
+        if not p.is_file() or _log_holds_moves(p):
+            return False
+        if p.stat().st_size == 0:
+            return True
+        with open(p, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return False
+        con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return bool(tables == 0)
 
 
 def check_not_recording(path: Path | str) -> None:

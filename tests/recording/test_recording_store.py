@@ -501,3 +501,20 @@ def test_a_damaged_page_among_the_pictures_leaves_the_moves_readable(tmp_path: P
     assert "the file is damaged in its pictures (" in str(exc.value)
     assert "its moves are intact" in str(exc.value) and "\n" not in str(exc.value)
     assert len(str(exc.value)) < 400
+
+
+def test_what_a_crash_leaves_while_a_file_is_made_is_known_for_empty(tmp_path: Path) -> None:
+    from companion.recording.store import never_made
+
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    bare = tmp_path / "bare.db"
+    con = sqlite3.connect(str(bare))
+    con.execute("PRAGMA journal_mode = WAL")
+    con.close()
+    game = tmp_path / "game.db"
+    GameRecorder.create(game, game="zarcana", edition="looney", players=["red", "blue"]).close()
+    text = tmp_path / "notes.db"
+    text.write_text("my notes")
+    assert [never_made(p) for p in (empty, bare, game, text, tmp_path / "gone.db")] == [
+        True, True, False, False, False]
