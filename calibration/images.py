@@ -46,11 +46,13 @@ class ImageError(CompanionError, ValueError):
     """An image file that is missing, empty, truncated or not an image."""
 
 
-def natural_key(path: Path) -> tuple[tuple[int, int | str], ...]:
+def natural_key(path: Path) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """A sort key that puts ``2.jpg`` before ``10.jpg`` (frames a tool numbered without
-    leading zeros, ffmpeg's ``%d.jpg``), case aside."""
-    parts = re.split(r"(\d+)", path.name.lower())
-    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in parts if t)
+    leading zeros, ffmpeg's ``%d.jpg``), case aside (the name itself settles ties:
+    ``01.jpg`` and ``1.jpg``, ``A.jpg`` and ``a.jpg``)."""
+    parts = re.split(r"([0-9]+)", path.name.lower())
+    return tuple((0, int(t)) if t.isdecimal() and t.isascii() else (1, t)
+                 for t in parts if t), path.name
 
 
 def folder_images(folder: Path, suffixes: Sequence[str] = IMAGE_SUFFIXES
@@ -170,6 +172,10 @@ def header_size(data: bytes) -> tuple[int, int] | None:
     if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     if data[:2] == b"BM" and len(data) >= 26:
+        if int.from_bytes(data[14:18], "little") == 12:
+            # an OS/2 bitmap's 12-byte header: 16-bit sizes
+            return (int.from_bytes(data[18:20], "little"),
+                    int.from_bytes(data[20:22], "little"))
         return (abs(int.from_bytes(data[18:22], "little", signed=True)),
                 abs(int.from_bytes(data[22:26], "little", signed=True)))
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":

@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _warn(text: str) -> None:
     """One line on stderr per problem: a control character (a newline in a file's name)
     is written escaped, so that a tool reading the lines stays in step."""
-    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    text = "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+                   for c in text)
     print(f"companion observe: {text}", file=sys.stderr, flush=True)
 
 

@@ -133,6 +133,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
+def restore_recorded_corrections(session: Any, path: Path) -> int:
+    """A continued game's corrected readings held again by its session (before, the same
+    misread was asked about again and play stalled until answered): those the game's
+    position still bears out (:meth:`LiveSession.restore_corrections`). How many."""
+    from companion.recording.store import open_game
+
+    return int(session.restore_corrections([ev.move for ev in open_game(path).events
+                                            if ev.kind == "correction" and ev.move]))
+
+
 def open_recording(path: Path | None, *, game: str, edition: str, players: tuple[str, ...],
                    settings: Mapping[str, Any] | None = None
                    ) -> tuple[Any, Any, list[Any], Path, dict[str, Any]]:
@@ -280,12 +290,7 @@ def run(args: argparse.Namespace) -> int:
                               history=history,
                               card_size_mm=pipeline.card_size_mm)
         if history or state is not None:
-            # a game continued: the readings its players corrected are held again (before,
-            # the same misread was asked about again and play stalled until answered)
-            from companion.recording.store import open_game
-
-            session.restore_corrections([ev.move for ev in open_game(path).events
-                                         if ev.kind == "correction" and ev.move])
+            restore_recorded_corrections(session, path)
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)
         code = run_live(runner, mat=pipeline.mat)

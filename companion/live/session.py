@@ -180,6 +180,9 @@ def parse_correction(text: str) -> Correction:
                             "'pyramid CELL SEEN=ACTUAL[@CELL]'", text)
     kind, where, change = parts
     seen, actual = change.split("=")
+    if not seen or not actual or actual.startswith("@"):
+        raise NotationError(f"bad correction {text!r}: what was seen and what it is must "
+                            "both be named", text)
     if kind == "card":
         return CardCorrection(where if where == DISCARD_ZONE else parse_cell(where), seen, actual)
     actual, _, dest = actual.partition("@")
@@ -506,10 +509,12 @@ class LiveSession:
                          if self.status is Status.QUESTION and p.suggestions else None)
                 if self._state is not None and not self._state.is_over:
                     again = self._judge(p.reading, p.record, p.frame, None, None)
-                    if asked is not None:
+                    first = next((k for k, e in enumerate(again)
+                                  if e.kind is EventKind.ACCEPTED and e.source == "camera"), None)
+                    if asked is not None and first is not None:
                         # a picture taken before the click, and asked about as a misread,
                         # now fits a move: the players saw which it was; say how to undo it
-                        again = [self._before_the_click(e, asked) for e in again]
+                        again[first] = self._before_the_click(again[first], asked)
                     events += again
         return self._emit(events)
 
@@ -611,7 +616,9 @@ class LiveSession:
         reader: the camera most likely misreads the same piece the same way. Each lasts,
         as a correction made now does, while the camera keeps reading the piece so (one
         no longer seen is dropped at the next picture). How many were restored; a line
-        that does not read as one is passed over."""
+        that does not read as one is passed over, and so is one the game's position does
+        not bear out (the corrected piece has changed since: a correction held for a
+        misread that ended would read the piece's true change as the misread)."""
         n = 0
         with self._lock:
             for text in texts:
@@ -620,12 +627,34 @@ class LiveSession:
                 except NotationError:
                     log.warning("a recorded correction %r is not one this version reads", text)
                     continue
+                if not self._agrees(c):
+                    continue    # the game has moved on from it: the piece changed since
                 if isinstance(c, CardCorrection):
                     self.tracker.correct_card(c.where, c.seen, c.actual)
                 else:
                     self.tracker.correct_pyramid(c.cell, c.seen, c.actual, c.actual_cell)
                 n += 1
         return n
+
+    def _agrees(self, c: Correction) -> bool:
+        """Whether the game's position has the corrected reading and not the misread one."""
+        st = self._state if self._state is not None else self._initial
+        if st is None:
+            return False
+        if isinstance(c, CardCorrection):
+            if c.where == DISCARD_ZONE:
+                return st.discard_top() == c.actual
+            if isinstance(c.where, str):
+                return False
+            top = TableView.of(st).cards.get(c.where)
+            return top == c.actual and top != c.seen
+        here = st.pieces.get(c.cell, ())
+        if c.seen in here and c.actual != c.seen:
+            return False
+        if c.actual is None:
+            return True
+        return c.actual in st.pieces.get(c.actual_cell if c.actual_cell is not None
+                                         else c.cell, ())
 
     def override(self) -> list[LiveEvent]:
         """Accept the flagged change anyway.
@@ -1178,8 +1207,13 @@ class LiveSession:
         if own(last.state) >= own(before):
             return []
         ex = explain(before, reading.view, diagnose=False, compare_discard=self.watch_discard)
-        if not ex.explained:
+        # the new reading must put back the pyramid the first took off (it was in the hand):
+        # a misread card on the pile alone must not turn a true self-attack into another
+        back = [k for k in range(len(ex.moves)) if own(ex.states[k]) > own(last.state)]
+        if not back:
             return []
+        ex = replace(ex, moves=tuple(ex.moves[k] for k in back),
+                     states=tuple(ex.states[k] for k in back))
         self._history.pop()
         self._state = before
         self._pair = None
@@ -1391,8 +1425,8 @@ class LiveSession:
             return ""
         cells = ", ".join(format_cell(c) for c in where)
         return (f" (pyramids at {cells} stand on the wasteland with no move to put them "
-                "there: a stash kept beside the board must lie more than one and a half "
-                f"cells, about {1.5 * self.tracker.pitch_mm:.0f} mm, from the middle of every territory's "
+                "there: a stash kept beside the board must lie two cells or more, about "
+                f"{2 * self.tracker.pitch_mm:.0f} mm, from the middle of every territory's "
                 "card, or it is read as pieces in play)")
 
     def _pile_shows_a_play(self, st: ZarcanaState, view: TableView) -> bool:

@@ -23,6 +23,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -358,7 +359,7 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True,
     try:
         problems = [r[0] for r in con.execute("PRAGMA quick_check")]
     except sqlite3.Error as exc:
-        problems = [_describe_sqlite_error(exc)]    # (the check itself stopped on the damage)
+        problems = [str(exc)]      # (the check itself stopped on the damage)
     if problems != ["ok"]:
         # (SQLite's first line names the damage; the rest lists pages by the hundred)
         first = " ".join(str(problems[0]).replace("*** in database main ***", "").split())
@@ -377,13 +378,31 @@ def _check_file(path: Path, con: sqlite3.Connection, *, integrity: bool = True,
 
 
 def _moves_intact(con: sqlite3.Connection) -> bool:
-    """Whether the game's header and its events check out (``quick_check`` of those tables
-    alone) in a file whose whole check failed."""
+    """Whether the game's header and its events check out in a file whose whole check
+    failed: ``quick_check`` of those tables alone, every event read whole (the check sees
+    the pages' structure, not their text), event numbers without a gap, and no picture of
+    an event the table no longer holds (a page of events written back from an older copy
+    passes the rest and loses the last events; where the pictures' table cannot be read at
+    all, that last check cannot be made)."""
     try:
-        return all([tuple(r) for r in con.execute(f"PRAGMA quick_check({t})")] == [("ok",)]
-                   for t in ("game", "event"))
+        if not all([tuple(r) for r in con.execute(f"PRAGMA quick_check({t})")] == [("ok",)]
+                   for t in ("game", "event")):
+            return False
+        con.execute("SELECT * FROM game").fetchall()
+        con.execute("SELECT number, time, kind, turn, player, move, observation, state, note "
+                    "FROM event").fetchall()
+        low, high, n = con.execute("SELECT min(number), max(number), count(*) "
+                                   "FROM event").fetchone()
     except sqlite3.Error:
         return False
+    if n and high - low + 1 != n:
+        return False
+    try:
+        orphans = con.execute("SELECT count(*) FROM keyframe k WHERE NOT EXISTS "
+                              "(SELECT 1 FROM event e WHERE e.number = k.number)").fetchone()
+    except sqlite3.Error:
+        return True
+    return bool(orphans[0] == 0)
 
 
 class _reading:
@@ -643,10 +662,17 @@ class GameRecorder:
         except OSError as exc:
             raise RecordingError(f"{p}: cannot create the file ({exc.strerror or exc})") \
                 from None
-        try:
-            held = _hold(p)
-        except RecordingError:
-            raise exists from None
+        # the file is this call's (O_EXCL): a lock on it can only be another companion
+        # looking whether it is in use (check_not_recording), a moment long
+        for attempt in range(50):
+            try:
+                held = _hold(p)
+                break
+            except RecordingError:
+                if attempt == 49:
+                    _remove_quietly(p)
+                    raise
+                time.sleep(0.02)
         try:
             con = sqlite3.connect(str(p), timeout=10.0, check_same_thread=False,
                                   isolation_level=None)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from live_support import SCRIPT, sample_record, sample_session, scripted_clicks, scripted_moves
 
-from companion.commands.run import open_recording
+from companion.commands.run import open_recording, restore_recorded_corrections
 from companion.live.session import LiveSession
 from companion.recording.store import open_game, rebuild_state
 from companion.games.zarcana.engine import dumps
@@ -150,7 +150,7 @@ def test_a_corrected_reading_is_held_again_when_the_game_is_continued(tmp_path: 
     assert parse_correction(kept[0]) == asked[0].suggestions[0].correction
 
     second = sitting(path, range(0))
-    assert second.restore_corrections(kept) == 1
+    assert restore_recorded_corrections(second, path) == 1     # as `run --record` does
     again = second.observe(misread(), frame=17)
     assert [e.kind for e in again] == [EventKind.UNCHANGED]
     for k in range(18, 24):
@@ -158,6 +158,38 @@ def test_a_corrected_reading_is_held_again_when_the_game_is_continued(tmp_path: 
             second.manual(scripted_clicks()[k])
         second.observe(sample_record(k), frame=k)
     assert second.is_over and second.scores() == SCRIPT["final_scores"]
+    second.close()
+
+
+def test_a_correction_the_game_has_moved_on_from_is_not_held_again(tmp_path: Path) -> None:
+    """Red's small at 0,2 is misread as lying W on one picture and corrected; the next
+    picture reads it upright, and two moves later red really turns it W. Continued in a
+    new sitting, that old correction is not held again: the position has red's small lying
+    W, so it would read the true pyramid as upright (a reorient nobody made)."""
+    from companion.live.session import EventKind
+
+    def lying(k: int) -> dict:
+        rec = sample_record(k)
+        p = next(p for p in rec["pyramids"] if p["color"] == "red")
+        p["upright"], p["pointing_deg"] = False, 180.0
+        return rec
+
+    path = tmp_path / "game.db"
+    first = sitting(path, range(0, 5))
+    asked = first.observe(lying(4), frame=4)
+    assert asked[0].kind is EventKind.QUESTION
+    first.correct(next(s.correction for s in asked[0].suggestions if s.move is None))
+    for k in range(5, 8):
+        first.observe(sample_record(k), frame=k)
+    assert first.history[-1].move == "red: reorient red1U@0,2>W"
+    first.close()
+    second = sitting(path, range(0))
+    assert restore_recorded_corrections(second, path) == 0
+    for k in range(8, 24):
+        if k in scripted_clicks():
+            second.manual(scripted_clicks()[k])
+        second.observe(sample_record(k), frame=k)
+    assert [h.move.split(" =")[0] for h in second.history] == scripted_moves()
     second.close()
 
 

@@ -632,14 +632,17 @@ def test_without_a_mat_a_pile_with_no_new_card_still_leaves_the_misread_question
 
 
 def test_without_a_mat_a_card_once_seen_on_the_pile_is_no_longer_a_play() -> None:
-    """A card is put on the pile with no move (the table otherwise unchanged): from then on
-    it is the pile's top as remembered, so when the next picture shows a pyramid moved and
-    that same card on the pile, the card is no evidence of a play, and a misread is asked."""
+    """A card (wands-06, which could move a pyramid) is put on the pile with no move (the
+    table otherwise unchanged): from then on it is the pile's top as remembered, so when
+    the next picture shows a pyramid moved and that same card on the pile, the card is no
+    evidence of a play, and a misread is asked."""
     from calibration.mat import virtual_mat
 
     def dropped(rec: dict[str, Any]) -> dict[str, Any]:
         pile = next(c for c in rec["cards"] if c["id"] in ("wands-04", "wands-09"))
-        rec["cards"] = [c for c in rec["cards"] if c is not pile] + [dict(pile, id="cups-03")]
+        # (a wands card: a rule-breaking move could play it, so only its being seen on
+        # the pile already stops it counting)
+        rec["cards"] = [c for c in rec["cards"] if c is not pile] + [dict(pile, id="wands-06")]
         return rec
 
     s = sample_session(mat=virtual_mat())
@@ -653,9 +656,10 @@ def test_without_a_mat_a_card_once_seen_on_the_pile_is_no_longer_a_play() -> Non
 def test_without_a_mat_a_stash_near_the_board_is_named_as_such(cells: float,
                                                                 held: bool) -> None:
     """Green lays three pyramids east of the board from the 5th picture on. Within one
-    and a half cells of its cards they stand on wasteland spaces, which the camera cannot
-    tell from pieces in play: the question and the ruling say a stash may be the cause and
-    how far away it must lie. Further away, they are out of play and the game goes on."""
+    and a half cells of its cards (near a cell's corner, a little more) they stand on
+    wasteland spaces, which the camera cannot tell from pieces in play: the question and
+    the ruling say a stash may be the cause and how far away it must lie (two cells: always
+    far enough). Further away, they are out of play and the game goes on."""
     from calibration.mat import virtual_mat
 
     board = [c["center_mm"] for c in sample_record(0)["cards"] if c["id"] != "back"]
@@ -678,8 +682,26 @@ def test_without_a_mat_a_stash_near_the_board_is_named_as_such(cells: float,
     assert asked.frame == 5 and "(not in play: misread, or a stash too near the board)" \
         in asked.text
     ruled = [e for e in events if e.kind is EventKind.ILLEGAL]
-    assert ruled and all("a stash kept beside the board must lie more than one and a half "
-                         "cells, about 142 mm" in e.text for e in ruled)
+    assert ruled and all("a stash kept beside the board must lie two cells or more, about "
+                         "190 mm, from the middle of every territory's card" in e.text
+                         for e in ruled)
+
+
+def test_without_a_mat_a_card_seen_discarded_before_is_no_play() -> None:
+    """Frame 11's pile knocked so that wands-04 (discarded at frame 10, a card that could
+    move the pyramid) shows instead of wands-09: the game has seen it discarded, so it is no
+    news, and the pyramid moved is asked about as a misread."""
+    from calibration.mat import virtual_mat
+
+    def knocked(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k == 11:
+            next(c for c in rec["cards"] if c["id"] == "wands-09")["id"] = "wands-04"
+        return rec
+
+    s = sample_session(mat=virtual_mat())
+    events = play(s, range(0, 12), change=knocked)
+    last = [e for e in events if e.frame == 11][-1]
+    assert last.kind is EventKind.QUESTION and "then nothing changed" in last.text
 
 
 def _green_misread_lying(rec: dict[str, Any]) -> dict[str, Any]:
@@ -745,6 +767,24 @@ def test_a_picture_taken_mid_move_is_read_again(on_mat: bool) -> None:
                                   "-1,2")
     assert ("undo", None) in [c[:2] for c in rec.calls]
     assert_true_game(s)
+
+
+def test_a_card_misread_after_a_self_attack_does_not_rewrite_it() -> None:
+    """Red's self-attack is taken as it is (the pyramid gone for good); the next picture
+    misreads the pile's top card (swords-04 for wands-04). A move of red's from before
+    would explain that too, but it puts back no pyramid of red's: not a picture taken
+    mid-move, so the move stands and the card is asked about."""
+    s = sample_session()
+    play(s, range(0, 10))
+    gone = sample_record(10)
+    gone["pyramids"] = [p for p in gone["pyramids"]
+                        if p["color"] != "red" or p["base_center_mm"][0] > 380.0]
+    taken = s.observe(gone, frame=10)[0]
+    assert taken.kind is EventKind.ACCEPTED and "attack red1W@0,2" in taken.text
+    next(c for c in gone["cards"] if c["id"] == "wands-04")["id"] = "swords-04"
+    later = s.observe(gone, frame=11)
+    assert not any("read again" in e.text for e in later)
+    assert s.history[-1].move == taken.move and later[0].kind is EventKind.QUESTION
 
 
 def test_a_misread_that_comes_and_goes_does_not_rewrite_the_move() -> None:

@@ -518,3 +518,50 @@ def test_what_a_crash_leaves_while_a_file_is_made_is_known_for_empty(tmp_path: P
     text.write_text("my notes")
     assert [never_made(p) for p in (empty, bare, game, text, tmp_path / "gone.db")] == [
         True, True, False, False, False]
+
+
+def _padded_game(path: Path, events: int) -> Path:
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    for k in range(events):
+        rec.record("note", None, note=f"ev {k}", observation={"pad": "y" * 800},
+                   keyframe_jpeg=b"\xff\xd8" + bytes(1500))
+    rec.close()
+    return path
+
+
+def test_a_file_that_lost_events_is_not_read_as_damaged_only_in_its_pictures(
+        tmp_path: Path) -> None:
+    """The events' root page written back from an older copy (a write the disk lost): the
+    events table checks out alone, but its last 30 events are gone, and their pictures are
+    still there. That is a damaged game, refused whole, with the damage said once."""
+    path = _padded_game(tmp_path / "g.db", 100)
+    con = sqlite3.connect(str(path))
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name='event'").fetchone()[0]
+    con.close()
+    old = path.read_bytes()[(root - 1) * 4096: root * 4096]
+    rec = GameRecorder.resume(path)
+    for k in range(30):
+        rec.record("note", None, note=f"late {k}", observation={"pad": "y" * 800},
+                   keyframe_jpeg=b"\xff\xd8" + bytes(1500))
+    rec.close()
+    with open(path, "r+b") as fh:
+        fh.seek((root - 1) * 4096)
+        fh.write(old)
+    with pytest.raises(RecordingError) as exc:
+        open_game(path)
+    assert str(exc.value).count("the file is damaged") == 1 and "intact" not in str(exc.value)
+
+
+def test_a_new_file_whose_lock_cannot_be_had_is_not_left_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import companion.recording.store as store
+
+    def taken(path: Path) -> int | None:
+        raise RecordingError(f"{path}: another companion is recording this game right now")
+
+    monkeypatch.setattr(store, "_hold", taken)
+    monkeypatch.setattr(store.time, "sleep", lambda s: None)
+    with pytest.raises(RecordingError, match="another companion"):
+        GameRecorder.create(tmp_path / "g.db", game="zarcana", edition="looney",
+                            players=["red", "blue"])
+    assert not (tmp_path / "g.db").exists()

@@ -447,6 +447,18 @@ def test_an_images_size_is_read_from_its_header(ext, params):
     assert header_size(cv2.imencode(ext, image, params)[1].tobytes()) == (53, 37)
 
 
+def test_an_os2_bitmap_is_read_at_its_size(tmp_path):
+    """An old OS/2 bitmap's 12-byte header holds 16-bit sizes (read as 32-bit, a 64 x 48
+    picture was refused as 31 million pixels wide)."""
+    import struct
+
+    w, h = 64, 48
+    core = struct.pack("<IHHHH", 12, w, h, 1, 24)
+    data = b"BM" + struct.pack("<IHHI", 26 + w * 3 * h, 0, 0, 26) + core + bytes(w * 3 * h)
+    (tmp_path / "os2.bmp").write_bytes(data)
+    assert read_image(tmp_path / "os2.bmp").shape == (h, w, 3)
+
+
 def test_a_small_file_that_unpacks_to_too_many_pixels_is_refused_unread(tmp_path):
     """A 2 MB run-length BMP of 16000 x 16000 pixels took two minutes and 13 GB before:
     every format whose header says its size is refused from the header."""
@@ -477,6 +489,14 @@ def test_numbered_frames_are_taken_in_number_order(tmp_path):
         (tmp_path / n).write_bytes(b"x")
     assert [p.name for p in expand_images([tmp_path])] == [
         "1.jpg", "2.jpg", "10.jpg", "frame-9.png", "frame-10.png", "Frame-11.png"]
+    # digits that are not decimal (a circled one, a superscript) are text, and names that
+    # differ only in padding or case keep one order
+    other = tmp_path / "odd"
+    other.mkdir()
+    for n in ("①1.jpg", "²2.jpg", "01.jpg", "1.jpg", "A.jpg", "a.jpg"):
+        (other / n).write_bytes(b"x")
+    assert [p.name for p in expand_images([other])] == [
+        "01.jpg", "1.jpg", "A.jpg", "a.jpg", "²2.jpg", "①1.jpg"]
 
 
 def test_heic_photos_are_named_not_passed_over(tmp_path):
