@@ -166,6 +166,24 @@ DEFAULT_MAT = Mat(zones={"draw": (20.0, 560.0, 110.0, 640.0),
 NO_MAT_REACH_MM = 800.0
 
 
+#: the cards measure more than this share larger or smaller than the deck's when the mat file
+#: is not the mat's size (measured to the markers' outer edges: 8.5%); on dev renders of a
+#: right mat at most 3% (a record's ``calibration.card_scale``, vision.pipeline)
+CARD_SCALE_DOUBT = 0.05
+
+
+def card_scale_doubt(scale: object) -> str | None:
+    """What a record's ``calibration.card_scale`` says of the mat file when the cards come
+    out another size than the deck's (:data:`CARD_SCALE_DOUBT`), else None."""
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) \
+            or abs(scale - 1.0) <= CARD_SCALE_DOUBT:
+        return None
+    return (f"the cards measure {abs(scale - 1.0) * 100:.0f}% "
+            f"{'larger' if scale > 1.0 else 'smaller'} than the deck's: is the mat file's size "
+            "right? (its width and height are measured between the markers' centres; every "
+            "position is off by as much)")
+
+
 def virtual_mat(width_mm: float = 2 * NO_MAT_REACH_MM,
                 height_mm: float = 2 * NO_MAT_REACH_MM) -> Mat:
     """The play area of a table with no printed mat: a ``width_mm`` x ``height_mm`` rectangle

@@ -78,10 +78,6 @@ def _warn(text: str) -> None:
 #: the mat in the picture (900 x 650 given for a 650 x 900 mat: 14 mm); on 40 renders (tilt,
 #: lens distortion, no camera file) at most 1.3 mm, on the sample frames 0.7 mm
 POOR_MAT_FIT_MM = 5.0
-#: the cards measure more than this share larger or smaller than the deck's when the mat file
-#: is not the mat's size (measured to the markers' outer edges: 8.5%); on dev renders of a
-#: right mat at most 3% (vision.pipeline.CARD_SCALE_MIN_CARDS)
-CARD_SCALE_DOUBT = 0.05
 
 
 #: the comment every annotated copy carries in its JPEG header: a file of the copy's name
@@ -216,6 +212,7 @@ def _say_of(path: Path, record: dict[str, Any]) -> int:
     (its record printed all the same): no table found in it, a mat file that is not the
     mat in the picture (every position off), or no colour to read the pyramids' by; else
     0 (a blurred picture is read, its pyramids the likeliest missed: a warning)."""
+    from calibration.mat import card_scale_doubt
     from calibration.sharpness import blurred_picture
 
     failed = not record["calibrated"]
@@ -228,12 +225,9 @@ def _say_of(path: Path, record: dict[str, Any]) -> int:
         _warn(f"error: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
               "is the mat file (--mat) the mat in the picture?")
         failed = True
-    scale = record.get("calibration", {}).get("card_scale")
-    if scale is not None and abs(scale - 1.0) > CARD_SCALE_DOUBT:
-        _warn(f"error: {path}: the cards measure {abs(scale - 1.0) * 100:.0f}% "
-              f"{'larger' if scale > 1.0 else 'smaller'} than the deck's: is the mat file's "
-              "size right? (its width and height are measured between the markers' centres; "
-              "every position is off by as much)")
+    doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
+    if doubt is not None:
+        _warn(f"error: {path}: {doubt}")
         failed = True
     if record.get("greyscale"):
         _warn(f"error: {path}: the picture has no colour (greyscale): the pyramids' "

@@ -369,6 +369,8 @@ class LiveSession:
         self._blurred: bool | None = None
         # whether the last record said its picture had no colour at all
         self._greyscale = False
+        #: whether the cards were last seen another size than the deck's (_mat_doubt)
+        self._scale_doubt = False
         self.latencies_ms: list[float] = []
         now = self._state
         self.status = Status.SETUP if now is None else (
@@ -861,7 +863,8 @@ class LiveSession:
                  time_s: float | None) -> list[LiveEvent]:
         if self.status is Status.OVER:
             return []
-        said = self._sharpness(obs, frame) + self._colourless(obs, frame)
+        said = (self._sharpness(obs, frame) + self._colourless(obs, frame)
+                + self._mat_doubt(obs, frame))
         obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
@@ -916,6 +919,24 @@ class LiveSession:
             return [LiveEvent(EventKind.INFO, "the picture is sharp again", frame=frame,
                               source="camera")]
         return []
+
+    def _mat_doubt(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
+        """A line when the cards come out another size than the deck's (the record's
+        ``calibration.card_scale``): the mat file is most likely not the mat's size, every
+        position is off in proportion, and on a board that grows the lattice's cells drift
+        off the cards. Said once, until the cards measure right again."""
+        from calibration.mat import card_scale_doubt
+
+        calib = obs.extra.get("calibration")
+        scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
+        if scale is None:
+            return []
+        doubt = card_scale_doubt(scale)
+        if (doubt is not None) == self._scale_doubt:
+            return []
+        self._scale_doubt = doubt is not None
+        text = doubt if doubt is not None else "the cards measure the deck's size again"
+        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
 
     def _colourless(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the picture turns black and white (the record's ``greyscale``: a

@@ -858,3 +858,20 @@ def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     assert [e.kind for e in ev] == [EventKind.QUESTION] and "red medium" in ev[0].text
     assert "two moves" not in ev[0].text
     assert [h.move for h in s.history] == scripted_moves()[:2]
+
+
+def test_cards_another_size_than_the_decks_are_said_once() -> None:
+    """A mat file measured to the markers' outer edges makes every card 8.5% too big
+    (``calibration.card_scale``): the window says so once, and again when the cards measure
+    right; the game is still judged."""
+    def scaled(scale: float) -> Callable[[int, dict[str, Any]], dict[str, Any]]:
+        return lambda k, rec: dict(rec, calibration={"card_scale": scale})
+
+    s = sample_session()
+    heard = play(s, range(0, 4), change=scaled(1.085)) + play(s, range(4, 6),
+                                                               change=scaled(1.01))
+    said = [e for e in heard if "the deck's" in e.text]
+    assert [(e.frame, e.text.split(":")[0]) for e in said] == [
+        (0, "the cards measure 8% larger than the deck's"),
+        (4, "the cards measure the deck's size again")]
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[:5]
