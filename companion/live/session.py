@@ -565,6 +565,7 @@ class LiveSession:
         """Say which card a face-down territory is (recorded as a correction)."""
         with self._lock:
             st = self._require_state()
+            self._refuse_when_over("a face-down card cannot be named")
             stack = st.board.get(cell)
             if not stack or stack[-1] != (UNKNOWN, False):
                 raise LiveError(f"there is no unnamed face-down card at {format_cell(cell)}")
@@ -591,6 +592,7 @@ class LiveSession:
         """
         with self._lock:
             self._require_state()
+            self._refuse_when_over("a reading cannot be corrected")
             if isinstance(correction, CardCorrection):
                 try:
                     card_info(correction.actual)
@@ -683,11 +685,18 @@ class LiveSession:
             return self.correct(correction)
         return self._emit(events)
 
+    def _refuse_when_over(self, what: str) -> None:
+        """LiveError once the game is over: its file is finished, and a change made after
+        that (a Take back pressed as the last move was judged, say) could not be recorded."""
+        if self.status is Status.OVER or (self._state is not None and self._state.is_over):
+            raise LiveError(f"the game is over: {what} (its game file is finished)")
+
     def step_back(self) -> list[LiveEvent]:
         """Take back the last accepted move (recorded as an "undo" holding the state before
         it, so the recorded move list leaves the move out). The camera then sees the move again unless the
         players take it back on the table too."""
         with self._lock:
+            self._refuse_when_over("no move can be taken back")
             if not self._history:
                 raise LiveError("there is no accepted move to take back")
             self._state = self._before_last()

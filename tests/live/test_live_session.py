@@ -875,3 +875,17 @@ def test_cards_another_size_than_the_decks_are_said_once() -> None:
         (0, "the cards measure 8% larger than the deck's"),
         (4, "the cards measure the deck's size again")]
     assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[:5]
+
+
+def test_after_the_game_is_over_nothing_can_be_taken_back_or_corrected() -> None:
+    """A Take back pressed as the last move was judged (or just after End game) brought the
+    game back to life with its file already finished: nothing after it was recorded."""
+    s = sample_session()
+    play(s, range(0, 7))
+    s.end_game()
+    assert s.is_over
+    for attempt in (s.step_back, lambda: s.correct(CardCorrection((0, 0), "wands-04", "wands-05")),
+                    lambda: s.name_hidden_card((0, 0), "wands-05")):
+        with pytest.raises(LiveError, match="the game is over"):
+            attempt()
+    assert s.is_over and len(s.history) == 6
