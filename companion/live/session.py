@@ -67,7 +67,15 @@ from companion.games.zarcana.moves import (
     parse_move,
 )
 from companion.games.zarcana.rules import Edition, Settings
-from companion.games.zarcana.state import FoolDraw, FoolPlay, PlagueCull, PlagueRaze, TaxDue
+from companion.games.zarcana.state import (
+    FoolDraw,
+    FoolPlay,
+    PlagueCull,
+    PlagueRaze,
+    TaxDue,
+    names_given,
+    with_names,
+)
 from companion.games.zarcana.table import (
     Explanation,
     TableView,
@@ -579,6 +587,13 @@ class LiveSession:
             new = st.copy()
             # an unknown card becomes a known one: the count of unaccounted cards stays right
             new.board[cell] = stack[:-1] + ((card, False),)
+            # and it was that card in every position it lay face down in: a move taken back
+            # does not forget the name (as the game file's replay does not)
+            names = names_given(st, new)
+            self._history = [replace(h, state=with_names(h.state, names))
+                             for h in self._history]
+            if self._initial is not None:
+                self._initial = with_names(self._initial, names)
             self._state = new
             text = f"the face-down card at {format_cell(cell)} is {card}"
             self._record("correction", None, state=new, note=text)

@@ -1059,6 +1059,7 @@ def replay_states(game: RecordedGame, *, verify: bool = True
     from companion.core.errors import IllegalMoveError, NotationError, SavedGameError
     from companion.games.zarcana.engine import dumps, loads, new_game, to_dict
     from companion.games.zarcana.rules import Settings
+    from companion.games.zarcana.state import names_given, with_names
 
     path = game.path
     if game.game != "zarcana":
@@ -1160,7 +1161,14 @@ def replay_states(game: RecordedGame, *, verify: bool = True
                 else:
                     state = stored(ev)
         elif ev.kind == "correction" and ev.state is not None:
-            state = stored(ev)
+            corrected = stored(ev)
+            # a face-down card named is named in every position it lay face down in: a move
+            # taken back after it keeps the name (as the live session does)
+            names = names_given(state, corrected)
+            if names:
+                accepted = [with_names(s, names) for s in accepted]
+                base = with_names(base, names)
+            state = corrected
         yield ev, state
 
 
@@ -1182,8 +1190,11 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
     A correction changes the state after the move it followed (or the start) without being a
     move itself.
     """
+    from companion.games.zarcana.state import names_given, with_names
+
     start: ZarcanaState | None = None
     moves: list[tuple[RecordedEvent, ZarcanaState]] = []
+    last: ZarcanaState | None = None
     for ev, state in replay_states(game, verify=verify):
         if start is None:
             start = state
@@ -1194,9 +1205,15 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
         elif ev.kind == "undo":
             moves.pop()  # replay_states has checked that there was a move to take back
         elif ev.kind == "correction":
+            # (a face-down card named: named in every position it lay face down in)
+            names = names_given(last, state) if last is not None else {}
+            if names:
+                moves = [(e, with_names(s, names)) for e, s in moves]
+                start = with_names(start, names)
             if moves:
                 moves[-1] = (moves[-1][0], state)
             else:
                 start = state
+        last = state
     assert start is not None  # replay_states always yields the start
     return start, moves

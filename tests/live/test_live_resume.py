@@ -210,3 +210,42 @@ def test_a_correction_line_reads_back_as_the_correction() -> None:
     for bad in ("", "card 1,2 cups-01", "pyramid x,y a=b", "move red: draw 3", "card 1,2 a=b=c"):
         with pytest.raises(NotationError):
             parse_correction(bad)
+
+
+def test_a_named_face_down_card_keeps_its_name_when_a_move_is_taken_back(
+        tmp_path: Path) -> None:
+    """A Wheel of Fortune build left a face-down territory at 1,1; the players name it, red
+    draws, and the draw is taken back. The name stays (the card lay face down there all
+    along), in the session as in the game file: continued, the file replays and goes on
+    (before, the session forgot the name and the file kept it, and the next move made the
+    file unreplayable)."""
+    from companion.games.zarcana.engine import position
+    from companion.recording.store import GameRecorder
+
+    board = {"0,0": "cups-02", "1,0": "cups-03", "2,0": "cups-04", "0,1": "wands-02",
+             "1,1": "~?", "2,1": "wands-04", "0,2": "swords-02", "1,2": "swords-03",
+             "2,2": "swords-04"}
+    players = ["red", "blue", "green"]
+    start = position(players, edition="looney", board=board,
+                     pieces={"0,0": "red1U", "2,2": "blue1U", "2,0": "green1U"},
+                     hands={"red": ["cups-09"], "blue": ["cups-07"], "green": ["pentacles-04"]})
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=players, recorder=rec,
+                    initial_state=start)
+    card = sorted(s.state.unseen_cards())[0]
+    s.name_hidden_card((1, 1), card)
+    s.manual("red: draw 1")
+    s.step_back()
+    assert s.state.board[(1, 1)] == ((card, False),) and s.hidden_cards() == []
+    s.close()
+    assert rebuild_state(open_game(path)).board[(1, 1)] == ((card, False),)
+    rec2, start2, history, _, _ = open_recording(path, game="zarcana", edition="looney",
+                                                 players=tuple(players))
+    assert start2.board[(1, 1)] == ((card, False),) and history == []
+    again = LiveSession("zarcana", edition="looney", players=players, recorder=rec2,
+                        initial_state=start2, history=history)
+    again.manual("red: draw 1")
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 1)] == ((card, False),)

@@ -180,3 +180,36 @@ class StateData:
 
     def stash(self, color: Color) -> tuple[int, int, int]:
         return self.stashes[color]
+
+
+#: face-down territories named: cell -> (its stack with the card unknown, the stack named)
+FaceDownNames = dict[Cell, tuple[tuple[Layer, ...], tuple[Layer, ...]]]
+
+
+def names_given(before: StateData, after: StateData) -> FaceDownNames:
+    """The face-down territories of ``before`` whose unknown top card ``after`` names (a
+    player said which card a Wheel of Fortune build laid face down), the rest of the stack
+    the same."""
+    out: FaceDownNames = {}
+    for cell, stack in before.board.items():
+        if not stack or stack[-1] != (UNKNOWN, False):
+            continue
+        named = after.board.get(cell)
+        if named is not None and len(named) == len(stack) and named[:-1] == stack[:-1] \
+                and not named[-1][1] and named[-1][0] != UNKNOWN:
+            out[cell] = (stack, named)
+    return out
+
+
+def with_names(state: _S, names: FaceDownNames) -> _S:
+    """``state`` with the face-down cards of ``names`` named wherever it holds the very
+    stack that was named: a card's name is true of every position the card lay face down
+    in, so a move taken back does not forget it. ``state`` itself when none applies."""
+    hits = {cell: named for cell, (unknown, named) in names.items()
+            if state.board.get(cell) == unknown}
+    if not hits:
+        return state
+    out = state.copy()
+    out.events = state.events
+    out.board.update(hits)
+    return out
