@@ -412,6 +412,19 @@ class LiveSession:
         return self.status is Status.OVER
 
     @property
+    def can_override(self) -> bool:
+        """Whether :meth:`override` has something to accept: a question's first reading,
+        or a rule-breaking move that explains the flagged table (not a table no move
+        explains)."""
+        p = self._pending
+        if p is None:
+            return False
+        if self.status is Status.QUESTION:
+            return bool(p.suggestions)
+        return (self.status is Status.WRONG_TABLE and p.explanation is not None
+                and bool(p.explanation.illegal))
+
+    @property
     def pending_suggestions(self) -> tuple[Suggestion, ...]:
         """The open question's suggestions (empty when no question is open)."""
         p = self._pending

@@ -192,6 +192,7 @@ class Snapshot:
     hidden: tuple[Cell, ...]
     suggestions: tuple[Suggestion, ...]
     series: Mapping[str, list[int]] = field(default_factory=dict)
+    can_override: bool = False          # the session's override has something to accept
 
     @property
     def over(self) -> bool:
@@ -374,6 +375,8 @@ class LiveController(_ViewBase):
         self.last_settled: FramePost | None = None
         self.keyframes: dict[int, KeyFrame] = {}
         self.illegal: dict[Cell, str] = {}
+        #: the camera's ruling on show (its text, its choices), kept when a click is refused
+        self._ruling: tuple[str, list[str]] | None = None
         self.events: list[LiveEvent] = []       # every event, in order (the log's source)
         self.paused = False
         self.source_ended: str | None = None
@@ -577,7 +580,8 @@ class LiveController(_ViewBase):
             log.debug("no manual options: %s", exc)
             manual, hidden = (), ()
         return Snapshot(s.status, state, states, history, s.last_reading, s.tracker.lattice,
-                        manual, hidden, tuple(s.pending_suggestions), series)
+                        manual, hidden, tuple(s.pending_suggestions), series,
+                        s.can_override)
 
     def _on_session_event(self, event: LiveEvent) -> None:
         self.snapshot_ready.emit(event, self._take_snapshot())
@@ -619,13 +623,25 @@ class LiveController(_ViewBase):
                 lines.append(f"rule: {_html(', '.join(e.rules))}")
             if e.changes:
                 lines.append("changed: " + _html("; ".join(e.changes)))
-            lines.append("Put the table right, correct a misread piece, or accept anyway.")
             if e.source == "camera":
+                if e.move:
+                    lines.append("Put the table right, correct a misread piece, or accept "
+                                 "anyway.")
+                    choices = ["Accept anyway (override)"]
+                else:
+                    # no move explains it, not even one that breaks a rule: nothing to accept
+                    lines.append("Put the table right, or correct a misread piece.")
+                    choices = []
                 self.illegal = illegal_cells(e.changes)
-                w.alert.show_message("illegal", "<br>".join(lines),
-                                     ["Accept anyway (override)"])
+                self._ruling = ("<br>".join(lines), choices)
+                w.alert.show_message("illegal", self._ruling[0], choices)
+            elif w.alert.kind == "illegal" and self.illegal and self._ruling is not None:
+                # a click refused while a camera's ruling is on show: the ruling stays, and
+                # says the click was refused
+                w.alert.show_message("illegal", f"{self._ruling[0]}<br><i>Refused: "
+                                     f"{_html(e.text)}</i>", self._ruling[1])
             else:   # a clicked move the rules refuse: nothing changed, nothing to override
-                w.alert.show_message("illegal", "<br>".join(lines[:-1]))
+                w.alert.show_message("illegal", "<br>".join(lines))
             w.show_status(e.text)
         elif e.kind is EventKind.QUESTION:
             choices = [s.text for s in e.suggestions]
@@ -704,8 +720,7 @@ class LiveController(_ViewBase):
                               else f"{MANUAL_TITLE}: {who.value}'s turn")
         can_play = live and not snap.over and not self.paused and snap.state is not None
         w.manual_box.setEnabled(can_play)
-        w.override_button.setEnabled(snap.status in (Status.WRONG_TABLE, Status.QUESTION)
-                                     and live)
+        w.override_button.setEnabled(snap.can_override and live)
         w.undo_button.setEnabled(bool(snap.history) and live and not snap.over)
         w.end_button.setEnabled(snap.state is not None and not snap.over)
         w.correct_button.setEnabled(self.selected is not None and live and not snap.over)

@@ -83,6 +83,31 @@ def test_illegal_change_is_red_with_the_rule_and_can_be_overridden(
     assert "illegal" not in w.video.overlay().roles()
 
 
+def test_a_refused_click_leaves_the_ruling_and_no_move_offers_no_override(qtbot: Any) -> None:
+    """A click the rules refuse while a camera ruling is on show leaves the ruling (the
+    refusal is in the status line); a table no move explains, not even a rule-breaking one,
+    offers no "Accept anyway" (it could only fail)."""
+    lw = open_live(qtbot)
+    w = lw.window
+    lw.feed_until(11)
+    ruling = w.alert.text()
+    lw.controller.manual("green: draw 1")         # not green's turn
+    assert lw.controller.wait_idle()
+    assert w.alert.isVisible() and w.alert.text().startswith(ruling)
+    assert "Refused: illegal: green: draw 1" in w.alert.text()
+    assert "not this player's turn" in w.alert.text()
+    assert [b.text() for b in w.alert.choice_buttons] == ["Accept anyway (override)"]
+    assert w.override_button.isEnabled()
+    rec = truth(12)
+    swap = {"major-18": "wands-13", "cups-09": "cups-13"}   # two cards changed: no move
+    for c in rec["cards"]:
+        c["id"] = swap.get(c["id"], c["id"])
+    lw.feed(12, rec)
+    assert lw.session.status is Status.WRONG_TABLE and not lw.session.can_override
+    assert "No legal move explains" in w.alert.text() and "accept anyway" not in w.alert.text()
+    assert not w.override_button.isEnabled()
+
+
 def test_a_single_misread_asks_and_the_answer_corrects_the_session(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     lw = open_live(qtbot)
