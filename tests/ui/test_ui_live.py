@@ -330,3 +330,18 @@ def test_a_blurred_picture_is_said_beside_the_status_line_until_it_is_sharp(qtbo
                     timeout=2000)
     lw.feed(2, dict(truth(2), blurred=False, calibration={"edge_blur_px": 0.8}))
     qtbot.waitUntil(lambda: lw.window.picture.text() == "", timeout=2000)
+
+
+def test_cards_another_size_than_the_decks_are_said_beside_the_status_line(qtbot: Any
+                                                                           ) -> None:
+    """A mat file measured wrongly (the record's calibration.card_scale 1.085) is said
+    beside the status line for as long as the cards measure so, not only in the passing
+    status line."""
+    lw = open_live(qtbot)
+    lw.feed(0, dict(truth(0), calibration={"card_scale": 1.085}))
+    qtbot.waitUntil(lambda: "the cards measure 8% larger than the deck's" in
+                    lw.window.picture.text(), timeout=2000)
+    lw.feed(1, dict(truth(1), calibration={"card_scale": 1.085}))
+    assert "the cards measure 8% larger" in lw.window.picture.text()
+    lw.feed(2, dict(truth(2), calibration={"card_scale": 1.01}))
+    qtbot.waitUntil(lambda: lw.window.picture.text() == "", timeout=2000)
