@@ -222,6 +222,9 @@ class LiveEvent:
     suggestions: tuple[Suggestion, ...] = ()  # for a question: readings that would be legal
     frame: int | None = None                  # index of the frame that caused it
     source: str = "camera"                    # camera, click, override, correction, undo, system
+    #: what the players should know beyond the line itself and act on (a move read again,
+    #: one accepted from a picture taken before a click): the window keeps it on show
+    notice: str | None = None
 
 
 class Status(str, enum.Enum):
@@ -549,7 +552,8 @@ class LiveSession:
         note = (f"seen before the click; if it was a misread instead ({asked}), press "
                 "\"Take back move\" and correct it")
         self._record("note", event.move, player=event.player, note=note)
-        return replace(event, text=f"{event.text} [{note}]")
+        return replace(event, text=f"{event.text} [{note}]",
+                       notice=f"{event.move}: {note}")
 
     def manual_options(self) -> list[str]:
         """The legal moves the camera cannot see, for the player to move, as buttons.
@@ -1281,10 +1285,10 @@ class LiveSession:
         k = self._pick(ex, reading)
         self._pending = None
         self.status = Status.PLAYING
-        events = [LiveEvent(EventKind.INFO, f"{last.player}'s move is read again: the picture "
-                            f"of {last.move} was taken mid-move; the table now shows "
-                            f"{ex.moves[k]}", move=last.move, player=last.player,
-                            frame=frame, source="camera")]
+        text = (f"{last.player}'s move is read again: the picture of {last.move} was taken "
+                f"mid-move; the table now shows {ex.moves[k]}")
+        events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
+                            frame=frame, source="camera", notice=text)]
         events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
                                obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
         self.tracker.remember(reading)

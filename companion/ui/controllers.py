@@ -616,6 +616,10 @@ class LiveController(_ViewBase):
 
     def _show_event(self, e: LiveEvent) -> None:
         w = self.window
+        if e.notice and not (w.alert.isVisible() and w.alert.kind != "info"):
+            # kept on show (a move read again, one taken from a picture before a click) until
+            # dismissed or another message takes the banner
+            w.alert.show_message("info", _html(e.notice))
         if e.kind is EventKind.ACCEPTED:
             w.show_status(f"accepted: {e.text}")
         elif e.kind is EventKind.ILLEGAL:

@@ -345,3 +345,25 @@ def test_cards_another_size_than_the_decks_are_said_beside_the_status_line(qtbot
     assert "the cards measure 8% larger" in lw.window.picture.text()
     lw.feed(2, dict(truth(2), calibration={"card_scale": 1.01}))
     qtbot.waitUntil(lambda: lw.window.picture.text() == "", timeout=2000)
+
+
+def test_a_move_taken_from_a_picture_before_a_click_stays_on_show(qtbot: Any) -> None:
+    """Frame 17 misreads green's small as lying: a question. Blue clicks its draw, and the
+    same picture now fits green's reorient, which is accepted with a note on how to take it
+    back: the note stays in the banner (the next picture's status line does not hide it)."""
+    lw = open_live(qtbot)
+    w = lw.window
+    lw.feed_until(16)
+    lw.controller.manual("red: draw 3")
+    assert lw.controller.wait_idle()
+    rec = truth(17)
+    p = next(p for p in rec["pyramids"] if p["color"] == "green")
+    p["upright"], p["pointing_deg"] = False, 90.0
+    lw.feed(17, rec)
+    assert w.question.isVisible()
+    lw.controller.manual("blue: draw 2")
+    assert lw.controller.wait_idle()
+    qtbot.waitUntil(lambda: w.alert.isVisible() and w.alert.kind == "info", timeout=2000)
+    assert w.alert.text().startswith("green: reorient green1U@1,2&gt;S: seen before the click")
+    lw.feed(18, rec)
+    assert w.alert.isVisible() and "seen before the click" in w.alert.text()
