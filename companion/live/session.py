@@ -607,8 +607,8 @@ class LiveSession:
             # and it was that card in every position it lay face down in: a move taken back
             # does not forget the name (as the game file's replay does not)
             names = names_given(st, new)
-            self._history = [replace(h, state=with_names(h.state, names))
-                             for h in self._history]
+            self._history = [h if (named := with_names(h.state, names)) is h.state
+                             else replace(h, state=named) for h in self._history]
             if self._initial is not None:
                 self._initial = with_names(self._initial, names)
             self._state = new

@@ -602,7 +602,10 @@ class LiveController(_ViewBase):
         # keyframes: the frame that showed each new position
         if snap.states and not before.states:
             self._keep_keyframe(0, None)
-        for k in range(len(before.history), len(snap.history)):
+        # (a move read again replaces the last one: its picture is the new one's)
+        first_new = next((k for k, (a, b) in enumerate(zip(before.history, snap.history))
+                          if (a.move, a.frame) != (b.move, b.frame)), len(before.history))
+        for k in range(first_new, len(snap.history)):
             self._keep_keyframe(k + 1, snap.history[k].frame)
         for k in [k for k in self.keyframes if k >= len(snap.states)]:
             del self.keyframes[k]           # taken back
@@ -1052,6 +1055,8 @@ class ReplayController(_ViewBase):
                     text = f"[{ev.kind}] {ev.note or ev.move or ''}".strip()
                 elif ev.kind == "override":
                     text = f"{ev.move} [accepted against the rules]"
+                if ev.kind in ("move", "override") and ev.undone:
+                    text += " [taken back]"
                 self.steps.append(ReplayStep(ev.number, ev.kind, text, state, ev.observation,
                                              ev.has_keyframe, ev.note))
         except RecordingError as exc:

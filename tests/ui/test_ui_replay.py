@@ -66,12 +66,15 @@ def test_a_live_recorded_game_replays_with_its_keyframes_and_overlay(
         assert lw.controller.wait_idle()
     moves = lw.window.log.moves()
     assert len(moves) == 5
+    lw.session.step_back()          # the last move taken back: the replay says so
+    assert lw.controller.wait_idle()
     lw.controller.stop()
     lw.session.close()
 
     window, ctl = open_replay_window(tmp_path / "live.db")
     qtbot.addWidget(window)
-    assert window.log.moves() == moves
+    assert window.log.moves()[:5] == moves[:4] + [moves[4] + " [taken back]"]
+    assert window.log.moves()[5].startswith("[undo] took back")
     assert window.video.frame() is not None and window.video.frame().width() == 1600
     roles = window.video.overlay().roles()
     assert {"card", "card-label", "pyramid"} <= roles
