@@ -73,8 +73,8 @@ from companion.games.zarcana.state import (
     PlagueCull,
     PlagueRaze,
     TaxDue,
+    name_back,
     names_given,
-    with_names,
 )
 from companion.games.zarcana.table import (
     Explanation,
@@ -607,10 +607,11 @@ class LiveSession:
             # and it was that card in every position it lay face down in: a move taken back
             # does not forget the name (as the game file's replay does not)
             names = names_given(st, new)
-            self._history = [h if (named := with_names(h.state, names)) is h.state
-                             else replace(h, state=named) for h in self._history]
             if self._initial is not None:
-                self._initial = with_names(self._initial, names)
+                states = name_back([self._initial] + [h.state for h in self._history], names)
+                self._initial = states[0]
+                self._history = [h if named is h.state else replace(h, state=named)
+                                 for h, named in zip(self._history, states[1:])]
             self._state = new
             text = f"the face-down card at {format_cell(cell)} is {card}"
             self._record("correction", None, state=new, note=text)

@@ -504,9 +504,9 @@ def _read_events(path: Path, con: sqlite3.Connection) -> tuple[RecordedEvent, ..
             FROM event ORDER BY number""")]
     undone = _undone_numbers([(int(r[0]), str(r[2])) for r in rows])
     events = []
-    for number, time, kind, turn, player, move, obs, state, note, has_kf in rows:
+    for number, at, kind, turn, player, move, obs, state, note, has_kf in rows:
         where = f"event {number}"
-        when = _time_field(path, f"the time of {where}", time)
+        when = _time_field(path, f"the time of {where}", at)
         assert when is not None  # NOT NULL in the schema
         observation = _json_field(path, f"the observation of {where}", obs)
         if observation is not None and not isinstance(observation, dict):
@@ -1059,7 +1059,7 @@ def replay_states(game: RecordedGame, *, verify: bool = True
     from companion.core.errors import IllegalMoveError, NotationError, SavedGameError
     from companion.games.zarcana.engine import dumps, loads, new_game, to_dict
     from companion.games.zarcana.rules import Settings
-    from companion.games.zarcana.state import names_given, with_names
+    from companion.games.zarcana.state import name_back, names_given, with_names
 
     path = game.path
     if game.game != "zarcana":
@@ -1086,11 +1086,19 @@ def replay_states(game: RecordedGame, *, verify: bool = True
             raise RecordingError(f"{where(ev)}: the stored state is not JSON ({exc})") from None
         got = json.loads(json.dumps(to_dict(replayed)))
         if got != want:
+            if isinstance(want, dict) and _names_alone_differ(stored(ev), replayed):
+                return
             if not isinstance(want, dict):
                 raise RecordingError(f"{where(ev)}: the stored state is not a JSON object")
             keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
             raise RecordingError(f"{where(ev)}: the replayed state disagrees with the stored "
                                  f"one (differs in: {', '.join(keys)})")
+
+    def _names_alone_differ(kept: "ZarcanaState", replayed: "ZarcanaState") -> bool:
+        # a file recorded before 2026-11-30 kept, after a move taken back, the positions
+        # without the name of a face-down card given later (the session forgot it then)
+        names = names_given(kept, replayed)
+        return bool(names) and dumps(with_names(kept, names)) == dumps(replayed)
 
     def dealt() -> "ZarcanaState":
         try:
@@ -1166,8 +1174,8 @@ def replay_states(game: RecordedGame, *, verify: bool = True
             # taken back after it keeps the name (as the live session does)
             names = names_given(state, corrected)
             if names:
-                accepted = [with_names(s, names) for s in accepted]
-                base = with_names(base, names)
+                named = name_back([base] + accepted, names)
+                base, accepted = named[0], named[1:]
             state = corrected
         yield ev, state
 
@@ -1190,7 +1198,7 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
     A correction changes the state after the move it followed (or the start) without being a
     move itself.
     """
-    from companion.games.zarcana.state import names_given, with_names
+    from companion.games.zarcana.state import name_back, names_given
 
     start: ZarcanaState | None = None
     moves: list[tuple[RecordedEvent, ZarcanaState]] = []
@@ -1207,9 +1215,10 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
         elif ev.kind == "correction":
             # (a face-down card named: named in every position it lay face down in)
             names = names_given(last, state) if last is not None else {}
-            if names:
-                moves = [(e, with_names(s, names)) for e, s in moves]
-                start = with_names(start, names)
+            if names and start is not None:
+                named = name_back([start] + [s for _, s in moves], names)
+                start = named[0]
+                moves = [(e, s) for (e, _), s in zip(moves, named[1:])]
             if moves:
                 moves[-1] = (moves[-1][0], state)
             else:

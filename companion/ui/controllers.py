@@ -609,6 +609,8 @@ class LiveController(_ViewBase):
             self._keep_keyframe(k + 1, snap.history[k].frame)
         for k in [k for k in self.keyframes if k >= len(snap.states)]:
             del self.keyframes[k]           # taken back
+        if len(snap.history) < len(before.history) and w.alert.kind == "info":
+            w.alert.clear()                 # (a notice of a move now taken back)
         if snap.status is not Status.WRONG_TABLE:
             self.illegal = {}
             if w.alert.kind == "illegal":

@@ -249,3 +249,91 @@ def test_a_named_face_down_card_keeps_its_name_when_a_move_is_taken_back(
     again.manual("red: draw 1")
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 1)] == ((card, False),)
+
+
+def _face_down_game(path: Path) -> tuple[list[str], object]:
+    from companion.games.zarcana.engine import position
+
+    board = {"0,0": "cups-02", "1,0": "cups-03", "2,0": "cups-04", "0,1": "wands-02",
+             "1,1": "~?", "2,1": "wands-04", "0,2": "swords-02", "1,2": "swords-03",
+             "2,2": "swords-04"}
+    players = ["red", "blue", "green"]
+    return players, position(players, edition="looney", board=board,
+                             pieces={"0,0": "red1U", "2,2": "blue1U", "2,0": "green1U"},
+                             hands={"red": ["cups-09"], "blue": ["cups-07"],
+                                    "green": ["pentacles-04"]})
+
+
+def test_a_card_named_after_a_move_keeps_its_name_in_a_continued_game(tmp_path: Path) -> None:
+    """Named after red's draw, then the game continued in a new sitting and the draw taken
+    back there: the continued game's start holds the name too (accepted_moves)."""
+    from companion.recording.store import GameRecorder
+
+    path = tmp_path / "game.db"
+    players, start = _face_down_game(path)
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=players, recorder=rec,
+                    initial_state=start)
+    s.manual("red: draw 1")
+    card = sorted(s.state.unseen_cards())[0]
+    s.name_hidden_card((1, 1), card)
+    s.close()
+    rec2, start2, history, _, _ = open_recording(path, game="zarcana", edition="looney",
+                                                 players=tuple(players))
+    again = LiveSession("zarcana", edition="looney", players=players, recorder=rec2,
+                        initial_state=start2, history=history)
+    again.step_back()
+    assert again.state.board[(1, 1)] == ((card, False),)
+    again.manual("red: draw 1")
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 1)] == ((card, False),)
+
+
+def test_a_file_that_forgot_a_name_on_a_take_back_still_replays(tmp_path: Path) -> None:
+    """Before 2026-11-30 a move taken back after a face-down card was named stored the
+    position without the name, and so did the moves after it. Such a file still replays,
+    the card named."""
+    from companion.recording.store import GameRecorder
+
+    path = tmp_path / "old.db"
+    players, start = _face_down_game(path)
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    card = sorted(start.unseen_cards())[0]
+    named = start.copy()
+    named.board[(1, 1)] = ((card, False),)
+    drawn = named.apply("red: draw 1")
+    rec.record("correction", None, state=dumps(named), note=f"the face-down card is {card}")
+    rec.record("move", "red: draw 1", state=dumps(drawn))
+    rec.record("undo", None, player="red", state=dumps(start), note="took back red: draw 1")
+    rec.record("move", "red: draw 1", state=dumps(start.apply("red: draw 1")))
+    rec.close()
+    assert rebuild_state(open_game(path)).board[(1, 1)] == ((card, False),)
+
+
+def test_a_name_is_not_given_to_an_earlier_card_that_lay_at_the_same_place() -> None:
+    """A face-down card at 1,0 is sacrificed unseen; a later Wheel of Fortune build lays
+    another face-down card there, which the players name. The earlier card is not that
+    card: taken back to before the sacrifice, 1,0 is still unnamed."""
+    from companion.games.zarcana.engine import position
+    from companion.live.session import HistoryEntry
+
+    players = ["red", "blue"]
+    s0 = position(players, edition="looney",
+                  board={"0,0": "cups-03", "1,0": "~?", "0,1": "swords-02"},
+                  pieces={"1,0": "red1U", "0,0": "blue1E"}, deck=["?"] * 69,
+                  hands={"red": ["major-12", "?", "?"], "blue": ["major-10", "?", "?"]})
+    sacrifice = "red: play major-12 by red1U@1,0: sacrifice"
+    s1 = s0.apply(sacrifice)
+    s2 = s1.copy()
+    s2.board[(1, 0)] = (("?", False),)
+    s2.deck = s1.deck[:-1]
+    s = LiveSession("zarcana", edition="looney", players=players, initial_state=s0,
+                    history=[HistoryEntry.recorded("move", sacrifice, "red", None, s1),
+                             HistoryEntry.recorded("override", "blue: wheel build 1,0", "blue",
+                                                   None, s2)])
+    s.name_hidden_card((1, 0), "cups-05")
+    s.step_back()
+    s.step_back()
+    assert s.state.board[(1, 0)] == (("?", False),)

@@ -367,3 +367,6 @@ def test_a_move_taken_from_a_picture_before_a_click_stays_on_show(qtbot: Any) ->
     assert w.alert.text().startswith("green: reorient green1U@1,2&gt;S: seen before the click")
     lw.feed(18, rec)
     assert w.alert.isVisible() and "seen before the click" in w.alert.text()
+    lw.controller.take_back()           # as the notice says: it goes with the move
+    assert lw.controller.wait_idle()
+    qtbot.waitUntil(lambda: not w.alert.isVisible(), timeout=2000)

@@ -201,6 +201,20 @@ def names_given(before: StateData, after: StateData) -> FaceDownNames:
     return out
 
 
+def name_back(states: list[_S], names: FaceDownNames) -> list[_S]:
+    """``states`` (oldest first) with the cards of ``names`` named in the latest of them
+    and back to the first that does not hold the named stack: the positions the card lay
+    face down in since it was laid (an earlier face-down card at the same cell, since
+    gone, is another card)."""
+    out = list(states)
+    for cell, given in names.items():
+        for k in range(len(out) - 1, -1, -1):
+            if out[k].board.get(cell) != given[0]:
+                break
+            out[k] = with_names(out[k], {cell: given})
+    return out
+
+
 def with_names(state: _S, names: FaceDownNames) -> _S:
     """``state`` with the face-down cards of ``names`` named wherever it holds the very
     stack that was named: a card's name is true of every position the card lay face down
