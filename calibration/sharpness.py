@@ -62,20 +62,28 @@ MIN_PROFILES = 3
 BORDER_PARTS = 6
 
 
-def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
-    """The blur (Gaussian sigma, px) of each readable edge of the markers ``calib`` saw in
-    ``image`` (gray or BGR, as calibrated: lens distortion included)."""
+def _seen_marker_px(calib: Calibration, mat: Mat) -> np.ndarray:
+    """The corners (markers, 4, 2) in image px (no lens) of the markers ``calib`` saw, those
+    that map to finite pixels; empty (0, 4, 2) where there are none."""
+    none = np.zeros((0, 4, 2))
     if calib.H is None or not calib.markers_seen:
-        return []
+        return none
     corners_mm = mat.marker_corners()
     seen = [m for m in calib.markers_seen if m in corners_mm]
     if not seen:
-        return []
-    # all the seen markers' corners at once: (markers, 4, 2) px (one transform, no loop:
-    # this runs before the pyramid job is sent, so every frame waits for it)
+        return none
+    # all the seen markers' corners at once (one transform, no loop: this runs before the
+    # pyramid job is sent, so every frame waits for it)
     c = calib.to_image(np.concatenate([np.asarray(corners_mm[m], np.float64)
                                        for m in seen])).reshape(-1, 4, 2)
-    c = c[np.isfinite(c).all(axis=(1, 2))]
+    out: np.ndarray = c[np.isfinite(c).all(axis=(1, 2))]
+    return out
+
+
+def edge_sigmas(image: np.ndarray, calib: Calibration, mat: Mat) -> list[float]:
+    """The blur (Gaussian sigma, px) of each readable edge of the markers ``calib`` saw in
+    ``image`` (gray or BGR, as calibrated: lens distortion included)."""
+    c = _seen_marker_px(calib, mat)
     if not len(c):
         return []
     a, b = c, np.roll(c, -1, axis=1)                     # each edge, corner k to k + 1
@@ -150,17 +158,10 @@ def blurred_over_px(calib: Calibration, mat: Mat) -> float:
     """The edge spread (px) over which ``calib``'s frame is blurred: :data:`BLURRED_EDGE_PX`,
     scaled up where the markers seen take more pixels a millimetre than
     :data:`BLURRED_REF_PX_PER_MM`."""
-    if calib.H is None or not calib.markers_seen:
+    c = _seen_marker_px(calib, mat)
+    if not len(c):
         return BLURRED_EDGE_PX
-    corners = mat.marker_corners()
-    sides = []
-    for m in calib.markers_seen:
-        if m in corners:
-            px = calib.to_image(np.asarray(corners[m], np.float64))
-            if np.isfinite(px).all():
-                sides.append(float(np.linalg.norm(px - np.roll(px, -1, axis=0), axis=1).mean()))
-    if not sides:
-        return BLURRED_EDGE_PX
+    sides = np.linalg.norm(c - np.roll(c, -1, axis=1), axis=2).mean(axis=1)
     per_mm = float(np.median(sides)) / float(mat.marker_size_mm)
     return BLURRED_EDGE_PX * max(1.0, per_mm / BLURRED_REF_PX_PER_MM)
 
