@@ -632,10 +632,7 @@ class LiveSession:
                 except ValueError as exc:
                     if correction.actual != BACK:
                         raise LiveError(f"{correction.actual!r} is not a card id: {exc}") from None
-                self.tracker.correct_card(correction.where, correction.seen, correction.actual)
-            else:
-                self.tracker.correct_pyramid(correction.cell, correction.seen, correction.actual,
-                                             correction.actual_cell)
+            self._hold_fix(correction)
             self._record("correction", correction_text(correction), state=self._state,
                          note=correction.describe())
             events = [LiveEvent(EventKind.INFO, f"corrected: {correction.describe()}",
@@ -666,12 +663,16 @@ class LiveSession:
                     continue
                 if not self._agrees(c):
                     continue    # the game has moved on from it: the piece changed since
-                if isinstance(c, CardCorrection):
-                    self.tracker.correct_card(c.where, c.seen, c.actual)
-                else:
-                    self.tracker.correct_pyramid(c.cell, c.seen, c.actual, c.actual_cell)
+                self._hold_fix(c)
                 n += 1
         return n
+
+    def _hold_fix(self, c: Correction) -> None:
+        """The table's reader reads the corrected piece as corrected from now on."""
+        if isinstance(c, CardCorrection):
+            self.tracker.correct_card(c.where, c.seen, c.actual)
+        else:
+            self.tracker.correct_pyramid(c.cell, c.seen, c.actual, c.actual_cell)
 
     def _agrees(self, c: Correction) -> bool:
         """Whether the game's position has the corrected reading and not the misread one."""
