@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from companion.core.cards import BACK, card_info
 from companion.core.errors import CompanionError, IllegalMoveError, NotationError
@@ -274,6 +274,7 @@ class Recorder(Protocol):
 
 
 Listener = Callable[[LiveEvent], None]
+T = TypeVar("T")
 
 
 # ============================================================================ session ===
@@ -455,6 +456,12 @@ class LiveSession:
 
     def winners(self) -> list[str]:
         return [] if self._state is None else [c.value for c in self._state.winners()]
+
+    def read(self, reader: Callable[[LiveSession], T]) -> T:
+        """``reader(self)`` with the session's lock held: what it reads of the session is one
+        position, never half of one move and half of the next (another thread's call waits)."""
+        with self._lock:
+            return reader(self)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` for every event from now on; returns an unsubscribe."""

@@ -11,7 +11,8 @@ Threads. The session and the pipeline never run on the window's thread:
   one-thread :class:`CommandRunner`, so a slow re-judgement never freezes the window;
 * the session's listener runs in whichever thread produced the event; it takes a
   :class:`Snapshot` of the session there (the only place that may wait on the session's lock)
-  and posts it; the window thread only ever reads snapshots.
+  and posts it; the window thread only ever reads snapshots, and keeps the newest when two
+  threads' snapshots arrive out of order.
 """
 
 from __future__ import annotations
@@ -199,6 +200,9 @@ class Snapshot:
     suggestions: tuple[Suggestion, ...]
     series: Mapping[str, list[int]] = field(default_factory=dict)
     can_override: bool = False          # the session's override has something to accept
+    #: the order the snapshots were taken in (under the session's lock): a snapshot posted
+    #: from one thread may arrive after a newer one from another, and must not replace it
+    seq: int = 0
 
     @property
     def over(self) -> bool:
@@ -375,6 +379,7 @@ class LiveController(_ViewBase):
             ("extra-gateway", "extra-doppelganger"))) + [BACK]
         self.min_interval_s = 1.0 / display_fps if display_fps > 0 else 0.0
         self.commands = CommandRunner(self)
+        self._snapshots_taken = 0
         self.snapshot: Snapshot = self._take_snapshot()
         self.mapping: TableMapping | None = None
         self.latest: FramePost | None = None
@@ -563,8 +568,12 @@ class LiveController(_ViewBase):
 
     # ================================================================ the session ===
     def _take_snapshot(self) -> Snapshot:
-        """Read the session (a worker thread, or the window's before anything runs)."""
-        s = self.session
+        """Read the session (a worker thread, or the window's before anything runs), with its
+        lock held: a move a click makes in another thread waits, and comes in a later
+        snapshot."""
+        return self.session.read(self._read_session)
+
+    def _read_session(self, s: LiveSession) -> Snapshot:
         state = s.state
         history = tuple(s.history)
         initial = s.initial_state
@@ -585,17 +594,27 @@ class LiveController(_ViewBase):
         except CompanionError as exc:
             log.debug("no manual options: %s", exc)
             manual, hidden = (), ()
+        self._snapshots_taken += 1
         return Snapshot(s.status, state, states, history, s.last_reading, s.tracker.lattice,
                         manual, hidden, tuple(s.pending_suggestions), series,
-                        s.can_override)
+                        s.can_override, self._snapshots_taken)
 
     def _on_session_event(self, event: LiveEvent) -> None:
         self.snapshot_ready.emit(event, self._take_snapshot())
 
     def _apply_snapshot(self, event: LiveEvent | None, snap: Snapshot) -> None:
         before = self.snapshot
-        self.snapshot = snap
         w = self.window
+        if snap.seq < before.seq:
+            # taken before the one on show (a picture and a click a moment apart, in two
+            # threads): its event is still told, the newer position stays
+            if event is not None:
+                self.events.append(event)
+                self._show_event(event)
+                self._clear_banners(before)
+                self.refresh()
+            return
+        self.snapshot = snap
         if event is not None:
             self.events.append(event)
             self._show_event(event)
@@ -611,13 +630,18 @@ class LiveController(_ViewBase):
             del self.keyframes[k]           # taken back
         if len(snap.history) < len(before.history) and w.alert.kind == "info":
             w.alert.clear()                 # (a notice of a move now taken back)
+        self._clear_banners(snap)
+        self.refresh()
+
+    def _clear_banners(self, snap: Snapshot) -> None:
+        """A ruling or question the position on show no longer has goes."""
+        w = self.window
         if snap.status is not Status.WRONG_TABLE:
             self.illegal = {}
             if w.alert.kind == "illegal":
                 w.alert.clear()
         if snap.status is not Status.QUESTION and w.question.isVisible():
             w.question.clear()
-        self.refresh()
 
     def _show_event(self, e: LiveEvent) -> None:
         w = self.window

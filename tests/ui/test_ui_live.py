@@ -83,6 +83,26 @@ def test_illegal_change_is_red_with_the_rule_and_can_be_overridden(
     assert "illegal" not in w.video.overlay().roles()
 
 
+def test_a_snapshot_taken_before_a_newer_one_does_not_bring_back_the_old_position(
+        qtbot: Any) -> None:
+    """A picture's snapshot and a click's are taken in two threads; the older one may be
+    posted last. Its event is still told, but the window keeps the newer position."""
+    lw = open_live(qtbot)
+    lw.feed_until(7)
+    old = lw.controller._take_snapshot()        # (a picture's, before the click below)
+    told = lw.controller.events[-1]
+    lw.controller.manual("blue: draw 3")
+    assert lw.controller.wait_idle()
+    assert lw.window.log.moves()[-1] == "blue: draw 3"
+    newer = lw.controller.snapshot
+    assert newer.seq > old.seq
+    lw.controller._apply_snapshot(told, old)
+    assert lw.controller.snapshot is newer
+    assert lw.window.log.moves()[-1] == "blue: draw 3"
+    assert lw.window.scores.headline.text().endswith("green to move")
+    assert lw.controller.events[-1] is told
+
+
 def test_a_refused_click_leaves_the_ruling_and_no_move_offers_no_override(qtbot: Any) -> None:
     """A click the rules refuse while a camera ruling is on show leaves the ruling (the
     refusal is in the status line); a table no move explains, not even a rule-breaking one,
