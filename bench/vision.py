@@ -828,8 +828,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.platform()}; {os.cpu_count()} CPUs, {cpu_name()}, shared with other work "
         f"(load average {load:.2f} at the end)  ",
         f"Images: {args.count_per_group} per group, {len(rows)} in all, rendered by the bench "
-        f"from seed {args.seed} + group (never used in training or tuning: those seeds are "
-        f"below 600000), "
+        f"from seed {args.seed} + group (never trained on: training seeds are below 600000; "
+        "settings are chosen on dev seeds, also below 600000, and two choices once weighed "
+        "this bench's figures as well: `docs/vision-tuning.md`, how to read the figures), "
         f"{SIZE[0]}x{SIZE[1]}, JPEG, no hands; accuracy part {t_acc:.0f} s with "
         f"{args.jobs} worker(s). Cards: {detector}; identity: the shipped galleries "
         "(`models/cards-*.npz`) and each deck's identity network (`models/cards-tarot-net.onnx`, "

@@ -1,7 +1,7 @@
 """``companion train cards``: render scenes, train the card detector, export ONNX;
 ``companion train card-net``: train a deck's card identity network (vision/cards/train_net.py).
 
-Needs the ``train`` extra (ultralytics); never run in CI. Everything is offline: the model
+Needs the ``train`` extra (ultralytics, and the torch it brings); never run in CI. Everything is offline: the model
 starts from its YAML and nothing is downloaded.
 """
 
@@ -25,8 +25,10 @@ class TrainError(CompanionError, RuntimeError):
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("train", help="train a model on rendered scenes (needs the train extra)",
-                       description="Render training scenes, train a model with ultralytics "
-                       "and export it to ONNX for the runtime. Needs "
+                       description="Render training scenes, train a model (the card detector, "
+                       "the card identity network and the pyramid patch classifiers with "
+                       "ultralytics, the other networks "
+                       "with torch alone) and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
     p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
                                      "pyramid-verify", "pyramid-size", "pyramid-white-clear",
