@@ -64,9 +64,15 @@ def _players(text: str) -> tuple[str, ...]:
     return out
 
 
+#: settings a live table does not take (the game starts with the first player named; a bid is
+#: not followed live)
+NOT_LIVE = {"first_player": "at a live table the first of --players moves first: list the "
+                            "players from the one who starts"}
+
+
 def _setting(text: str) -> tuple[str, Any]:
     try:
-        return parse_setting(text)
+        return parse_setting(text, not_here=NOT_LIVE)
     except SettingError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -77,10 +83,9 @@ def table_settings(args: argparse.Namespace, players: Sequence[str], edition: st
     from companion.games.zarcana.rules import Edition, Settings
 
     chosen = dict(args.setting)
-    if "first_player" in chosen:
-        # (the live game starts with the first player named; a bid is not followed live)
-        raise CompanionError("--setting first_player: at a live table the first of --players "
-                             "moves first: list the players from the one who starts")
+    for name, why in NOT_LIVE.items():
+        if name in chosen:      # (args made without the parser's check)
+            raise CompanionError(f"--setting {name}: {why}")
     settings = Settings(edition=Edition.parse(edition), **chosen)
     try:
         settings.check_deal(len(players))
@@ -110,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a choice the table made that the camera cannot see, as many as "
                         "needed, e.g. --setting box_cards=30 (the cards set aside unseen: "
                         "the draw pile runs out, and the end may be declared, sooner). "
-                        "Names: " + ", ".join(sorted(set(SETTING_VALUES) - {"first_player"}))
+                        "Names: " + ", ".join(sorted(set(SETTING_VALUES) - set(NOT_LIVE)))
                         + " (docs/zarcana-rulings.md); the first of --players starts")
     add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
     add_camera_options(p)

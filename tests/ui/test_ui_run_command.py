@@ -195,6 +195,8 @@ def test_a_bad_setting_is_refused_before_the_window(qapp: Any, tmp_path: Path,
     assert code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err, err
+    if "no setting" in words:   # (the names offered are those run takes)
+        assert "box_cards" in err and "first_player" not in err, err
     assert not games.exists()
 
 

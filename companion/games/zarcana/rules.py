@@ -294,15 +294,20 @@ def format_settings(values: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={text(k, v)}" for k, v in sorted(values.items())) or "none"
 
 
-def parse_setting(text: str) -> tuple[str, Any]:
+def parse_setting(text: str, *, not_here: Mapping[str, str] | None = None
+                  ) -> tuple[str, Any]:
     """``name=value`` (a :data:`SETTING_VALUES` name; ``-`` may stand for ``_``) as the
-    field and its typed value. Raises :class:`SettingError` quoting ``text``."""
+    field and its typed value. Raises :class:`SettingError` quoting ``text``. ``not_here``:
+    names this caller does not take, each with why (left out of the names offered)."""
     name, sep, raw = text.partition("=")
     name, raw = name.strip().replace("-", "_"), raw.strip()
     if not sep or not name:
         raise SettingError(f"setting {text!r}: expected NAME=VALUE, e.g. box_cards=30")
+    refused = not_here or {}
+    if name in refused:
+        raise SettingError(f"setting {text!r}: {refused[name]}")
     if name not in SETTING_VALUES:
-        known = ", ".join(sorted(SETTING_VALUES))
+        known = ", ".join(sorted(set(SETTING_VALUES) - set(refused)))
         raise SettingError(f"setting {text!r}: no setting {name!r} (known: {known})")
 
     def bad() -> SettingError:
