@@ -529,6 +529,12 @@ class TableCalibrator:
             # a marker hidden or moved: search the whole frame. A fixed camera's windows
             # were already searched sharpened, so a hand over a marker costs one plain pass.
             found, windowed = self._search_frame(gray)
+            if len(found) < 4 and self._moved_from_last(found):
+                # the camera or the mat moved: what this calibrator knew of them no longer
+                # holds, and the frame gets the looks a new camera's first frame gets (before,
+                # a frame read after another camera's kept one marker of three, and every
+                # frame after it too)
+                self._forget_camera()
             if len(found) < 4 and not self._last_px:
                 seen, fruitless = frozenset(found), self._fruitless_look
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
@@ -856,6 +862,27 @@ class TableCalibrator:
         H = np.linalg.inv(H_tab_to_img)
         H /= H[2, 2]
         return H, _rms(H, img, tab)
+
+    def _moved_from_last(self, found: dict[int, np.ndarray]) -> bool:
+        """Whether the markers ``found`` (image px, as searched) lie over MOVED_MM from where
+        the last good calibration puts them."""
+        prev = self.last_good
+        if prev is None or prev.H is None or not found:
+            return False
+        ids = sorted(found)
+        img = np.vstack([found[k] if self.intrinsics is None
+                         else self.intrinsics.undistort_points(found[k]) for k in ids])
+        tab = np.vstack([self._corners_mm[k] for k in ids])
+        moved = cv2.perspectiveTransform(img.reshape(-1, 1, 2), prev.H).reshape(-1, 2) - tab
+        return float(np.max(np.linalg.norm(moved, axis=1))) > MOVED_MM
+
+    def _forget_camera(self) -> None:
+        """Forget where the markers were: the next look is a new camera's."""
+        self.last_good = None
+        self._last_px, self._last_size = {}, None
+        self._partial = None
+        self._fruitless_look = None
+        self._shaken_pause = 0
 
     def _from_markers(self, found: dict[int, np.ndarray]) -> Calibration:
         seen = tuple(sorted(found))

@@ -229,6 +229,24 @@ def test_a_blurred_marker_is_found_on_a_second_sharpened_look(far_blurred_scene)
     assert np.abs(cal.to_table(px) - mm).max() < 2.0
 
 
+def test_a_camera_that_moved_gets_the_looks_of_a_new_camera(scene_and_truth,
+                                                           far_blurred_scene) -> None:
+    """A frame from elsewhere after a calibrated one (a camera moved, or the next photo of
+    a folder taken from another place) is searched as a new camera's first frame: before,
+    the sharpened look a fixed camera skips was skipped there too, and the marker only it
+    reads was missed on that frame and every frame after it."""
+    near, *_ = scene_and_truth
+    far, truth = far_blurred_scene
+    calibrator = TableCalibrator(DEFAULT_MAT)
+    assert calibrator.calibrate(near).markers_seen == (0, 1, 2, 3)
+    px = np.array([c["center_px"] for c in truth["cards"]])
+    mm = np.array([c["center_mm"] for c in truth["cards"]])
+    for _ in range(2):
+        cal = calibrator.calibrate(far)
+        assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3), cal.reason
+        assert np.abs(cal.to_table(px) - mm).max() < 2.0
+
+
 def test_blurred_corners_are_measured_again_along_the_edges(far_blurred_scene) -> None:
     # out of focus, the sub-pixel corner search is pulled 1.4-1.9 px inwards on this render;
     # lines fitted along the edges (AprilTag's refinement) stay within 0.4 px
