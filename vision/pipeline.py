@@ -419,6 +419,12 @@ class TablePipeline:
         self._undistort_maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.last_calibration = None
 
+    def forget_calibration(self) -> None:
+        """Forget where the mat (or the cards' frame) was: the next image is calibrated as a
+        new camera's first frame, with the same lens (:meth:`set_camera` for another)."""
+        self._calibrators.clear()
+        self.last_calibration = None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)

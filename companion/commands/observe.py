@@ -44,8 +44,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "observe", help="find the cards and pyramids in table photos (observation records)",
         description="Calibrate each image from the mat's markers, find and identify every "
                     "card and pyramid, and print the observation record (table millimetres) "
-                    "of shared/spec/table.md. Exit code 1 when an image could not be read or "
-                    "showed no table, 2 for a bad mat, deck, camera file or model.")
+                    "of shared/spec/table.md. Images given together are taken as one camera's "
+                    "frames, in order: a marker hidden in one is taken from the last "
+                    "calibration while the markers seen still sit where it put them (a camera "
+                    "that moved is calibrated afresh; --each-alone forgets every time). Exit "
+                    "code 1 when an image could not be read, showed no table, or gave a record "
+                    "not to be trusted (a mat file that is not the mat in the picture, a "
+                    "picture with no colour); 2 for a bad mat, deck, camera file or model.")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE",
                    help="photos of the table, or folders of them")
     add_mat_options(p, "mat file (JSON: marker dictionary and size, play area; default: the "
@@ -63,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--threads", type=thread_count, default=2, metavar="N",
                    help="CPU threads for the pipeline and OpenCV (default 2: the pyramids beside "
                         "the cards, one thread each)")
+    p.add_argument("--each-alone", action="store_true",
+                   help="read each image as if it were the only one (photos from different "
+                        "cameras or places): no calibration is carried from one to the next")
     p.set_defaults(func=run)
 
 
@@ -181,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         for k, path in enumerate(paths):
+            if args.each_alone:
+                pipeline.forget_calibration()
             record, ok = _observe_one(pipeline, path, None if drawn is None else drawn[k])
             failed += int(not ok)
             if not record.get("error"):     # (an unread image is said and counted already)

@@ -392,3 +392,31 @@ def test_a_file_name_with_a_newline_keeps_its_problem_on_one_line(fake, capsys, 
     code, _, err = _run(capsys, str(tmp_path / "bad\nname.jpg"))
     assert code == 1 and err.count("\n") == 1
     assert f"error: {tmp_path}/bad\\nname.jpg: not an image" in err
+
+
+def test_images_given_together_are_one_cameras_frames_unless_each_alone(fake, capsys,
+                                                                        tmp_path):
+    """Markers hidden in the second of two frames of one camera are taken from the first's
+    calibration; with --each-alone every image is calibrated as if it were the only one."""
+    first = FRAMES[0]
+    image = cv2.imread(str(first))
+    markers = json.loads(first.with_suffix(".json").read_text())["markers"]
+    for k in ("2", "3"):        # (three markers seen are a calibration of their own)
+        corners = np.array(markers[k]["corners_px"], np.float64)
+        c = corners.mean(axis=0)
+        cv2.fillConvexPoly(image, (c + (corners - c) * 1.5).astype(np.int32), (120, 150, 200))
+    covered = tmp_path / first.name         # (the name the test double knows the frame by)
+    cv2.imwrite(str(covered), image)
+    code, out, _ = _run(capsys, str(first), str(covered))
+    together = json.loads(out.splitlines()[1])["calibration"]
+    assert code == 0 and together["markers_seen"] == [0, 1]
+    assert together["markers_assumed"] == [2, 3]
+    code, out, _ = _run(capsys, str(first), str(covered), "--each-alone")
+    alone = json.loads(out.splitlines()[1])
+    assert code == 0 and alone["calibration"]["markers_seen"] == [0, 1]
+    assert "markers_assumed" not in alone["calibration"]
+    code, out, _ = _run(capsys, str(covered), "--jsonl")
+    by_itself = json.loads(out)
+    for rec in (alone, by_itself):
+        rec.pop("timings_ms")
+    assert alone == by_itself
