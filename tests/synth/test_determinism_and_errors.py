@@ -355,3 +355,17 @@ def test_an_unforeseen_error_is_one_line_not_a_traceback(monkeypatch, capsys, er
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and f"companion observe: {words}" in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("zones", [{}, {"draw": (20.0, 390.0, 110.0, 470.0)}])
+def test_a_mat_without_a_zone_gets_no_pile_there(tarot, zones):
+    """A mat file's zones are optional (the spec): a game scene lays its draw and discard
+    piles only in the zones the mat has (before: KeyError 'draw' after the first image)."""
+    small = Mat(width_mm=700.0, height_mm=480.0, zones=zones)
+    groups: set[str] = set()
+    for index in range(4):
+        _image, truth, _ = make_example(52, index, tarot, small, game="zarcana", hands=0.0,
+                                        size=(480, 270))
+        groups |= {c.get("group") for c in truth["cards"]}
+    assert "discard" not in groups
+    assert ("draw" in groups) == ("draw" in zones)

@@ -58,13 +58,14 @@ def scene_from_state(state: Any, deck: Deck, mat: Mat, origin_mm: tuple[float, f
 
 
 def add_state_piles(scene: TableScene, state: Any, deck: Deck, mat: Mat, slop_seed: int) -> None:
-    """The engine state's draw pile (face down) and discard pile in the mat's zones."""
+    """The engine state's draw pile (face down) and discard pile in the mat's zones; a mat
+    without a zone for one (a zone is optional in a mat file) gets no such pile."""
     rng = np.random.default_rng([slop_seed, 1])
     n_draw = min(len(state.deck), 40)
-    if n_draw:
+    if n_draw and "draw" in mat.zones:
         add_pile(scene, np.random.default_rng([slop_seed, 2]),
                  ["back"] * n_draw, _zone(mat, "draw", deck), False, "draw", loose=0.6)
-    if state.discard:
+    if state.discard and "discard" in mat.zones:
         shown = list(state.discard)[-8:]
         add_pile(scene, rng, shown, _zone(mat, "discard", deck), True, "discard", loose=2.0)
 
