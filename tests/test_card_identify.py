@@ -203,3 +203,36 @@ def test_enrollment_records_the_symmetric_cards(tmp_path: Path, tarot_dir: Path)
     assert g.half_turn_symmetric == {"mirror"}
     g.save(tmp_path / "g.npz")
     assert Gallery.load(tmp_path / "g.npz").half_turn_symmetric == {"mirror"}
+
+
+def test_a_back_with_a_top_is_told_which_way_up_it_lies(tmp_path: Path, tarot_dir: Path
+                                                         ) -> None:
+    """The Decktet's back has a top: the shipped gallery keeps a thumbnail of it and tells
+    a back's cut from the same cut turned round; the tarot's back (drawn by the program,
+    alike both ways up) has none, and a deck enrolled with a symmetric back gets none."""
+    from models import model_path
+
+    decktet = Gallery.load(model_path("cards-decktet.npz"))
+    assert decktet.back_has_top
+    assert not Gallery.load(model_path("cards-tarot-rws.npz")).back_has_top
+    back = cv2.imread(str(tarot_dir.parent / "decktet" / "back.png"))
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        # a cut as the pipeline makes it: smaller, a little off, noisy, another light
+        cut = cv2.resize(back, CROP_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
+        cut = cut * rng.uniform(0.5, 1.2) + rng.normal(0.0, 8.0, cut.shape)
+        cut = np.clip(np.roll(cut, int(rng.integers(-3, 4)), axis=1), 0, 255).astype(np.uint8)
+        assert not decktet.back_turned(cut)
+        assert decktet.back_turned(cut[::-1, ::-1])
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    art = cv2.imread(str(tarot_dir / "cups-02.jpg"))
+    cv2.imwrite(str(deck / "plain.png"), art)
+    cv2.imwrite(str(deck / "back.png"), cv2.addWeighted(art, 0.5, art[::-1, ::-1], 0.5, 0))
+    assert not enroll(deck, per_card=4, seed=1).back_has_top
+    cv2.imwrite(str(deck / "back.png"), art)
+    g = enroll(deck, per_card=4, seed=1)
+    assert g.back_has_top
+    g.save(tmp_path / "g.npz")
+    again = Gallery.load(tmp_path / "g.npz")
+    assert again.back_has_top and again.back_turned(cv2.resize(art, CROP_SIZE)[::-1, ::-1])

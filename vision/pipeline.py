@@ -574,15 +574,20 @@ class TablePipeline:
                 continue
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
-            symmetric = cid in self.gallery.half_turn_symmetric
+            symmetric = cid in self.gallery.half_turn_symmetric or (
+                not face_up and not self.gallery.back_has_top)
             if symmetric:
-                # art that looks the same both ways up has no top: the long axis's direction
-                # in [0, 180), so that the record does not turn the card over between frames
+                # art that looks the same both ways up has no top (a back drawn alike both
+                # ways up too): the long axis's direction in [0, 180), so that the record
+                # does not turn the card over between frames
                 angle = float(axes[i]) % 180.0
             elif face_up:
                 angle = art_angle_deg(float(axes[i]), m.rotated)
             else:
-                angle = float(axes[i])    # a back has no art top: the box's own direction
+                # a back with a top (the Decktet's): which way up it lies, from its cut
+                cut = warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
+                                   self.card_size_mm)
+                angle = art_angle_deg(float(axes[i]), self.gallery.back_turned(cut))
             corners = image_points(calib, card_corners_mm(centers[i], angle, self.card_size_mm))
             cards.append({
                 "id": cid,

@@ -81,6 +81,13 @@ def _check_cards(record: dict, truth: dict, tol_mm: float = CARD_TOL_MM, max_fli
                 assert 0.0 <= r["angle_deg"] < 180.0
             elif d > 170.0:
                 flipped.append(r["id"])
+        elif r.get("art_symmetric"):
+            # a back drawn alike both ways up (the tarot's here): the long axis
+            d = angle_diff_deg(r["angle_deg"], t["angle_deg"])
+            assert (d < 10.0 or d > 170.0) and 0.0 <= r["angle_deg"] < 180.0, (r, t)
+        else:
+            # a back with a top (the Decktet's): its angle points to it
+            assert angle_diff_deg(r["angle_deg"], t["angle_deg"]) < 10.0, (r, t["angle_deg"])
         assert 0.0 <= r["confidence"] <= 1.0
     assert len(flipped) <= max_flipped, flipped
 

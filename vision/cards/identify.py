@@ -217,6 +217,27 @@ def half_turn_symmetric_ids(deck: Any) -> list[str]:
     return [cid for cid in deck.ids if half_turn_symmetric(deck.image(cid))]
 
 
+#: A card back with a top (the Decktet's: its art is not :func:`half_turn_symmetric`) is told
+#: which way up it lies by comparing its cut with a thumbnail of the back this size (w, h),
+#: kept in the gallery at enrollment (``meta["back_top"]``); the same thumbnail of a card's
+#: cut, inside its border (:data:`BACK_TOP_INSET`), is compared both ways up.
+BACK_TOP_WH: tuple[int, int] = (16, 28)
+BACK_TOP_INSET = 0.08
+
+
+def back_top_thumb(image_bgr: np.ndarray) -> np.ndarray:
+    """A back's (or a card cut's, portrait) thumbnail for telling its top
+    (:data:`BACK_TOP_WH`): grey, inside the border, zero mean and unit norm."""
+    g = image_bgr if image_bgr.ndim == 2 else cv2.cvtColor(image_bgr[:, :, :3],
+                                                           cv2.COLOR_BGR2GRAY)
+    h, w = g.shape[:2]
+    dx, dy = int(round(w * BACK_TOP_INSET)), int(round(h * BACK_TOP_INSET))
+    g = cv2.resize(g[dy:h - dy, dx:w - dx], BACK_TOP_WH, interpolation=cv2.INTER_AREA)
+    t = g.astype(np.float32) - float(g.mean())
+    n = float(np.linalg.norm(t))
+    return t / n if n > 0 else t
+
+
 def art_angle_deg(quad_angle_deg: float, rotated: bool) -> float:
     """The record's ``angle_deg`` (centre -> art top) from the direction of the crop's top
     edge and :attr:`CardMatch.rotated`."""
@@ -378,6 +399,30 @@ class Gallery:
         self._back = names.index(BACK_ID) if BACK_ID in names else -1
         self._symmetric = frozenset(str(c) for c in (self.meta or {}).get("half_turn_symmetric",
                                                                            []))
+        top = (self.meta or {}).get("back_top")
+        self._back_top: np.ndarray | None = None
+        if top is not None:
+            try:
+                self._back_top = np.asarray(top, np.float32).reshape(BACK_TOP_WH[1],
+                                                                     BACK_TOP_WH[0])
+            except (TypeError, ValueError) as exc:
+                raise GalleryError(f"its back thumbnail is not {BACK_TOP_WH[0]}x"
+                                   f"{BACK_TOP_WH[1]} numbers: enroll again") from exc
+
+    @property
+    def back_has_top(self) -> bool:
+        """Whether this deck's back has a top (:data:`BACK_TOP_WH`): a face-down card's
+        ``angle_deg`` then points to it (:meth:`back_turned`); otherwise a back looks the
+        same both ways up, and the record gives the card's long axis in [0, 180)."""
+        return self._back_top is not None
+
+    def back_turned(self, crop: np.ndarray) -> bool:
+        """Whether the back in ``crop`` (a card cut, portrait, as :meth:`identify_batch`
+        takes) lies with its top at the cut's bottom; False for a back with no top."""
+        if self._back_top is None:
+            return False
+        t = back_top_thumb(crop)
+        return float(np.sum(t[::-1, ::-1] * self._back_top)) > float(np.sum(t * self._back_top))
 
     @property
     def half_turn_symmetric(self) -> frozenset[str]:
@@ -521,6 +566,17 @@ class Gallery:
             raise GalleryError(f"{where}: its meta lacks or garbles "
                                f"{exc if isinstance(exc, KeyError) else 'a field'} "
                                f"({type(exc).__name__}: {exc}): enroll again") from None
+
+
+def _back_top_meta(deck: Any) -> dict[str, Any]:
+    """``{"back_top": [...]}`` for a deck whose back art has a top (not
+    :func:`half_turn_symmetric`), else nothing: a back drawn by the program is symmetric."""
+    if deck.back_file is None:
+        return {}
+    art = deck.image(BACK_ID)
+    if half_turn_symmetric(art):
+        return {}
+    return {"back_top": [round(float(v), 5) for v in back_top_thumb(art).ravel()]}
 
 
 def _check_shapes(arrays: dict[str, np.ndarray], classes: int, where: str) -> None:
@@ -850,6 +906,7 @@ def enroll(deck_folder: str | Path | Deck | None = None, *, per_card: int = 40, 
                         "per_card": per_card, "seed": seed,
                         "back": "deck image" if deck.back_file is not None else "procedural",
                         "half_turn_symmetric": sorted(half_turn_symmetric_ids(deck)),
+                        **_back_top_meta(deck),
                         "credit": _credit(deck.kind)})
     _calibrate(gal, deck, rng, pool, backs, strength)
     log.info("enrolled %s: %d classes, %d crops, %d prototypes of %d dims; augment %.1f s, "
