@@ -67,6 +67,11 @@ FILES = """\
   pixel = cv2.projectPoints(world, rvec, t, K, dist)); `hands`, `hand_polygons_px`, `glare`,
   `trustworthy`; `game`, `state` (the lattice it came from), `lattice` (origin, pitch);
   `style` (what the look was); `split` (`train`/`val`), `seed` ([run seed, index]).
+  The truth is the whole table, not only what shows: a card or pyramid a hand hides or the
+  frame cuts off stays in `cards` / `pyramids` with its `visible` (0 when nothing of it
+  shows) and `in_frame`; score a reader only on objects at least half visible, as
+  `bench/vision.py` does. `calibrated` here is strict: all four markers fully in the frame
+  and unhidden (the pipeline calibrates from fewer, and says `true` there).
 - `mat.json`: the mat file.
 - With `--export`: `yolo-cards-obb/` (Ultralytics OBB, one class `card`),
   `yolo-pyramids-pose/` (Ultralytics pose, 30 classes colour x size, keypoints base centre
