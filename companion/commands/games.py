@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from companion.recording.export import format_scores
-    from companion.recording.store import BrokenGame, default_games_dir, list_games
+    from companion.recording.store import BrokenGame, EmptyGame, default_games_dir, list_games
 
     folder = (args.dir if args.dir is not None else default_games_dir()).expanduser()
     if args.dir is not None and not folder.is_dir():
@@ -39,14 +39,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"no recorded games in {folder}")
         return 0
     broken = [e for e in entries if isinstance(e, BrokenGame)]
-    good = len(entries) - len(broken)
-    print(f"{good} recorded game(s) in {folder}" + (f", {len(broken)} broken file(s)"
-                                                    if broken else "") + ":")
+    empty = [e for e in entries if isinstance(e, EmptyGame)]
+    good = len(entries) - len(broken) - len(empty)
+    print(f"{good} recorded game(s) in {folder}"
+          + (f", {len(broken)} broken file(s)" if broken else "")
+          + (f", {len(empty)} empty file(s)" if empty else "") + ":")
     width = max(len(e.path.name) for e in entries)
     for e in entries:
         name = e.path.name.ljust(width)
         if isinstance(e, BrokenGame):
             print(f"  {name}  BROKEN: {e.reason}")
+            continue
+        if isinstance(e, EmptyGame):
+            # (a companion stopped before the deal: nothing was lost, nothing to warn of)
+            print(f"  {name}  empty: nothing was recorded in it (a companion stopped "
+                  "before the deal); it may be removed")
             continue
         status = "finished" if e.finished else "not finished"
         line = (f"  {name}  {e.created.strftime('%Y-%m-%d %H:%M')}  {e.game} {e.edition}  "

@@ -5,6 +5,7 @@ from companion.recording.store import (
     KINDS,
     MOVE_KINDS,
     BrokenGame,
+    EmptyGame,
     GameRecorder,
     GameSummary,
     RecordedEvent,
@@ -20,6 +21,6 @@ from companion.recording.store import (
     summarize,
 )
 
-__all__ = ["KIND_ALIASES", "KINDS", "MOVE_KINDS", "BrokenGame", "GameRecorder", "GameSummary", "RecordedEvent",
+__all__ = ["KIND_ALIASES", "KINDS", "MOVE_KINDS", "BrokenGame", "EmptyGame", "GameRecorder", "GameSummary", "RecordedEvent",
            "RecordedGame", "RecordingError", "accepted_moves", "default_games_dir", "list_games", "new_game_path",
            "open_game", "rebuild_state", "replay_states", "summarize"]

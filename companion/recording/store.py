@@ -216,6 +216,14 @@ class BrokenGame:
     reason: str
 
 
+@dataclass(frozen=True)
+class EmptyGame:
+    """A file in the games folder with nothing of a game in it (:func:`never_made`): what a
+    companion stopped before the deal (killed, a power cut) leaves. Nothing is lost."""
+
+    path: Path
+
+
 # ------------------------------------------------------------------------ helpers ---
 
 def _now() -> datetime:
@@ -559,17 +567,21 @@ def summarize(path: Path | str) -> GameSummary:
                        scores=meta.scores, winners=meta.winners)
 
 
-def list_games(folder: Path | str) -> list[GameSummary | BrokenGame]:
+def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]:
     """Every ``*.db`` file in ``folder`` (not its subfolders), by file name.
 
     A file that cannot be read is a :class:`BrokenGame` with the reason; it never stops the
-    others from listing. A folder that does not exist holds no games.
+    others from listing. One with nothing of a game in it is an :class:`EmptyGame`. A folder
+    that does not exist holds no games.
     """
     where = Path(folder).expanduser()
     if not where.is_dir():
         return []
-    out: list[GameSummary | BrokenGame] = []
+    out: list[GameSummary | BrokenGame | EmptyGame] = []
     for path in sorted(where.glob(f"*{SUFFIX}")):
+        if never_made(path):
+            out.append(EmptyGame(path))
+            continue
         try:
             out.append(summarize(path))
         except RecordingError as exc:

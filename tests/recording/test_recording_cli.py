@@ -53,6 +53,24 @@ def test_games_lists_a_broken_file_and_exits_1(games_dir: Path,
     assert "Traceback" not in captured.out + captured.err
 
 
+def test_games_lists_an_empty_file_without_calling_it_broken(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a companion killed before the deal leaves (an empty file, or a database with no
+    table yet) holds nothing to lose: listed as empty, and the exit code stays 0."""
+    import sqlite3
+
+    (games_dir / "killed-before-the-deal.db").write_bytes(b"")
+    sqlite3.connect(games_dir / "killed-while-made.db").execute("PRAGMA user_version = 0")
+    assert main(["games", "--dir", str(games_dir)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == f"2 recorded game(s) in {games_dir}, 2 empty file(s):"
+    empty = [line for line in lines if "empty: nothing was recorded" in line]
+    assert [line.split()[0] for line in empty] == ["killed-before-the-deal.db",
+                                                   "killed-while-made.db"]
+    assert captured.err == ""
+
+
 def test_games_in_an_empty_or_missing_folder(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:

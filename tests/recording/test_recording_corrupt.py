@@ -11,6 +11,7 @@ import pytest
 
 from companion.recording import (
     BrokenGame,
+    EmptyGame,
     GameRecorder,
     GameSummary,
     RecordingError,
@@ -130,7 +131,10 @@ def test_list_games_lists_the_good_ones_beside_the_broken(tmp_path: Path,
     good = {e.path.name: e for e in entries if isinstance(e, GameSummary)}
     broken = {e.path.name: e.reason for e in entries if isinstance(e, BrokenGame)}
     assert set(good) == {"a-good.db", "b-finished.db"}
-    assert set(broken) == {f"{k}.db" for k in BROKEN}
+    # an empty file holds nothing of a game (a companion stopped before the deal): listed
+    # as empty, not broken
+    assert set(broken) == {f"{k}.db" for k in BROKEN if k != "empty"}
+    assert [e.path.name for e in entries if isinstance(e, EmptyGame)] == ["empty.db"]
     assert good["a-good.db"].moves == 60 and not good["a-good.db"].finished
     assert good["b-finished.db"].finished and good["b-finished.db"].scores is not None
     assert "damaged" in broken["truncated-half.db"]
