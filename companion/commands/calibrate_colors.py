@@ -107,6 +107,24 @@ def _read_image(source: str) -> tuple[Any, str]:
     return read_image(path), str(path)
 
 
+def swapped_colours(named: list[str], seen: list[str]) -> list[str]:
+    """The named colours that trade places with each other in what the camera saw: a
+    pyramid named X that looks Y, where the one named Y looks X (or a longer ring of such):
+    a profile learned so would read those players' pyramids as each other's. A pyramid that
+    looks like another named colour one way only (orange plastic under a warm lamp reading
+    red, beside a red one that reads red) is what the profile is for, and not named here."""
+    looks = {n: s for n, s in zip(named, seen) if s != n and s in named}
+    out: list[str] = []
+    for start in looks:
+        ring, c = [start], looks[start]
+        while c in looks and c not in ring:
+            ring.append(c)
+            c = looks[c]
+        if c == start and start not in out:
+            out += [x for x in ring if x not in out]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
     from calibration.table import TableCalibrator
@@ -130,6 +148,15 @@ def run(args: argparse.Namespace) -> int:
     calib = TableCalibrator(mat, intr).calibrate(image)
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
+    swapped = swapped_colours(args.colors, [s.guess for s in shown])
+    if swapped:
+        raise ProfileError(
+            f"{name}: the pyramids look like {', '.join(s.guess for s in shown)} west to east, "
+            f"not {', '.join(args.colors)} as --colors names them: "
+            f"{' and '.join(swapped)} would be swapped for every game after this. Put the "
+            "pyramids down west to east in the order --colors names them, or name them in "
+            "the order they lie (a colour that only looks like another, such as teal for "
+            "green, is learned as named)")
     out = args.out if args.out is not None else default_profile_path()
     profile.save(out)
     for c, s in zip(profile.colors, shown):

@@ -127,6 +127,14 @@ def test_cli(tarot, finder, tmp_path, capsys):
     assert "expected 2" in capsys.readouterr().err
     assert main(["calibrate-colors", str(tmp_path / "nope.jpg"), "--colors", "red"]) == 2
     assert "no such image" in capsys.readouterr().err
+    # two colours named in the wrong order: refused, the profile left as it was
+    before = out.read_bytes()
+    assert main(["calibrate-colors", str(img), "--colors", "blue,red,green",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "look like red, blue, green west to east, not blue, red, green" in err, err
+    assert "blue and red would be swapped" in err
+    assert out.read_bytes() == before
     with pytest.raises(SystemExit):     # an endless zone once overflowed in the cut
         main(["calibrate-colors", str(img), "--colors", "red", "--zone", "0,0,inf,inf"])
     assert "expected X0,Y0,X1,Y1" in capsys.readouterr().err
@@ -161,3 +169,14 @@ def test_bad_profile_files(tmp_path):
         load_profile(p)
     with pytest.raises(ProfileError, match="not a colour profile"):
         ColorProfile.from_dict([1, 2])
+
+
+def test_swapped_colours_are_rings_of_named_colours_only():
+    from companion.commands.calibrate_colors import swapped_colours
+
+    assert swapped_colours(["red", "blue", "green"], ["red", "blue", "green"]) == []
+    assert swapped_colours(["blue", "red", "green"], ["red", "blue", "green"]) == ["blue", "red"]
+    assert swapped_colours(["a", "b", "c"], ["b", "c", "a"]) == ["a", "b", "c"]
+    # a colour that only looks like another one way is what the profile learns
+    assert swapped_colours(["orange", "red", "green"], ["red", "red", "green"]) == []
+    assert swapped_colours(["green", "red"], ["cyan", "red"]) == []
