@@ -304,3 +304,20 @@ def test_a_number_no_float_holds_is_a_bad_field_not_a_crash(tmp_path: Path) -> N
                  ' "dist": [1' + "0" * 400 + ', 0, 0, 0, 0]}')
     with pytest.raises(IntrinsicsError, match="field 'dist' must be a list"):
         load_intrinsics(p)
+
+
+def test_a_board_seen_only_near_the_middle_is_refused(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """Photos that never take the board toward the image's edges leave the lens model
+    guessed there (where it bends most): refused, saying why, and nothing written."""
+    for i, (tilt, yaw, tdir) in enumerate([(0, 0, 0), (15, 20, 0), (18, -30, 120),
+                                           (12, 50, 240), (20, 10, 300)]):
+        cam = _camera(tilt, yaw, tdir, 900, (0, 0))
+        cv2.imwrite(str(tmp_path / f"mid{i}.png"), render_board(cam))
+    out = tmp_path / "camera.json"
+    rc = main(["calibrate-camera", str(tmp_path), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "the board was seen only near the middle of the image" in err
+    assert not out.exists()

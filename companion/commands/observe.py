@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
             record, ok = _observe_one(pipeline, path, None if drawn is None else drawn[k])
             failed += int(not ok)
             if not record.get("error"):     # (an unread image is said and counted already)
-                failed += _say_of(path, record)
+                failed += _say_of(path, record, intrinsics)
             if bar is not None and bar.enabled:
                 bar.stream.write("\r\033[K")  # the record's line must not share the bar's
             try:
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _say_of(path: Path, record: dict[str, Any]) -> int:
+def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> int:
     """Say on stderr what the record of an image that was read warns of; 1 when it failed
     (its record printed all the same): no table found in it, a mat file that is not the
     mat in the picture (every position off), or no colour to read the pyramids' by; else
@@ -232,8 +232,12 @@ def _say_of(path: Path, record: dict[str, Any]) -> int:
         _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
     fit = record.get("calibration", {}).get("reprojection_mm")
     if fit is not None and fit > POOR_MAT_FIT_MM:
+        lens = "" if camera is None else (
+            f", and is the camera file {str(camera)!r} this camera's lens? (--no-intrinsics "
+            "reads the picture without it)")
         _warn(f"error: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
-              "is the mat file (--mat) the mat in the picture?")
+              f"is the mat file (--mat, else the standard mat) the mat in the picture{lens}"
+              f"{'' if lens else '?'}")
         failed = True
     doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
     if doubt is not None:

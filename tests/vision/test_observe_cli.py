@@ -330,6 +330,17 @@ def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys
                                    "width_mm": 650, "height_mm": 900}))
     code, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), str(FRAMES[0]))
     assert f"error: {FRAMES[0]}: the markers fit the mat file badly" in err and code == 1
+    assert "camera file" not in err
+    # with a camera file in use, the lens is named as the other suspect
+    from calibration.intrinsics import save_intrinsics
+
+    camera = tmp_path / "camera.json"
+    save_intrinsics(camera, np.array([[1500.0, 0, 960], [0, 1500.0, 540], [0, 0, 1]]),
+                    np.zeros(5), (1920, 1080))
+    code, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), "--intrinsics", str(camera),
+                        str(FRAMES[0]))
+    assert code == 1 and f"is the camera file {str(camera)!r} this camera's lens?" in err, err
+    assert "--no-intrinsics" in err
     code, out, err = _run(capsys, "--jsonl", str(FRAMES[0]))
     assert "fit the mat file badly" not in err and "the cards measure" not in err
     assert code == 0 and 0.97 < json.loads(out)["calibration"]["card_scale"] < 1.03
