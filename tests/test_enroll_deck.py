@@ -272,6 +272,26 @@ def test_load_gallery_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         gallery_path("a/b")
 
 
+def test_an_enrolled_deck_is_found_by_its_folder_or_by_its_name_beside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After ``enroll-deck my-deck``, ``--deck my-deck`` run beside that folder, and
+    ``--deck PATH/my-deck``, both mean the gallery enrolled from it (before: "a folder of
+    card images, not a gallery: enroll it first"); another folder is still refused."""
+    from vision.cards.identify import enroll
+    from vision.pipeline import load_deck_gallery
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    deck = make_deck(tmp_path / "my-deck")
+    enroll(deck, per_card=2, seed=1).save(gallery_path("my-deck"))
+    monkeypatch.chdir(tmp_path)
+    assert load_deck_gallery("my-deck").deck_name == "glyphs"
+    assert load_deck_gallery(str(deck)).deck_name == "glyphs"
+    assert load_deck_gallery("./my-deck").deck_name == "glyphs"
+    other = make_deck(tmp_path / "elsewhere" / "other-deck")
+    with pytest.raises(GalleryError, match="is a folder of card images, not a gallery"):
+        load_deck_gallery(str(other))
+
+
 def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

@@ -230,10 +230,44 @@ def load_deck_gallery(deck: str | Path | Gallery | None = None) -> Gallery:
         return load_gallery(model_path(SHIPPED_DECKS[deck]))
     p = Path(deck).expanduser()
     if p.is_dir():
+        enrolled = _enrolled_from(p, deck)
+        if enrolled is not None:
+            return enrolled
         raise GalleryError(
             f"deck {str(deck)!r} is a folder of card images, not a gallery: enroll it first "
             f"('companion enroll-deck {deck} --name NAME'), then pass --deck NAME")
     return load_gallery(deck)
+
+
+def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
+    """The enrolled gallery ``given`` means where it names a folder of card images: the one
+    enrolled under that bare name (``--deck my-tarot`` run beside the folder my-tarot), or
+    one enrolled from that very folder (``--deck scans/my-tarot`` after ``enroll-deck
+    scans/my-tarot``); None when there is none."""
+    from vision.cards.galleries import gallery_path, list_galleries, load_gallery
+
+    text = str(given)
+    if not isinstance(given, Path) and "/" not in text and "\\" not in text:
+        try:
+            path = gallery_path(text)
+        except GalleryError:
+            return None
+        if not path.is_file():
+            return None
+        log.info("deck %r: the gallery enrolled under that name (%s), not the folder here",
+                 text, path)
+        return load_gallery(path)
+    want = folder.resolve()
+    for name in list_galleries():
+        try:
+            gallery = load_gallery(gallery_path(name))
+            source = (gallery.meta or {}).get("deck_folder")
+            if source is not None and Path(source).resolve() == want:
+                log.info("deck %r: the gallery enrolled from it (%s)", text, name)
+                return gallery
+        except (GalleryError, OSError):
+            continue        # (a broken gallery of another deck is not this one)
+    return None
 
 
 def deck_name(deck: str | Path | Gallery | None) -> str | None:

@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "standard 900 x 650 mm mat)")
     p.add_argument("--deck", default=None, metavar="NAME|PATH",
                    help="card gallery: 'tarot' (default) or 'decktet' (shipped), a name "
-                        "enrolled with 'companion enroll-deck', or a gallery file")
+                        "enrolled with 'companion enroll-deck' (or the folder it was enrolled "
+                        "from), or a gallery file")
     add_camera_options(p)
     p.add_argument("--jsonl", action="store_true",
                    help="one record per line even for a single image")

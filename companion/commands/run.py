@@ -120,8 +120,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_mat_options(p, "the calibration mat file (default: the standard 900 x 650 mm mat)")
     add_camera_options(p)
     p.add_argument("--deck", default=None, metavar="NAME",
-                   help="card deck: a shipped one (tarot, decktet), an enrolled name or a "
-                        "gallery file (default tarot)")
+                   help="card deck: a shipped one (tarot, decktet), an enrolled name (or the "
+                        "folder it was enrolled from) or a gallery file (default tarot)")
     p.add_argument("--record", type=Path, default=None, metavar="GAME.db",
                    help="record into this file (an unfinished one is continued); default: a "
                         "new file in the recorded games folder")
