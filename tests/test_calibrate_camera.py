@@ -7,6 +7,7 @@ through :func:`calibration.intrinsics.load_intrinsics`."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -321,3 +322,25 @@ def test_a_board_seen_only_near_the_middle_is_refused(tmp_path: Path,
     assert rc == 2, err
     assert "the board was seen only near the middle of the image" in err
     assert not out.exists()
+
+
+def test_out_never_writes_over_a_photo_or_a_file_of_another_kind(
+        views: tuple[Path, list[Camera]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _ = views
+    photos = tmp_path / "photos"
+    shutil.copytree(folder, photos)
+    target = photos / "view00.png"
+    before = target.read_bytes()
+    assert main(["calibrate-camera", str(photos), "--out", str(target)]) == 2
+    assert "is one of the files it is made from" in capsys.readouterr().err
+    assert target.read_bytes() == before
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"my": "notes"}')
+    assert main(["calibrate-camera", str(photos), "--out", str(notes)]) == 2
+    assert "exists and is not a camera file" in capsys.readouterr().err
+    assert notes.read_text() == '{"my": "notes"}'
+    out = tmp_path / "camera.json"
+    assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
+    assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
+    assert f"replacing the camera file {out}" in capsys.readouterr().err

@@ -306,3 +306,28 @@ def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,
     err = capsys.readouterr().err
     assert f"warning: {IDS[1]} and {IDS[4]} look alike to the gallery" in err, err
     assert err.count("look alike") == 1
+
+
+def test_out_never_writes_over_a_scan_or_a_file_of_another_kind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    deck = make_deck(tmp_path / "scans")
+    scan = deck / f"{IDS[0]}.png"
+    before = scan.read_bytes()
+    assert main(["enroll-deck", str(deck), "--out", str(scan), "--no-progress"]) == 2
+    assert "is one of the files it is made from" in capsys.readouterr().err
+    assert scan.read_bytes() == before
+    photo = tmp_path / "holiday.npz"
+    photo.write_bytes(b"not a gallery")
+    assert main(["enroll-deck", str(deck), "--out", str(photo), "--no-progress"]) == 2
+    assert "exists and is not a card gallery" in capsys.readouterr().err
+    assert photo.read_bytes() == b"not a gallery"
+    # a second deck enrolled under the first one's name says whose gallery it replaces
+    assert main(["enroll-deck", str(deck), "--per-card", "2", "--no-progress"]) == 0
+    other = make_deck(tmp_path / "elsewhere" / "scans")
+    capsys.readouterr()
+    assert main(["enroll-deck", str(other), "--per-card", "2", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"replacing the card gallery {gallery_path('glyphs')}" in err, err
+    assert f"(enrolled from {deck.resolve()})" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -113,3 +113,32 @@ def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path]
         return None
     path = saved()
     return path if path.is_file() else None
+
+
+def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
+                 inputs: Sequence[Path] = ()) -> str | None:
+    """Before a command writes ``out`` (a ``kind`` file: a camera file, a card gallery, a
+    colour profile): refuse, as a :class:`~companion.core.errors.CompanionError`, to write
+    over one of its ``inputs`` or over a file that is not a ``kind`` (a photo named by a
+    slip of the keyboard); return what replacing an existing ``kind`` file means to say
+    (None when nothing is there)."""
+    import os
+
+    from companion.core.errors import CompanionError
+
+    if not out.exists():
+        return None
+    if out.is_dir():
+        raise CompanionError(f"--out {str(out)!r} is a folder; give a file name")
+    for p in inputs:
+        try:
+            same = p.exists() and os.path.samefile(p, out)
+        except OSError:
+            same = False
+        if same:
+            raise CompanionError(f"--out {str(out)!r} is one of the files it is made from; "
+                                 f"give another name for the {kind}")
+    if not is_kind(out):
+        raise CompanionError(f"--out {str(out)!r} exists and is not a {kind}: it is not "
+                             "written over (remove it, or give another name)")
+    return f"replacing the {kind} {out}"

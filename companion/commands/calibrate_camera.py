@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from companion.commands.argtypes import ranged
+from companion.commands.argtypes import check_output, ranged
 
 if TYPE_CHECKING:
     from calibration.intrinsics import BoardSpec
@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         raise IntrinsicsError("no photos given: pass photos of the board (files or a folder), "
                               "or --print-board FILE.png to make a board")
     paths = expand_images(args.images)
+    out = args.out if args.out is not None else default_camera_path()
+    replacing = check_output(out, "camera file", _is_camera_file, paths)
     unread: list[Path] = []
 
     def report(path: Path, why: str | None, corners: int, read: bool) -> None:
@@ -113,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped {path}: {why}", file=sys.stderr)
 
     cal = calibrate_images(paths, board, report)
-    out = args.out if args.out is not None else default_camera_path()
+    if replacing is not None:
+        print(replacing, file=sys.stderr)
     save_intrinsics(out, cal.K, cal.dist, cal.image_size, rms_px=cal.rms_px, board=board,
                     views=len(cal.views))
     K, d = cal.K, cal.dist
@@ -169,3 +172,13 @@ def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
     print(f"wrote {path} ({img.shape[1]}x{img.shape[0]} px at {dpi} dpi): print it at 100% "
           f"scale; the board is {bw:g} x {bh:g} mm, squares {board.square_mm:g} mm - measure "
           "them and pass --square-mm/--marker-mm if the printer scaled it")
+
+
+def _is_camera_file(path: Path) -> bool:
+    from calibration.intrinsics import IntrinsicsError, read_camera_file
+
+    try:
+        read_camera_file(path)
+    except IntrinsicsError:
+        return False
+    return True

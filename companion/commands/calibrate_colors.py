@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import add_intrinsics_options, camera_file
+from companion.commands.argtypes import add_intrinsics_options, camera_file, check_output
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
     mat = load_mat(args.mat)
     intr = None
     camera = camera_file(args)
+    out = args.out if args.out is not None else default_profile_path()
+    source = Path(args.source)
+    replacing = check_output(out, "colour profile", _is_profile,
+                             [source] if source.exists() else [])
     image, name = _read_image(args.source)
     from calibration.images import greyscale
     from vision.pyramids.profile import ProfileError
@@ -157,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
             "pyramids down west to east in the order --colors names them, or name them in "
             "the order they lie (a colour that only looks like another, such as teal for "
             "green, is learned as named)")
-    out = args.out if args.out is not None else default_profile_path()
+    if replacing is not None:
+        print(replacing, file=sys.stderr)
     profile.save(out)
     for c, s in zip(profile.colors, shown):
         L, a, b = c.lab_mean
@@ -166,3 +172,13 @@ def run(args: argparse.Namespace) -> int:
               f"pixels, Lab {L:.0f} {a:.0f} {b:.0f}{note}")
     print(f"wrote {out}")
     return 0
+
+
+def _is_profile(path: Path) -> bool:
+    from vision.pyramids.profile import ProfileError, load_profile
+
+    try:
+        load_profile(path)
+    except ProfileError:
+        return False
+    return True

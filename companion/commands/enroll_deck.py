@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int, seed_arg
+from companion.commands.argtypes import check_output, positive_int, seed_arg
 from vision.synth.deck import FACES
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
         except GalleryError:
             raise GalleryError(f"the deck's name {name!r} cannot be a file name; pass --name "
                                "or --out") from None
+    replacing = check_output(out, "card gallery", _is_gallery,
+                             [deck.folder / f.name for f in deck.folder.iterdir()]
+                             if deck.folder.is_dir() else [])
+    if replacing is not None:
+        print(f"{replacing} (enrolled from {_source_of(out)})", file=sys.stderr)
     n_cards = len(deck.ids)
     back = "its back image" if deck.back_file is not None else "procedural backs"
     if deck.photos:
@@ -143,6 +148,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {a} and {b} look alike to the gallery: it may take one for the "
               "other; check that their images are of two different cards", file=sys.stderr)
     return 0
+
+
+def _is_gallery(path: Path) -> bool:
+    from vision.cards.identify import Gallery, GalleryError
+
+    try:
+        Gallery.load(path)
+    except (GalleryError, OSError):
+        return False
+    return True
+
+
+def _source_of(path: Path) -> str:
+    """The folder a gallery file says it was enrolled from."""
+    from vision.cards.identify import Gallery
+
+    return str((Gallery.load(path).meta or {}).get("deck_folder", "an unknown folder"))
 
 
 def _size(n: int) -> str:

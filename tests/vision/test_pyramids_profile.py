@@ -127,6 +127,15 @@ def test_cli(tarot, finder, tmp_path, capsys):
     assert "expected 2" in capsys.readouterr().err
     assert main(["calibrate-colors", str(tmp_path / "nope.jpg"), "--colors", "red"]) == 2
     assert "no such image" in capsys.readouterr().err
+    # the photo itself is never written over, nor a file that is not a profile
+    photo = img.read_bytes()
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green",
+                 "--out", str(img)]) == 2
+    assert "is one of the files it is made from" in capsys.readouterr().err
+    assert img.read_bytes() == photo
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green",
+                 "--out", str(blocker)]) == 2
+    assert "exists and is not a colour profile" in capsys.readouterr().err
     # two colours named in the wrong order: refused, the profile left as it was
     before = out.read_bytes()
     assert main(["calibrate-colors", str(img), "--colors", "blue,red,green",
