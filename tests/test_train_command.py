@@ -425,3 +425,21 @@ def test_a_bad_render_folder_or_out_file_is_named_before_rendering(
     (tmp_path / "afile").write_text("x")
     assert main(["train", "cards", "--out", str(tmp_path / "afile")]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_a_train_extra_installed_in_part_is_named_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``pip install ultralytics`` alone leaves out onnx, which every export needs: said at
+    once, before any rendering or training (it once showed only after the whole budget)."""
+    import sys
+
+    from companion.cli import main
+
+    monkeypatch.setitem(sys.modules, "onnx", None)      # as if it were not installed
+    for model in ("card-net", "pyramid-size", "cards"):
+        assert main(["train", model, "--out", str(tmp_path / model)]) == 2
+        err = capsys.readouterr().err
+        assert "needs the train extra (" in err and "onnx" in err, err
+        assert "pip install -e '.[train]'" in err
+        assert not (tmp_path / model).exists()

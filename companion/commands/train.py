@@ -155,10 +155,13 @@ def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> P
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import ultralytics  # noqa: F401
-    except ModuleNotFoundError:
-        raise TrainError("training needs the train extra: pip install -e '.[train]'") from None
+    from vision.train_extra import train_extra_problem
+
+    problem = train_extra_problem()
+    if problem is not None:
+        # every package now: a missing onnx once showed only at the export, after the
+        # whole training budget
+        raise TrainError(problem)
     from vision.detection.train import CardTrainConfig, build_dataset, train_card_detector
     from vision.synth.deck import default_deck_dir
     from vision.synth.generate import Progress

@@ -507,10 +507,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--scenes: expected 1 to {SCENE_IDS - 1}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     t0 = time.monotonic()
-    try:
-        import torch
-    except ImportError:
-        ap.error("needs the train extra (torch): pip install -e '.[train]'")
+    from vision.train_extra import train_extra_problem
+
+    problem = train_extra_problem()
+    if problem is not None:
+        ap.error(problem)
+    import torch
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda: torch sees no GPU here")
     done = render_until(args.work, args.render_seconds, args.workers, args.scenes, args.seed,
