@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from calibration.mat import Mat, MatError, load_mat
+from companion.core.cards import tarot_deck
 from companion.core.errors import NotationError
 from companion.core.observation import (CardSighting, Observation, ObservationError,
                                         PyramidSighting, record_deg)
@@ -43,6 +44,25 @@ def test_one_image_is_reproducible_alone(tarot, mat):
     assert json.dumps(t1) == json.dumps(t2)
     # the record is a valid observation
     Observation.from_dict(t1)
+
+
+def test_card_files_named_in_capitals_or_with_underscores_are_the_cards(shared, tmp_path):
+    """A scanner's CUPS-07.JPG or Cups_07.jpg is cups-07 (before: a "custom" deck whose ids
+    were no card ids, which the game then refused)."""
+    src = shared / "decks" / "rws-tarot"
+    d = tmp_path / "deck"
+    d.mkdir()
+    for k, f in enumerate(sorted(src.iterdir())):
+        if f.suffix.lower() == ".jpg":
+            name = f.stem.upper() if k % 2 else f.stem.title().replace("-", "_")
+            os.symlink(f, d / f"{name}{f.suffix.upper()}")
+    deck = load_deck(d, validate=False)
+    assert deck.kind == "tarot" and set(deck.ids) == set(tarot_deck())
+    assert deck.files["cups-07"].name in ("CUPS-07.JPG", "Cups_07.JPG")
+    # two spellings of one card are two images of it: which is the card is asked
+    os.symlink(src / "cups-07.jpg", d / "cups-07.jpg")
+    with pytest.raises(DeckError, match="two images of 'cups-07'"):
+        load_deck(d, validate=False)
 
 
 def test_deck_folder_errors_name_the_cards(shared, tmp_path):

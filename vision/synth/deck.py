@@ -45,6 +45,8 @@ _DECKTET_NAMES = (
 )
 DECKTET_IDS: tuple[str, ...] = tuple(f"decktet-{n}" for n in _DECKTET_NAMES)
 TAROT_IDS: tuple[str, ...] = tarot_deck()
+#: the ids a card file may be named by, in any case and with _ for - (:func:`_card_id_of`)
+_KNOWN_IDS = frozenset(TAROT_IDS) | frozenset(DECKTET_IDS) | {BACK_ID}
 
 
 def shared_dir(repo_root: Path | None = None) -> Path | None:
@@ -205,6 +207,16 @@ def _read(path: Path) -> np.ndarray:
     return img
 
 
+def _card_id_of(stem: str, listed: set[Any]) -> str:
+    """The card id a file name's stem stands for: a tarot or Decktet id (or ``back``) however
+    a scanner or a camera spelt it (``CUPS-07``, ``Cups_07``), else the stem as it is (a
+    deck.json may list its own ids, which are taken as written)."""
+    if stem in listed:
+        return stem
+    key = stem.lower().replace("_", "-")
+    return key if key in _KNOWN_IDS else stem
+
+
 def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, float] | None = None,
               validate: bool = True, faces: str = "scans") -> Deck:
     """Open and check a deck folder (default: the shared RWS tarot).
@@ -237,13 +249,15 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     except OSError as exc:
         raise DeckError(f"deck folder {str(path)!r} cannot be read "
                         f"({exc.strerror or exc})") from None
+    listed_ids = set(meta["cards"]) if isinstance(meta.get("cards"), list) else set()
     for f in listed:
         if f.suffix.lower() in IMAGE_SUFFIXES and f.is_file():
-            if f.stem in found:
+            stem = _card_id_of(f.stem, listed_ids)
+            if stem in found:
                 # which of the two is the card? taking one quietly could enroll the wrong art
-                raise DeckError(f"deck folder {str(path)!r} has two images of {f.stem!r}: "
-                                f"{found[f.stem].name} and {f.name}; keep one")
-            found[f.stem] = f
+                raise DeckError(f"deck folder {str(path)!r} has two images of {stem!r}: "
+                                f"{found[stem].name} and {f.name}; keep one")
+            found[stem] = f
     back = found.pop(BACK_ID, None)
     if isinstance(meta.get("back"), str):
         back = path / meta["back"]
