@@ -417,9 +417,44 @@ def _one_image(path: Path, board: BoardSpec, detector: Any
     h, w = img.shape[:2]
     view = detect_board(img, board, path.name, detector)
     if view is None:
-        return (f"no ChArUco board found (need {MIN_CORNERS}+ corners, not all on one line)",
-                None, (w, h))
+        return (f"no ChArUco board found (need {MIN_CORNERS}+ corners, not all on one line)"
+                + _board_hint(img, board), None, (w, h))
     return None, view, (w, h)
+
+
+#: the ArUco dictionaries a photo without the board is searched for (:func:`_board_hint`)
+HINT_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",
+                     "DICT_ARUCO_ORIGINAL")
+
+
+def _board_hint(gray: np.ndarray, board: BoardSpec) -> str:
+    """What the markers in a photo where the board was not found say of the settings: a
+    board of other squares (its marker ids run past this one's), or none of the board's
+    markers at all (another dictionary, or no board in the photo)."""
+    import cv2
+
+    def markers(name: str) -> np.ndarray | None:
+        dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, name))
+        found: np.ndarray | None = cv2.aruco.ArucoDetector(dictionary).detectMarkers(gray)[1]
+        return found
+
+    ids = markers(board.dictionary)
+    if ids is None or len(ids) < 4:
+        for other in HINT_DICTIONARIES:
+            seen = markers(other) if other != board.dictionary else None
+            # (a board shows many; the mat's four corner markers are no board)
+            if seen is not None and len(seen) >= 6:
+                return (f"; it shows {len(seen)} {other} markers: was the board printed "
+                        f"with --dictionary {other}?")
+        return ""
+    top = int(np.max(ids))
+    if top >= board.n_markers:
+        return (f"; it shows {len(ids)} {board.dictionary} markers with ids up to {top}, more "
+                f"than a {board.squares_x}x{board.squares_y} board has ({board.n_markers}): "
+                "is --board the printed board's squares (across x down)?")
+    return (f"; it shows {len(ids)} {board.dictionary} markers: is --board the printed "
+            f"board's squares across x down ({board.squares_x}x{board.squares_y} now; a "
+            f"{board.squares_y}x{board.squares_x} board is another board)?")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,7 +548,8 @@ def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None)
         if abs(sx - sy) > 0.01 * max(sx, sy):
             raise IntrinsicsError(
                 f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch}; images of "
-                f"{w}x{h} have another aspect ratio: calibrate at this resolution")
+                f"{w}x{h} have another aspect ratio (another camera, or a crop): calibrate "
+                "at this resolution, or read them without it (--no-intrinsics)")
         S = np.array([[sx, 0, 0.5 * sx - 0.5], [0, sy, 0.5 * sy - 0.5], [0, 0, 1.0]])
         K = S @ K  # pixel centres at (i + 0.5) / size scale about the image's edge
     return Intrinsics(K, data["dist"])

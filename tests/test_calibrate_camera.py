@@ -226,6 +226,10 @@ def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "must be positive and smaller than the square side" in capsys.readouterr().err
     assert main(["calibrate-camera", "--print-board", str(tmp_path)]) == 2
     assert "it is a folder; give a .png file name" in capsys.readouterr().err
+    assert main(["calibrate-camera", "--print-board", str(tmp_path / "board.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert ".pdf is not an image type it writes; give a .png file name" in err
+    assert "OpenCV" not in err and not (tmp_path / "board.pdf").exists()
     for size in ("inf", "nan", "100000"):   # (100 m squares once asked for a 48 TB image)
         with pytest.raises(SystemExit):
             main(["calibrate-camera", "--square-mm", size, "--print-board",
@@ -344,3 +348,18 @@ def test_out_never_writes_over_a_photo_or_a_file_of_another_kind(
     assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
     assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
     assert f"replacing the camera file {out}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("printed, words", [
+    (BoardSpec(9, 6), "markers with ids up to"),
+    (BoardSpec(5, 7), "a 5x7 board is another board"),
+    (BoardSpec(7, 5, dictionary="DICT_4X4_50"), "printed with --dictionary DICT_4X4_50"),
+])
+def test_a_board_other_than_the_settings_say_is_hinted_at(
+        printed: BoardSpec, words: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    photo = tmp_path / "board.png"
+    cv2.imwrite(str(photo), printed.image(4.0, 10.0))
+    assert main(["calibrate-camera", str(photo), "--out", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no ChArUco board found" in err and words in err, err

@@ -152,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the image types the board is written as (lossless: a JPEG's blur costs corner accuracy)
+BOARD_SUFFIXES = (".png", ".tif", ".tiff", ".bmp")
+
+
 def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
     import cv2
 
@@ -160,6 +164,10 @@ def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
     if path.is_dir():
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "
                               ".png file name")
+    if path.suffix.lower() not in BOARD_SUFFIXES:
+        # (OpenCV's own words for a .pdf name its source file, not the remedy)
+        raise IntrinsicsError(f"cannot write board image {str(path)!r}: {path.suffix or 'no'} "
+                              f"is not an image type it writes; give a .png file name")
     img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
