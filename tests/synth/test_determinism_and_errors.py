@@ -389,3 +389,26 @@ def test_a_mat_without_a_zone_gets_no_pile_there(tarot, zones):
         groups |= {c.get("group") for c in truth["cards"]}
     assert "discard" not in groups
     assert ("draw" in groups) == ("draw" in zones)
+
+
+def test_synth_never_mixes_runs_or_writes_over_other_files(tmp_path, capsys):
+    """``companion synth --out`` into a folder of other files is refused (a photo named
+    00000.jpg was written over); into an earlier run's folder it replaces that run, so the
+    folder never holds 12 old images under a DATASET.md that says 3."""
+    from companion.cli import main
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "00000.jpg").write_bytes(b"my photo")
+    assert main(["synth", "--out", str(photos), "--count", "1", "--no-progress",
+                 "--width", "320", "--height", "240"]) == 2
+    assert "is not empty and not an earlier synth run's folder" in capsys.readouterr().err
+    assert (photos / "00000.jpg").read_bytes() == b"my photo"
+    run = tmp_path / "run"
+    assert main(["synth", "--out", str(run), "--count", "4", "--seed", "3", "--no-progress",
+                 "--width", "320", "--height", "240"]) == 0
+    assert main(["synth", "--out", str(run), "--count", "2", "--seed", "9", "--no-progress",
+                 "--width", "320", "--height", "240"]) == 0
+    assert "replacing the earlier run" in capsys.readouterr().err
+    assert sorted(p.name for p in run.glob("*.jpg")) == ["00000.jpg", "00001.jpg"]
+    assert "images: 2" in (run / "DATASET.md").read_text()

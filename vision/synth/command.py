@@ -92,6 +92,50 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.set_defaults(func=_run)
 
 
+#: what a run writes in its folder besides NNNNN.jpg / NNNNN.json (``--export`` the folders)
+OWN_FILES = ("mat.json", "DATASET.md")
+OWN_FOLDERS = ("yolo-cards-obb", "yolo-pyramids-pose", "card-crops")
+
+
+def _clear_out(out: Path) -> None:
+    """Make ``out`` ready for a run: a new or empty folder as it is; an earlier run's folder
+    (its DATASET.md there) emptied of that run's files, so that the two never mix (12 old
+    images beside 3 new ones under a DATASET.md saying 3); any other folder with files in it
+    refused (a photo there could be written over)."""
+    import re
+    import shutil
+    import sys
+
+    from vision.synth.errors import SynthError
+
+    if out.exists() and not out.is_dir():
+        raise SynthError(f"--out {str(out)!r} is a file; give a folder")
+    if not out.is_dir():
+        return
+    try:
+        entries = sorted(out.iterdir())
+    except OSError as exc:
+        raise SynthError(f"--out {str(out)!r} cannot be read ({exc.strerror or exc})") from None
+    if not entries:
+        return
+    numbered = re.compile(r"\d{5}\.(jpg|json)")
+    own = [p for p in entries if (p.is_file() and (numbered.fullmatch(p.name)
+                                                   or p.name in OWN_FILES))
+           or (p.is_dir() and p.name in OWN_FOLDERS)]
+    if not (out / "DATASET.md").is_file() or len(own) < len(entries):
+        others = [p.name for p in entries if p not in own]
+        shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+        raise SynthError(f"--out {str(out)!r} is not empty and not an earlier synth run's "
+                         f"folder ({shown or 'no DATASET.md'}): give a new or empty folder")
+    images = sum(1 for p in own if p.suffix == ".jpg")
+    print(f"replacing the earlier run in {out} ({images} images)", file=sys.stderr)
+    for p in own:
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
 def _run(args: argparse.Namespace) -> int:
     import sys
 
@@ -112,6 +156,7 @@ def _run(args: argparse.Namespace) -> int:
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
                       val_fraction=args.val, printing=args.printing,
                       pale=args.pale, blur=args.blur)
+    _clear_out(args.out)
     bar = Progress(args.count, "synth", force=not args.no_progress)
     if args.no_progress:
         bar.enabled = False
