@@ -214,7 +214,7 @@ def test_a_back_with_a_top_is_told_which_way_up_it_lies(tmp_path: Path, tarot_di
 
     decktet = Gallery.load(model_path("cards-decktet.npz"))
     assert decktet.back_has_top
-    assert not Gallery.load(model_path("cards-tarot-rws.npz")).back_has_top
+    assert Gallery.load(model_path("cards-tarot-rws.npz")).back_alike_both_ways
     back = cv2.imread(str(tarot_dir.parent / "decktet" / "back.png"))
     rng = np.random.default_rng(2)
     for _ in range(5):
@@ -228,11 +228,43 @@ def test_a_back_with_a_top_is_told_which_way_up_it_lies(tmp_path: Path, tarot_di
     deck.mkdir()
     art = cv2.imread(str(tarot_dir / "cups-02.jpg"))
     cv2.imwrite(str(deck / "plain.png"), art)
-    cv2.imwrite(str(deck / "back.png"), cv2.addWeighted(art, 0.5, art[::-1, ::-1], 0.5, 0))
-    assert not enroll(deck, per_card=4, seed=1).back_has_top
+    alike = cv2.addWeighted(art, 0.5, art[::-1, ::-1], 0.5, 0)
+    h, w = alike.shape[:2]
+    ramp = np.linspace(0.96, 1.04, w, dtype=np.float32)[None, :, None]
+    for back in (alike, alike[: h - h // 100, w // 100:],             # scanned a little off
+                 np.clip(alike * ramp, 0, 255).astype(np.uint8),      # under a light gradient
+                 np.full_like(art, 90)):                              # one plain colour
+        cv2.imwrite(str(deck / "back.png"), back)
+        g = enroll(deck, per_card=2, seed=1)
+        assert not g.back_has_top and g.back_alike_both_ways
     cv2.imwrite(str(deck / "back.png"), art)
     g = enroll(deck, per_card=4, seed=1)
     assert g.back_has_top
     g.save(tmp_path / "g.npz")
     again = Gallery.load(tmp_path / "g.npz")
     assert again.back_has_top and again.back_turned(cv2.resize(art, CROP_SIZE)[::-1, ::-1])
+
+
+def test_a_garbled_or_missing_back_thumbnail(tmp_path: Path) -> None:
+    """A back thumbnail of NaNs or zeros is refused as garbled; a gallery enrolled before
+    backs were asked about (no ``back_top`` at all) claims neither a top nor its absence."""
+    import json
+
+    from models import model_path
+
+    src = model_path("cards-decktet.npz")
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes())
+    for bad in (float("nan"), 0.0):
+        garbled = dict(meta, back_top=[bad] * len(meta["back_top"]))
+        path = tmp_path / "garbled.npz"
+        np.savez(path, **{**arrays, "meta": np.frombuffer(json.dumps(garbled).encode(),
+                                                          np.uint8)})
+        with pytest.raises(GalleryError, match="back thumbnail .* enroll again"):
+            Gallery.load(path)
+    old = {k: v for k, v in meta.items() if k != "back_top"}
+    path = tmp_path / "old.npz"
+    np.savez(path, **{**arrays, "meta": np.frombuffer(json.dumps(old).encode(), np.uint8)})
+    g = Gallery.load(path)
+    assert not g.back_has_top and not g.back_alike_both_ways

@@ -609,7 +609,7 @@ class TablePipeline:
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
             symmetric = cid in self.gallery.half_turn_symmetric or (
-                not face_up and not self.gallery.back_has_top)
+                not face_up and self.gallery.back_alike_both_ways)
             if symmetric:
                 # art that looks the same both ways up has no top (a back drawn alike both
                 # ways up too): the long axis's direction in [0, 180), so that the record
@@ -617,6 +617,8 @@ class TablePipeline:
                 angle = float(axes[i]) % 180.0
             elif face_up:
                 angle = art_angle_deg(float(axes[i]), m.rotated)
+            elif not self.gallery.back_has_top:
+                angle = float(axes[i])  # (a gallery that does not say: the box's direction)
             else:
                 # a back with a top (the Decktet's): which way up it lies, from its cut
                 cut = warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
