@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from calibration.mat import Mat, MatError, load_mat
@@ -412,3 +413,20 @@ def test_synth_never_mixes_runs_or_writes_over_other_files(tmp_path, capsys):
     assert "replacing the earlier run" in capsys.readouterr().err
     assert sorted(p.name for p in run.glob("*.jpg")) == ["00000.jpg", "00001.jpg"]
     assert "images: 2" in (run / "DATASET.md").read_text()
+
+
+def test_a_scan_larger_than_any_use_is_kept_smaller(tmp_path):
+    """A 1200 dpi scan is kept at MAX_ART_PX on its long side (78 of them once held 5.2 GB
+    through an enrollment); the shared scans, smaller, are kept as they are."""
+    import cv2
+
+    from vision.synth.deck import MAX_ART_PX
+
+    d = tmp_path / "deck"
+    d.mkdir()
+    big = np.zeros((5000, 3000, 3), np.uint8)
+    cv2.rectangle(big, (0, 0), (3000, 2500), (200, 40, 40), -1)     # a top to keep
+    cv2.imwrite(str(d / "glyph.png"), big)
+    art = load_deck(d).image("glyph")
+    assert art.shape[:2] == (MAX_ART_PX, round(3000 * MAX_ART_PX / 5000))
+    assert art[10, 10].tolist() == [200, 40, 40] and art[-10, 10].tolist() == [0, 0, 0]

@@ -45,6 +45,9 @@ _DECKTET_NAMES = (
 )
 DECKTET_IDS: tuple[str, ...] = tuple(f"decktet-{n}" for n in _DECKTET_NAMES)
 TAROT_IDS: tuple[str, ...] = tarot_deck()
+#: a card's art is kept at most this many pixels on its long side (a tarot card 4 px/mm in
+#: a 4K render of the whole table is under 500 px tall; the shared scans are 600)
+MAX_ART_PX = 2000
 #: the ids a card file may be named by, in any case and with _ for - (:func:`_card_id_of`)
 _KNOWN_IDS = frozenset(TAROT_IDS) | frozenset(DECKTET_IDS) | {BACK_ID}
 
@@ -138,6 +141,13 @@ class Deck:
         h, w = img.shape[:2]
         if w > h:  # landscape scan: turn to portrait, top to the left
             img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+        if max(h, w) > MAX_ART_PX:
+            # kept at a size no render or enrollment needs more of: 78 scans at 1200 dpi
+            # held 5.2 GB
+            s = MAX_ART_PX / max(h, w)
+            img = cv2.resize(img, (max(1, round(img.shape[1] * s)),
+                                   max(1, round(img.shape[0] * s))),
+                             interpolation=cv2.INTER_AREA)
         with self._lock:
             self._cache[card_id] = img
         return img
