@@ -31,10 +31,13 @@ not count (mostly hidden, buried in a pile) is neither right nor false. Per grou
 recall and precision, identity accuracy and art direction (within 45 degrees, face-up cards
 with the right id; for a card whose art looks the same turned half-way round, found from
 the deck's scans by :func:`vision.cards.identify.half_turn_symmetric`, within 45 degrees of
-either end: six Decktet cards, no tarot card) of matched cards; pyramid recall and
+either end: six Decktet cards, no tarot card) of matched cards, and of face-down cards
+where the back has a top (the Decktet's; the tarot's backs are drawn alike both ways) the
+direction to that top, within 45 degrees; pyramid recall and
 precision, and of matched pyramids the accuracy of colour, pips, upright-or-lying and, for
 lying ones, pointing within 45 degrees; and the share of images whose whole table is
-exactly right (calibrated, every card found with its id and art direction, every pyramid
+exactly right (calibrated, every card found with its id and art direction, a back's where
+it has one, every pyramid
 with all its attributes, nothing false), also apart for the frames the renderer blurred
 (defocus or motion blur, about a sixth of them: :func:`frame_blurred`) and the sharp ones,
 as are pyramid recall, pips and pointing; and how many of each the record itself calls
@@ -116,6 +119,18 @@ def _art_diff(a: float, b: float, symmetric: bool) -> float:
 
 
 _SYMMETRIC: dict[str, frozenset[str]] = {}
+_BACK_TOP: dict[str, bool] = {}
+
+
+def back_has_top(deck: Any) -> bool:
+    """Whether ``deck``'s back scan has a top, by enrollment's own rule (the Decktet's does;
+    the tarot's backs are drawn alike both ways up)."""
+    from vision.cards.identify import _back_top_meta
+
+    key = str(getattr(deck, "folder", deck.name))
+    if key not in _BACK_TOP:
+        _BACK_TOP[key] = _back_top_meta(deck)["back_top"] is not None
+    return _BACK_TOP[key]
 
 
 def symmetric_ids(deck: Any) -> frozenset[str]:
@@ -216,9 +231,11 @@ def _counts(t: dict[str, Any]) -> bool:
 
 
 def score(record: dict[str, Any], truth: dict[str, Any],
-          symmetric: frozenset[str] = frozenset()) -> dict[str, Any]:
+          symmetric: frozenset[str] = frozenset(), back_top: bool = False) -> dict[str, Any]:
     """Counts for one image (see the module docstring for the rules); ``symmetric``: the
-    ids whose art direction counts at either end (:func:`symmetric_ids`)."""
+    ids whose art direction counts at either end (:func:`symmetric_ids`); ``back_top``: the
+    deck's back has a top (:func:`back_has_top`), so a face-down card's direction counts
+    too (the spec's angle points to the top of what shows)."""
     s: dict[str, Any] = {"calibrated": bool(record["calibrated"]),
                          "mat_in_view": bool(truth.get("calibrated", True))}
     # cards
@@ -229,7 +246,7 @@ def score(record: dict[str, Any], truth: dict[str, Any],
     dont_pairs, false_p, _ = _greedy([pred[i] for i in sorted(extra_p)], t_dont, "center_mm",
                                      CARD_MM)
     id_ok = sum(pred[p]["id"] == t_count[t]["id"] for p, t in pairs)
-    dir_n = dir_ok = 0
+    dir_n = dir_ok = back_n = back_ok = 0
     wrong_ids = []
     for p, t in pairs:
         if pred[p]["id"] != t_count[t]["id"]:
@@ -238,12 +255,18 @@ def score(record: dict[str, Any], truth: dict[str, Any],
             dir_n += 1
             dir_ok += _art_diff(pred[p]["angle_deg"], t_count[t]["angle_deg"],
                                 t_count[t]["id"] in symmetric) <= ANGLE_TOL
+        elif back_top:
+            back_n += 1
+            back_ok += _art_diff(pred[p]["angle_deg"], t_count[t]["angle_deg"],
+                                 False) <= ANGLE_TOL
     # what went wrong, by kind (bench/vision_dev.py reports these)
     faults: Counter[str] = Counter(uncalibrated=int(not record["calibrated"]),
                                    card_missed=len(missed_t), card_false=len(false_p),
-                                   card_id=len(wrong_ids), card_direction=dir_n - dir_ok)
+                                   card_id=len(wrong_ids), card_direction=dir_n - dir_ok,
+                                   back_direction=back_n - back_ok)
     s.update(cards_truth=len(t_count), cards_pred=len(pred) - len(dont_pairs),
              cards_tp=len(pairs), cards_id_ok=id_ok, cards_dir_n=dir_n, cards_dir_ok=dir_ok,
+             backs_dir_n=back_n, backs_dir_ok=back_ok,
              cards_missed_low_vis=sum(float(t_count[t].get("visible", 1)) < 0.85
                                       for t in missed_t),
              wrong_ids=wrong_ids)
@@ -285,7 +308,7 @@ def score(record: dict[str, Any], truth: dict[str, Any],
              pyr_point_ok=pt_ok, faults=dict(+faults))
     s["exact"] = bool(
         record["calibrated"] and len(pairs) == len(t_count) and not false_p
-        and id_ok == len(pairs) and dir_ok == dir_n
+        and id_ok == len(pairs) and dir_ok == dir_n and back_ok == back_n
         and len(ppairs) == len(tp_count) and not pfalse and all_ok == len(ppairs))
     return s
 
@@ -378,7 +401,7 @@ def _one(task: tuple[str, int, int]) -> dict[str, Any]:
     if _W.get("where") and not _W["oracle"][1]:
         trace = pl.pyramid_finder.trace = []
     record = pl.observe(image, f"{group}-{index}")
-    s = score(record, truth, symmetric_ids(deck))
+    s = score(record, truth, symmetric_ids(deck), back_has_top(deck))
     if trace is not None:
         s["missed_where"] = where_lost(s["pyr_missed_at"], trace)
     s.update(group=group, index=index, ms=record["timings_ms"].get("total", 0.0),
@@ -548,7 +571,7 @@ def summarise(rows: list[dict[str, Any]], group: str) -> dict[str, Any]:
     rs = [r for r in every if r["mat_in_view"]]
     tot: dict[str, Any] = {"images": len(rs), "mat_out_of_view": len(every) - len(rs)}
     for key in ("cards_truth", "cards_pred", "cards_tp", "cards_id_ok", "cards_dir_n",
-                "cards_dir_ok", "cards_missed_low_vis", "pyr_truth", "pyr_pred", "pyr_tp",
+                "cards_dir_ok", "backs_dir_n", "backs_dir_ok", "cards_missed_low_vis", "pyr_truth", "pyr_pred", "pyr_tp",
                 "pyr_color_ok", "pyr_pips_ok", "pyr_upright_ok", "pyr_point_n", "pyr_point_ok"):
         tot[key] = sum(int(r[key]) for r in rs)
     tot["calibrated"] = sum(r["calibrated"] for r in rs)
@@ -806,7 +829,9 @@ def main(argv: list[str] | None = None) -> int:
                        f"({s['cards_missed_low_vis']} of them under 85% visible), "
                        f"{s['cards_pred'] - s['cards_tp']} false cards; "
                        f"{s['pyr_truth'] - s['pyr_tp']} pyramids missed, "
-                       f"{s['pyr_pred'] - s['pyr_tp']} false")
+                       f"{s['pyr_pred'] - s['pyr_tp']} false"
+                     + (f"; face-down cards pointing to their back's top "
+                        f"{s['backs_dir_ok']} of {s['backs_dir_n']}" if s["backs_dir_n"] else ""))
     cmd = "python bench/vision.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     stand_ins = [w for w, on in (("cards from the TRUE boxes (--oracle-cards)",

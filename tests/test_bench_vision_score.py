@@ -28,6 +28,19 @@ def test_a_symmetric_card_read_the_other_way_up_is_right_only_when_symmetric() -
     assert sym["cards_dir_ok"] == 2 and sym["exact"]
 
 
+def test_a_face_down_card_counts_its_direction_only_where_the_back_has_a_top() -> None:
+    truth = {"cards": [{"id": "back", "center_mm": [100.0, 100.0], "angle_deg": 270.0}],
+             "pyramids": []}
+    record = {"calibrated": True, "pyramids": [],
+              "cards": [{"id": "back", "center_mm": [100.0, 101.0], "angle_deg": 90.0}]}
+    plain = score(record, truth)          # the tarot's backs: drawn alike both ways up
+    assert plain["backs_dir_n"] == 0 and plain["exact"]
+    top = score(record, truth, back_top=True)
+    assert top["backs_dir_n"] == 1 and top["backs_dir_ok"] == 0 and not top["exact"]
+    record["cards"][0]["angle_deg"] = 268.0
+    assert score(record, truth, back_top=True)["exact"]
+
+
 def test_a_symmetric_card_across_its_axis_is_still_wrong() -> None:
     record, truth = _table(0.0)         # a quarter turn off: wrong at either end
     sym = score(record, truth, frozenset({"decktet-8-mill"}))
