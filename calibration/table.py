@@ -292,11 +292,27 @@ def with_third_look(gray: np.ndarray, found: dict[int, np.ndarray], detector: An
     (:data:`THIRD_LOOK_MM`): every one of the third look's within THIRD_LOOK_MM of where
     the homography of all of them puts it, and at least three markers in all: otherwise
     ``found`` as it was."""
-    cands = [(m, c) for m, c in _all_of_mat(gray, detector) if m not in found]
+    cands = [(m, c) for m, c in _all_of_mat(gray, detector)
+             if m not in found and _clear_of_edge(c, gray.shape)]
     if len({m for m, _ in cands} | set(found)) < 4:
         sharp = _sharpened(gray) if sharp is None else sharp
-        cands += [(m, c) for m, c in _all_of_mat(sharp, detector) if m not in found]
+        cands += [(m, c) for m, c in _all_of_mat(sharp, detector)
+                  if m not in found and _clear_of_edge(c, gray.shape)]
     return _agreeing(found, cands, corners_mm)
+
+
+#: a marker the forgiving looks read with a corner this near the frame's edge (px) is not
+#: taken: one the frame cuts off is read as the quad the edge leaves of it, its corners
+#: about 8 px off, and three markers with it put cards 11 mm off after a bumped camera
+#: (the plain detector's own margin is 3 px)
+EDGE_PX = 3.0
+
+
+def _clear_of_edge(corners: np.ndarray, shape: tuple[int, ...]) -> bool:
+    h, w = shape[:2]
+    c = np.asarray(corners, np.float64).reshape(-1, 2)
+    return bool(np.all(c[:, 0] >= EDGE_PX) and np.all(c[:, 1] >= EDGE_PX)
+                and np.all(c[:, 0] <= w - 1 - EDGE_PX) and np.all(c[:, 1] <= h - 1 - EDGE_PX))
 
 
 def _agreeing(found: dict[int, np.ndarray], cands: list[tuple[int, np.ndarray]],
@@ -490,6 +506,9 @@ class TableCalibrator:
         #: whether a frame with too few markers is searched again with motion blur undone
         self.deblur_look = deblur_look
         self.last_good: Calibration | None = None
+        #: how far the table had moved when the last calibration was forgotten (mm), until
+        #: three markers or more calibrate again: what a frame with fewer then says
+        self._moved_mm: float | None = None
         self._corners_mm = {k: np.array(v, np.float64) for k, v in mat.marker_corners().items()}
         self._detector = _detector(mat)
         self._window_detector = _detector(mat, window=True)
@@ -529,12 +548,13 @@ class TableCalibrator:
             # a marker hidden or moved: search the whole frame. A fixed camera's windows
             # were already searched sharpened, so a hand over a marker costs one plain pass.
             found, windowed = self._search_frame(gray)
-            if len(found) < 4 and self._moved_from_last(found):
+            drift = self._moved_from_last(found) if len(found) < 4 else None
+            if drift is not None and drift > MOVED_MM:
                 # the camera or the mat moved: what this calibrator knew of them no longer
                 # holds, and the frame gets the looks a new camera's first frame gets (before,
                 # a frame read after another camera's kept one marker of three, and every
                 # frame after it too)
-                self._forget_camera()
+                self._forget_camera(drift)
             if len(found) < 4 and not self._last_px:
                 seen, fruitless = frozenset(found), self._fruitless_look
                 if fruitless is not None and fruitless[0] == seen and fruitless[1] > 0:
@@ -578,6 +598,7 @@ class TableCalibrator:
                              reason="; ".join(x for x in (result.reason, note) if x))
         if result.calibrated and not result.markers_assumed and len(result.markers_seen) >= 3:
             self.last_good = result
+            self._moved_mm = None
         return result
 
     def _still_in_view(self, gray: np.ndarray, size: tuple[int, int],
@@ -701,7 +722,7 @@ class TableCalibrator:
                 continue
             for look in (plain, sharp):
                 mine = [(m, c + at) for m, c in _all_of_mat(look, self._forgiving_window_detector)
-                        if m == mid]
+                        if m == mid and _clear_of_edge(c + at, gray.shape)]
                 if mine:
                     cands += mine
                     break
@@ -863,21 +884,41 @@ class TableCalibrator:
         H /= H[2, 2]
         return H, _rms(H, img, tab)
 
-    def _moved_from_last(self, found: dict[int, np.ndarray]) -> bool:
-        """Whether the markers ``found`` (image px, as searched) lie over MOVED_MM from where
-        the last good calibration puts them."""
+    def _moved_from_last(self, found: dict[int, np.ndarray]) -> float | None:
+        """How far (mm) the markers ``found`` (image px, as searched) say the table moved
+        from where the last good calibration puts it (:meth:`_drift_mm`); None without one."""
         prev = self.last_good
         if prev is None or prev.H is None or not found:
-            return False
+            return None
         ids = sorted(found)
         img = np.vstack([found[k] if self.intrinsics is None
                          else self.intrinsics.undistort_points(found[k]) for k in ids])
-        tab = np.vstack([self._corners_mm[k] for k in ids])
-        moved = cv2.perspectiveTransform(img.reshape(-1, 1, 2), prev.H).reshape(-1, 2) - tab
-        return float(np.max(np.linalg.norm(moved, axis=1))) > MOVED_MM
+        return self._drift_mm(prev.H, img, ids)
 
-    def _forget_camera(self) -> None:
-        """Forget where the markers were: the next look is a new camera's."""
+    def _drift_mm(self, H: np.ndarray, img: np.ndarray, ids: list[int]) -> float:
+        """How far (mm) the markers ``ids`` seen at ``img`` (undistorted px, four corners
+        each) lie from where the homography ``H`` puts them, and with two markers seen, how
+        far the same turn, shift and scale carries the hidden ones: a camera turned a
+        degree about the two seen markers moves them under MOVED_MM while the hidden ones
+        move 10-15 mm (their corners were then taken from the old calibration, and cards
+        read 11 mm off). One marker's own turn is not read out that far: its corners are
+        too close together."""
+        tab = np.vstack([self._corners_mm[k] for k in ids])
+        now = cv2.perspectiveTransform(img.reshape(-1, 1, 2), H).reshape(-1, 2)
+        drift = float(np.max(np.linalg.norm(now - tab, axis=1)))
+        hidden = [k for k in (0, 1, 2, 3) if k not in ids]
+        if len(ids) >= 2 and hidden:
+            M, _ = cv2.estimateAffinePartial2D(tab.astype(np.float32), now.astype(np.float32))
+            if M is not None:
+                out = np.vstack([self._corners_mm[k] for k in hidden])
+                carried = out @ M[:, :2].T + M[:, 2]
+                drift = max(drift, float(np.max(np.linalg.norm(carried - out, axis=1))))
+        return drift
+
+    def _forget_camera(self, moved_mm: float) -> None:
+        """Forget where the markers were: the next look is a new camera's (and what it
+        says of itself says the camera or mat moved ``moved_mm``)."""
+        self._moved_mm = moved_mm
         self.last_good = None
         self._last_px, self._last_size = {}, None
         self._partial = None
@@ -887,8 +928,9 @@ class TableCalibrator:
     def _from_markers(self, found: dict[int, np.ndarray]) -> Calibration:
         seen = tuple(sorted(found))
         prev = self.last_good
+        names = ", ".join(map(str, seen))
         if not found:
-            if prev is not None:
+            if prev is not None or self._moved_mm is not None:
                 return Calibration(False, reason="no mat marker is visible (hand or cards over "
                                    "all four?); the last calibration is not reused blindly")
             return Calibration(False, reason="no mat marker found in the image")
@@ -898,20 +940,26 @@ class TableCalibrator:
             H, rms = self._fit_pose(img, tab) if len(seen) < 4 else _fit(img, tab)
             if H is None:
                 return Calibration(False, markers_seen=seen, reason="the markers give no homography")
-            note = "" if len(seen) >= 3 else (
-                f"only marker(s) {', '.join(map(str, seen))} seen and no earlier calibration: "
-                "positions far from them are less accurate")
+            if len(seen) >= 3:
+                note = ""
+            elif self._moved_mm is not None:
+                # (forgotten when the markers moved: that is what to say, not "no earlier")
+                note = (f"the camera or mat moved ({self._moved_mm:.0f} mm) and only marker(s) "
+                        f"{names} are visible: positions far from them are less accurate")
+            else:
+                note = (f"only marker(s) {names} seen and no earlier calibration: positions "
+                        "far from them are less accurate")
             return Calibration(True, H, seen, (), rms, note, self.intrinsics)
-        # One or two markers: do they still sit where the last calibration put them?
-        moved = cv2.perspectiveTransform(img.reshape(-1, 1, 2), prev.H).reshape(-1, 2) - tab
-        drift = float(np.max(np.linalg.norm(moved, axis=1)))
+        # One or two markers: do they still sit where the last calibration put them, and
+        # with two, does the turn they show leave the hidden ones where they were?
+        drift = self._drift_mm(prev.H, img, list(seen))
         if drift > MOVED_MM:
             H, rms = self._fit_pose(img, tab)
             if H is None:
                 return Calibration(False, markers_seen=seen, reason="the markers give no homography")
             return Calibration(True, H, seen, (), rms,
                                f"the camera or mat moved ({drift:.0f} mm) and only marker(s) "
-                               f"{', '.join(map(str, seen))} are visible", self.intrinsics)
+                               f"{names} are visible", self.intrinsics)
         hidden = tuple(k for k in (0, 1, 2, 3) if k not in found)
         Hi = np.linalg.inv(prev.H)
         assumed_img = [cv2.perspectiveTransform(self._corners_mm[k].reshape(-1, 1, 2), Hi).reshape(-1, 2)

@@ -229,6 +229,27 @@ def test_a_blurred_marker_is_found_on_a_second_sharpened_look(far_blurred_scene)
     assert np.abs(cal.to_table(px) - mm).max() < 2.0
 
 
+def test_a_camera_turned_about_the_two_markers_it_sees_is_not_taken_for_still(
+        scene_and_truth) -> None:
+    """Two markers seen, the other two under hands, the camera turned 1 degree about the
+    seen ones: they move under MOVED_MM, but the hidden ones would move 10-15 mm. Before,
+    the hidden ones were taken from the last calibration and the cards read 11 mm off."""
+    image, truth, intr, px, mm = scene_and_truth
+    calibrator = TableCalibrator(DEFAULT_MAT, intr)
+    assert calibrator.calibrate(image).markers_seen == (0, 1, 2, 3)
+    a = np.array(truth["markers"]["0"]["corners_px"]).mean(axis=0)
+    b = np.array(truth["markers"]["3"]["corners_px"]).mean(axis=0)
+    M = cv2.getRotationMatrix2D(tuple((a + b) / 2), 1.0, 1.0)
+    turned = cv2.warpAffine(_hide(image, truth, (1, 2)), M, image.shape[1::-1],
+                            borderMode=cv2.BORDER_REPLICATE)
+    cal = calibrator.calibrate(turned)
+    assert cal.calibrated and cal.markers_seen == (0, 3) and not cal.markers_assumed
+    assert "the camera or mat moved" in cal.reason
+    # still where the camera is now: the truth's pixels turned with it (lens undone after)
+    moved_px = cv2.transform(px.reshape(-1, 1, 2), M).reshape(-1, 2)
+    assert np.median(np.linalg.norm(cal.to_table(moved_px) - mm, axis=1)) < 4.0
+
+
 def test_a_camera_that_moved_gets_the_looks_of_a_new_camera(scene_and_truth,
                                                            far_blurred_scene) -> None:
     """A frame from elsewhere after a calibrated one (a camera moved, or the next photo of
@@ -245,6 +266,15 @@ def test_a_camera_that_moved_gets_the_looks_of_a_new_camera(scene_and_truth,
         cal = calibrator.calibrate(far)
         assert cal.calibrated and cal.markers_seen == (0, 1, 2, 3), cal.reason
         assert np.abs(cal.to_table(px) - mm).max() < 2.0
+    # moved again, two markers under hands: said as a move, not as "no earlier calibration";
+    # then all four hidden: a hand, not a missing mat
+    calibrator = TableCalibrator(DEFAULT_MAT)
+    calibrator.calibrate(near)
+    cal = calibrator.calibrate(_hide(far, truth, (0, 1)))
+    assert cal.calibrated and cal.markers_seen == (2, 3)
+    assert cal.reason.startswith("the camera or mat moved ("), cal.reason
+    cal = calibrator.calibrate(_hide(far, truth, (0, 1, 2, 3)))
+    assert not cal.calibrated and "hand or cards over all four?" in cal.reason
 
 
 def test_blurred_corners_are_measured_again_along_the_edges(far_blurred_scene) -> None:
@@ -355,7 +385,7 @@ def test_the_third_look_keeps_only_markers_that_agree_with_the_others() -> None:
     # a tilted camera's homography, table mm -> image px
     H = np.array([[1.1, 0.15, 300.0], [-0.05, 1.0, 120.0], [0.0002, 0.0001, 1.0]])
     corners_mm = {k: np.array(v, np.float64) for k, v in DEFAULT_MAT.marker_corners().items()}
-    gray = np.zeros((10, 10), np.uint8)
+    gray = np.zeros((1400, 2000), np.uint8)     # (the frame all four markers lie in)
     found = {0: _marker_px(H, 0), 1: _marker_px(H, 1)}
     # marker 2 where the mat has it, beside the two found
     got = with_third_look(gray, found, _Looks([(2, _marker_px(H, 2))]), corners_mm)
@@ -378,6 +408,11 @@ def test_the_third_look_keeps_only_markers_that_agree_with_the_others() -> None:
     assert with_third_look(gray, {}, two, corners_mm) == {}
     three = _Looks([(1, _marker_px(H, 1)), (2, _marker_px(H, 2)), (3, _marker_px(H, 3))])
     assert sorted(with_third_look(gray, {}, three, corners_mm)) == [1, 2, 3]
+    # a marker the frame's edge cuts off is read as what the edge leaves of it: not taken
+    cut = _marker_px(H, 2)
+    small = np.zeros((int(cut[:, 1].max()) - 2, 2000), np.uint8)
+    assert sorted(with_third_look(small, {0: found[0], 1: found[1]},
+                                  _Looks([(2, cut)]), corners_mm)) == [0, 1]
 
 
 def test_a_table_whose_markers_the_first_two_looks_miss_is_calibrated() -> None:
