@@ -1351,6 +1351,19 @@ class LiveSession:
         then = explain(pair.after, reading.view, diagnose=True,
                        compare_discard=self.watch_discard)
         if not then.explained and not then.illegal:
+            covered = self._hidden_cells(pair.after, reading.view) + \
+                self._faceless_cells(pair.after, reading.view)
+            if covered and self.covered_cards_wait:
+                # a hand over the table after the pair's picture: the pair waits for a clear
+                # view to agree (before, it was dropped here, and every move after it was
+                # refused: 9 of 22 moves recorded)
+                self._pair = held
+                cells = ", ".join(f"{i},{j}" for i, j in sorted(covered)[:6])
+                return [LiveEvent(EventKind.WAITING, f"two moves since the last picture? "
+                                  f"{pair.first}, then {pair.second}: card(s) at {cells} not "
+                                  "seen now; waiting for a clear view to agree",
+                                  player=st.to_move.value if st.to_move is not None else None,
+                                  frame=frame, source="camera")]
             return []
         k = self._pick(then, reading) if then.explained else 0
         note = "seen together with the next move: the picture between them was missed"

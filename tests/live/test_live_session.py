@@ -573,6 +573,30 @@ def test_two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     assert_true_game(s)
 
 
+def test_two_moves_held_wait_through_a_picture_with_a_hand_over_the_table() -> None:
+    """The picture after a move is lost, the next shows two moves (held), and the one after
+    that has a hand over a territory: the pair waits for a clear picture and is taken with
+    it (before, it was dropped there and every move after it refused)."""
+    lost = 9
+    s = sample_session()
+    heard = play(s, range(lost + 2),
+                 change=lambda k, rec: dict(rec, hands=True) if k == lost else rec)
+    assert any(e.text.startswith("two moves since the last picture?") for e in heard)
+    covered = sample_record(lost + 1)
+    from companion.games.zarcana.table import TableView
+
+    board = set(TableView.of(s.state).cards.values())
+    gone = next(c for c in covered["cards"] if c["id"] in board and c["id"] != "back")
+    covered["cards"] = [c for c in covered["cards"] if c is not gone]
+    ev = s.observe(covered, frame=100)
+    assert ev and ev[-1].kind is EventKind.WAITING, [e.text for e in ev]
+    assert "waiting for a clear view to agree" in ev[-1].text
+    heard = play(s, range(lost + 2, 24))
+    taken = [e for e in heard if e.text.startswith("two moves since the last picture:")]
+    assert len(taken) == 1 and taken[0].frame == lost + 2
+    assert_true_game(s)
+
+
 @pytest.mark.parametrize("lost", [1, 2])
 def test_two_starts_seen_at_once_are_taken(lost: int) -> None:
     """The picture of a START is lost: the next one shows it with the next START. A
