@@ -331,3 +331,25 @@ def test_out_never_writes_over_a_scan_or_a_file_of_another_kind(
     err = capsys.readouterr().err
     assert f"replacing the card gallery {gallery_path('glyphs')}" in err, err
     assert f"(enrolled from {deck.resolve()})" in err
+
+
+def test_an_enrolled_deck_of_short_cards_is_boxed_by_the_short_cards_detector(
+        tmp_path: Path) -> None:
+    """A detector learns the cards' shape, not their art: a deck of 63.5 x 89 mm cards
+    enrolled from a folder is boxed by the Decktet's detector (the tarot's boxed a Decktet
+    printing 9% long, and observe then called the mat file wrong); tarot-size cards keep the
+    tarot's."""
+    from models import model_path
+    from vision.cards.identify import enroll
+    from vision.pipeline import TablePipeline
+
+    short = enroll(make_deck(tmp_path / "short"), per_card=2, seed=1)
+    assert short.card_size_mm == CARD_MM
+    with TablePipeline(deck=short, threads=1, pyramid_process=False) as p:
+        assert Path(p.card_detector.path) == model_path("cards-obb-decktet.onnx")
+    long = make_deck(tmp_path / "long")
+    meta = json.loads((long / "deck.json").read_text())
+    (long / "deck.json").write_text(json.dumps(dict(meta, card_size_mm=[70, 120])))
+    with TablePipeline(deck=enroll(long, per_card=2, seed=1), threads=1,
+                       pyramid_process=False) as p:
+        assert Path(p.card_detector.path) == model_path("cards-obb.onnx")

@@ -171,6 +171,17 @@ COVERED_SHIFTS_MM = (8.0, 16.0)
 COVERED_GAIN = 1.0
 
 
+#: An enrolled deck's cards no longer than this (mm) are boxed by the Decktet's detector: a
+#: detector learns the cards' shape, not their art, and the tarot's (120 mm) boxed a Decktet
+#: printing enrolled from photos 9% long, so that observe called the mat file wrong
+SHORT_CARD_MM = 100.0
+
+
+def _detector_deck(card_size_mm: tuple[float, float]) -> str:
+    """The shipped deck whose card detector fits an enrolled deck of cards this size."""
+    return "decktet" if max(card_size_mm) <= SHORT_CARD_MM else ""
+
+
 def _deck_model(shipped: dict[str, str], deck: str) -> Path | None:
     """The model file shipped for the deck named ``deck`` in ``shipped`` (one of the
     SHIPPED_* tables above); None where the deck takes the default one."""
@@ -404,8 +415,9 @@ class TablePipeline:
 
             # with the pyramids on a thread of their own, one core each: two onnxruntime
             # pools on two cores fight (measured 165 ms a frame against 120)
-            card_detector = CardDetector(_deck_model(SHIPPED_DETECTORS, name),
-                                         threads=max(1, self.threads - 1))
+            card_detector = CardDetector(
+                _deck_model(SHIPPED_DETECTORS, name or _detector_deck(self.card_size_mm)),
+                threads=max(1, self.threads - 1))
         self.card_detector: CardDetectorLike = card_detector
         self._colors = colors
         self._finder: Any = pyramid_finder
