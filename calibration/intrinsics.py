@@ -452,9 +452,15 @@ def _board_hint(gray: np.ndarray, board: BoardSpec) -> str:
         return (f"; it shows {len(ids)} {board.dictionary} markers with ids up to {top}, more "
                 f"than a {board.squares_x}x{board.squares_y} board has ({board.n_markers}): "
                 "is --board the printed board's squares (across x down)?")
-    return (f"; it shows {len(ids)} {board.dictionary} markers: is --board the printed "
-            f"board's squares across x down ({board.squares_x}x{board.squares_y} now; a "
-            f"{board.squares_y}x{board.squares_x} board is another board)?")
+    if board.squares_x != board.squares_y:
+        turned = BoardSpec(board.squares_y, board.squares_x, board.square_mm,
+                           board.marker_mm, board.dictionary)
+        if detect_board(gray, turned) is not None:
+            return (f"; it is a {turned.squares_x}x{turned.squares_y} board (squares across x "
+                    f"down): pass --board {turned.squares_x}x{turned.squares_y}")
+    # the settings' own board, but too little of it: cut by the frame, blurred or small
+    return (f"; it shows {len(ids)} of the board's markers but too few of its corners: is "
+            "the whole board in the photo, sharp, and not too small?")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -330,7 +330,7 @@ def test_a_board_seen_only_near_the_middle_is_refused(tmp_path: Path,
 
 def test_out_never_writes_over_a_photo_or_a_file_of_another_kind(
         views: tuple[Path, list[Camera]], tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     folder, _ = views
     photos = tmp_path / "photos"
     shutil.copytree(folder, photos)
@@ -348,11 +348,21 @@ def test_out_never_writes_over_a_photo_or_a_file_of_another_kind(
     assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
     assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0
     assert f"replacing the camera file {out}" in capsys.readouterr().err
+    # an outdated or refused camera file is one to make again: replaced
+    out.write_text('{"version": 0, "K": "old", "dist": []}')
+    assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert read_camera_file(out)["version"] == 1
+    # --out=~/...: the shell leaves the ~, the guard sees the file it stands for
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["calibrate-camera", str(photos), "--out=~/photos/view00.png"]) == 2
+    assert "is one of the files it is made from" in capsys.readouterr().err
+    assert target.read_bytes() == before
 
 
 @pytest.mark.parametrize("printed, words", [
     (BoardSpec(9, 6), "markers with ids up to"),
-    (BoardSpec(5, 7), "a 5x7 board is another board"),
+    (BoardSpec(5, 7), "it is a 5x7 board (squares across x down): pass --board 5x7"),
     (BoardSpec(7, 5, dictionary="DICT_4X4_50"), "printed with --dictionary DICT_4X4_50"),
 ])
 def test_a_board_other_than_the_settings_say_is_hinted_at(
@@ -363,3 +373,14 @@ def test_a_board_other_than_the_settings_say_is_hinted_at(
     assert main(["calibrate-camera", str(photo), "--out", str(tmp_path / "c.json")]) == 2
     err = capsys.readouterr().err
     assert "no ChArUco board found" in err and words in err, err
+
+
+def test_the_right_board_partly_in_the_photo_is_not_blamed_on_the_settings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    img = BOARD.image(4.0, 10.0)
+    part = img[: int(img.shape[0] * 0.44)]      # two rows of squares: corners on a line
+    photo = tmp_path / "part.png"
+    cv2.imwrite(str(photo), part)
+    assert main(["calibrate-camera", str(photo), "--out", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is the whole board in the photo" in err and "--board" not in err, err

@@ -290,6 +290,10 @@ def test_an_enrolled_deck_is_found_by_its_folder_or_by_its_name_beside_it(
     other = make_deck(tmp_path / "elsewhere" / "other-deck")
     with pytest.raises(GalleryError, match="is a folder of card images, not a gallery"):
         load_deck_gallery(str(other))
+    # a folder enrolled under another name is found by its bare name too
+    enroll(other, per_card=2, seed=1).save(gallery_path("renamed"))
+    monkeypatch.chdir(other.parent)
+    assert load_deck_gallery("other-deck").deck_name == "glyphs"
 
 
 def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,
@@ -331,6 +335,12 @@ def test_out_never_writes_over_a_scan_or_a_file_of_another_kind(
     err = capsys.readouterr().err
     assert f"replacing the card gallery {gallery_path('glyphs')}" in err, err
     assert f"(enrolled from {deck.resolve()})" in err
+    assert "--out" not in err
+    # a gallery kept in the deck's own folder is no card of it: enrolled again, replaced
+    inside = deck / "glyphs.npz"
+    for _ in range(2):
+        assert main(["enroll-deck", str(deck), "--per-card", "2", "--no-progress",
+                     "--out", str(inside)]) == 0, capsys.readouterr().err
 
 
 def test_an_enrolled_deck_of_short_cards_is_boxed_by_the_short_cards_detector(

@@ -262,12 +262,12 @@ def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
         try:
             path = gallery_path(text)
         except GalleryError:
-            return None
-        if not path.is_file():
-            return None
-        log.info("deck %r: the gallery enrolled under that name (%s), not the folder here",
-                 text, path)
-        return load_gallery(path)
+            path = None
+        if path is not None and path.is_file():
+            log.info("deck %r: the gallery enrolled under that name (%s), not the folder "
+                     "here", text, path)
+            return load_gallery(path)
+        # else the one enrolled from this folder, under whatever name
     want = folder.resolve()
     for name in list_galleries():
         try:

@@ -116,29 +116,45 @@ def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path]
 
 
 def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
-                 inputs: Sequence[Path] = ()) -> str | None:
+                 inputs: Sequence[Path] = (), given: bool = True) -> str | None:
     """Before a command writes ``out`` (a ``kind`` file: a camera file, a card gallery, a
-    colour profile): refuse, as a :class:`~companion.core.errors.CompanionError`, to write
-    over one of its ``inputs`` or over a file that is not a ``kind`` (a photo named by a
-    slip of the keyboard); return what replacing an existing ``kind`` file means to say
-    (None when nothing is there)."""
+    colour profile; ``given``: named by ``--out``, else the saved one): refuse, as a
+    :class:`~companion.core.errors.CompanionError`, to write over one of its ``inputs`` or
+    over a file that is not a ``kind`` (a photo named by a slip of the keyboard); return
+    what replacing an existing ``kind`` file means to say (None when nothing is there).
+    ``is_kind`` recognises the kind loosely: an outdated or damaged file of the kind, which
+    the program itself says to make again, is replaced."""
     import os
 
     from companion.core.errors import CompanionError
 
+    out = out.expanduser()      # (--out=~/x reaches here with its ~, as the shell left it)
+    what = f"--out {str(out)!r}" if given else f"the saved {kind} {str(out)!r}"
     if not out.exists():
         return None
     if out.is_dir():
-        raise CompanionError(f"--out {str(out)!r} is a folder; give a file name")
+        raise CompanionError(f"{what} is a folder; give a file name")
     for p in inputs:
         try:
             same = p.exists() and os.path.samefile(p, out)
         except OSError:
             same = False
         if same:
-            raise CompanionError(f"--out {str(out)!r} is one of the files it is made from; "
-                                 f"give another name for the {kind}")
+            raise CompanionError(f"{what} is one of the files it is made from; give another "
+                                 f"name for the {kind}")
     if not is_kind(out):
-        raise CompanionError(f"--out {str(out)!r} exists and is not a {kind}: it is not "
-                             "written over (remove it, or give another name)")
+        raise CompanionError(f"{what} exists and is not a {kind}: it is not written over "
+                             "(remove it, or give another name)")
     return f"replacing the {kind} {out}"
+
+
+def json_with(path: Path, *keys: str) -> bool:
+    """Whether ``path`` holds a JSON object with one of ``keys`` (a file of the program's,
+    whatever its version or state)."""
+    import json
+
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and any(k in data for k in keys)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from companion.commands.argtypes import check_output, ranged
+from companion.commands.argtypes import check_output, json_with, ranged
 
 if TYPE_CHECKING:
     from calibration.intrinsics import BoardSpec
@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
                               "or --print-board FILE.png to make a board")
     paths = expand_images(args.images)
     out = args.out if args.out is not None else default_camera_path()
-    replacing = check_output(out, "camera file", _is_camera_file, paths)
+    replacing = check_output(out, "camera file", _is_camera_file, paths,
+                             given=args.out is not None)
     unread: list[Path] = []
 
     def report(path: Path, why: str | None, corners: int, read: bool) -> None:
@@ -183,10 +184,5 @@ def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
 
 
 def _is_camera_file(path: Path) -> bool:
-    from calibration.intrinsics import IntrinsicsError, read_camera_file
-
-    try:
-        read_camera_file(path)
-    except IntrinsicsError:
-        return False
-    return True
+    """A camera file of any version or state (the program says to make a bad one again)."""
+    return json_with(path, "K", "dist")

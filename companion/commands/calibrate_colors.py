@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from companion.commands.argtypes import add_intrinsics_options, camera_file, check_output
+from companion.commands.argtypes import (add_intrinsics_options, camera_file, check_output,
+                                         json_with)
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else default_profile_path()
     source = Path(args.source)
     replacing = check_output(out, "colour profile", _is_profile,
-                             [source] if source.exists() else [])
+                             [source] if source.exists() else [], given=args.out is not None)
     image, name = _read_image(args.source)
     from calibration.images import greyscale
     from vision.pyramids.profile import ProfileError
@@ -175,10 +176,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_profile(path: Path) -> bool:
-    from vision.pyramids.profile import ProfileError, load_profile
-
-    try:
-        load_profile(path)
-    except ProfileError:
-        return False
-    return True
+    """A colour profile of any version or state (the program says to make a bad one
+    again)."""
+    return json_with(path, "colors")

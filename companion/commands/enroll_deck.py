@@ -94,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
         except GalleryError:
             raise GalleryError(f"the deck's name {name!r} cannot be a file name; pass --name "
                                "or --out") from None
-    replacing = check_output(out, "card gallery", _is_gallery,
-                             [deck.folder / f.name for f in deck.folder.iterdir()]
-                             if deck.folder.is_dir() else [])
+    read = [*deck.files.values(), *([deck.back_file] if deck.back_file else []),
+            deck.folder / "deck.json"]
+    replacing = check_output(out, "card gallery", _is_gallery, read,
+                             given=args.out is not None)
     if replacing is not None:
         print(f"{replacing} (enrolled from {_source_of(out)})", file=sys.stderr)
     n_cards = len(deck.ids)
@@ -151,20 +152,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_gallery(path: Path) -> bool:
-    from vision.cards.identify import Gallery, GalleryError
+    """A gallery of any version or state (an .npz with its meta; the program says to enroll
+    a bad one again)."""
+    import zipfile
 
     try:
-        Gallery.load(path)
-    except (GalleryError, OSError):
+        with zipfile.ZipFile(path) as z:
+            return "meta.npy" in z.namelist()
+    except (OSError, zipfile.BadZipFile):
         return False
-    return True
 
 
 def _source_of(path: Path) -> str:
     """The folder a gallery file says it was enrolled from."""
-    from vision.cards.identify import Gallery
+    from vision.cards.identify import Gallery, GalleryError
 
-    return str((Gallery.load(path).meta or {}).get("deck_folder", "an unknown folder"))
+    try:
+        return str((Gallery.load(path).meta or {}).get("deck_folder", "an unknown folder"))
+    except (GalleryError, OSError):
+        return "a folder it no longer says (an older or damaged gallery)"
 
 
 def _size(n: int) -> str:

@@ -66,6 +66,14 @@ def test_card_files_named_in_capitals_or_with_underscores_are_the_cards(shared, 
         load_deck(d, validate=False)
 
 
+def test_a_deck_json_listing_no_card_ids_is_a_clear_error(tmp_path):
+    d = tmp_path / "deck"
+    d.mkdir()
+    (d / "deck.json").write_text('{"cards": [{"id": "a"}]}')
+    with pytest.raises(DeckError, match="cards must be a list of card ids"):
+        load_deck(d)
+
+
 def test_deck_folder_errors_name_the_cards(shared, tmp_path):
     src = shared / "decks" / "rws-tarot"
     d = tmp_path / "deck"
@@ -413,6 +421,15 @@ def test_synth_never_mixes_runs_or_writes_over_other_files(tmp_path, capsys):
     assert "replacing the earlier run" in capsys.readouterr().err
     assert sorted(p.name for p in run.glob("*.jpg")) == ["00000.jpg", "00001.jpg"]
     assert "images: 2" in (run / "DATASET.md").read_text()
+    # a bad setting is refused before the earlier run loses a file
+    assert main(["synth", "--out", str(run), "--count", "2", "--printing", "2-1",
+                 "--no-progress"]) == 2
+    assert sorted(p.name for p in run.glob("*.jpg")) == ["00000.jpg", "00001.jpg"]
+    # a run stopped before its end (no DATASET.md yet) is an earlier run too
+    (run / "DATASET.md").unlink()
+    assert main(["synth", "--out", str(run), "--count", "1", "--seed", "5", "--no-progress",
+                 "--width", "320", "--height", "240"]) == 0
+    assert sorted(p.name for p in run.glob("*.jpg")) == ["00000.jpg"]
 
 
 def test_a_scan_larger_than_any_use_is_kept_smaller(tmp_path):

@@ -99,9 +99,10 @@ OWN_FOLDERS = ("yolo-cards-obb", "yolo-pyramids-pose", "card-crops")
 
 def _clear_out(out: Path) -> None:
     """Make ``out`` ready for a run: a new or empty folder as it is; an earlier run's folder
-    (its DATASET.md there) emptied of that run's files, so that the two never mix (12 old
-    images beside 3 new ones under a DATASET.md saying 3); any other folder with files in it
-    refused (a photo there could be written over)."""
+    (its DATASET.md there, or its mat.json for one stopped before its end) holding nothing
+    else emptied of that run's files, so that the two never mix (12 old images beside 3 new
+    ones under a DATASET.md saying 3); any other folder with files in it refused (a photo
+    there could be written over)."""
     import re
     import shutil
     import sys
@@ -122,11 +123,14 @@ def _clear_out(out: Path) -> None:
     own = [p for p in entries if (p.is_file() and (numbered.fullmatch(p.name)
                                                    or p.name in OWN_FILES))
            or (p.is_dir() and p.name in OWN_FOLDERS)]
-    if not (out / "DATASET.md").is_file() or len(own) < len(entries):
+    # (a run stopped before its end has written mat.json first and DATASET.md last)
+    ran = (out / "DATASET.md").is_file() or (out / "mat.json").is_file()
+    if not ran or len(own) < len(entries):
         others = [p.name for p in entries if p not in own]
         shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
         raise SynthError(f"--out {str(out)!r} is not empty and not an earlier synth run's "
-                         f"folder ({shown or 'no DATASET.md'}): give a new or empty folder")
+                         f"folder ({shown or 'no DATASET.md or mat.json'}): give a new or "
+                         "empty folder")
     images = sum(1 for p in own if p.suffix == ".jpg")
     print(f"replacing the earlier run in {out} ({images} images)", file=sys.stderr)
     for p in own:
@@ -142,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
     from vision.synth.deck import load_deck
     from vision.synth.errors import SynthError
-    from vision.synth.generate import Progress, SynthConfig, synthesize
+    from vision.synth.generate import Progress, SynthConfig, check_config, synthesize
 
     if (args.width is None) != (args.height is None):
         raise SynthError("give both --width and --height, or neither")
@@ -156,6 +160,7 @@ def _run(args: argparse.Namespace) -> int:
                       distortion=not args.no_distortion, jobs=max(1, args.jobs),
                       val_fraction=args.val, printing=args.printing,
                       pale=args.pale, blur=args.blur)
+    check_config(cfg)          # (a bad setting must not cost the earlier run its files)
     _clear_out(args.out)
     bar = Progress(args.count, "synth", force=not args.no_progress)
     if args.no_progress:

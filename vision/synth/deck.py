@@ -259,7 +259,8 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     except OSError as exc:
         raise DeckError(f"deck folder {str(path)!r} cannot be read "
                         f"({exc.strerror or exc})") from None
-    listed_ids = set(meta["cards"]) if isinstance(meta.get("cards"), list) else set()
+    listed_ids = ({c for c in meta["cards"] if isinstance(c, str)}
+                  if isinstance(meta.get("cards"), list) else set())
     for f in listed:
         if f.suffix.lower() in IMAGE_SUFFIXES and f.is_file():
             stem = _card_id_of(f.stem, listed_ids)

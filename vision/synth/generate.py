@@ -733,25 +733,30 @@ class Progress:
             self.stream.write("\n")
 
 
-def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
-               ) -> dict[str, Any]:
-    """Write ``cfg.count`` images with truth to ``cfg.out`` (+ mat.json and DATASET.md)."""
-    from vision.synth.deck import load_deck
-
-    deck = cfg.deck or load_deck()
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    cfg.mat.write(out / "mat.json")
+def check_config(cfg: SynthConfig) -> None:
+    """:class:`SynthError` for a setting no render can take (before anything is written)."""
     if cfg.game not in GAMES:
         raise SynthError(f"unknown game {cfg.game!r}: expected one of {', '.join(GAMES)}")
-    t0 = time.monotonic()
-    sizes = [0, 0]
     _check_light(cfg.light)
     if cfg.printing is not None:
         check_printing(cfg.printing)
     check_share("pale", cfg.pale)
     if cfg.blur is not None:
         check_share("blur", cfg.blur)
+
+
+def synthesize(cfg: SynthConfig, progress: Callable[[int], None] | None = None
+               ) -> dict[str, Any]:
+    """Write ``cfg.count`` images with truth to ``cfg.out`` (+ mat.json and DATASET.md)."""
+    from vision.synth.deck import load_deck
+
+    deck = cfg.deck or load_deck()
+    check_config(cfg)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg.mat.write(out / "mat.json")
+    t0 = time.monotonic()
+    sizes = [0, 0]
     tasks = [(i, cfg.seed, cfg.game, cfg.hands, cfg.size, cfg.distortion, str(out),
               cfg.val_fraction, cfg.light, cfg.printing, cfg.pale, cfg.blur)
              for i in range(cfg.count)]
