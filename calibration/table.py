@@ -591,6 +591,11 @@ class TableCalibrator:
             result = replace(result, reason="the picture is mirrored: the mat's markers read "
                              "only flipped left to right (a webcam's mirror setting, a front "
                              "camera): turn the mirroring off")
+        elif not found and self.last_good is None and \
+                (other := self._other_dictionary(gray)) is not None:
+            result = replace(result, reason=f"no marker of the mat file's {self.mat.dictionary}"
+                             f" in the image, but {other[1]} {other[0]} markers: is the mat "
+                             "file's dictionary the printed mat's?")
         result = replace(result, image_size=(int(w), int(h)))
         if blur is not None and result.calibrated:
             note = f"motion blur {blur.describe()} undone to read the markers"
@@ -796,6 +801,23 @@ class TableCalibrator:
         self._shaken_pause = 0 if got[1] is not None else SECOND_LOOK_PAUSE
         return got
 
+    def _other_dictionary(self, gray: np.ndarray) -> tuple[str, int] | None:
+        """(dictionary, markers read) where a frame in which no marker of the mat file's
+        dictionary was read shows three of a mat's ids (0-3) or more in another common one
+        (searched at half size, once per such frame: a mat printed from another file)."""
+        small = gray if min(gray.shape[:2]) < HALF_SEARCH_MIN_PX else cv2.resize(
+            gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        for name in OTHER_DICTIONARIES:
+            if name == self.mat.dictionary:
+                continue
+            d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, name))
+            ids = cv2.aruco.ArucoDetector(d).detectMarkers(small)[1]
+            # (a mat's ids are 0-3: card art read as a few markers of a large dictionary
+            # would not name three of them)
+            if ids is not None and len({int(i) for i in ids.ravel()} & {0, 1, 2, 3}) >= 3:
+                return name, len(ids)
+        return None
+
     def _mirrored(self, gray: np.ndarray) -> bool:
         """Whether a frame in which no marker was read shows the mat's markers flipped left
         to right (searched at half size, once per such frame)."""
@@ -974,6 +996,12 @@ class TableCalibrator:
         return Calibration(True, H, seen, hidden, rms_seen,
                            f"marker(s) {', '.join(map(str, hidden))} hidden: taken from the last "
                            "calibration", self.intrinsics)
+
+
+#: the dictionaries a frame with none of the mat's markers is searched for
+#: (:meth:`TableCalibrator._other_dictionary`)
+OTHER_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",
+                      "DICT_ARUCO_ORIGINAL")
 
 
 #: Focal length, as a share of the image width, assumed when H cannot tell it (a camera

@@ -144,6 +144,18 @@ def test_three_markers_without_history_place_cards_within_1mm(far_scene_and_trut
     assert np.abs(cal.to_table(px) - mm).max() < 1.0
 
 
+def test_a_mat_file_of_another_dictionary_is_named(scene_and_truth) -> None:
+    """A mat printed from another file's dictionary: the frame is not calibrated, and the
+    reason says which dictionary its markers are (before: "no mat marker found")."""
+    from dataclasses import replace
+
+    image, *_ = scene_and_truth
+    cal = TableCalibrator(replace(DEFAULT_MAT, dictionary="DICT_5X5_100")).calibrate(image)
+    assert not cal.calibrated
+    assert "no marker of the mat file's DICT_5X5_100 in the image, but 4 DICT_4X4_50" \
+        in cal.reason, cal.reason
+
+
 def test_no_marker_is_not_calibrated_and_says_why(scene_and_truth) -> None:
     image, truth, intr, px, mm = scene_and_truth
     calibrator = TableCalibrator(DEFAULT_MAT, intr)
