@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images
-from calibration.mat import KNOWN_DICTIONARIES
-from calibration.table import Intrinsics
+from calibration.mat import COMMON_DICTIONARIES, KNOWN_DICTIONARIES
+from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
 from companion.core.files import JsonTextError, read_json, write_text_atomic
 from companion.core.numbers import finite_number
@@ -422,26 +422,14 @@ def _one_image(path: Path, board: BoardSpec, detector: Any
     return None, view, (w, h)
 
 
-#: the ArUco dictionaries a photo without the board is searched for (:func:`_board_hint`)
-HINT_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",
-                     "DICT_ARUCO_ORIGINAL")
-
-
 def _board_hint(gray: np.ndarray, board: BoardSpec) -> str:
     """What the markers in a photo where the board was not found say of the settings: a
     board of other squares (its marker ids run past this one's), or none of the board's
     markers at all (another dictionary, or no board in the photo)."""
-    import cv2
-
-    def markers(name: str) -> np.ndarray | None:
-        dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, name))
-        found: np.ndarray | None = cv2.aruco.ArucoDetector(dictionary).detectMarkers(gray)[1]
-        return found
-
-    ids = markers(board.dictionary)
+    ids = marker_ids(gray, board.dictionary)
     if ids is None or len(ids) < 4:
-        for other in HINT_DICTIONARIES:
-            seen = markers(other) if other != board.dictionary else None
+        for other in COMMON_DICTIONARIES:
+            seen = marker_ids(gray, other) if other != board.dictionary else None
             # (a board shows many; the mat's four corner markers are no board)
             if seen is not None and len(seen) >= 6:
                 return (f"; it shows {len(seen)} {other} markers: was the board printed "

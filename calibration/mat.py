@@ -28,6 +28,10 @@ KNOWN_DICTIONARIES = (
     "DICT_6X6_50", "DICT_6X6_100", "DICT_6X6_250", "DICT_6X6_1000",
     "DICT_ARUCO_ORIGINAL",
 )
+#: The dictionaries a picture is searched in when the one it should show is not in it: what
+#: a mat or a board printed from another file shows (calibration.table, calibration.intrinsics)
+COMMON_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",
+                       "DICT_ARUCO_ORIGINAL")
 
 REQUIRED_FIELDS = ("dictionary", "marker_size_mm", "width_mm", "height_mm")
 #: No table is bigger than this (mm) each way; a mat file saying more has a typo (metres for

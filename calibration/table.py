@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from calibration.mat import Mat
+from calibration.mat import COMMON_DICTIONARIES, Mat
 from calibration.motion import SPECTRUM_TILE, Deconvolver, MotionBlur, guesses
 from calibration.sharpness import BLURRED_EDGE_PX
 
@@ -587,15 +587,18 @@ class TableCalibrator:
         if self.intrinsics is not None:
             found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
         result = self._from_markers(found)
-        if not found and self.last_good is None and self._mirrored(gray):
-            result = replace(result, reason="the picture is mirrored: the mat's markers read "
-                             "only flipped left to right (a webcam's mirror setting, a front "
-                             "camera): turn the mirroring off")
-        elif not found and self.last_good is None and \
-                (other := self._other_dictionary(gray)) is not None:
-            result = replace(result, reason=f"no marker of the mat file's {self.mat.dictionary}"
-                             f" in the image, but {other[1]} {other[0]} markers: is the mat "
-                             "file's dictionary the printed mat's?")
+        if not found and self.last_good is None:
+            # why no marker: looked for once per such frame, on one half-size copy
+            small = _half_size(gray)
+            if self._mirrored(small):
+                result = replace(result, reason="the picture is mirrored: the mat's markers "
+                                 "read only flipped left to right (a webcam's mirror setting, "
+                                 "a front camera): turn the mirroring off")
+            elif (other := self._other_dictionary(small)) is not None:
+                result = replace(result, reason=f"no marker of the mat file's "
+                                 f"{self.mat.dictionary} in the image, but {other[1]} "
+                                 f"{other[0]} markers: is the mat file's dictionary the "
+                                 "printed mat's?")
         result = replace(result, image_size=(int(w), int(h)))
         if blur is not None and result.calibrated:
             note = f"motion blur {blur.describe()} undone to read the markers"
@@ -801,28 +804,23 @@ class TableCalibrator:
         self._shaken_pause = 0 if got[1] is not None else SECOND_LOOK_PAUSE
         return got
 
-    def _other_dictionary(self, gray: np.ndarray) -> tuple[str, int] | None:
+    def _other_dictionary(self, small: np.ndarray) -> tuple[str, int] | None:
         """(dictionary, markers read) where a frame in which no marker of the mat file's
-        dictionary was read shows three of a mat's ids (0-3) or more in another common one
-        (searched at half size, once per such frame: a mat printed from another file)."""
-        small = gray if min(gray.shape[:2]) < HALF_SEARCH_MIN_PX else cv2.resize(
-            gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA)
-        for name in OTHER_DICTIONARIES:
+        dictionary was read (``small``: at half size, :func:`_half_size`) shows three of a
+        mat's ids (0-3) or more in another common one: a mat printed from another file."""
+        for name in COMMON_DICTIONARIES:
             if name == self.mat.dictionary:
                 continue
-            d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, name))
-            ids = cv2.aruco.ArucoDetector(d).detectMarkers(small)[1]
+            ids = marker_ids(small, name)
             # (a mat's ids are 0-3: card art read as a few markers of a large dictionary
             # would not name three of them)
             if ids is not None and len({int(i) for i in ids.ravel()} & {0, 1, 2, 3}) >= 3:
                 return name, len(ids)
         return None
 
-    def _mirrored(self, gray: np.ndarray) -> bool:
-        """Whether a frame in which no marker was read shows the mat's markers flipped left
-        to right (searched at half size, once per such frame)."""
-        small = gray if min(gray.shape[:2]) < HALF_SEARCH_MIN_PX else cv2.resize(
-            gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA)
+    def _mirrored(self, small: np.ndarray) -> bool:
+        """Whether a frame in which no marker was read (``small``: at half size,
+        :func:`_half_size`) shows the mat's markers flipped left to right."""
         return bool(_detect(cv2.flip(small, 1), self._detector))
 
     def _search_frame(self, gray: np.ndarray
@@ -858,7 +856,7 @@ class TableCalibrator:
         h, w = gray.shape[:2]
         if min(h, w) < HALF_SEARCH_MIN_PX:
             return None
-        small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+        small = _half_size(gray)
         scale = np.array([w / small.shape[1], h / small.shape[0]])
         # pixel centres: small pixel i covers full pixels [i * scale, (i + 1) * scale)
         return {k: (c + 0.5) * scale - 0.5 for k, c in _detect(small, self._detector).items()}
@@ -998,10 +996,23 @@ class TableCalibrator:
                            "calibration", self.intrinsics)
 
 
-#: the dictionaries a frame with none of the mat's markers is searched for
-#: (:meth:`TableCalibrator._other_dictionary`)
-OTHER_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",
-                      "DICT_ARUCO_ORIGINAL")
+def _half_size(gray: np.ndarray) -> np.ndarray:
+    """``gray`` at half size (as the first search of a frame reads it), or as it is when
+    small (:data:`HALF_SEARCH_MIN_PX`)."""
+    if min(gray.shape[:2]) < HALF_SEARCH_MIN_PX:
+        return gray
+    return cv2.resize(gray, (gray.shape[1] // 2, gray.shape[0] // 2),
+                      interpolation=cv2.INTER_AREA)
+
+
+def marker_ids(gray: np.ndarray, dictionary: str) -> np.ndarray | None:
+    """The ids of the markers of ``dictionary`` (an OpenCV name) that a plain detector reads
+    in ``gray``, or None: what a picture shows when the markers it should show are not in
+    it (:meth:`TableCalibrator._other_dictionary`, the board hints of
+    :mod:`calibration.intrinsics`)."""
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+    ids: np.ndarray | None = cv2.aruco.ArucoDetector(d).detectMarkers(gray)[1]
+    return ids
 
 
 #: Focal length, as a share of the image width, assumed when H cannot tell it (a camera

@@ -461,9 +461,8 @@ class TablePipeline:
             self._intrinsics_path = Path(intrinsics)
         else:
             self._intrinsics = intrinsics
-        self._calibrators.clear()
         self._undistort_maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self.last_calibration = None
+        self.forget_calibration()
 
     def forget_calibration(self) -> None:
         """Forget where the mat (or the cards' frame) was: the next image is calibrated as a

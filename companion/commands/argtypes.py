@@ -151,10 +151,10 @@ def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
 def json_with(path: Path, *keys: str) -> bool:
     """Whether ``path`` holds a JSON object with one of ``keys`` (a file of the program's,
     whatever its version or state)."""
-    import json
+    from companion.core.files import JsonTextError, read_json
 
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = read_json(path)
+    except (OSError, JsonTextError):
         return False
     return isinstance(data, dict) and any(k in data for k in keys)

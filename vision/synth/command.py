@@ -92,9 +92,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.set_defaults(func=_run)
 
 
-#: what a run writes in its folder besides NNNNN.jpg / NNNNN.json (``--export`` the folders)
+#: what a run writes in its folder besides NNNNN.jpg / NNNNN.json (and with ``--export``
+#: :data:`vision.synth.export.EXPORT_FOLDERS`)
 OWN_FILES = ("mat.json", "DATASET.md")
-OWN_FOLDERS = ("yolo-cards-obb", "yolo-pyramids-pose", "card-crops")
 
 
 def _clear_out(out: Path) -> None:
@@ -108,6 +108,7 @@ def _clear_out(out: Path) -> None:
     import sys
 
     from vision.synth.errors import SynthError
+    from vision.synth.export import EXPORT_FOLDERS
 
     if out.exists() and not out.is_dir():
         raise SynthError(f"--out {str(out)!r} is a file; give a folder")
@@ -122,7 +123,7 @@ def _clear_out(out: Path) -> None:
     numbered = re.compile(r"\d{5}\.(jpg|json)")
     own = [p for p in entries if (p.is_file() and (numbered.fullmatch(p.name)
                                                    or p.name in OWN_FILES))
-           or (p.is_dir() and p.name in OWN_FOLDERS)]
+           or (p.is_dir() and p.name in EXPORT_FOLDERS)]
     # (a run stopped before its end has written mat.json first and DATASET.md last)
     ran = (out / "DATASET.md").is_file() or (out / "mat.json").is_file()
     if not ran or len(own) < len(entries):

@@ -110,6 +110,10 @@ def _yaml(path: Path, names: list[str], extra: str = "") -> None:
     (path / "data.yaml").write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
 
 
+#: the training sets' folders :func:`export_all` writes: OBB boxes, pyramid poses, card crops
+EXPORT_FOLDERS = ("yolo-cards-obb", "yolo-pyramids-pose", "card-crops")
+
+
 def export_all(root: str | Path, out: str | Path | None = None,
                progress: Callable[[int], None] | None = None,
                crop_min_visible: float = 0.85) -> dict[str, int]:
@@ -121,9 +125,7 @@ def export_all(root: str | Path, out: str | Path | None = None,
     records = sorted(p for p in root.glob("[0-9]*.json"))
     if not records:
         raise SynthError(f"no truth records (NNNNN.json) in {root}")
-    obb = out / "yolo-cards-obb"
-    pose = out / "yolo-pyramids-pose"
-    crops = out / "card-crops"
+    obb, pose, crops = (out / name for name in EXPORT_FOLDERS)
     counts = {"images": 0, "cards": 0, "pyramids": 0, "crops": 0}
     for split in ("train", "val"):
         for d in (obb, pose):
