@@ -579,12 +579,12 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
         return []
     out: list[GameSummary | BrokenGame | EmptyGame] = []
     for path in sorted(where.glob(f"*{SUFFIX}")):
-        if never_made(path):
-            out.append(EmptyGame(path))
-            continue
         try:
             out.append(summarize(path))
         except RecordingError as exc:
+            if never_made(path):    # (asked only of a file that does not read as a game)
+                out.append(EmptyGame(path))
+                continue
             prefix = f"{path}: "
             reason = str(exc)
             out.append(BrokenGame(path, reason[len(prefix):] if reason.startswith(prefix)
