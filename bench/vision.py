@@ -125,11 +125,11 @@ _BACK_TOP: dict[str, bool] = {}
 def back_has_top(deck: Any) -> bool:
     """Whether ``deck``'s back scan has a top, by enrollment's own rule (the Decktet's does;
     the tarot's backs are drawn alike both ways up)."""
-    from vision.cards.identify import _back_top_meta
+    from vision.cards.identify import back_top_meta
 
     key = str(getattr(deck, "folder", deck.name))
     if key not in _BACK_TOP:
-        _BACK_TOP[key] = _back_top_meta(deck)["back_top"] is not None
+        _BACK_TOP[key] = back_top_meta(deck)["back_top"] is not None
     return _BACK_TOP[key]
 
 

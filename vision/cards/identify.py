@@ -586,7 +586,7 @@ class Gallery:
                                f"({type(exc).__name__}: {exc}): enroll again") from None
 
 
-def _back_top_meta(deck: Any) -> dict[str, Any]:
+def back_top_meta(deck: Any) -> dict[str, Any]:
     """``{"back_top": [...]}``, the thumbnail of a deck's back that has a top, or
     ``{"back_top": None}`` for one alike both ways up (:data:`BACK_SYMMETRIC_CORRELATION`)
     and for the program's own backs, which are drawn so."""
@@ -926,7 +926,7 @@ def enroll(deck_folder: str | Path | Deck | None = None, *, per_card: int = 40, 
                         "per_card": per_card, "seed": seed,
                         "back": "deck image" if deck.back_file is not None else "procedural",
                         "half_turn_symmetric": sorted(half_turn_symmetric_ids(deck)),
-                        **_back_top_meta(deck),
+                        **back_top_meta(deck),
                         "credit": _credit(deck.kind)})
     _calibrate(gal, deck, rng, pool, backs, strength)
     log.info("enrolled %s: %d classes, %d crops, %d prototypes of %d dims; augment %.1f s, "
