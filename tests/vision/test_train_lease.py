@@ -195,6 +195,22 @@ def test_without_torch_it_names_the_train_extra(tmp_path: Path, monkeypatch: pyt
     assert not (tmp_path / "w").exists()
 
 
+def test_it_does_not_ask_for_ultralytics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]):
+    """A lent GPU machine has torch and onnx but no ultralytics, which none of these
+    networks needs: the check of the train extra must let it through."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ultralytics", None)
+    with pytest.raises(SystemExit):
+        train_lease.main(["--work", str(tmp_path / "w"), "--out", str(tmp_path / "o"),
+                          "--render-seconds", "0.5", "--total-seconds", "60", "--device",
+                          "cpu"])
+    err = capsys.readouterr().err
+    assert "train extra" not in err, err
+    assert "no batch was rendered and cut" in err
+
+
 def test_a_decktet_recipe_renders_decktet_tables(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch):
     from vision.synth.deck import shared_dir

@@ -164,6 +164,8 @@ TRAINERS: dict[str, tuple[str, ...]] = {"heat": ("heat",), "verify": ("verify",)
                                         "cards": ("cards",)}
 #: the networks a command trains unless told (the size readers are asked for by name)
 DEFAULT_NETWORKS = ("heat", "verify")
+#: the packages of the train extra these trainers use (the exports' shape inference: sympy)
+LEASE_PACKAGES = ("torch", "onnx", "sympy")
 
 
 def render_and_cut(batch: int, seed: int, recipe: str, scenes: int, work: Path,
@@ -509,7 +511,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     from vision.train_extra import train_extra_problem
 
-    problem = train_extra_problem()
+    # plain torch networks: ultralytics (the card detector's trainer) is not asked for, and
+    # a lent machine's image has none
+    problem = train_extra_problem(LEASE_PACKAGES)
     if problem is not None:
         ap.error(problem)
     import torch
