@@ -53,6 +53,12 @@ Decktet's verifier on from its own, six batches in ten of Decktet tables (``mixe
 ``crowded-decktet``; seed 104001): 62 batches in 296 s, half the seventh's; the verifier did
 no better than its start, and the map won no table on the Decktet and lost some on the
 tarot; neither shipped (``models/pyramids-heat.md``).
+A ninth (an H200 machine, 2026-11-30) trained both on from the shipped files with a third
+of the frames blurred (``mixed-blur``, ``crowded-blur`` among the usual recipes; seed
+105101): 76 batches in 279 s. The map found more pyramids and made as many more false finds
+and misreads; the verifier never beat its start at the usual learning rate, and at a tenth
+of it (``--verify-lr 0.0001``) beat it on its validation samples but lost dev tables.
+Neither shipped (``models/pyramids-heat.md``, ``models/pyramids-verify.md``).
 ``--networks cards`` cuts one crop of every card at least half seen from each scene
 (:func:`vision.cards.train_net.render_crops`, as the card network's rendered crops) and trains
 that network from random weights on them, beside the simulated crops of the deck's scans
@@ -317,14 +323,15 @@ def _train_heat(work: Path, minutes: float, device: str, init: Path | None = Non
                      eval_every_s=45.0, init=init)
 
 
-def _train_verify(work: Path, minutes: float, device: str, init: Path | None = None) -> None:
+def _train_verify(work: Path, minutes: float, device: str, init: Path | None = None,
+                  lr: float | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s verify: %(message)s")
     from vision.pyramids import train_verify
 
     data = load_batches(work, "verify", (f"patches{train_verify.PATCH_MM_TRAIN:g}",
                                          "features", "labels", "scene"))
     _, figures = train_verify.train(data, work / "verify", minutes, threads=1, seed=1,
-                                    batch=VERIFY_BATCH, device=device, init=init)
+                                    batch=VERIFY_BATCH, lr=lr, device=device, init=init)
     (work / "verify" / "figures.json").write_text(json.dumps(figures), encoding="utf-8")
 
 
@@ -384,12 +391,13 @@ RESULTS = (("heat", ("best.pt", "pyramids-heat.onnx", "pyramids-heat.int8.onnx")
 
 def train_both(work: Path, seconds: float, device: str,
                networks: tuple[str, ...] = DEFAULT_NETWORKS, heat_init: Path | None = None,
-               size_init: Path | None = None, verify_init: Path | None = None
-               ) -> dict[str, int | None]:
+               size_init: Path | None = None, verify_init: Path | None = None,
+               verify_lr: float | None = None) -> dict[str, int | None]:
     """Train ``networks`` at once (:data:`TRAINERS`: the heat map, the verifier, the four
     size readers), each in its own process, for ``seconds`` less :data:`TRAIN_MARGIN_S`, the heat
     map going on from ``heat_init`` where given (a ``best.pt`` or an exported file), the
-    verifier from ``verify_init`` (an exported file) and the
+    verifier from ``verify_init`` (an exported file; peak learning rate ``verify_lr``, else
+    :mod:`vision.pyramids.train_verify`'s own) and the
     size readers from their exported files in the folder ``size_init`` (say ``models``);
     returns each one's exit code."""
     from vision.pyramids.train_size import TASKS as SIZE_TASKS
@@ -400,7 +408,7 @@ def train_both(work: Path, seconds: float, device: str,
     ctx = mp.get_context("spawn")
     jobs: dict[str, tuple[Any, tuple[Any, ...]]] = {
         "heat": (_train_heat, (work, minutes, device, heat_init)),
-        "verify": (_train_verify, (work, minutes, device, verify_init)),
+        "verify": (_train_verify, (work, minutes, device, verify_init, verify_lr)),
         "cards": (_train_cards, (work, minutes, device))}
     for task, (_, file) in SIZE_TASKS.items():
         jobs[task] = (_train_size, (work, minutes, device, task,
@@ -456,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verify-init", type=Path, default=None, metavar="ONNX",
                     help="the verifier goes on from this exported file (say "
                          "models/pyramids-verify.onnx) instead of random weights")
+    ap.add_argument("--verify-lr", type=float, default=None, metavar="LR",
+                    help="the verifier's peak learning rate (default: train_verify's, 0.001 "
+                         "going on from a file; at 0.0001 a lease's fine-tune first beat its "
+                         "start, models/pyramids-verify.md)")
     ap.add_argument("--recipes", default=",".join(CYCLE),
                     help="the batches' recipes in turn, comma-separated, of "
                          f"{', '.join(RECIPES)} (default: 4 mixed, 3 crowded, 3 mixed-lamp)")
@@ -485,6 +497,11 @@ def main(argv: list[str] | None = None) -> int:
                  "leaves out")
     if args.verify_init is not None and not args.verify_init.is_file():
         ap.error(f"--verify-init {args.verify_init}: no such file")
+    if args.verify_lr is not None and "verify" not in networks:
+        ap.error(f"--verify-lr is for the verifier, which --networks {args.networks!r} "
+                 "leaves out")
+    if args.verify_lr is not None and not 0 < args.verify_lr < 1:
+        ap.error(f"--verify-lr {args.verify_lr:g}: expected a learning rate between 0 and 1")
     if args.cut_heat is not None and "verify" not in networks:
         ap.error(f"--cut-heat is for the verifier's samples, which --networks "
                  f"{args.networks!r} leaves out")
@@ -528,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     log.info("training on the %d batches in %s (%d rendered now)", len(have), args.work,
              len(done))
     codes = train_both(args.work, args.total_seconds - (time.monotonic() - t0), args.device,
-                       networks, args.heat_init, args.size_init, args.verify_init)
+                       networks, args.heat_init, args.size_init, args.verify_init,
+                       args.verify_lr)
     got = collect(args.work, args.out)
     log.info("exit codes %s; %s", codes, ", ".join(map(str, got)) or "nothing trained")
     return 0 if all(c == 0 for c in codes.values()) else 1
