@@ -255,3 +255,97 @@ def test_a_loaded_game_recorded_into_the_store_replays(tmp_path: Path) -> None:
     assert game.seed is None and game.moves()
     state = rebuild_state(game)
     assert list(state.history[-len(game.moves()):]) == game.moves()
+
+
+def test_a_game_file_that_cannot_be_written_for_a_while_does_not_end_the_game(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A full disk or another program's lock on the game file used to end the game at the
+    next move, with no --save written and nothing to continue from. The moves are now kept
+    and written once the file takes them again, as `companion run` does."""
+    from companion.cli import main
+    from companion.recording.store import GameRecorder, WriteFailed, open_game, rebuild_state
+
+    real = GameRecorder.record
+    calls = {"n": 0}
+
+    def locked_for_a_while(self: GameRecorder, *a: object, **k: object) -> int:
+        calls["n"] += 1
+        if 10 <= calls["n"] < 20:
+            raise WriteFailed(f"{self.path}: event {calls['n']} (move) could not be written: "
+                              "database is locked")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(GameRecorder, "record", locked_for_a_while)
+    db = tmp_path / "g.db"
+    assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
+                 "--record", str(db), "--save", str(tmp_path / "s.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("database is locked") == 1 and "written again" in err, err
+    game = open_game(db)
+    assert game.finished and rebuild_state(game).is_over
+    assert loads((tmp_path / "s.json").read_text()).is_over
+
+
+def test_a_game_file_that_never_takes_the_moves_again_still_saves_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.cli import main
+    from companion.recording.store import GameRecorder, WriteFailed, open_game
+
+    real = GameRecorder.record
+    calls = {"n": 0}
+
+    def full_from_the_tenth(self: GameRecorder, *a: object, **k: object) -> int:
+        calls["n"] += 1
+        if calls["n"] >= 10:
+            raise WriteFailed(f"{self.path}: database or disk is full", full=True)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(GameRecorder, "record", full_from_the_tenth)
+    db = tmp_path / "g.db"
+    assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
+                 "--record", str(db), "--save", str(tmp_path / "s.json")]) == 1
+    err = capsys.readouterr().err
+    assert f"companion play: error: {db} lacks the last" in err, err
+    assert loads((tmp_path / "s.json").read_text()).is_over     # --save holds the whole game
+    assert len(open_game(db).moves()) == 8                      # (the start was the first)
+
+
+def test_a_lines_record_never_overwrites_and_is_on_disk_move_by_move(tmp_path: Path) -> None:
+    """`--record FILE.jsonl` opened its file with "w" (an earlier game's record gone) and
+    buffered it (a crash lost the moves already printed)."""
+    rec = tmp_path / "tue.JSONL"             # (any case of the suffix is JSON lines)
+    proc = run_cli("--players", "3", "--seed", "5", "--bots", "--quiet", "--record", str(rec))
+    assert proc.returncode == 0, proc.stderr
+    first = rec.read_text()
+    assert json.loads(first.splitlines()[-1])["type"] == "final"
+    again = run_cli("--players", "3", "--seed", "6", "--bots", "--quiet", "--max-turns", "1",
+                    "--record", str(rec))
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert rec.read_text() == first
+    assert_no_traceback(again)
+
+
+def test_a_lines_record_that_cannot_be_written_names_its_file_and_the_game_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.cli import main
+
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def full_disk(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] >= 5:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    rec = tmp_path / "g.jsonl"
+    assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
+                 "--record", str(rec), "--save", str(tmp_path / "s.json")]) == 1
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    err = capsys.readouterr().err
+    assert err.count(f"{rec}: cannot be written any more (No space left on device)") == 2, err
+    assert loads((tmp_path / "s.json").read_text()).is_over

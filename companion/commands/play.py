@@ -32,7 +32,7 @@ from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
-from companion.recording.store import GameRecorder
+from companion.recording.store import GameRecorder, WriteFailed
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
 
 log = logging.getLogger(__name__)
@@ -370,13 +370,73 @@ class PlaySession:
         # (turn, viewer) of the table printed last: print it again for a new turn, or when
         # another person must decide mid-turn (a tax payer) and so should see their hand.
         self._shown: tuple[int, Color | None] | None = None
+        # what the game file could not take yet (a full disk, a lock held by another
+        # program), oldest first: tried again at every move, as `companion run` does, so
+        # one failed write never ends the game
+        self._unwritten: list[tuple[str, dict[str, Any]]] = []
+        self.record_error: str | None = None    # why the game file lacks them
+        self.lines_error: str | None = None     # why the JSON lines file stopped
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out)
 
     def _record(self, obj: dict[str, object]) -> None:
-        if self.record is not None:
+        """One JSON line, on disk when this returns (a crash keeps every move printed). A
+        file that cannot be written any more is said once, and the game goes on."""
+        if self.record is None or self.lines_error is not None:
+            return
+        try:
             self.record.write(json.dumps(obj, sort_keys=True) + "\n")
+            self.record.flush()
+            os.fsync(self.record.fileno())
+        except (OSError, ValueError) as exc:
+            name = getattr(self.record, "name", "the record file")
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            self.lines_error = f"{name}: cannot be written any more ({why})"
+            print(f"companion play: warning: {self.lines_error}; the game goes on, and that "
+                  "file stops before this move", file=sys.stderr)
+
+    def _to_recorder(self, what: str, kw: dict[str, Any]) -> None:
+        if self.recorder is None:
+            return
+        self._unwritten.append((what, kw))
+        self._write_pending()
+
+    def _write_pending(self) -> None:
+        assert self.recorder is not None
+        failing = self.record_error
+        while self._unwritten:
+            what, kw = self._unwritten[0]
+            try:
+                if what == "finish":
+                    self.recorder.finish(kw["scores"], kw["winners"])
+                else:
+                    self.recorder.record(**kw)
+            except WriteFailed as exc:
+                self.record_error = str(exc)
+                if failing is None:
+                    print(f"companion play: warning: {exc}; the moves are kept here and "
+                          "tried again at every move", file=sys.stderr)
+                return
+            self._unwritten.pop(0)
+        if failing is not None:
+            self.record_error = None
+            print("companion play: the game file is written again: every move so far is in "
+                  "it", file=sys.stderr)
+
+    def record_problem(self) -> str | None:
+        """What the recorded files lack at the end and why, else None."""
+        problems = []
+        if self.recorder is not None and self._unwritten:
+            if self.record_error is not None:
+                self._write_pending()        # a last try
+            if self._unwritten:
+                left = len(self._unwritten)
+                problems.append(f"{self.recorder.path} lacks the last {left} event(s) of the "
+                                f"game ({self.record_error})")
+        if self.lines_error is not None:
+            problems.append(self.lines_error)
+        return "; ".join(problems) or None
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> int:
@@ -421,9 +481,8 @@ class PlaySession:
         self.state = before.apply(move)
         self._record({"type": "move", "turn": before.turn_number, "player": move.player.value,
                       "move": str(move), "recorded": self.state.history[-1]})
-        if self.recorder is not None:
-            self.recorder.record("move", str(move), player=move.player.value,
-                                 state=dumps(self.state))
+        self._to_recorder("move", {"kind": "move", "move": str(move),
+                                   "player": move.player.value, "state": dumps(self.state)})
         if not self.quiet:
             self.say(f"turn {before.turn_number}: {move}")
             for event in self.state.events:
@@ -446,9 +505,8 @@ class PlaySession:
         self._record({"type": "final", "turn": st.turn_number,
                       "scores": {c.value: v for c, v in st.scores().items()},
                       "winners": [c.value for c in st.winners()]})
-        if self.recorder is not None:
-            self.recorder.finish({c.value: v for c, v in st.scores().items()},
-                                 [c.value for c in st.winners()])
+        self._to_recorder("finish", {"scores": {c.value: v for c, v in st.scores().items()},
+                                     "winners": [c.value for c in st.winners()]})
         if self.save_path is not None:
             save_game(st, self.save_path)
         self.say()
@@ -604,7 +662,8 @@ def run(args: argparse.Namespace) -> int:
     rng = random.Random(f"zarcana-bots:{seed}")
     record: IO[str] | None = None
     recorder: GameRecorder | None = None
-    if args.record is not None and args.record.suffix != ".jsonl":
+    lines = args.record is not None and args.record.suffix.lower() == ".jsonl"
+    if args.record is not None and not lines:
         recorder = GameRecorder.create(
             args.record, game="zarcana", edition=state.settings.edition.value,
             players=[c.value for c in state.players], settings=state.settings.to_dict(),
@@ -613,25 +672,38 @@ def run(args: argparse.Namespace) -> int:
             seed=None if args.load is not None else seed, initial_state=dumps(state))
     elif args.record is not None:
         try:
-            record = open(args.record, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+            # "x": an earlier game's record is never written over (as game files are not)
+            record = open(args.record, "x", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except FileExistsError:
+            raise CompanionError(f"{args.record}: a file of that name already exists (game "
+                                 "records are never overwritten: give a new name)") from None
         except OSError as exc:
             raise CompanionError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     try:
+        session = PlaySession(state, bots=bots, rng=rng, out=out, quiet=args.quiet,
+                              save_path=args.save, record=record, max_turns=args.max_turns,
+                              echo=not sys.stdin.isatty(), recorder=recorder)
         if record is not None:
-            record.write(json.dumps({
+            session._record({
                 "type": "header", "game": "zarcana", "settings": state.settings.to_dict(),
                 "players": [c.value for c in state.players], "seed": seed,
                 "bots": sorted(c.value for c in bots),
                 "loaded_from": str(args.load) if args.load is not None else None,
                 "start_turn": state.turn_number,
-            }, sort_keys=True) + "\n")
-        session = PlaySession(state, bots=bots, rng=rng, out=out, quiet=args.quiet,
-                              save_path=args.save, record=record, max_turns=args.max_turns,
-                              echo=not sys.stdin.isatty(), recorder=recorder)
+            })
         with _ended_as_interrupted():
-            return session.run()
+            try:
+                code = session.run()
+            finally:
+                problem = session.record_problem()
+                if problem is not None:
+                    print(f"companion play: error: {problem}", file=sys.stderr)
+        return code if problem is None else max(code, 1)
     finally:
         if record is not None:
-            record.close()
+            try:
+                record.close()
+            except OSError:
+                pass        # (said above: the lines file could not be written)
         if recorder is not None:
             recorder.close()

@@ -305,6 +305,10 @@ def run(args: argparse.Namespace) -> int:
         elif recorder is not None:
             recorder.close()
         pipeline.close()
+    if recorder is not None:
+        # (the recorder writes the game again beside its file where that file was replaced
+        # during the game: the name said from here on is the one that holds it)
+        path = recorder.path
     problem = session.record_problem() if session is not None else None
     if problem is not None:
         # (a full disk, a file gone read-only: the moves it lacks are said, not lost unseen)

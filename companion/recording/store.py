@@ -616,6 +616,9 @@ class GameRecorder:
         self._started = started       # a start event is recorded
         self._moved = moved           # a move, override or undo is recorded
         self._held: int | None = None  # the descriptor holding the file's lock (_hold)
+        # the file written (device, inode): a file removed, moved or replaced under the
+        # recorder is noticed at the next event and the game written again (_keep_file)
+        self._ident = _identity(path)
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -625,6 +628,10 @@ class GameRecorder:
             log.warning("%s: WAL journal not available (journal mode %s)", path, mode)
         # FULL also syncs the WAL on every commit: a committed move survives a power cut.
         _query(path, con, "PRAGMA synchronous = FULL")
+        # Each commit is copied from the log into the file itself at once (a passive
+        # checkpoint): a backup or a copy of the .db alone, taken mid-game or after a crash,
+        # then holds the game so far instead of an empty shell (every move was in -wal)
+        _query(path, con, "PRAGMA wal_autocheckpoint = 1")
         # Another program writing the file (a database browser, a backup tool) holds up a
         # write this long, not the connection's 10 s: the live game waits for each event
         # it records, and one not written is held back and written with the next
@@ -847,7 +854,7 @@ class GameRecorder:
         elif player is not None:
             player = _name(player)
         with self._lock:
-            con = self._writable(kind)
+            con = self._keep_file(self._writable(kind))
             if kind == "start" and (self._started or self._moved):
                 raise RecordingError(f"{self.path}: the start position must come before "
                                      "every move, and only once")
@@ -888,7 +895,7 @@ class GameRecorder:
                                  f"text {winners!r}")
         winner_list = [_name(w) for w in winners]
         with self._lock:
-            con = self._writable("finish")
+            con = self._keep_file(self._writable("finish"))
             try:
                 con.execute("BEGIN IMMEDIATE")
                 con.execute("UPDATE game SET ended = ?, scores = ?, winners = ? WHERE id = 1",
@@ -910,6 +917,44 @@ class GameRecorder:
             raise RecordingError(f"{self.path}: the game is finished; a {what} cannot be "
                                  "recorded after its end")
         return self._con
+
+    def _keep_file(self, con: sqlite3.Connection) -> sqlite3.Connection:
+        """``con``, once the file at :attr:`path` is still the one it writes. Where that
+        file was removed, moved away or replaced during the game (a clean-up, a sync tool,
+        the games folder moved), every later move would go to a file no one can reach, and
+        the end would name a file that is not the game: the game so far is written again
+        (from the open connection) at :attr:`path`, or beside it where another file took
+        the name, and recorded on there. :class:`WriteFailed` where that cannot be done
+        (the event is then held back by the caller, as on a full disk)."""
+        if self._ident is None or _identity(self.path) == self._ident:
+            return con
+        old = target = self.path
+        new: sqlite3.Connection | None = None
+        try:
+            if os.path.lexists(old):
+                target = _free_name(old)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            new = sqlite3.connect(str(target), timeout=10.0, check_same_thread=False,
+                                  isolation_level=None)
+            con.backup(new)
+            self._configure(target, new)
+        except (OSError, sqlite3.Error, RecordingError) as exc:
+            if new is not None:
+                new.close()
+                _remove_quietly(target)
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise WriteFailed(f"{old}: the game file was removed, moved or replaced during "
+                              f"the game, and it cannot be written again at {target} "
+                              f"({why})") from None
+        con.close()
+        self._let_go()
+        self._held = _hold(target)
+        self._con, self.path, self._ident = new, target, _identity(target)
+        log.warning("%s: the game file was removed, moved or replaced during the game; the "
+                    "game so far is written again%s and recorded on there", old,
+                    "" if target == old else f" to {target} (another file has its name)")
+        return new
 
     def close(self) -> None:
         with self._lock:
@@ -934,6 +979,24 @@ class GameRecorder:
     def __repr__(self) -> str:
         state = "closed" if self._con is None else "finished" if self._ended else "open"
         return f"GameRecorder({str(self.path)!r}, {self._next} events, {state})"
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``; None if there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _free_name(path: Path) -> Path:
+    """``NAME-restored.db`` beside ``path`` (``NAME-restored-2.db``, ... where taken)."""
+    for n in range(1, 1000):
+        cand = path.with_name(f"{path.stem}-restored{'' if n == 1 else f'-{n}'}{path.suffix}")
+        if not os.path.lexists(cand):
+            return cand
+    raise RecordingError(f"{path}: no free name beside it to write the game again")
 
 
 def _turn_of(state_text: str) -> int | None:

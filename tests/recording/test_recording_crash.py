@@ -98,3 +98,87 @@ def test_sigkill_mid_game_keeps_every_committed_move(tmp_path: Path) -> None:
     assert done.moves() == list(game.moves) and done.finished
     assert [e.number for e in done.events] == list(range(len(game.moves) + 1))
     assert dumps(rebuild_state(done)) == dumps(game.final)
+
+
+def _recorder_of(path: Path, moves: int) -> GameRecorder:
+    game = bot_game()
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=game.players,
+                              settings=game.start.settings.to_dict(), seed=game.seed,
+                              initial_state=dumps(game.start))
+    for move, state in zip(game.moves[:moves], game.states[:moves]):
+        rec.record("move", move, state=dumps(state))
+    return rec
+
+
+def test_a_copy_of_the_file_alone_taken_mid_game_holds_the_game_so_far(tmp_path: Path) -> None:
+    """Every move used to sit in the -wal log until the file was closed: a backup or a copy
+    of the .db alone, mid-game or after a crash, was an empty shell that `games` offered to
+    remove. Each commit is now copied into the file itself."""
+    rec = _recorder_of(tmp_path / "g.db", 12)
+    try:
+        (tmp_path / "backup").mkdir()
+        (tmp_path / "backup" / "g.db").write_bytes((tmp_path / "g.db").read_bytes())
+        assert open_game(tmp_path / "backup" / "g.db").moves() == list(bot_game().moves[:12])
+        (listed,) = list_games(tmp_path / "backup")
+        assert isinstance(listed, GameSummary) and listed.moves == 12
+    finally:
+        rec.close()
+
+
+def test_a_game_file_removed_mid_game_is_written_again_with_every_move(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A clean-up tool or a sync client removing the file used to send every later move
+    to a file no one could reach, and the run then said the game was recorded there."""
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "games" / "g.db", 5)
+    try:
+        for p in (tmp_path / "games").iterdir():
+            p.unlink()
+        (tmp_path / "games").rmdir()
+        rec.record("move", game.moves[5], state=dumps(game.states[5]))
+        assert rec.path == tmp_path / "games" / "g.db"
+        assert "removed, moved or replaced" in caplog.text
+        rec.record("move", game.moves[6], state=dumps(game.states[6]))
+    finally:
+        rec.close()
+    assert open_game(tmp_path / "games" / "g.db").moves() == list(game.moves[:7])
+
+
+def test_a_game_file_replaced_mid_game_goes_on_beside_it(tmp_path: Path) -> None:
+    """Another file put in its place (an older copy restored by a sync tool) is never
+    written over: the game goes on in NAME-restored.db, which the recorder then names."""
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "g.db", 5)
+    try:
+        (tmp_path / "g.db").rename(tmp_path / "moved.db")
+        (tmp_path / "g.db").write_text("someone else's file")
+        rec.record("move", game.moves[5], state=dumps(game.states[5]))
+        rec.finish({"red": 1}, ["red"])
+        assert rec.path == tmp_path / "g-restored.db"
+    finally:
+        rec.close()
+    assert (tmp_path / "g.db").read_text() == "someone else's file"
+    restored = open_game(tmp_path / "g-restored.db")
+    assert restored.moves() == list(game.moves[:6]) and restored.finished
+
+
+def test_a_game_file_that_cannot_be_written_again_is_a_write_failure(tmp_path: Path) -> None:
+    """Where the folder is gone and cannot be made again, the event fails as on a full disk
+    (the live session keeps it and tries again at the next move); the file it had is not
+    lost: once the folder can be made, the game is written again whole."""
+    from companion.recording.store import WriteFailed
+
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "games" / "g.db", 5)
+    try:
+        for p in (tmp_path / "games").iterdir():
+            p.unlink()
+        (tmp_path / "games").rmdir()
+        (tmp_path / "games").write_text("a file where the folder was")
+        with pytest.raises(WriteFailed, match="cannot be written again"):
+            rec.record("move", game.moves[5], state=dumps(game.states[5]))
+        (tmp_path / "games").unlink()
+        rec.record("move", game.moves[5], state=dumps(game.states[5]))
+    finally:
+        rec.close()
+    assert open_game(tmp_path / "games" / "g.db").moves() == list(game.moves[:6])

@@ -392,7 +392,17 @@ def test_a_game_in_a_read_only_folder_is_read(tmp_path: Path,
         recorder.close()
 
 
-def test_a_game_copied_without_its_log_is_named_so(tmp_path: Path) -> None:
+def test_a_game_copied_without_its_log_is_named_so(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written before each commit was copied into it (older companions): all of it
+    was in the log, and the message says what is missing."""
+    configure = GameRecorder._configure
+
+    def as_older_companions(path: Path, con: sqlite3.Connection) -> None:
+        configure(path, con)
+        con.execute("PRAGMA wal_autocheckpoint = 0")
+
+    monkeypatch.setattr(GameRecorder, "_configure", staticmethod(as_older_companions))
     game = bot_game()
     playing = tmp_path / "playing.db"
     recorder = GameRecorder.create(playing, game="zarcana", edition="looney",
