@@ -51,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.expanduser()
     if out.resolve() == game.path.resolve():
         raise CompanionError(f"--out {args.out}: that is the game file itself")
+    if _is_database(out):
+        raise CompanionError(f"--out {args.out}: that is a recorded game (or another "
+                             "database); an export never writes over one: give a new name")
     try:
         write_text_atomic(out, buf.getvalue())  # an interrupted export leaves no half record
     except OSError as exc:
@@ -58,3 +61,12 @@ def run(args: argparse.Namespace) -> int:
     log.info("wrote %s (%s, %d events)", out, args.format, len(game.events))
     print(f"wrote {out} ({args.format}, {len(game.moves())} moves)", file=sys.stderr)
     return 0
+
+
+def _is_database(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file: another recorded game, most likely."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False

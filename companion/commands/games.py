@@ -51,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {name}  BROKEN: {e.reason}")
             continue
         if isinstance(e, EmptyGame):
-            # (a companion stopped before the deal: nothing was lost, nothing to warn of)
-            print(f"  {name}  empty: nothing was recorded in it (a companion stopped "
-                  "before the deal); it may be removed")
+            # (a companion stopped before the deal; or a copy of a game file that an older
+            # companion was writing, made without its log: then the moves are in that log)
+            print(f"  {name}  empty: no game in the file itself (a companion stopped "
+                  f"before the deal; or a copy made without its {e.path.name}-wal file, "
+                  "which holds the moves: copy that beside it)")
             continue
         status = "finished" if e.finished else "not finished"
         line = (f"  {name}  {e.created.strftime('%Y-%m-%d %H:%M')}  {e.game} {e.edition}  "

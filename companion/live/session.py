@@ -1229,8 +1229,9 @@ class LiveSession:
             v = full.illegal[0]
             reasons = tuple(x.reason for x in v.violations)
             text = f"illegal: {v.move}: " + "; ".join(reasons)
+            # (the rules' ids too: a record read later names the rule as the window did)
             self._record("illegal", v.move, player=who, observation=obs, keyframe_jpeg=jpeg,
-                         note=text)
+                         note=text + (f" [rule {', '.join(v.rules)}]" if v.rules else ""))
             return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
                               verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
                               changes=changes, frame=frame)]

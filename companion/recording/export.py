@@ -154,6 +154,24 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
             yield f"tie between {', '.join(winners)}"
     else:
         yield "the game was not finished"
+        so_far = _scores_so_far(game)
+        if so_far is not None:
+            yield f"scores so far: {format_scores(so_far, game.players)}"
+
+
+def _scores_so_far(game: RecordedGame) -> dict[str, int] | None:
+    """The scores of an unfinished game's last stored position (None where there is none,
+    or it is not a game the engine reads)."""
+    for ev in reversed(game.events):
+        if ev.state is None or ev.undone:
+            continue
+        try:
+            from companion.games.zarcana.engine import loads
+
+            return {c.value: v for c, v in loads(ev.state).scores().items()}
+        except Exception:  # noqa: BLE001 - a record of another game, or a damaged state
+            return None
+    return None
 
 
 def write_text(game: RecordedGame, out: TextIO) -> None:

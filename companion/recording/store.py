@@ -567,18 +567,45 @@ def summarize(path: Path | str) -> GameSummary:
                        scores=meta.scores, winners=meta.winners)
 
 
+def _is_game_file(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file that says it is a companion's game file (its
+    application id), whatever its name: ``play --record game.sqlite`` makes one."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(72)
+    except OSError:
+        return False
+    return (len(head) == 72 and head.startswith(b"SQLite format 3\x00")
+            and int.from_bytes(head[68:72], "big") == APPLICATION_ID)
+
+
 def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]:
-    """Every ``*.db`` file in ``folder`` (not its subfolders), by file name.
+    """Every game file in ``folder`` (not its subfolders), by file name: each ``*.db``
+    file, and a file of any other name that is a game file (:func:`_is_game_file`).
 
     A file that cannot be read is a :class:`BrokenGame` with the reason; it never stops the
-    others from listing. One with nothing of a game in it is an :class:`EmptyGame`. A folder
-    that does not exist holds no games.
+    others from listing. One with nothing of a game in it is an :class:`EmptyGame`. A game's
+    log (``NAME-wal``) without its file beside it is a :class:`BrokenGame` too: the moves in
+    it are the game's. A folder that does not exist holds no games.
     """
     where = Path(folder).expanduser()
     if not where.is_dir():
         return []
     out: list[GameSummary | BrokenGame | EmptyGame] = []
-    for path in sorted(where.glob(f"*{SUFFIX}")):
+    try:
+        names = sorted(where.iterdir())
+    except OSError:
+        return []
+    for path in names:
+        if path.name.endswith("-wal"):
+            base = path.with_name(path.name[:-4])
+            if not os.path.lexists(base) and _log_holds_moves(base):
+                out.append(BrokenGame(path, f"the log of a game whose file {base.name} is "
+                                            "not beside it: the moves are in this log; put "
+                                            "that file back beside it"))
+            continue
+        if path.suffix != SUFFIX and not (path.is_file() and _is_game_file(path)):
+            continue
         try:
             out.append(summarize(path))
         except RecordingError as exc:

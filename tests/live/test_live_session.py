@@ -93,6 +93,9 @@ def test_the_sample_game_gives_the_scripted_moves_the_illegal_move_and_the_score
     # the camera's moves, the clicks and the flagged table went to the recorder
     kinds = [k for k, _, _ in rec.calls]
     assert kinds[0] == "start" and kinds.count("move") == len(want) and kinds.count("illegal") == 1
+    # the recorded note names the rule's id, as the window does (an export kept only words)
+    (ruled,) = [kw["note"] for k, _, kw in rec.calls if k == "illegal"]
+    assert ruled.endswith("[rule wands.upright]"), ruled
     assert all(kw.get("observation") is not None for k, _, kw in rec.calls if k == "start")
     clicked = [m for k, m, kw in rec.calls if kw.get("note") == "clicked by a player"]
     assert clicked == list(scripted_clicks().values())

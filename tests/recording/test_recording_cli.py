@@ -65,7 +65,8 @@ def test_games_lists_an_empty_file_without_calling_it_broken(
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert lines[0] == f"2 recorded game(s) in {games_dir}, 2 empty file(s):"
-    empty = [line for line in lines if "empty: nothing was recorded" in line]
+    empty = [line for line in lines if "empty: no game in the file itself" in line]
+    assert all("-wal file, which holds the moves" in line for line in empty)
     assert [line.split()[0] for line in empty] == ["killed-before-the-deal.db",
                                                    "killed-while-made.db"]
     assert captured.err == ""
@@ -210,3 +211,38 @@ def test_export_jsonl_of_a_garbled_state_names_the_file_and_event(
     assert main(["export", str(path), "--format", "jsonl"]) == 2
     err = capsys.readouterr().err
     assert f"{path}: the stored state of event 3 is not JSON" in err and "Traceback" not in err
+
+
+def test_games_lists_a_game_file_of_any_name_and_a_log_without_its_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`play --record game.sqlite` makes a game file that `games` did not list (only
+    *.db); a game's log left without its file was not listed either, though it holds the
+    moves."""
+    folder = tmp_path / "games"
+    record_bot_game(folder / "tuesday.sqlite", bot_game(), moves=12)
+    (folder / "notes.txt").write_text("not a game")
+    (folder / "lost.db-wal").write_bytes(b"\x37\x7f\x06\x82" + bytes(4000))
+    assert main(["games", "--dir", str(folder)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"1 recorded game(s) in {folder}, 1 broken file(s):"
+    assert out[1].split()[0] == "lost.db-wal" and "put that file back beside it" in out[1]
+    assert out[2].split()[0] == "tuesday.sqlite" and "12 move(s)  not finished" in out[2]
+
+
+def test_export_never_writes_over_another_recorded_game(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done, partial = sorted(games_dir.glob("*.db"))
+    before = done.read_bytes()
+    assert main(["export", str(partial), "--out", str(done)]) == 2
+    assert "that is a recorded game" in capsys.readouterr().err
+    assert done.read_bytes() == before
+
+
+def test_an_unfinished_games_text_export_gives_the_scores_so_far(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    partial = sorted(games_dir.glob("*.db"))[1]
+    assert main(["export", str(partial), "--format", "text"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at_12 = bot_game().states[11]
+    assert out[-2:] == ["the game was not finished", "scores so far: " + ", ".join(
+        f"{c.value} {v}" for c, v in at_12.scores().items())]
