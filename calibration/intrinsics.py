@@ -378,8 +378,12 @@ def calibrate_images(paths: Sequence[Path], board: BoardSpec,
     views: list[View] = []
     for path, view, wh in found:
         if wh != size:
+            turned = _turned(wh, size)
             why = (f"its size {wh[0]}x{wh[1]} differs from the {size[0]}x{size[1]} of most "
-                   "photos (calibrate one resolution at a time)")
+                   "photos (calibrate one resolution at a time" + (
+                       "; this one is turned between landscape and portrait: take every "
+                       "board photo held as the camera will be at the table)" if turned
+                       else ")"))
         elif (twin := next((v for v in views if _same_view(v, view)), None)) is not None:
             # a copy of a photo adds no view, only weight, and would count toward the
             # views the fit needs
@@ -528,6 +532,14 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
     return out
 
 
+def _turned(size: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Whether an image of ``size`` (width, height) is one of ``other`` turned a quarter
+    (its sides swapped, at any scale)."""
+    w, h = size
+    ow, oh = other
+    return w != h and abs(w * ow - h * oh) <= 0.01 * max(w * ow, h * oh)
+
+
 def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None) -> Intrinsics:
     """The camera file's K and distortion. With ``image_size`` (width, height) of the images
     they will be used on, K is rescaled when those are the calibration images scaled (the
@@ -540,6 +552,14 @@ def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None)
         w, h = int(image_size[0]), int(image_size[1])
         sx, sy = w / cw, h / ch
         if abs(sx - sy) > 0.01 * max(sx, sy):
+            if _turned((w, h), (cw, ch)):
+                # (a phone held upright: the same lens, but which way it turned the picture
+                # is not known here, and the principal point moves with it)
+                raise IntrinsicsError(
+                    f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch} and the "
+                    f"images are {w}x{h}: the camera is turned between landscape and "
+                    "portrait. Hold it as when its board photos were taken, calibrate it "
+                    "again held this way, or read them without it (--no-intrinsics)")
             raise IntrinsicsError(
                 f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch}; images of "
                 f"{w}x{h} have another aspect ratio (another camera, or a crop): calibrate "

@@ -154,16 +154,47 @@ def edge_blur_px(image: np.ndarray, calib: Calibration, mat: Mat) -> float | Non
     return float(np.percentile(sigmas, EDGE_PERCENTILE)) if sigmas else None
 
 
+def markers_px_per_mm(calib: Calibration, mat: Mat) -> float | None:
+    """How many pixels a millimetre the markers seen take (the median marker's mean side
+    over its size): how closely the camera sees the table. None where none is seen."""
+    c = _seen_marker_px(calib, mat)
+    if not len(c):
+        return None
+    sides = np.linalg.norm(c - np.roll(c, -1, axis=1), axis=2).mean(axis=1)
+    return float(np.median(sides)) / float(mat.marker_size_mm)
+
+
 def blurred_over_px(calib: Calibration, mat: Mat) -> float:
     """The edge spread (px) over which ``calib``'s frame is blurred: :data:`BLURRED_EDGE_PX`,
     scaled up where the markers seen take more pixels a millimetre than
     :data:`BLURRED_REF_PX_PER_MM`."""
-    c = _seen_marker_px(calib, mat)
-    if not len(c):
+    per_mm = markers_px_per_mm(calib, mat)
+    if per_mm is None:
         return BLURRED_EDGE_PX
-    sides = np.linalg.norm(c - np.roll(c, -1, axis=1), axis=2).mean(axis=1)
-    per_mm = float(np.median(sides)) / float(mat.marker_size_mm)
     return BLURRED_EDGE_PX * max(1.0, per_mm / BLURRED_REF_PX_PER_MM)
+
+
+#: Under this many pixels a millimetre (a record's ``calibration.px_per_mm``) the pyramids
+#: are read markedly worse, and a player is told so: the pyramid finder's views are made at
+#: 0.75 px/mm (vision.pyramids.find.VIEW_PPM) and upsampled from less. A 1080p camera
+#: framing the standard mat sees it at about 0.7; the same cameras at 720p at about 0.47,
+#: where held-out-style dev renders (seeds 551000 and 552000, 140 images a group) read 60%
+#: and 15-22% of the tables exactly (ordinary / hard) against 80% and 36-39% at 1080p, the
+#: white, clear and one-pip pyramids missed most. At the same density the two
+#: resolutions read alike, so it is the pixels a millimetre, not the frame's size.
+LOW_PX_PER_MM = 0.5
+
+
+def coarse_picture(record: Mapping[str, Any]) -> str | None:
+    """How a record whose camera sees the table at under :data:`LOW_PX_PER_MM` says so
+    to a player; None otherwise (or where not measured)."""
+    per_mm = (record.get("calibration") or {}).get("px_per_mm")
+    if not isinstance(per_mm, (int, float)) or isinstance(per_mm, bool) \
+            or per_mm >= LOW_PX_PER_MM:
+        return None
+    return (f"the camera sees the table at {per_mm:.2f} px a mm (the mat's markers), under "
+            f"the {LOW_PX_PER_MM} at which pyramids are read well (about 0.7 from a 1080p "
+            "camera framing the mat): bring the camera closer or raise its resolution")
 
 
 def blurred_picture(record: Mapping[str, Any]) -> str | None:

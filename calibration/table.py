@@ -221,9 +221,35 @@ def _sharpened(gray: np.ndarray) -> np.ndarray:
     return cv2.addWeighted(gray, 1.0 + SHARPEN_AMOUNT, blur, -SHARPEN_AMOUNT, 0)
 
 
+#: OpenCV reads a marker whose outline is at least ``minMarkerPerimeterRate`` (0.03 by
+#: default) of the searched image's longer side: 58 px in a 1920 px frame, 120 px in a
+#: 4000 px one, so the mat that a 1080p camera reads was lost in a 12 MP photo of the same
+#: table (its markers 31 px wide: "no mat marker is visible"), and a 48 MP photo asked for
+#: markers of 60 px. A whole-frame search never asks for more outline than a 1920 px frame
+#: does (the window searches' own rates, relative to a window, are left alone).
+MAX_MIN_PERIMETER_PX = 0.03 * 1920
+
+
 def _all_of_mat(gray: np.ndarray, detector: Any) -> list[tuple[int, np.ndarray]]:
     """Every detection of the mat's ids 0..3 (an id may come more than once)."""
+    longest = max(gray.shape[:2])
+    if longest * 0.03 > MAX_MIN_PERIMETER_PX and hasattr(detector, "getDetectorParameters"):
+        params = detector.getDetectorParameters()
+        rate = params.minMarkerPerimeterRate
+        if rate < 0.1 and rate * longest > MAX_MIN_PERIMETER_PX:
+            params.minMarkerPerimeterRate = MAX_MIN_PERIMETER_PX / longest
+            detector.setDetectorParameters(params)
+            try:
+                corners, ids, _ = detector.detectMarkers(gray)
+            finally:
+                params.minMarkerPerimeterRate = rate
+                detector.setDetectorParameters(params)
+            return _of_mat(corners, ids)
     corners, ids, _ = detector.detectMarkers(gray)
+    return _of_mat(corners, ids)
+
+
+def _of_mat(corners: Any, ids: Any) -> list[tuple[int, np.ndarray]]:
     if ids is None:
         return []
     return [(int(m), c.reshape(4, 2).astype(np.float64)) for m, c in zip(ids.ravel(), corners)
@@ -880,6 +906,27 @@ class TableCalibrator:
                 out[mid] = again[mid]
         return out
 
+    def _lone_marker(self, seen: tuple[int, ...], moved_mm: float | None = None
+                     ) -> Calibration | None:
+        """The refusal of a table placed by one marker alone without the camera's lens,
+        else None. With no earlier calibration to lean on, one marker places the table only
+        with the lens known (a pose, IPPE); without it the homography through one small
+        square swings freely. Dev renders (seed 547100, 24 images, each marker alone in
+        turn, 96 cases), the worst card centre: with the lens a median 7.9 mm off (over
+        20 mm in 14%), without it 42 mm (over 20 mm in 76%, up to metres; a 12 MP photo read
+        that way gave 6 of 8 cards the wrong id and every pyramid 3 pips). Two markers
+        without the lens: a median 5.3 mm (2% over 20 mm), still taken."""
+        if len(seen) != 1 or self.intrinsics is not None:
+            return None
+        moved = self._moved_mm if moved_mm is None else moved_mm
+        why = (f"the camera or mat moved ({moved:.0f} mm) and only marker {seen[0]} is "
+               "visible" if moved is not None else f"only marker {seen[0]} is visible and "
+               "there is no earlier calibration")
+        return Calibration(False, markers_seen=seen,
+                           reason=f"{why}: one marker cannot place the table without the "
+                           "camera's lens (positions would be centimetres off): show more of "
+                           "the mat, or measure the lens (companion calibrate-camera)")
+
     def _fit_pose(self, img: np.ndarray, tab: np.ndarray) -> tuple[np.ndarray | None, float]:
         """One to three markers: with known intrinsics a camera pose (PnP, 6 unknowns)
         extrapolates far better than a free homography (8) fitted to a few small squares.
@@ -957,6 +1004,8 @@ class TableCalibrator:
         img = np.vstack([found[k] for k in seen])
         tab = np.vstack([self._corners_mm[k] for k in seen])
         if len(seen) >= 3 or prev is None or prev.H is None:
+            if (refused := self._lone_marker(seen)) is not None:
+                return refused
             H, rms = self._fit_pose(img, tab) if len(seen) < 4 else _fit(img, tab)
             if H is None:
                 return Calibration(False, markers_seen=seen, reason="the markers give no homography")
@@ -974,6 +1023,8 @@ class TableCalibrator:
         # with two, does the turn they show leave the hidden ones where they were?
         drift = self._drift_mm(prev.H, img, list(seen))
         if drift > MOVED_MM:
+            if (refused := self._lone_marker(seen, moved_mm=drift)) is not None:
+                return refused
             H, rms = self._fit_pose(img, tab)
             if H is None:
                 return Calibration(False, markers_seen=seen, reason="the markers give no homography")

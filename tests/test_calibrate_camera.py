@@ -215,6 +215,23 @@ def test_bad_photos_are_skipped_by_name_and_too_few_views_fail(
     assert rc == 2 and f"skipped {copy}: the board lies as in view00.png" in err, err
 
 
+def test_a_board_photo_held_the_other_way_is_named_so(
+        views: tuple[Path, list[Camera]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A phone held upright for some board photos: skipped, and the message says the
+    photo is turned, not merely of another resolution."""
+    folder, _ = views
+    turned = tmp_path / "upright.png"
+    cv2.imwrite(str(turned), cv2.rotate(cv2.imread(str(folder / "view03.png")),
+                                        cv2.ROTATE_90_CLOCKWISE))
+    photos = [str(folder / f"view0{k}.png") for k in range(3)]
+    assert main(["calibrate-camera", *photos, str(turned), "--out",
+                 str(tmp_path / "camera.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {turned}: its size {H}x{W} differs" in err
+    assert "turned between landscape and portrait" in err
+
+
 def test_no_usable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -301,6 +318,11 @@ def test_save_load_and_rescale(tmp_path: Path) -> None:
     np.testing.assert_allclose(big.K, np.array([[1600, 0, 639.5], [0, 1610, 479.5], [0, 0, 1]]))
     with pytest.raises(IntrinsicsError, match="another aspect ratio"):
         load_intrinsics(p, image_size=(1280, 720))
+    # a phone held upright: the same camera turned, not another one or a crop (the message
+    # sent players after the wrong cause)
+    for size in ((480, 640), (960, 1280)):
+        with pytest.raises(IntrinsicsError, match="turned between landscape and portrait"):
+            load_intrinsics(p, image_size=size)
 
 
 def test_a_number_no_float_holds_is_a_bad_field_not_a_crash(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.images import IMAGE_SUFFIXES, ImageError, greyscale, read_image
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
-from calibration.sharpness import blurred_over_px, edge_blur_px
+from calibration.sharpness import blurred_over_px, edge_blur_px, markers_px_per_mm
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from companion.core.observation import record_deg
@@ -926,6 +926,9 @@ class TablePipeline:
                                 blurred_over_px=blurred_over_px(calib, self.mat))
                 self.last_calibration = calib
                 calinfo["edge_blur_px"] = round(blur_px, 2)
+            per_mm = markers_px_per_mm(calib, self.mat)
+            if per_mm is not None:
+                calinfo["px_per_mm"] = round(per_mm, 2)
                 record["blurred"] = calib.blurred
             pyr_future: Any = None
             if self._process is not None:

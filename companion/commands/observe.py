@@ -224,13 +224,15 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     mat in the picture (every position off), or no colour to read the pyramids' by; else
     0 (a blurred picture is read, its pyramids the likeliest missed: a warning)."""
     from calibration.mat import card_scale_doubt
-    from calibration.sharpness import blurred_picture
+    from calibration.sharpness import blurred_picture, coarse_picture
 
     failed = not record["calibrated"]
     if failed:
         _warn(f"{path}: no table found: {record.get('reason', '')}")
     elif (said := blurred_picture(record)) is not None:
         _warn(f"warning: {path}: {said}: pyramids may be missed or misread")
+    if not failed and (coarse := coarse_picture(record)) is not None:
+        _warn(f"warning: {path}: {coarse}")
     fit = record.get("calibration", {}).get("reprojection_mm")
     if fit is not None and fit > POOR_MAT_FIT_MM:
         lens = "" if camera is None else (

@@ -383,6 +383,7 @@ class LiveSession:
         self._greyscale = False
         #: whether the cards were last seen another size than the deck's (_mat_doubt)
         self._scale_doubt = False
+        self._coarse_view = False       # said: the camera sees the table too coarsely
         self.latencies_ms: list[float] = []
         now = self._state
         self.status = Status.SETUP if now is None else (
@@ -914,7 +915,7 @@ class LiveSession:
         if self.status is Status.OVER:
             return []
         said = (self._sharpness(obs, frame) + self._colourless(obs, frame)
-                + self._mat_doubt(obs, frame))
+                + self._mat_doubt(obs, frame) + self._coarse(obs, frame))
         obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
@@ -986,6 +987,23 @@ class LiveSession:
             return []
         self._scale_doubt = doubt is not None
         text = doubt if doubt is not None else "the cards measure the deck's size again"
+        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
+
+    def _coarse(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
+        """A line when the camera sees the table at too few pixels a millimetre for the
+        pyramids (:func:`calibration.sharpness.coarse_picture`: a 720p webcam framing the
+        mat), and when it sees it closely enough again."""
+        from calibration.sharpness import coarse_picture
+
+        calib = obs.extra.get("calibration")
+        if not isinstance(calib, Mapping) or calib.get("px_per_mm") is None:
+            return []
+        said = coarse_picture(obs.extra)
+        if (said is not None) == self._coarse_view:
+            return []
+        self._coarse_view = said is not None
+        text = (f"{said}; pyramids may be missed or misread" if said is not None
+                else "the camera sees the table closely enough again")
         return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
 
     def _colourless(self, obs: Observation, frame: int | None) -> list[LiveEvent]:

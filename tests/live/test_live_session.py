@@ -369,6 +369,25 @@ def test_a_picture_without_colour_is_said_once_and_its_return_too() -> None:
     assert lines(3, False) == ["the picture has colour again"]
 
 
+def test_a_camera_that_sees_the_table_coarsely_is_said_once_and_its_return_too() -> None:
+    """A 720p webcam framing the mat (about 0.47 px a mm): its pyramids are missed and
+    misread far more often, and the players are told so, once while it lasts."""
+    session = sample_session()
+
+    def lines(k: int, per_mm: float | None) -> list[str]:
+        rec = dict(sample_record(0))
+        if per_mm is not None:
+            rec["calibration"] = {"px_per_mm": per_mm}
+        return [e.text for e in session.observe(rec, frame=k)
+                if e.kind is EventKind.INFO and "px a mm" in e.text or "closely" in e.text]
+
+    assert lines(0, 0.71) == []
+    said = lines(1, 0.47)
+    assert len(said) == 1 and said[0].startswith("the camera sees the table at 0.47 px a mm")
+    assert lines(2, 0.45) == [] and lines(3, None) == []
+    assert lines(4, 0.7) == ["the camera sees the table closely enough again"]
+
+
 def test_a_board_still_being_laid_out_is_not_dealt() -> None:
     """A pause between two cards settles the table: three of the nine cards are not a deal
     (the game could never get past the six still to come)."""
