@@ -23,7 +23,8 @@ import numpy as np
 from companion.core.errors import CompanionError
 
 #: the image files a folder is read for: photos of the table or the board, a deck's scans
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+#: (a GIF as its first frame: read when named alone, it was left out of a folder unsaid)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif")
 #: the largest image :func:`read_image` decodes: a 200-megapixel phone photo reads; a small
 #: file that unpacks to a gigapixel (30000 x 30000 took 8 GB and a minute before OpenCV gave
 #: up) is refused from its header

@@ -71,6 +71,11 @@ def test_jsonl_and_folder(fake, capsys, tmp_path):
     lines = out.splitlines()
     assert [Path(json.loads(line)["image"]).name for line in lines] == [f.name for f in FRAMES]
     assert all(json.loads(line)["cards"] for line in lines)
+    # a GIF in the folder is read too (its first frame), as it is when named alone
+    cv2.imwrite(str(folder / "zz.gif"), cv2.imread(str(FRAMES[0])))
+    code, out, err = _run(capsys, str(folder))
+    assert code == 0, err
+    assert Path(json.loads(out.splitlines()[-1])["image"]).name == "zz.gif"
 
 
 def test_annotate_writes_each_image(fake, capsys, tmp_path):
