@@ -986,6 +986,13 @@ class GameRecorder:
     def close(self) -> None:
         with self._lock:
             if self._con is not None:
+                # a file removed while no event came (the game waiting for a click) is
+                # written again now, before the connection that alone still holds it goes
+                try:
+                    self._keep_file(self._con)
+                except WriteFailed as exc:
+                    log.error("%s", exc)
+                assert self._con is not None
                 self._con.close()
                 self._con = None
             self._let_go()

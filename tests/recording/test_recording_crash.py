@@ -182,3 +182,15 @@ def test_a_game_file_that_cannot_be_written_again_is_a_write_failure(tmp_path: P
     finally:
         rec.close()
     assert open_game(tmp_path / "games" / "g.db").moves() == list(game.moves[:6])
+
+
+def test_a_game_file_removed_while_no_move_comes_is_written_again_on_closing(
+        tmp_path: Path) -> None:
+    """The game waits for a click, the file is removed, the companion is closed: the run
+    then said the game was recorded in a file that was gone."""
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "g.db", 5)
+    for p in tmp_path.iterdir():
+        p.unlink()
+    rec.close()
+    assert open_game(tmp_path / "g.db").moves() == list(game.moves[:5])
