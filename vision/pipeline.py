@@ -926,10 +926,10 @@ class TablePipeline:
                                 blurred_over_px=blurred_over_px(calib, self.mat))
                 self.last_calibration = calib
                 calinfo["edge_blur_px"] = round(blur_px, 2)
+                record["blurred"] = calib.blurred
             per_mm = markers_px_per_mm(calib, self.mat)
             if per_mm is not None:
                 calinfo["px_per_mm"] = round(per_mm, 2)
-                record["blurred"] = calib.blurred
             pyr_future: Any = None
             if self._process is not None:
                 pyr_future = self._send_pyramids(image, calib)

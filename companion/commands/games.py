@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
             # (a companion stopped before the deal; or a copy of a game file that an older
             # companion was writing, made without its log: then the moves are in that log)
             print(f"  {name}  empty: no game in the file itself (a companion stopped "
-                  f"before the deal; or a copy made without its {e.path.name}-wal file, "
-                  "which holds the moves: copy that beside it)")
+                  f"before the deal; or a copy made without its {e.path.name}-wal file of "
+                  "a game an older companion was recording: that log holds the moves, copy "
+                  "it beside this file)")
             continue
         status = "finished" if e.finished else "not finished"
         line = (f"  {name}  {e.created.strftime('%Y-%m-%d %H:%M')}  {e.game} {e.edition}  "

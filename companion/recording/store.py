@@ -601,8 +601,8 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
             base = path.with_name(path.name[:-4])
             if not os.path.lexists(base) and _log_holds_moves(base):
                 out.append(BrokenGame(path, f"the log of a game whose file {base.name} is "
-                                            "not beside it: the moves are in this log; put "
-                                            "that file back beside it"))
+                                            "not beside it (it may hold the game's last "
+                                            "moves): put that file back beside it"))
             continue
         if path.suffix != SUFFIX and not (path.is_file() and _is_game_file(path)):
             continue
@@ -953,15 +953,33 @@ class GameRecorder:
         (from the open connection) at :attr:`path`, or beside it where another file took
         the name, and recorded on there. :class:`WriteFailed` where that cannot be done
         (the event is then held back by the caller, as on a full disk)."""
-        if self._ident is None or _identity(self.path) == self._ident:
+        now = _identity(self.path)
+        if self._ident is None or now == self._ident:
+            return con
+        if now is not None and self._same_game(con):
+            # the same file under another inode number (a network share that does not keep
+            # them): nothing to write again
+            self._ident = now
             return con
         old = target = self.path
         new: sqlite3.Connection | None = None
+        held: int | None = None
+        made = False        # (only a file this call made is removed again on failure)
         try:
+            # the log first emptied into the file this connection holds (moved away, or
+            # gone): left beside the name, its frames of this game would be applied by the
+            # next reader to whatever file now has the name
+            try:
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                log.debug("%s: checkpoint before writing the game again failed", old,
+                          exc_info=True)
             if os.path.lexists(old):
                 target = _free_name(old)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            made = True
+            held = _hold(target)
             new = sqlite3.connect(str(target), timeout=10.0, check_same_thread=False,
                                   isolation_level=None)
             con.backup(new)
@@ -969,6 +987,9 @@ class GameRecorder:
         except (OSError, sqlite3.Error, RecordingError) as exc:
             if new is not None:
                 new.close()
+            if held is not None:
+                os.close(held)
+            if made:
                 _remove_quietly(target)
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise WriteFailed(f"{old}: the game file was removed, moved or replaced during "
@@ -976,12 +997,28 @@ class GameRecorder:
                               f"({why})") from None
         con.close()
         self._let_go()
-        self._held = _hold(target)
+        self._held = held
         self._con, self.path, self._ident = new, target, _identity(target)
         log.warning("%s: the game file was removed, moved or replaced during the game; the "
                     "game so far is written again%s and recorded on there", old,
                     "" if target == old else f" to {target} (another file has its name)")
         return new
+
+    def _same_game(self, con: sqlite3.Connection) -> bool:
+        """Whether the file at :attr:`path` holds this very game (its creation time and
+        last event as ``con`` has them), though its inode number changed."""
+        try:
+            ours = con.execute("SELECT (SELECT created FROM game WHERE id = 1), "
+                               "(SELECT max(number) FROM event)").fetchone()
+            other = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                theirs = other.execute("SELECT (SELECT created FROM game WHERE id = 1), "
+                                       "(SELECT max(number) FROM event)").fetchone()
+            finally:
+                other.close()
+        except (OSError, sqlite3.Error):
+            return False
+        return bool(ours == theirs and ours[0] is not None)
 
     def close(self) -> None:
         with self._lock:

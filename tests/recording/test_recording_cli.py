@@ -66,7 +66,7 @@ def test_games_lists_an_empty_file_without_calling_it_broken(
     lines = captured.out.splitlines()
     assert lines[0] == f"2 recorded game(s) in {games_dir}, 2 empty file(s):"
     empty = [line for line in lines if "empty: no game in the file itself" in line]
-    assert all("-wal file, which holds the moves" in line for line in empty)
+    assert all("that log holds the moves" in line for line in empty)
     assert [line.split()[0] for line in empty] == ["killed-before-the-deal.db",
                                                    "killed-while-made.db"]
     assert captured.err == ""

@@ -194,3 +194,81 @@ def test_a_game_file_removed_while_no_move_comes_is_written_again_on_closing(
         p.unlink()
     rec.close()
     assert open_game(tmp_path / "g.db").moves() == list(game.moves[:5])
+
+
+def test_another_database_put_in_the_games_place_is_never_written_into(tmp_path: Path) -> None:
+    """The log of the game left beside the name held this game's frames: the next reader
+    (`companion games`) applied them to the other database, which came out damaged."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "g.db", 5)
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes (text TEXT)")
+    con.execute("INSERT INTO notes VALUES ('mine')")
+    con.commit()
+    con.close()
+    os.replace(other, tmp_path / "g.db")
+    try:
+        rec.record("move", game.moves[5], state=dumps(game.states[5]))
+    finally:
+        rec.close()
+    # a reader in another process, as `companion games` would be
+    subprocess.run([sys.executable, "-c", "import sys; from companion.recording import "
+                    "list_games; list_games(sys.argv[1])", str(tmp_path)], check=True,
+                   cwd=ROOT)
+    con = sqlite3.connect(tmp_path / "g.db")
+    try:
+        assert con.execute("SELECT text FROM notes").fetchall() == [("mine",)]
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        con.close()
+    assert open_game(tmp_path / "g-restored.db").moves() == list(game.moves[:6])
+
+
+def test_a_lock_not_had_on_the_new_file_is_a_write_failure_and_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another companion looking at the new file at that moment: the event is held back
+    (WriteFailed), and the recorder still writes the whole game at the next try."""
+    import companion.recording.store as store
+    from companion.recording.store import RecordingError, WriteFailed
+
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "g.db", 5)
+    for p in tmp_path.iterdir():
+        p.unlink()
+    real = store._hold
+    monkeypatch.setattr(store, "_hold", lambda p: (_ for _ in ()).throw(
+        RecordingError(f"{p}: another companion is recording this game right now")))
+    try:
+        with pytest.raises(WriteFailed, match="cannot be written again"):
+            rec.record("move", game.moves[5], state=dumps(game.states[5]))
+        monkeypatch.setattr(store, "_hold", real)
+        rec.record("move", game.moves[5], state=dumps(game.states[5]))
+    finally:
+        rec.close()
+    assert open_game(tmp_path / "g.db").moves() == list(game.moves[:6])
+
+
+def test_the_same_file_under_another_inode_number_is_not_written_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A network share that does not keep inode numbers: the file at the name holds this
+    very game, so no NAME-restored.db copy is made at every move."""
+    import companion.recording.store as store
+
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "g.db", 5)
+    real = store._identity
+    shift = iter(range(1, 1000))
+    monkeypatch.setattr(store, "_identity",
+                        lambda p: None if (i := real(p)) is None else (i[0], i[1] + next(shift)))
+    try:
+        for k in range(5, 8):
+            rec.record("move", game.moves[k], state=dumps(game.states[k]))
+    finally:
+        rec.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["g.db"]
+    assert open_game(tmp_path / "g.db").moves() == list(game.moves[:8])

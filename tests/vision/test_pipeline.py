@@ -56,6 +56,22 @@ def pipeline(fake):
         yield p
 
 
+def test_a_frame_whose_blur_cannot_be_measured_says_nothing_of_it(pipeline, fake,
+                                                                   monkeypatch):
+    """Every marker edge too faint to read (a dim table): no ``blurred`` word, as before
+    the record gave ``px_per_mm`` (which still comes from the markers seen), rather than a
+    "sharp" the live window would then announce."""
+    import vision.pipeline as vp
+
+    path = SAMPLES / FRAMES[0]
+    fake.add(path)
+    monkeypatch.setattr(vp, "edge_blur_px", lambda *a: None)
+    pipeline.forget_calibration()
+    record = pipeline.observe_file(path)
+    assert "blurred" not in record and "edge_blur_px" not in record["calibration"]
+    assert record["calibration"]["px_per_mm"] > 0.3
+
+
 #: Even from the true boxes, a card's centre is where the pipeline fits it to the card's edges
 #: in the image (vision/cards/fit.py), which lie a millimetre or two from the rendered truth
 #: (the calibration's error, a card's border lines): a box left 5 mm off still fails.
