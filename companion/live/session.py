@@ -979,9 +979,10 @@ class LiveSession:
         from calibration.mat import card_scale_doubt
 
         calib = obs.extra.get("calibration")
-        if not isinstance(calib, Mapping) or calib.get("card_scale") is None:
+        scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
+        if scale is None:
             return []
-        doubt = card_scale_doubt(calib["card_scale"], calib.get("source"))
+        doubt = card_scale_doubt(scale, calib.get("source"))
         if (doubt is not None) == self._scale_doubt:
             return []
         self._scale_doubt = doubt is not None
