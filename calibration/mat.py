@@ -176,23 +176,16 @@ NO_MAT_REACH_MM = 800.0
 CARD_SCALE_DOUBT = 0.05
 
 
-def card_scale_doubt(scale: object, source: object = "mat") -> str | None:
-    """What a record's ``calibration.card_scale`` says when the cards come out another size
-    than the deck's (:data:`CARD_SCALE_DOUBT`), else None: of the mat file, or, where the
-    table frame was taken from the cards themselves (``source`` "cards", no mat), of that."""
+def card_scale_doubt(scale: object) -> str | None:
+    """What a record's ``calibration.card_scale`` says of the mat file when the cards come
+    out another size than the deck's (:data:`CARD_SCALE_DOUBT`), else None."""
     if not isinstance(scale, (int, float)) or isinstance(scale, bool) \
             or abs(scale - 1.0) <= CARD_SCALE_DOUBT:
         return None
-    size = (f"the cards measure {abs(scale - 1.0) * 100:.0f}% "
-            f"{'larger' if scale > 1.0 else 'smaller'} than the deck's")
-    if source == "cards":
-        # (seen on close cameras: the frame fitted to the art's inner frame, not the card's
-        # edge; every position and a pyramid's size in mm then off by as much)
-        return (f"{size}: the table's frame was taken from the wrong outline of the cards, "
-                "so every position and pyramid size is off by as much: move the camera "
-                "farther away, or play on a mat")
-    return (f"{size}: is the mat file's size right? (its width and height are measured "
-            "between the markers' centres; every position is off by as much)")
+    return (f"the cards measure {abs(scale - 1.0) * 100:.0f}% "
+            f"{'larger' if scale > 1.0 else 'smaller'} than the deck's: is the mat file's size "
+            "right? (its width and height are measured between the markers' centres; every "
+            "position is off by as much)")
 
 
 def virtual_mat(width_mm: float = 2 * NO_MAT_REACH_MM,

@@ -946,16 +946,13 @@ class TablePipeline:
                 timings["pyramids_past"] = (time.perf_counter() - t_past) * 1000
             record["cards"] = cards
             record["pyramids"] = pyramids
-            if len(cards) >= CARD_SCALE_MIN_CARDS and (self.no_mat
-                                                      or len(calib.markers_seen) >= 3):
+            if not self.no_mat and len(cards) >= CARD_SCALE_MIN_CARDS and \
+                    len(calib.markers_seen) >= 3:
                 # how big the cards come out against the deck's size: a mat file measured
                 # wrongly scales every position, and a fit of its markers alone need not
                 # show it (measured to their outer edges: 2.9 mm RMS, cards 8.5% too big).
                 # Not from one or two markers: their pose, not the mat file, sets the scale
-                # there (a right mat file was called wrong, 6% small, from one marker).
-                # Without a mat the frame comes from the cards themselves, and a fit to a
-                # rectangle inside them (the art's frame, on close cameras) made every card
-                # measure 5-11% large, a pyramid's pips misread with it
+                # there (a right mat file was called wrong, 6% small, from one marker)
                 sizes = np.array([c["size_mm"] for c in cards], np.float64)
                 calinfo["card_scale"] = round(float(np.median(
                     sizes / np.array(self.card_size_mm), axis=0).mean()), 3)

@@ -242,8 +242,7 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
               f"is the mat file (--mat, else the standard mat) the mat in the picture{lens}"
               f"{'' if lens else '?'}")
         failed = True
-    calinfo = record.get("calibration", {})
-    doubt = card_scale_doubt(calinfo.get("card_scale"), calinfo.get("source"))
+    doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
     if doubt is not None:
         _warn(f"error: {path}: {doubt}")
         failed = True

@@ -982,7 +982,7 @@ class LiveSession:
         scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
         if scale is None:
             return []
-        doubt = card_scale_doubt(scale, calib.get("source"))
+        doubt = card_scale_doubt(scale)
         if (doubt is not None) == self._scale_doubt:
             return []
         self._scale_doubt = doubt is not None

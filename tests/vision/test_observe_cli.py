@@ -501,28 +501,3 @@ def test_a_camera_that_sees_the_table_coarsely_is_warned_of(capsys, monkeypatch,
     assert f"warning: {small}: the camera sees the table at" in err
     assert "bring the camera closer or raise its resolution" in err
     assert code == 0, err
-
-
-def test_without_a_mat_cards_of_the_wrong_size_are_said_not_passed(capsys, monkeypatch,
-                                                                   tmp_path):
-    """Without a mat the table's frame comes from the cards, and on close cameras it was
-    fitted to the rectangle inside them (the art's frame): every card 5-11% large, positions
-    off by as much, a pyramid's pips misread, exit 0. The record now gives the cards' scale
-    there too, and a scale off by more than 5% is an error that says what to do."""
-    from calibration.mat import card_scale_doubt
-    from models import ModelError, model_path
-
-    try:
-        model_path("cards-obb.onnx")
-    except ModelError as exc:
-        pytest.skip(f"not shipped yet: {exc}")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    code, out, err = _run(capsys, "--jsonl", "--no-mat", str(FRAMES[0]))
-    rec = json.loads(out)
-    assert rec["calibration"]["source"] == "cards"
-    assert rec["calibration"]["card_scale"] == pytest.approx(1.0, abs=0.05)
-    assert code == 0 and "cards measure" not in err
-    said = card_scale_doubt(1.08, "cards")
-    assert said is not None and said.startswith("the cards measure 8% larger than the deck's")
-    assert "move the camera farther away, or play on a mat" in said
-    assert "mat file" not in said and "mat file" in (card_scale_doubt(1.08) or "")
