@@ -110,6 +110,13 @@ def _recorder_of(path: Path, moves: int) -> GameRecorder:
     return rec
 
 
+def _remove_folder(folder: Path) -> None:
+    """The games folder and the game file in it gone, as a clean-up tool would leave it."""
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+
+
 def test_a_copy_of_the_file_alone_taken_mid_game_holds_the_game_so_far(tmp_path: Path) -> None:
     """Every move used to sit in the -wal log until the file was closed: a backup or a copy
     of the .db alone, mid-game or after a crash, was an empty shell that `games` offered to
@@ -132,9 +139,7 @@ def test_a_game_file_removed_mid_game_is_written_again_with_every_move(
     game = bot_game()
     rec = _recorder_of(tmp_path / "games" / "g.db", 5)
     try:
-        for p in (tmp_path / "games").iterdir():
-            p.unlink()
-        (tmp_path / "games").rmdir()
+        _remove_folder(tmp_path / "games")
         rec.record("move", game.moves[5], state=dumps(game.states[5]))
         assert rec.path == tmp_path / "games" / "g.db"
         assert "removed, moved or replaced" in caplog.text
@@ -171,9 +176,7 @@ def test_a_game_file_that_cannot_be_written_again_is_a_write_failure(tmp_path: P
     game = bot_game()
     rec = _recorder_of(tmp_path / "games" / "g.db", 5)
     try:
-        for p in (tmp_path / "games").iterdir():
-            p.unlink()
-        (tmp_path / "games").rmdir()
+        _remove_folder(tmp_path / "games")
         (tmp_path / "games").write_text("a file where the folder was")
         with pytest.raises(WriteFailed, match="cannot be written again"):
             rec.record("move", game.moves[5], state=dumps(game.states[5]))
