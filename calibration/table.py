@@ -233,23 +233,21 @@ MAX_MIN_PERIMETER_PX = 0.03 * 1920
 def _all_of_mat(gray: np.ndarray, detector: Any) -> list[tuple[int, np.ndarray]]:
     """Every detection of the mat's ids 0..3 (an id may come more than once)."""
     longest = max(gray.shape[:2])
+    params, rate = None, 0.0
     if longest * 0.03 > MAX_MIN_PERIMETER_PX and hasattr(detector, "getDetectorParameters"):
         params = detector.getDetectorParameters()
         rate = params.minMarkerPerimeterRate
         if rate < 0.1 and rate * longest > MAX_MIN_PERIMETER_PX:
             params.minMarkerPerimeterRate = MAX_MIN_PERIMETER_PX / longest
             detector.setDetectorParameters(params)
-            try:
-                corners, ids, _ = detector.detectMarkers(gray)
-            finally:
-                params.minMarkerPerimeterRate = rate
-                detector.setDetectorParameters(params)
-            return _of_mat(corners, ids)
-    corners, ids, _ = detector.detectMarkers(gray)
-    return _of_mat(corners, ids)
-
-
-def _of_mat(corners: Any, ids: Any) -> list[tuple[int, np.ndarray]]:
+        else:
+            params = None
+    try:
+        corners, ids, _ = detector.detectMarkers(gray)
+    finally:
+        if params is not None:
+            params.minMarkerPerimeterRate = rate
+            detector.setDetectorParameters(params)
     if ids is None:
         return []
     return [(int(m), c.reshape(4, 2).astype(np.float64)) for m, c in zip(ids.ravel(), corners)

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from companion.recording.export import write_jsonl, write_text
-    from companion.recording.store import open_game
+    from companion.recording.store import is_sqlite_file, open_game
 
     game = open_game(args.game)
     buf = io.StringIO()
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.expanduser()
     if out.resolve() == game.path.resolve():
         raise CompanionError(f"--out {args.out}: that is the game file itself")
-    if _is_database(out):
+    if is_sqlite_file(out):
         raise CompanionError(f"--out {args.out}: that is a recorded game (or another "
                              "database); an export never writes over one: give a new name")
     try:
@@ -61,12 +61,3 @@ def run(args: argparse.Namespace) -> int:
     log.info("wrote %s (%s, %d events)", out, args.format, len(game.events))
     print(f"wrote {out} ({args.format}, {len(game.moves())} moves)", file=sys.stderr)
     return 0
-
-
-def _is_database(path: Path) -> bool:
-    """Whether ``path`` is an SQLite file: another recorded game, most likely."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False

@@ -32,7 +32,7 @@ from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
-from companion.recording.store import GameRecorder, WriteFailed
+from companion.recording.store import GameRecorder, WriteFailed, is_sqlite_file
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
 
 log = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ def load_game(path: Path) -> ZarcanaState:
         raise CompanionError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         hint = (" (a recorded game: `companion export` or `companion replay` read those)"
-                if path.expanduser().read_bytes()[:16] == b"SQLite format 3\x00" else "")
+                if is_sqlite_file(path) else "")
         raise CompanionError(f"{path}: not a saved game (not text){hint}") from None
     return loads(text, name=str(path))
 

@@ -567,15 +567,30 @@ def summarize(path: Path | str) -> GameSummary:
                        scores=meta.scores, winners=meta.winners)
 
 
+#: what every SQLite database file begins with
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``path`` (fewer for a shorter file; none unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def is_sqlite_file(path: Path | str) -> bool:
+    """Whether ``path`` is an SQLite database (a game file, most likely, or another
+    program's): what must never be written over as text."""
+    return _head(Path(path).expanduser(), len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
 def _is_game_file(path: Path) -> bool:
     """Whether ``path`` is an SQLite file that says it is a companion's game file (its
     application id), whatever its name: ``play --record game.sqlite`` makes one."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(72)
-    except OSError:
-        return False
-    return (len(head) == 72 and head.startswith(b"SQLite format 3\x00")
+    head = _head(path, 72)
+    return (len(head) == 72 and head.startswith(SQLITE_HEADER)
             and int.from_bytes(head[68:72], "big") == APPLICATION_ID)
 
 
@@ -585,8 +600,8 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
 
     A file that cannot be read is a :class:`BrokenGame` with the reason; it never stops the
     others from listing. One with nothing of a game in it is an :class:`EmptyGame`. A game's
-    log (``NAME-wal``) without its file beside it is a :class:`BrokenGame` too: the moves in
-    it are the game's. A folder that does not exist holds no games.
+    log (``NAME-wal``) without its file beside it is a :class:`BrokenGame` too: it may hold
+    the game's last moves. A folder that does not exist holds no games.
     """
     where = Path(folder).expanduser()
     if not where.is_dir():
@@ -1143,9 +1158,8 @@ def never_made(path: Path | str) -> bool:
             return False
         if p.stat().st_size == 0:
             return True
-        with open(p, "rb") as fh:
-            if fh.read(16) != b"SQLite format 3\x00":
-                return False
+        if not is_sqlite_file(p):
+            return False
         con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
         try:
             tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
