@@ -32,7 +32,7 @@ from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
-from companion.recording.store import GameRecorder, WriteFailed, is_sqlite_file
+from companion.recording.store import Backlog, GameRecorder, is_sqlite_file
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
 
 log = logging.getLogger(__name__)
@@ -371,10 +371,8 @@ class PlaySession:
         # another person must decide mid-turn (a tax payer) and so should see their hand.
         self._shown: tuple[int, Color | None] | None = None
         # what the game file could not take yet (a full disk, a lock held by another
-        # program), oldest first: tried again at every move, as `companion run` does, so
-        # one failed write never ends the game
-        self._unwritten: list[tuple[str, dict[str, Any]]] = []
-        self.record_error: str | None = None    # why the game file lacks them
+        # program): tried again at every move, as `companion run` does
+        self._backlog = Backlog()
         self.lines_error: str | None = None     # why the JSON lines file stopped
 
     def say(self, text: str = "") -> None:
@@ -399,41 +397,28 @@ class PlaySession:
     def _to_recorder(self, what: str, kw: dict[str, Any]) -> None:
         if self.recorder is None:
             return
-        self._unwritten.append((what, kw))
+        self._backlog.events.append((what, kw))
         self._write_pending()
 
     def _write_pending(self) -> None:
         assert self.recorder is not None
-        failing = self.record_error
-        while self._unwritten:
-            what, kw = self._unwritten[0]
-            try:
-                if what == "finish":
-                    self.recorder.finish(kw["scores"], kw["winners"])
-                else:
-                    self.recorder.record(**kw)
-            except WriteFailed as exc:
-                self.record_error = str(exc)
-                if failing is None:
-                    print(f"companion play: warning: {exc}; the moves are kept here and "
-                          "tried again at every move", file=sys.stderr)
-                return
-            self._unwritten.pop(0)
-        if failing is not None:
-            self.record_error = None
+        changed = self._backlog.write(self.recorder)
+        if changed == "failing":
+            print(f"companion play: warning: {self._backlog.error}; the moves are kept here "
+                  "and tried again at every move", file=sys.stderr)
+        elif changed == "recovered":
             print("companion play: the game file is written again: every move so far is in "
                   "it", file=sys.stderr)
 
     def record_problem(self) -> str | None:
         """What the recorded files lack at the end and why, else None."""
         problems = []
-        if self.recorder is not None and self._unwritten:
-            if self.record_error is not None:
-                self._write_pending()        # a last try
-            if self._unwritten:
-                left = len(self._unwritten)
+        if self.recorder is not None and self._backlog.events:
+            self._write_pending()        # a last try
+            if self._backlog.events:
+                left = len(self._backlog.events)
                 problems.append(f"{self.recorder.path} lacks the last {left} event(s) of the "
-                                f"game ({self.record_error})")
+                                f"game ({self._backlog.error})")
         if self.lines_error is not None:
             problems.append(self.lines_error)
         return "; ".join(problems) or None

@@ -94,7 +94,7 @@ from companion.live.tablestate import (
     as_observation,
     stacks_of,
 )
-from companion.recording.store import WriteFailed
+from companion.recording.store import Backlog
 
 
 def _table_mat(mat: Any) -> dict[str, Any] | None:
@@ -344,12 +344,9 @@ class LiveSession:
         # (a hand size among the settings is the one dealt)
         self.hand_size = int(self._overrides.pop("hand_size", hand_size))
         self.recorder = recorder
-        #: what the recorder could not write yet (a full disk, a lock), oldest first, each
-        #: (what, its arguments): a new event waits behind them, so the file never holds a
-        #: move without the one before it; tried again at every new event and at close()
-        self._unwritten: list[tuple[str, dict[str, Any]]] = []
-        #: why the game file cannot be written now (None: everything is in it)
-        self.record_error: str | None = None
+        #: what the recorder could not write yet (a full disk, a lock), tried again at every
+        #: new event and at close()
+        self._backlog = Backlog()
         self._record_news: list[LiveEvent] = []
         self._recorder_closed = False
         self.tracker = TableTracker(mat, card_size_mm=card_size_mm, lattice=lattice)
@@ -822,7 +819,7 @@ class LiveSession:
         if kind == "start" and saved is not None:
             saved["table"] = self._table
         with self._lock:
-            self._unwritten.append(("record", {
+            self._backlog.events.append(("record", {
                 "kind": kind, "move": move, "player": player,
                 "observation": saved,
                 "keyframe_jpeg": keyframe_jpeg,
@@ -842,7 +839,7 @@ class LiveSession:
             return f"({kw['kind']}{': ' + said if said else ''})"
 
         with self._lock:
-            return [line(what, kw) for what, kw in self._unwritten]
+            return [line(what, kw) for what, kw in self._backlog.events]
 
     def write_pending(self) -> int:
         """Write what the recorder could not take before, oldest first; how much is left.
@@ -851,48 +848,25 @@ class LiveSession:
         written: what comes then stays in :attr:`unwritten` (a runner still stopping)."""
         with self._lock:
             if self.recorder is None or self._recorder_closed:
-                return len(self._unwritten)
-            failing = self.record_error
-            while self._unwritten:
-                what, kw = self._unwritten[0]
-                try:
-                    self._write(what, kw)
-                except WriteFailed as exc:
-                    self.record_error = str(exc)
-                    if failing is None:
-                        log.warning("%s", exc)
-                        self._record_news.append(LiveEvent(
-                            EventKind.NOT_RECORDED,
-                            f"the game file cannot be written: {exc}. The moves are kept here "
-                            "and tried again at every move; do not close the companion",
-                            frame=self._last_frame, source="system"))
-                    return len(self._unwritten)
-                except Exception as exc:  # noqa: BLE001 - a wrong event must not hold up the rest
-                    log.warning("could not record %s %s: %s", kw.get("kind", what),
-                                kw.get("move") or "", exc)
-                self._unwritten.pop(0)
-            if failing is not None:
-                self.record_error = None
+                return len(self._backlog.events)
+            changed = self._backlog.write(self.recorder, drop_bad=True)
+            if changed == "failing":
+                log.warning("%s", self.record_error)
+                self._record_news.append(LiveEvent(
+                    EventKind.NOT_RECORDED,
+                    f"the game file cannot be written: {self.record_error}. The moves are kept "
+                    "here and tried again at every move; do not close the companion",
+                    frame=self._last_frame, source="system"))
+            elif changed == "recovered":
                 self._record_news.append(LiveEvent(
                     EventKind.RECORDED_AGAIN, "the game file is written again: every move so "
                     "far is in it", frame=self._last_frame, source="system"))
-            return 0
+            return len(self._backlog.events)
 
-    def _write(self, what: str, kw: dict[str, Any]) -> None:
-        assert self.recorder is not None
-        if what == "finish":
-            self.recorder.finish(kw["scores"], kw["winners"])
-            return
-        try:
-            self.recorder.record(**kw)
-        except WriteFailed as exc:
-            if kw["keyframe_jpeg"] is None or not exc.full:
-                raise
-            # the picture is most of an event's size: on a full disk the move may still fit
-            # (tried on a copy: if even that fails, the event waits with its picture)
-            self.recorder.record(**dict(kw, keyframe_jpeg=None))
-            log.warning("%s: %s recorded without its picture", self.recorder_path,
-                        kw["move"] or kw["kind"])
+    @property
+    def record_error(self) -> str | None:
+        """Why the game file cannot be written now (None: everything is in it)."""
+        return self._backlog.error
 
     def record_problem(self) -> str | None:
         """None when the game file holds the whole game so far; else what it lacks and why,
@@ -1496,7 +1470,7 @@ class LiveSession:
         scores = self.scores()
         winners = self.winners()
         if self.recorder is not None:
-            self._unwritten.append(("finish", {"scores": scores, "winners": winners}))
+            self._backlog.events.append(("finish", {"scores": scores, "winners": winners}))
             self.write_pending()
         table = ", ".join(f"{c} {v}" for c, v in scores.items())
         return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): {', '.join(winners)}",

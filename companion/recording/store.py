@@ -1067,6 +1067,63 @@ class GameRecorder:
         return f"GameRecorder({str(self.path)!r}, {self._next} events, {state})"
 
 
+class Backlog:
+    """The events a game file could not take yet (a full disk, a lock held by another
+    program), oldest first, each ``(what, its arguments)``: ``("record", kwargs of
+    :meth:`GameRecorder.record`)`` or ``("finish", {"scores": ..., "winners": ...})``. A new
+    event waits behind them, so the file never holds a move without the one before it;
+    :meth:`write` tries them all again. Shared by ``companion run``'s live session and
+    ``companion play``, so that one failed write never ends a game. Not thread-safe: its
+    owner's lock guards it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        #: why the game file cannot be written now (None: everything is in it)
+        self.error: str | None = None
+
+    def write(self, recorder: Any, *, drop_bad: bool = False) -> str:
+        """Write what it holds to ``recorder`` (a :class:`GameRecorder`, or what has its
+        ``record`` and ``finish``), oldest first, up to the first failure.
+        Returns what changed: ``"failing"`` when a failure began now (:attr:`error` says
+        why), ``"recovered"`` when every event is in the file again after one, else ``""``.
+        An event refused for another reason than the file (a bad event) is logged and left
+        out where ``drop_bad`` (a live game must not be held up by it), else raised."""
+        failing = self.error
+        while self.events:
+            what, kw = self.events[0]
+            try:
+                _write_event(recorder, what, kw)
+            except WriteFailed as exc:
+                self.error = str(exc)
+                return "failing" if failing is None else ""
+            except Exception as exc:  # noqa: BLE001 - a wrong event must not hold up the rest
+                if not drop_bad:
+                    raise
+                log.warning("could not record %s %s: %s", kw.get("kind", what),
+                            kw.get("move") or "", exc)
+            self.events.pop(0)
+        if failing is not None:
+            self.error = None
+            return "recovered"
+        return ""
+
+
+def _write_event(recorder: Any, what: str, kw: dict[str, Any]) -> None:
+    if what == "finish":
+        recorder.finish(kw["scores"], kw["winners"])
+        return
+    try:
+        recorder.record(**kw)
+    except WriteFailed as exc:
+        if kw.get("keyframe_jpeg") is None or not exc.full:
+            raise
+        # the picture is most of an event's size: on a full disk the move may still fit
+        # (tried on a copy: if even that fails, the event waits with its picture)
+        recorder.record(**dict(kw, keyframe_jpeg=None))
+        log.warning("%s: %s recorded without its picture",
+                    getattr(recorder, "path", "the game file"), kw.get("move") or kw.get("kind"))
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     """The (device, inode) of the file at ``path``; None if there is none."""
     try:
