@@ -165,10 +165,15 @@ def markers_px_per_mm(calib: Calibration, mat: Mat) -> float | None:
 
 
 def blurred_over_px(calib: Calibration, mat: Mat) -> float:
-    """The edge spread (px) over which ``calib``'s frame is blurred: :data:`BLURRED_EDGE_PX`,
-    scaled up where the markers seen take more pixels a millimetre than
-    :data:`BLURRED_REF_PX_PER_MM`."""
-    per_mm = markers_px_per_mm(calib, mat)
+    """The edge spread (px) over which ``calib``'s frame is blurred
+    (:func:`blur_limit_px` of :func:`markers_px_per_mm`)."""
+    return blur_limit_px(markers_px_per_mm(calib, mat))
+
+
+def blur_limit_px(per_mm: float | None) -> float:
+    """The edge spread (px) over which a frame whose markers take ``per_mm`` pixels a
+    millimetre is blurred: :data:`BLURRED_EDGE_PX`, scaled up past
+    :data:`BLURRED_REF_PX_PER_MM` (as it is where no marker is measured, None)."""
     if per_mm is None:
         return BLURRED_EDGE_PX
     return BLURRED_EDGE_PX * max(1.0, per_mm / BLURRED_REF_PX_PER_MM)

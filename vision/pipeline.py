@@ -50,7 +50,7 @@ from calibration.from_cards import CardCalibrator
 from calibration.images import IMAGE_SUFFIXES, ImageError, greyscale, read_image
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
-from calibration.sharpness import blurred_over_px, edge_blur_px, markers_px_per_mm
+from calibration.sharpness import blur_limit_px, edge_blur_px, markers_px_per_mm
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
 from companion.core.observation import record_deg
@@ -921,15 +921,15 @@ class TablePipeline:
             t_sharp = time.perf_counter()
             blur_px = edge_blur_px(raw, calib, self.mat)
             timings["sharpness"] = (time.perf_counter() - t_sharp) * 1000
-            if blur_px is not None:
-                calib = replace(calib, edge_blur_px=blur_px,
-                                blurred_over_px=blurred_over_px(calib, self.mat))
-                self.last_calibration = calib
-                calinfo["edge_blur_px"] = round(blur_px, 2)
-                record["blurred"] = calib.blurred
             per_mm = markers_px_per_mm(calib, self.mat)
             if per_mm is not None:
                 calinfo["px_per_mm"] = round(per_mm, 2)
+            if blur_px is not None:
+                calib = replace(calib, edge_blur_px=blur_px,
+                                blurred_over_px=blur_limit_px(per_mm))
+                self.last_calibration = calib
+                calinfo["edge_blur_px"] = round(blur_px, 2)
+                record["blurred"] = calib.blurred
             pyr_future: Any = None
             if self._process is not None:
                 pyr_future = self._send_pyramids(image, calib)
