@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,24 @@ def test_a_loaded_game_recorded_into_the_store_replays(tmp_path: Path) -> None:
     assert list(state.history[-len(game.moves()):]) == game.moves()
 
 
+def _fail_writes(monkeypatch: pytest.MonkeyPatch, calls: range,
+                 error: Callable[[Path, int], Exception]) -> None:
+    """GameRecorder.record raises ``error(file, call)`` on the ``calls``-th calls (from 1),
+    as a full disk or another program's lock would; the others write."""
+    from companion.recording.store import GameRecorder
+
+    real = GameRecorder.record
+    count = {"n": 0}
+
+    def record(self: GameRecorder, *a: object, **k: object) -> int:
+        count["n"] += 1
+        if count["n"] in calls:
+            raise error(self.path, count["n"])
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(GameRecorder, "record", record)
+
+
 def test_a_game_file_that_cannot_be_written_for_a_while_does_not_end_the_game(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -264,19 +283,10 @@ def test_a_game_file_that_cannot_be_written_for_a_while_does_not_end_the_game(
     next move, with no --save written and nothing to continue from. The moves are now kept
     and written once the file takes them again, as `companion run` does."""
     from companion.cli import main
-    from companion.recording.store import GameRecorder, WriteFailed, open_game, rebuild_state
+    from companion.recording.store import WriteFailed, open_game, rebuild_state
 
-    real = GameRecorder.record
-    calls = {"n": 0}
-
-    def locked_for_a_while(self: GameRecorder, *a: object, **k: object) -> int:
-        calls["n"] += 1
-        if 10 <= calls["n"] < 20:
-            raise WriteFailed(f"{self.path}: event {calls['n']} (move) could not be written: "
-                              "database is locked")
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(GameRecorder, "record", locked_for_a_while)
+    _fail_writes(monkeypatch, range(10, 20), lambda path, n: WriteFailed(
+        f"{path}: event {n} (move) could not be written: database is locked"))
     db = tmp_path / "g.db"
     assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
                  "--record", str(db), "--save", str(tmp_path / "s.json")]) == 0
@@ -291,18 +301,10 @@ def test_a_game_file_that_never_takes_the_moves_again_still_saves_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     from companion.cli import main
-    from companion.recording.store import GameRecorder, WriteFailed, open_game
+    from companion.recording.store import WriteFailed, open_game
 
-    real = GameRecorder.record
-    calls = {"n": 0}
-
-    def full_from_the_tenth(self: GameRecorder, *a: object, **k: object) -> int:
-        calls["n"] += 1
-        if calls["n"] >= 10:
-            raise WriteFailed(f"{self.path}: database or disk is full", full=True)
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(GameRecorder, "record", full_from_the_tenth)
+    _fail_writes(monkeypatch, range(10, 10_000), lambda path, n: WriteFailed(
+        f"{path}: database or disk is full", full=True))
     db = tmp_path / "g.db"
     assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
                  "--record", str(db), "--save", str(tmp_path / "s.json")]) == 1

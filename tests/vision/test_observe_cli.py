@@ -438,13 +438,10 @@ def test_images_given_together_are_one_cameras_frames_unless_each_alone(fake, ca
     assert alone == by_itself
 
 
-def test_one_or_two_markers_give_no_card_scale_to_doubt_the_mat_by(capsys, monkeypatch,
-                                                                    tmp_path):
-    """With two markers seen, their pose and not the mat file sets the scale: the sample's
-    right mat file was called wrong ("the cards measure 6% larger", the shipped models).
-    No card_scale there, no error. One marker without the camera's lens places no table at
-    all (it put cards centimetres off, and a 12 MP photo read that way gave 6 of 8 cards
-    the wrong id with exit 0): not calibrated, and said why."""
+@pytest.fixture()
+def shipped(monkeypatch, tmp_path):
+    """The shipped models (else the test is skipped), and no saved camera or colour file
+    of this machine's."""
     from models import ModelError, model_path
 
     try:
@@ -452,6 +449,15 @@ def test_one_or_two_markers_give_no_card_scale_to_doubt_the_mat_by(capsys, monke
     except ModelError as exc:
         pytest.skip(f"not shipped yet: {exc}")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+def test_one_or_two_markers_give_no_card_scale_to_doubt_the_mat_by(capsys, shipped,
+                                                                    tmp_path):
+    """With two markers seen, their pose and not the mat file sets the scale: the sample's
+    right mat file was called wrong ("the cards measure 6% larger", the shipped models).
+    No card_scale there, no error. One marker without the camera's lens places no table at
+    all (it put cards centimetres off, and a 12 MP photo read that way gave 6 of 8 cards
+    the wrong id with exit 0): not calibrated, and said why."""
     first = FRAMES[0]
     markers = json.loads(first.with_suffix(".json").read_text())["markers"]
     for hidden, seen in ((("1", "2"), [0, 3]), (("1", "2", "3"), [0])):
@@ -475,17 +481,10 @@ def test_one_or_two_markers_give_no_card_scale_to_doubt_the_mat_by(capsys, monke
             assert code == 1 and "no table found" in err
 
 
-def test_a_camera_that_sees_the_table_coarsely_is_warned_of(capsys, monkeypatch, tmp_path):
+def test_a_camera_that_sees_the_table_coarsely_is_warned_of(capsys, shipped, tmp_path):
     """A 720p webcam framing the mat sees it at about 0.47 px a mm, where the pyramids are
     missed and misread far more often (whole tables 80 -> 60% on dev renders) with nothing
     said. The record gives the figure and observe warns, exit 0 (the record is read)."""
-    from models import ModelError, model_path
-
-    try:
-        model_path("cards-obb.onnx")
-    except ModelError as exc:
-        pytest.skip(f"not shipped yet: {exc}")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     first = FRAMES[0]
     code, out, err = _run(capsys, "--jsonl", str(first))
     sharp = json.loads(out)["calibration"]["px_per_mm"]
