@@ -376,11 +376,9 @@ class LiveSession:
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
         self._blurred: bool | None = None
-        # whether the last record said its picture had no colour at all
-        self._greyscale = False
-        #: whether the cards were last seen another size than the deck's (_mat_doubt)
-        self._scale_doubt = False
-        self._coarse_view = False       # said: the camera sees the table too coarsely
+        #: the picture's faults said and not yet over (_said_while): "greyscale", "scale"
+        #: (the cards another size than the deck's), "coarse" (too few pixels a mm)
+        self._faults_said: set[str] = set()
         self.latencies_ms: list[float] = []
         now = self._state
         self.status = Status.SETUP if now is None else (
@@ -956,12 +954,8 @@ class LiveSession:
         scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
         if scale is None:
             return []
-        doubt = card_scale_doubt(scale)
-        if (doubt is not None) == self._scale_doubt:
-            return []
-        self._scale_doubt = doubt is not None
-        text = doubt if doubt is not None else "the cards measure the deck's size again"
-        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
+        return self._said_while("scale", card_scale_doubt(scale),
+                                "the cards measure the deck's size again", frame)
 
     def _coarse(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the camera sees the table at too few pixels a millimetre for the
@@ -973,25 +967,32 @@ class LiveSession:
         if not isinstance(calib, Mapping) or calib.get("px_per_mm") is None:
             return []
         said = coarse_picture(obs.extra)
-        if (said is not None) == self._coarse_view:
-            return []
-        self._coarse_view = said is not None
-        text = (f"{said}; pyramids may be missed or misread" if said is not None
-                else "the camera sees the table closely enough again")
-        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
+        return self._said_while("coarse", None if said is None
+                                else f"{said}; pyramids may be missed or misread",
+                                "the camera sees the table closely enough again", frame)
 
     def _colourless(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the picture turns black and white (the record's ``greyscale``: a
         camera set so, or one that switched to its infrared night mode in dim light), and
         when colour comes back: no pyramid's colour can be told in such a picture."""
         grey = obs.extra.get("greyscale") is True
-        if grey == self._greyscale:
+        return self._said_while("greyscale", "the picture has no colour (black and white): "
+                                "the pyramids' colours cannot be told apart; turn the "
+                                "camera's colour on, or light the table" if grey else None,
+                                "the picture has colour again", frame)
+
+    def _said_while(self, fault: str, now: str | None, over: str,
+                    frame: int | None) -> list[LiveEvent]:
+        """A line when the picture's ``fault`` begins (``now``: its words; None while the
+        picture is free of it), and ``over`` when it ends; nothing while it lasts."""
+        if (now is not None) == (fault in self._faults_said):
             return []
-        self._greyscale = grey
-        text = ("the picture has no colour (black and white): the pyramids' colours cannot be "
-                "told apart; turn the camera's colour on, or light the table" if grey
-                else "the picture has colour again")
-        return [LiveEvent(EventKind.INFO, text, frame=frame, source="camera")]
+        if now is None:
+            self._faults_said.discard(fault)
+        else:
+            self._faults_said.add(fault)
+        return [LiveEvent(EventKind.INFO, now if now is not None else over, frame=frame,
+                          source="camera")]
 
     def _players_pieces(self, obs: Observation) -> Observation:
         """Only the players' colours (and the Ghost's) are pieces of this game: a pyramid of
