@@ -291,3 +291,66 @@ def test_a_seed_whose_enclosing_outline_leads_nowhere_still_grows_the_lattice() 
     # from the lattice) 7.6 mm
     assert float(np.median(err)) < 4.0
     assert float(err.max()) < 15.0
+
+
+def _framed_cards(neighbour: bool) -> np.ndarray:
+    """A grey table (90, most of the image) with a white card (240) at x >= 100 whose art
+    (170) sits inside a dark frame line (40) 7-9 px in; with ``neighbour``, a second framed
+    card touches it on the left (a 1 px dark gap at x = 99), its art of the table's grey."""
+    rng = np.random.default_rng(3)
+    g = np.full((800, 800), 90.0)
+    g[80:320, 100:300] = 240.0           # the card's paper
+    g[87:313, 107:293] = 40.0            # its frame line
+    g[89:311, 109:291] = 170.0           # its art
+    if neighbour:
+        g[80:320, 0:99] = 240.0          # the neighbour's paper, the gap at x = 99
+        g[87:313, 0:92] = 40.0
+        g[89:311, 0:90] = 90.0
+    g += rng.normal(0.0, 3.0, g.shape)
+    return cv2.cvtColor(np.clip(g, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+
+
+def _left_side_moved(image: np.ndarray, x: float) -> float | None:
+    from calibration.from_cards import _outer_edge, _TableLook
+
+    img = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    # the card's left side, bottom to top (clockwise): outward is -x
+    return _outer_edge(img, _TableLook(image), np.array([x - 0.5, 300.0]),
+                       np.array([x - 0.5, 100.0]), 1, 20.0)
+
+
+def test_a_side_on_the_art_frame_is_moved_out_to_the_card_edge() -> None:
+    # the frame line's inner edge: the card's edge is 9 px further out, the table beyond
+    got = _left_side_moved(_framed_cards(neighbour=False), 109.0)
+    assert got is not None and abs(got - 9.0) <= 1.0, got
+
+
+def test_a_card_edge_is_not_moved() -> None:
+    # against the table: nothing beyond it
+    assert _left_side_moved(_framed_cards(neighbour=False), 100.0) is None
+    # against a touching neighbour whose art has the table's grey: beyond the gap its
+    # paper and frame line look like this card's own border seen from its frame line,
+    # but this card's frame line lies as far inside
+    assert _left_side_moved(_framed_cards(neighbour=True), 100.0) is None
+
+
+@pytest.mark.parametrize("index", [22, 38])
+def test_a_close_camera_fits_the_cards_not_their_art_frames(index) -> None:
+    """Development renders of ``bench/calibration.py --close`` (seed 549000; no benchmark
+    seed): a few lattice cards 140-300 px long, no mat. Before 2026-11-30 the fit ran along
+    the art's frame lines, a few mm inside the cards' white borders, and every distance
+    came out 14-16% too long (scale 1.16 and 1.14); now within 1%."""
+    from dataclasses import replace
+
+    from bench.calibration import close_scene, fitted_scale
+    from vision.synth.deck import load_deck, shared_dir
+
+    sd = shared_dir()
+    if sd is None or not (sd / "decks" / "rws-tarot").is_dir():
+        pytest.skip("shared/decks not found")
+    deck = load_deck(sd / "decks" / "rws-tarot", validate=False)
+    image, truth = close_scene(549_000, index, deck, replace(DEFAULT_MAT, printed=False))
+    fit = fit_cards(image, TAROT, intrinsics=_intrinsics(truth))
+    scale = fitted_scale(fit.calibration, truth)
+    assert scale is not None and abs(scale - 1.0) < 0.02, scale
+    assert len(fit.quads_px) >= 3
