@@ -763,10 +763,10 @@ def _outermost_scaled(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
 
 def _outermost_sides(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
                      aspect: float, min_short: float, max_side: float) -> tuple[_Card, int]:
-    """:func:`_outermost` side by side: repeatedly, for either polarity,
-    each side is looked for outward on its own (up to 30% of the short side, the nearest
-    clean step with card paper, not the table, between), and the outline of three or four
-    sides so found must be a card-like quad.
+    """:func:`_outermost` side by side: repeatedly, for either polarity, each side is
+    looked for outward on its own (up to 30% of the short side, the nearest clean step with
+    card paper, not the table, between), and the outline of three or four sides so found
+    must be a card-like quad.
 
     Each side on its own: a rectangle found inside a card need not sit in its middle (its
     sides may mix the art's frame and the card's edge) nor have the card's aspect, and a
