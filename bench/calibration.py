@@ -174,10 +174,28 @@ def marker_errors(image: np.ndarray, truth: dict[str, Any], mat: Any) -> list[fl
     return [float(v) for v in np.linalg.norm(est - tru, axis=1)]
 
 
-def run(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
+def fit_both(image: np.ndarray, truth: dict[str, Any], size: tuple[float, float], mat: Any,
+             res: dict[str, Any]) -> None:
+    """Calibrate ``image`` from its cards with the truth camera ("with") and with no
+    intrinsics ("without"): each fit's time and :func:`evaluate` (with its ``reason`` and
+    :func:`fitted_scale`) appended to ``res``."""
     from calibration.from_cards import fit_cards
-    from calibration.mat import DEFAULT_MAT
     from calibration.table import Intrinsics
+
+    cam = truth["camera"]
+    intr = Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
+    for key, k in (("with", intr), ("without", None)):
+        t0 = time.perf_counter()
+        fit = fit_cards(image, size, intrinsics=k)
+        res["t_" + key].append(time.perf_counter() - t0)
+        ev = evaluate(image, truth, fit, fit.calibration, size, mat)
+        ev["reason"] = fit.calibration.reason
+        ev["scale"] = fitted_scale(fit.calibration, truth)
+        res[key].append(ev)
+
+
+def run(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
+    from calibration.mat import DEFAULT_MAT
     from vision.synth.deck import load_deck, shared_dir
     from vision.synth.generate import make_example
 
@@ -192,15 +210,7 @@ def run(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
     for i in range(scenes):
         image, truth, _ = make_example(seed, i, deck, mat, "zarcana")
         res["sizes"].append(image.shape[1::-1])
-        cam = truth["camera"]
-        intr = Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
-        for key, k in (("with", intr), ("without", None)):
-            t0 = time.perf_counter()
-            fit = fit_cards(image, size, intrinsics=k)
-            res["t_" + key].append(time.perf_counter() - t0)
-            ev = evaluate(image, truth, fit, fit.calibration, size, mat)
-            ev["reason"] = fit.calibration.reason
-            res[key].append(ev)
+        fit_both(image, truth, size, mat, res)
         res["marker"].append(marker_errors(image, truth, mat))
         if progress:
             w = res["with"][-1]
@@ -260,9 +270,7 @@ def fitted_scale(calib: Any, truth: dict[str, Any]) -> float | None:
 def run_close(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
     from dataclasses import replace
 
-    from calibration.from_cards import fit_cards
     from calibration.mat import DEFAULT_MAT
-    from calibration.table import Intrinsics
     from vision.synth.deck import load_deck, shared_dir
 
     sd = shared_dir()
@@ -275,15 +283,7 @@ def run_close(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
                            "t_with": [], "t_without": []}
     for i in range(scenes):
         image, truth = close_scene(seed, i, deck, bare)
-        cam = truth["camera"]
-        intr = Intrinsics(np.array(cam["K"], np.float64), np.array(cam["dist"], np.float64))
-        for key, k in (("with", intr), ("without", None)):
-            t0 = time.perf_counter()
-            fit = fit_cards(image, size, intrinsics=k)
-            res["t_" + key].append(time.perf_counter() - t0)
-            ev = evaluate(image, truth, fit, fit.calibration, size, bare)
-            ev["scale"] = fitted_scale(fit.calibration, truth)
-            res[key].append(ev)
+        fit_both(image, truth, size, bare, res)
         if progress:
             sc = res["with"][-1]["scale"]
             print(f"\r{i + 1}/{scenes} scene {i}: scale "
