@@ -294,13 +294,17 @@ def run_close(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
     return res
 
 
-def report_close(res: dict[str, Any], cmd: str) -> str:
+def _header(section: str, cmd: str) -> list[str]:
+    """A section's first lines: its title, the command, the date and the machine."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return [section, "", f"Command: `{cmd}`  ",
+            (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
+             f"{os.cpu_count()} CPUs (shared; load average {load:.2f} when done)  ")]
+
+
+def report_close(res: dict[str, Any], cmd: str) -> str:
     lines = [
-        CLOSE_SECTION, "",
-        f"Command: `{cmd}`  ",
-        (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-         f"{os.cpu_count()} CPUs (shared; load average {load:.2f} when done)  "),
+        *_header(CLOSE_SECTION, cmd),
         (f"Scenes: {res['scenes']} close-camera scenes without a mat (seed {res['seed']}; "
          "`close_scene` in the script: 3-9 lattice cards 140-300 px long in 1920x1080, tilt "
          "up to 20 degrees). Scale: fitted over true distances between card centres more "
@@ -358,12 +362,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(res: dict[str, Any], cmd: str) -> str:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
-        SECTION, "",
-        f"Command: `{cmd}`  ",
-        (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-         f"{os.cpu_count()} CPUs (shared; load average {load:.2f} when done)  "),
+        *_header(SECTION, cmd),
         (f"Scenes: {res['scenes']} random Zarcana scenes (seed {res['seed']}, the images of "
          f"`companion synth --count {res['scenes']} --seed {res['seed']}`: 1280x720 to "
          "3840x2160, tilt up to 25 degrees, lens distortion in 60%, hands in 20%). Errors are "
