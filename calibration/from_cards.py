@@ -109,6 +109,10 @@ STILL_PX = 0.35
 STILL_RESPONSE = 0.2
 #: a fit from fewer cards is tried again on the next frame (more cards, a better fit)
 ENOUGH_CARDS = 3
+#: two strips along a card's side this alike in colour (Bhattacharyya coefficient) are the
+#: same paper: a side with paper both inside and out is a card's edge, not a frame line
+#: (:func:`_outer_edge`)
+PAPER_ALIKE = 0.7
 
 
 class CardCalibrationError(CompanionError, ValueError):
@@ -322,10 +326,10 @@ class _TableLook:
     def card_like(self, q: np.ndarray) -> bool:
         return self.like_table(q) < TABLE_LIKE
 
-    def strip_like_table(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray, o1: float,
-                         o2: float) -> float:
-        """:meth:`like_table` of the strip along the side a->b (its middle 80%) from ``o1``
-        to ``o2`` px outward along ``n_out``."""
+    def _strip(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray, o1: float, o2: float
+               ) -> np.ndarray:
+        """Colour histogram of the strip along the side a->b (its middle 80%) from ``o1`` to
+        ``o2`` px outward along ``n_out`` (inward when negative)."""
         a2, b2 = a + 0.1 * (b - a), b - 0.1 * (b - a)
         src = np.array([a2 + o1 * n_out, b2 + o1 * n_out, b2 + o2 * n_out, a2 + o2 * n_out],
                        np.float32)
@@ -333,7 +337,18 @@ class _TableLook:
         M = cv2.getPerspectiveTransform(src, dst)
         patch = cv2.warpPerspective(self.image, M, (40, 8), flags=cv2.INTER_AREA,
                                     borderMode=cv2.BORDER_REPLICATE)
-        return float(np.sum(np.sqrt(self._hist(patch) * self.table)))
+        return self._hist(patch)
+
+    def strip_like_table(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray, o1: float,
+                         o2: float) -> float:
+        """:meth:`like_table` of a strip along a side (:meth:`_strip`)."""
+        return float(np.sum(np.sqrt(self._strip(a, b, n_out, o1, o2) * self.table)))
+
+    def strips_alike(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray,
+                     one: tuple[float, float], other: tuple[float, float]) -> float:
+        """Bhattacharyya coefficient of two strips along the same side (:meth:`_strip`)."""
+        return float(np.sum(np.sqrt(self._strip(a, b, n_out, *one)
+                                    * self._strip(a, b, n_out, *other))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,10 +637,11 @@ def _outer_edge(img: np.ndarray, look: _TableLook, a: np.ndarray, b: np.ndarray,
 
     A frame line has, outward, card paper and then a clean step of the same polarity (the
     card's edge, at most ``reach`` px away) with the table beyond, and the art inward. A
-    card's edge against a touching neighbour looks the same outward (the gap, the
-    neighbour's paper, its frame line), and the neighbour's art may have the table's
-    colours; but inward it has its own frame line, as far in as the neighbour's is out:
-    such a side is never moved."""
+    card's edge on a card below it that sticks out (a stack) or against a touching
+    neighbour looks the same outward (paper, then a step, and the neighbour's art may have
+    the table's colours); but inward it has paper too (its own border, unlike the art
+    inside a frame line), or its own frame line as far in as the neighbour's is out. Such
+    a side is never moved."""
     if reach < 2.5:
         return None
     at, clean = _clean_steps(img, a, b, pol, 2.5, reach)
@@ -638,6 +654,8 @@ def _outer_edge(img: np.ndarray, look: _TableLook, a: np.ndarray, b: np.ndarray,
         return None     # the table already: this side is the card's edge
     if look.strip_like_table(a, b, n_out, o + 1.0, o + 1.0 + max(3.0, o)) < TABLE_LIKE:
         return None     # not the table beyond: a neighbour, or the card's own art
+    if look.strips_alike(a, b, n_out, (-o + 1.0, -1.0), (1.0, o - 1.0)) >= PAPER_ALIKE:
+        return None     # paper inside too: a card's edge on paper (a stack, a neighbour)
     lo, hi = -o - 2.0, -max(1.5, o - 4.0)
     at, clean = _clean_steps(img, a, b, pol, lo, hi)
     if np.any(clean & (at >= lo) & (at <= hi)):
@@ -704,9 +722,11 @@ def _see_card(img: np.ndarray, q: np.ndarray, pol: int, radius: float,
         n, c, med, a2, b2 = side
         out = _outer_edge(img, look, a2, b2, pol, 0.15 * short) if look is not None else None
         if out is not None:
-            # fitted again where the card's edge is, to the sub-pixel
+            # fitted again where the card's edge is, to the sub-pixel; a step there that
+            # fails a side's tests (a line of the table's texture) moves nothing
             moved = _fit_side(img, a2 + out * n, b2 + out * n, pol, 1.5, ctr)
-            n, c, med = moved[:3] if moved is not None else (n, c + out, med)
+            if moved is not None:
+                n, c, med = moved[:3]
         lines.append((n, c))
         steps.append(med)
     quad = q.copy()
@@ -768,8 +788,8 @@ def _outermost_sides(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
     card paper, not the table, between), and the outline of three or four sides so found
     must be a card-like quad.
 
-    Each side on its own: a rectangle found inside a card need not sit in its middle (its
-    sides may mix the art's frame and the card's edge) nor have the card's aspect, and a
+    Each side on its own: a rectangle found inside a card need not sit in its middle (one
+    of its sides may be the card's edge already) nor have the card's aspect, and a
     close camera's 200 px card was missed by scaling it about its centre (before
     2026-11-30; dev renders without a mat, cards 140-300 px long)."""
     cur, cp = card, pol

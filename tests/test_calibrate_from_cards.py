@@ -354,3 +354,31 @@ def test_a_close_camera_fits_the_cards_not_their_art_frames(index) -> None:
     scale = fitted_scale(fit.calibration, truth)
     assert scale is not None and abs(scale - 1.0) < 0.02, scale
     assert len(fit.quads_px) >= 3
+
+
+def test_a_card_on_a_stack_or_a_striped_table_keeps_its_edge() -> None:
+    """Two look-alikes of a frame line seen from outside (paper, then a step with the table
+    beyond): the top card of a stack whose lower card sticks out 4 px (the top card's
+    own border lies inside its edge: paper on both sides), and a table stripe running past
+    the card (the step there fails a side's tests when fitted again)."""
+    from calibration.from_cards import _see_card, _TableLook
+
+    rng = np.random.default_rng(5)
+    stack = np.full((800, 800), 90.0)
+    stack[78:322, 96:300] = 225.0        # the lower card's paper, 4 px out on the left
+    stack[80:320, 100:300] = 245.0       # the top card, framed 7-9 px in
+    stack[87:313, 107:293] = 40.0
+    stack[89:311, 109:291] = 170.0
+    stripe = np.full((800, 800), 90.0)
+    stripe[:, 93:99] = 150.0             # a light stripe of the cloth, the whole height
+    stripe[80:320, 100:300] = 240.0
+    stripe[95:305, 115:285] = 170.0      # a card with no frame line
+    # the card clockwise, side 0 its right side; the left side is side 2
+    quad = np.array([[299.5, 79.5], [299.5, 319.5], [99.5, 319.5], [99.5, 79.5]])
+    for g in (stack, stripe):
+        image = cv2.cvtColor(np.clip(g + rng.normal(0.0, 3.0, g.shape), 0, 255).astype(np.uint8),
+                             cv2.COLOR_GRAY2BGR)
+        img = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        card = _see_card(img, quad, 1, 3.0, look=_TableLook(image))
+        assert card.sides == 4
+        assert abs(float(card.quad[:, 0].min()) - 99.5) < 1.0, card.quad
