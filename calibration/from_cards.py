@@ -11,8 +11,7 @@ How it works (figures in docs/calibration.md):
    bright regions (a card alone on the table). The few whose sides are really there
    (below) are the seeds. A seed that is a rectangle inside a card (the art's
    frame within a wide white border, the frames of a card back's pattern) is replaced by
-   the card outline around it (the seed scaled about its centre, else each side looked for
-   outward on its own); when that outline grows into fewer than three cards (in a
+   the card outline around it; when that outline grows into fewer than three cards (in a
    tight lattice the outline found may span neighbours), the seed as found is grown too.
 2. **Search in the rectified view.** A seed gives a rough map to millimetres; the image is
    warped to a top-down view where every card parallel or perpendicular to the seed is a
@@ -24,11 +23,7 @@ How it works (figures in docs/calibration.md):
    step runs the same way all along the fitted line and stops at one end at least: a hidden
    side (a pyramid, a hand, a neighbour lying over it) or a line of the table's texture is
    left out. A card needs three sides; one whose inside has the table's colours is the
-   table's texture, not a card. Under a close camera the art's frame line, a few mm inside
-   a card's white border, is as crisp a step as the card's edge, and a side can snap to
-   it: a side with card paper outward and then another step with the table beyond is
-   moved out to that step, unless a frame line lies as far inside it (then it is the edge
-   between two touching cards).
+   table's texture, not a card.
 4. **One camera for all cards.** A pinhole camera (the calibrated intrinsics, or square
    pixels, centred principal point and a fitted focal length) looking at the plane, and a
    rigid pose (x, y, angle) per card, are fitted together by Levenberg-Marquardt to every
@@ -109,10 +104,6 @@ STILL_PX = 0.35
 STILL_RESPONSE = 0.2
 #: a fit from fewer cards is tried again on the next frame (more cards, a better fit)
 ENOUGH_CARDS = 3
-#: two strips along a card's side this alike in colour (Bhattacharyya coefficient) are the
-#: same paper: a side with paper both inside and out is a card's edge, not a frame line
-#: (:func:`_outer_edge`)
-PAPER_ALIKE = 0.7
 
 
 class CardCalibrationError(CompanionError, ValueError):
@@ -326,30 +317,6 @@ class _TableLook:
     def card_like(self, q: np.ndarray) -> bool:
         return self.like_table(q) < TABLE_LIKE
 
-    def _strip(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray, o1: float, o2: float
-               ) -> np.ndarray:
-        """Colour histogram of the strip along the side a->b (its middle 80%) from ``o1`` to
-        ``o2`` px outward along ``n_out`` (inward when negative)."""
-        a2, b2 = a + 0.1 * (b - a), b - 0.1 * (b - a)
-        src = np.array([a2 + o1 * n_out, b2 + o1 * n_out, b2 + o2 * n_out, a2 + o2 * n_out],
-                       np.float32)
-        dst = np.array([[0, 0], [39, 0], [39, 7], [0, 7]], np.float32)
-        M = cv2.getPerspectiveTransform(src, dst)
-        patch = cv2.warpPerspective(self.image, M, (40, 8), flags=cv2.INTER_AREA,
-                                    borderMode=cv2.BORDER_REPLICATE)
-        return self._hist(patch)
-
-    def strip_like_table(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray, o1: float,
-                         o2: float) -> float:
-        """:meth:`like_table` of a strip along a side (:meth:`_strip`)."""
-        return float(np.sum(np.sqrt(self._strip(a, b, n_out, o1, o2) * self.table)))
-
-    def strips_alike(self, a: np.ndarray, b: np.ndarray, n_out: np.ndarray,
-                     one: tuple[float, float], other: tuple[float, float]) -> float:
-        """Bhattacharyya coefficient of two strips along the same side (:meth:`_strip`)."""
-        return float(np.sum(np.sqrt(self._strip(a, b, n_out, *one)
-                                    * self._strip(a, b, n_out, *other))))
-
 
 # ---------------------------------------------------------------------------------------------
 # seeds
@@ -542,11 +509,10 @@ def _seeds(image: np.ndarray, gray: np.ndarray, imgf: np.ndarray, aspect: float,
         tried += 1
         if tried > budget:
             break
-        card = _see_card(imgf, q, pol, radius=3.0, look=look)
+        card = _see_card(imgf, q, pol, radius=3.0)
         if card.sides < 3:
             continue
-        again = _see_card(imgf, _long_side_first(clockwise_from_top_left(card.quad)), pol,
-                          radius=1.5, look=look)
+        again = _see_card(imgf, _long_side_first(clockwise_from_top_left(card.quad)), pol, radius=1.5)
         if again.sides >= card.sides:
             card = again
         if card.sides >= 3 and _plausible(card.quad, aspect, min_short, 0.5 * max(h, w)) \
@@ -601,133 +567,51 @@ def _on_line(img: np.ndarray, a: np.ndarray, b: np.ndarray, pol: int, ts: np.nda
     return np.asarray(st.max(axis=1))
 
 
-def _clean_steps(img: np.ndarray, a: np.ndarray, b: np.ndarray, pol: int, lo: float,
-                 hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets (px, outward from the side a->b of a clockwise quad, ``lo`` to ``hi``) and
-    whether a clean step of polarity ``pol`` runs there along the side's middle: a local
-    peak of the median step over 2 px, at least :data:`MIN_STEP`, and over half of that at
-    three stations in four (the tests a side passes in :func:`_see_card`)."""
-    L = max(float(np.linalg.norm(b - a)), 1e-9)
-    d = (b - a) / L
-    n_out = np.array([d[1], -d[0]])
-    ts = np.linspace(0.15, 0.85, int(np.clip(L / 6.0, 8, 24)))
-    offs = np.arange(lo - 2.0, hi + 2.5, 0.5)
-    base = a[None, :] + ts[:, None] * (b - a)[None, :]
-    prof = _sample(img, base[:, None, :] + offs[None, :, None] * n_out[None, None, :])
-    step = (prof[:, :-4] - prof[:, 4:]) * pol          # centred at offs[2:-2], 2 px across
-    at = offs[2:-2]
-    med = np.median(step, axis=0)
-    frac = np.mean(step > 0.5 * MIN_STEP, axis=0)
-    clean = np.zeros(len(at), bool)
-    clean[1:-1] = (med[1:-1] >= MIN_STEP) & (frac[1:-1] >= 0.75) & (med[1:-1] >= med[:-2]) \
-        & (med[1:-1] >= med[2:])
-    return at, clean
-
-
-def _outward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
-    return np.array([d[1], -d[0]])
-
-
-def _outer_edge(img: np.ndarray, look: _TableLook, a: np.ndarray, b: np.ndarray, pol: int,
-                reach: float) -> float | None:
-    """How far (px) outward from the side a->b of a clockwise quad the card's own edge is,
-    when the side found is the art's frame line inside the card's white border; None when
-    the side is the card's edge.
-
-    A frame line has, outward, card paper and then a clean step of the same polarity (the
-    card's edge, at most ``reach`` px away) with the table beyond, and the art inward. A
-    card's edge on a card below it that sticks out (a stack) or against a touching
-    neighbour looks the same outward (paper, then a step, and the neighbour's art may have
-    the table's colours); but inward it has paper too (its own border, unlike the art
-    inside a frame line), or its own frame line as far in as the neighbour's is out. Such
-    a side is never moved."""
-    if reach < 2.5:
-        return None
-    at, clean = _clean_steps(img, a, b, pol, 2.5, reach)
-    out = [float(o) for o in at[clean] if 2.5 <= o <= reach]
-    if not out:
-        return None
-    o = out[0]
-    n_out = _outward(a, b)
-    if look.strip_like_table(a, b, n_out, 1.0, o - 1.0) >= TABLE_LIKE:
-        return None     # the table already: this side is the card's edge
-    if look.strip_like_table(a, b, n_out, o + 1.0, o + 1.0 + max(3.0, o)) < TABLE_LIKE:
-        return None     # not the table beyond: a neighbour, or the card's own art
-    if look.strips_alike(a, b, n_out, (-o + 1.0, -1.0), (1.0, o - 1.0)) >= PAPER_ALIKE:
-        return None     # paper inside too: a card's edge on paper (a stack, a neighbour)
-    lo, hi = -o - 2.0, -max(1.5, o - 4.0)
-    at, clean = _clean_steps(img, a, b, pol, lo, hi)
-    if np.any(clean & (at >= lo) & (at <= hi)):
-        return None     # a frame line as far inside: the edge between two cards
-    return o
-
-
-def _fit_side(img: np.ndarray, a: np.ndarray, b: np.ndarray, pol: int, radius: float,
-              ctr: np.ndarray) -> tuple[np.ndarray, float, float, np.ndarray, np.ndarray] | None:
-    """Side a->b of a quad around ``ctr`` fitted to the brightness step near it: (outward
-    unit normal n, c with n . x = c, the median step, the side's ends on the fitted line),
-    or None when it is hidden, not straight, or a line of the table's texture."""
-    L = float(np.linalg.norm(b - a))
-    edge, st = _side_steps(img, a, b, pol, radius)
-    fit = _fit_line(edge, np.where(st > MIN_STEP * 0.5, st, 0.0))
-    if fit is None or L <= 0:
-        return None
-    c0, d, rms, kept = fit
-    n = np.array([-d[1], d[0]])
-    if n @ ((a + b) / 2 - ctr) < 0:
-        n = -n
-    side_d = (b - a) / L
-    off = abs(float(n @ ((a + b) / 2 - c0)))
-    if not (kept >= 0.7 and rms <= 0.7 and abs(float(side_d @ d)) > math.cos(
-            math.radians(4.0)) and off <= radius + 0.5):
-        return None
-    # the side's ends on the fitted line
-    dd = d if d @ side_d > 0 else -d
-    a2 = c0 + dd * float((a - c0) @ dd)
-    b2 = c0 + dd * float((b - c0) @ dd)
-    on = _on_line(img, a2, b2, pol, np.linspace(0.12, 0.88, int(np.clip(L / 3, 6, 40))))
-    med = float(np.median(on))
-    if med < MIN_STEP or float(np.mean(on > 0.5 * MIN_STEP)) < 0.75:
-        return None
-    # a line of the table's texture (wood grain, a chequered cloth) runs on past both
-    # ends; a card's side stops at one end at least (a neighbour's edge may go on)
-    runs = sum(float(np.median(_on_line(img, a2, b2, pol, ts))) > 0.6 * med
-               for ts in (np.linspace(1.05, 1.25, 5), np.linspace(-0.25, -0.05, 5)))
-    if runs >= 2:
-        return None
-    return n, float(n @ c0), med, a2, b2
-
-
-def _see_card(img: np.ndarray, q: np.ndarray, pol: int, radius: float,
-              look: _TableLook | None = None) -> _Card:
+def _see_card(img: np.ndarray, q: np.ndarray, pol: int, radius: float) -> _Card:
     """Fit each side of the predicted quad ``q`` to the brightness step near it; a side that
     is hidden (a pyramid, a hand, a neighbour lying over it), not straight, or a line of
-    the table's texture running on past the card's corners is left out. With ``look``, a
-    side found on the art's frame line is moved out to the card's edge
-    (:func:`_outer_edge`)."""
+    the table's texture running on past the card's corners is left out."""
     lines: list[tuple[np.ndarray, float] | None] = []
     steps = []
     ctr = q.mean(axis=0)
-    qs = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
-    short = float(min(qs[0] + qs[2], qs[1] + qs[3]) / 2.0)
     for k in range(4):
         if k - sum(ln is not None for ln in lines) >= 2:
             lines.append(None)      # two sides missing already: not a card here
             continue
-        side = _fit_side(img, q[k], q[(k + 1) % 4], pol, radius, ctr)
-        if side is None:
+        a, b = q[k], q[(k + 1) % 4]
+        L = float(np.linalg.norm(b - a))
+        edge, st = _side_steps(img, a, b, pol, radius)
+        fit = _fit_line(edge, np.where(st > MIN_STEP * 0.5, st, 0.0))
+        if fit is None or L <= 0:
             lines.append(None)
             continue
-        n, c, med, a2, b2 = side
-        out = _outer_edge(img, look, a2, b2, pol, 0.15 * short) if look is not None else None
-        if out is not None:
-            # fitted again where the card's edge is, to the sub-pixel; a step there that
-            # fails a side's tests (a line of the table's texture) moves nothing
-            moved = _fit_side(img, a2 + out * n, b2 + out * n, pol, 1.5, ctr)
-            if moved is not None:
-                n, c, med = moved[:3]
-        lines.append((n, c))
+        c0, d, rms, kept = fit
+        n = np.array([-d[1], d[0]])
+        if n @ ((a + b) / 2 - ctr) < 0:
+            n = -n
+        side_d = (b - a) / L
+        off = abs(float(n @ ((a + b) / 2 - c0)))
+        if not (kept >= 0.7 and rms <= 0.7 and abs(float(side_d @ d)) > math.cos(
+                math.radians(4.0)) and off <= radius + 0.5):
+            lines.append(None)
+            continue
+        # the side's ends on the fitted line
+        dd = d if d @ side_d > 0 else -d
+        a2 = c0 + dd * float((a - c0) @ dd)
+        b2 = c0 + dd * float((b - c0) @ dd)
+        on = _on_line(img, a2, b2, pol, np.linspace(0.12, 0.88, int(np.clip(L / 3, 6, 40))))
+        med = float(np.median(on))
+        if med < MIN_STEP or float(np.mean(on > 0.5 * MIN_STEP)) < 0.75:
+            lines.append(None)
+            continue
+        # a line of the table's texture (wood grain, a chequered cloth) runs on past both
+        # ends; a card's side stops at one end at least (a neighbour's edge may go on)
+        runs = sum(float(np.median(_on_line(img, a2, b2, pol, ts))) > 0.6 * med
+                   for ts in (np.linspace(1.05, 1.25, 5), np.linspace(-0.25, -0.05, 5)))
+        if runs >= 2:
+            lines.append(None)
+            continue
+        lines.append((n, float(n @ c0)))
         steps.append(med)
     quad = q.copy()
     for k in range(4):
@@ -754,10 +638,11 @@ def _see_card(img: np.ndarray, q: np.ndarray, pol: int, radius: float,
     return _Card(quad, lines, min(steps) if steps else 0.0)
 
 
-def _outermost_scaled(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
-                      aspect: float, min_short: float, max_side: float) -> tuple[_Card, int]:
-    """:func:`_outermost` by scaling: looks outward (4% steps, up to 1.6 times the size,
-    either polarity) for an enclosing card-like outline, repeatedly."""
+def _outermost(img: np.ndarray, card: _Card, pol: int, look: _TableLook, aspect: float,
+               min_short: float, max_side: float) -> tuple[_Card, int]:
+    """The card's own outline around a rectangle found inside it: a wide white border
+    around the art, the frames of a card back's pattern. Looks outward (4% steps, up to
+    1.6 times the size, either polarity) for an enclosing card-like outline, repeatedly."""
     cur, cp = card, pol
     for _ in range(4):
         found = None
@@ -768,7 +653,7 @@ def _outermost_scaled(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
             if not _plausible(q, aspect, min_short, max_side):
                 continue
             for p in (cp, -cp):
-                oc = _see_card(img, q, p, radius=max(2.0, 0.02 * f * short), look=look)
+                oc = _see_card(img, q, p, radius=max(2.0, 0.02 * f * short))
                 if oc.sides >= 3 and _plausible(oc.quad, aspect, min_short, max_side) \
                         and look.card_like(oc.quad):
                     found = (oc, p)
@@ -779,71 +664,6 @@ def _outermost_scaled(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
             return cur, cp
         cur, cp = found
     return cur, cp
-
-
-def _outermost_sides(img: np.ndarray, card: _Card, pol: int, look: _TableLook,
-                     aspect: float, min_short: float, max_side: float) -> tuple[_Card, int]:
-    """:func:`_outermost` side by side: repeatedly, for either polarity, each side is
-    looked for outward on its own (up to 30% of the short side, the nearest clean step with
-    card paper, not the table, between), and the outline of three or four sides so found
-    must be a card-like quad.
-
-    Each side on its own: a rectangle found inside a card need not sit in its middle (one
-    of its sides may be the card's edge already) nor have the card's aspect, and a
-    close camera's 200 px card was missed by scaling it about its centre (before
-    2026-11-30; dev renders without a mat, cards 140-300 px long)."""
-    cur, cp = card, pol
-    for _ in range(4):
-        q0 = _long_side_first(clockwise_from_top_left(cur.quad))
-        qs = np.linalg.norm(np.roll(q0, -1, axis=0) - q0, axis=1)
-        reach = 0.3 * float(min(qs[0] + qs[2], qs[1] + qs[3]) / 2.0)
-        best: tuple[float, _Card, int] | None = None
-        for p in (cp, -cp):
-            moved = []
-            for k in range(4):
-                a, b = q0[k], q0[(k + 1) % 4]
-                at, clean = _clean_steps(img, a, b, p, 2.5, reach)
-                out = [float(o) for o in at[clean] if 2.5 <= o <= reach]
-                o = out[0] if out and look.strip_like_table(
-                    a, b, _outward(a, b), 1.0, out[0] - 1.0) < TABLE_LIKE else None
-                moved.append(o)
-            if sum(o is not None for o in moved) < 3:
-                continue
-            # each side's line moved out; the corners where neighbouring lines meet
-            pts = [q0[k] + (moved[k] or 0.0) * _outward(q0[k], q0[(k + 1) % 4])
-                   for k in range(4)]
-            dirs = [q0[(k + 1) % 4] - q0[k] for k in range(4)]
-            corners = [_intersect(pts[k - 1], dirs[k - 1], pts[k], dirs[k]) for k in range(4)]
-            if any(c is None for c in corners):
-                continue
-            q = _long_side_first(clockwise_from_top_left(np.array(corners, np.float64)))
-            if not _plausible(q, aspect, min_short, max_side):
-                continue
-            oc = _see_card(img, q, p, radius=2.0, look=look)
-            if oc.sides >= 3 and _plausible(oc.quad, aspect, min_short, max_side) \
-                    and look.card_like(oc.quad):
-                area = abs(float(cv2.contourArea(oc.quad.astype(np.float32))))
-                if best is None or area < best[0]:
-                    best = (area, oc, p)
-        if best is None:
-            return cur, cp
-        cur, cp = best[1], best[2]
-    return cur, cp
-
-
-def _outermost(img: np.ndarray, card: _Card, pol: int, look: _TableLook, aspect: float,
-               min_short: float, max_side: float) -> tuple[_Card, int]:
-    """The card's own outline around a rectangle found inside it (a wide white border
-    around the art, the frames of a card back's pattern): the seed scaled about its centre
-    (:func:`_outermost_scaled`), else each side looked for on its own
-    (:func:`_outermost_sides`). Only when scaling finds nothing: the side by side look,
-    first, lost 3 of 60 tables of ordinary dev renders without a mat (seed 596000), which
-    scaling reads as before, while it fixed 6 of 11 close-camera fits over 5% off in scale
-    (dev seed 548000, ``bench/calibration.py --close``)."""
-    found = _outermost_scaled(img, card, pol, look, aspect, min_short, max_side)
-    if found[0] is card:
-        found = _outermost_sides(img, card, pol, look, aspect, min_short, max_side)
-    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1352,7 +1172,7 @@ def _grow(imgf: np.ndarray, start: _Start, size: tuple[float, float], aspect: fl
             side = math.sqrt(abs(cv2.contourArea(qi.astype(np.float32))) / aspect)
             if any(np.linalg.norm(qi.mean(axis=0) - o.centre) < 0.4 * side for o in cards):
                 continue
-            card = _see_card(imgf, qi, pol, radius=4.0 if rnd == 0 else 3.0, look=look)
+            card = _see_card(imgf, qi, pol, radius=4.0 if rnd == 0 else 3.0)
             if card.sides >= (4 if rnd == 0 and not cards else 3) and look.card_like(card.quad):
                 if start.exact and not cards:
                     agreed = _agree(card, H, model, 2.0)
@@ -1381,8 +1201,7 @@ def _grow(imgf: np.ndarray, start: _Start, size: tuple[float, float], aspect: fl
         for _ in range(2):
             again = []
             for card, pq in zip(cards, _predicted(H, poses, model)):
-                c2 = _see_card(imgf, _long_side_first(clockwise_from_top_left(pq)), pol,
-                               radius=1.5, look=look)
+                c2 = _see_card(imgf, _long_side_first(clockwise_from_top_left(pq)), pol, radius=1.5)
                 again.append(c2 if c2.sides >= 3 else card)
             fitted = _fit_all(again, model, H, K, focal_free)
             if not fitted[0]:
