@@ -174,6 +174,11 @@ def marker_errors(image: np.ndarray, truth: dict[str, Any], mat: Any) -> list[fl
     return [float(v) for v in np.linalg.norm(est - tru, axis=1)]
 
 
+def _scene_done(i: int, scenes: int, said: str) -> None:
+    """Progress on stderr, one line rewritten per scene: how far, and how scene ``i`` went."""
+    print(f"\r{i + 1}/{scenes} scene {i}: {said}   ", end="", file=sys.stderr, flush=True)
+
+
 def fit_both(image: np.ndarray, truth: dict[str, Any], size: tuple[float, float], mat: Any,
              res: dict[str, Any]) -> None:
     """Calibrate ``image`` from its cards with the truth camera ("with") and with no
@@ -214,9 +219,8 @@ def run(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
         res["marker"].append(marker_errors(image, truth, mat))
         if progress:
             w = res["with"][-1]
-            print(f"\r{i + 1}/{scenes} scene {i}: cards used {w['n_used']}, "
-                  f"{'ok' if w['calibrated'] and not w.get('wrong') else 'FAIL'}   ",
-                  end="", file=sys.stderr, flush=True)
+            _scene_done(i, scenes, f"cards used {w['n_used']}, "
+                        f"{'ok' if w['calibrated'] and not w.get('wrong') else 'FAIL'}")
     if progress:
         print(file=sys.stderr)
     return res
@@ -286,9 +290,7 @@ def run_close(scenes: int, seed: int, progress: bool = True) -> dict[str, Any]:
         fit_both(image, truth, size, bare, res)
         if progress:
             sc = res["with"][-1]["scale"]
-            print(f"\r{i + 1}/{scenes} scene {i}: scale "
-                  f"{'none' if sc is None else f'{sc:.3f}'}   ",
-                  end="", file=sys.stderr, flush=True)
+            _scene_done(i, scenes, f"scale {'none' if sc is None else f'{sc:.3f}'}")
     if progress:
         print(file=sys.stderr)
     return res
