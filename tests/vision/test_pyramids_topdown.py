@@ -134,3 +134,28 @@ def test_paper_gains_need_paper():
     assert np.allclose(g, PAPER_LEVEL / 150, atol=1e-3)
     assert math.isclose(float(apply_gains(np.full((2, 2, 3), 150, np.uint8), g)[0, 0, 0]),
                         round(PAPER_LEVEL), abs_tol=1)
+
+
+def test_a_mat_file_with_huge_markers_still_gets_its_paper_read():
+    # a mat file that says its markers are 600 mm rings them with about 39,000 points,
+    # more than remap takes on one side: read in columns (it failed with OpenCV's
+    # "dst.rows < SHRT_MAX" before), and the same gains as one column would give
+    from calibration.mat import Mat
+
+    big = Mat(DEFAULT_MAT.dictionary, 600.0, DEFAULT_MAT.width_mm, DEFAULT_MAT.height_mm)
+    cam = _camera(dist=False)
+    calib = _exact_calibration(cam)
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    td = TopDown(calib, big)
+    assert len(td._ring_px) > 32767
+    g = td.paper_gains(image)
+    assert g.shape == (3,) and np.isfinite(g).all()
+    small = TopDown(calib, DEFAULT_MAT)
+    p = small._ring_px
+    inside = (p[:, 0] >= 0) & (p[:, 0] <= 1279) & (p[:, 1] >= 0) & (p[:, 1] <= 719)
+    one = cv2.remap(image, p[None, :, 0].copy(), p[None, :, 1].copy(), cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0)).reshape(-1, 3)
+    samples = one.astype(np.int16)
+    samples[~inside] = -1
+    assert np.array_equal(small.paper_gains(image), paper_gains(samples, small._ring_per_marker))

@@ -71,7 +71,7 @@ class TopDown:
         self._corners = table_to_image(calib, self._mat_corners())
         ring = paper_ring_mm(mat)
         self._ring_per_marker = len(ring) // max(1, len(mat.marker_centers()))
-        self._ring_px = self.image_px(ring).reshape(-1, 1, 2)
+        self._ring_px = self.image_px(ring)
 
     def _mat_corners(self) -> np.ndarray:
         W, H = self.mat.width_mm, self.mat.height_mm
@@ -111,11 +111,15 @@ class TopDown:
             return np.ones(3, np.float32)
         h, w = image.shape[:2]
         p = self._ring_px
-        inside = ((p[..., 0] >= 0) & (p[..., 0] <= w - 1) & (p[..., 1] >= 0)
-                  & (p[..., 1] <= h - 1)).reshape(-1)
-        px = cv2.remap(image, p[..., 0], p[..., 1], cv2.INTER_LINEAR,
-                       borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-        samples = px.reshape(-1, 3).astype(np.int16)
+        inside = (p[:, 0] >= 0) & (p[:, 0] <= w - 1) & (p[:, 1] >= 0) & (p[:, 1] <= h - 1)
+        # a column of points per remap, each under remap's limit of 32767 px a side (a mat
+        # file whose markers are said to be 600 mm rings them with 39,000 points)
+        px = np.concatenate([
+            cv2.remap(image, np.ascontiguousarray(q[:, None, 0]),
+                      np.ascontiguousarray(q[:, None, 1]), cv2.INTER_LINEAR,
+                      borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0)).reshape(-1, 3)
+            for q in np.array_split(p, -(-len(p) // 32000))]) if len(p) else np.zeros((0, 3))
+        samples = px.astype(np.int16)
         samples[~inside] = -1
         return paper_gains(samples, self._ring_per_marker)
 
