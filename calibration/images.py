@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -107,8 +107,7 @@ def read_image(path: str | Path) -> np.ndarray:
         raise ImageError(f"{name}: {size[0]} x {size[1]} pixels is more than the companion reads "
                          f"({MAX_IMAGE_PIXELS // 1_000_000} megapixels at most); scale it down")
     said: list[str] = []
-    # (only libjpeg's words are looked for: other decoders are left their stderr)
-    with decoder_words(said) if data[:2] == b"\xff\xd8" else nullcontext():
+    with decoder_words(said):
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
     if damage is not None:
@@ -118,9 +117,45 @@ def read_image(path: str | Path) -> np.ndarray:
     if image is None or image.size == 0:
         if p.suffix.lower() in HEIF_SUFFIXES or data[4:12] in _HEIF_BRANDS:
             raise ImageError(f"{name}: {HEIF_WORDS}")
+        kind = image_format(data)
+        if kind is not None:
+            # a file of a kind it reads, that it could not: damaged (a PNG's checksum), or
+            # a variant it does not take (a TIFF of floats). Its decoder's words go here,
+            # not on stderr above the message, as if they were about something else
+            words = " ".join(" ".join(_LOG_TAG.sub("", line).split()) for line in said)
+            raise ImageError(
+                f"{name}: a {kind} file that cannot be decoded"
+                + (f" (the decoder: {words[:200]})" if words else "")
+                + f": damaged, or a kind of {kind} that is not read; take or copy the picture "
+                "again, or save it as an 8-bit JPEG or PNG")
         raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                          f"expected one of {', '.join(IMAGE_SUFFIXES)})")
+    for line in said:
+        if not line.startswith(JPEG_DAMAGE):
+            # (what the decoder said of a picture it read, or another thread's line)
+            os.write(2, (line + "\n").encode("utf-8", "replace"))
     return image
+
+
+#: the tag OpenCV's log puts before a decoder's warning: ``[ WARN:0@0.037] global
+#: grfmt_tiff.cpp:811 readData``
+_LOG_TAG = re.compile(r"^\[\s*\w+:[^\]]*\]\s*(global\s+\S+\s+\S+\s+)?")
+
+
+def image_format(data: bytes) -> str | None:
+    """The kind of image a file's first bytes say it is (JPEG, PNG, BMP, WebP or TIFF),
+    else None."""
+    if data[:2] == b"\xff\xd8":
+        return "JPEG"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "PNG"
+    if data[:2] == b"BM":
+        return "BMP"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    if data[:4] in (b"II*\x00", b"MM\x00*"):
+        return "TIFF"
+    return None
 
 
 #: an ISO media file's ``ftyp`` box and the brands of HEIC/HEIF stills
@@ -133,8 +168,9 @@ _STDERR_SWAP = threading.Lock()
 @contextmanager
 def decoder_words(said: list[str]) -> Iterator[None]:
     """Catch what the image decoders print on the process's stderr (file descriptor 2)
-    meanwhile into ``said``, one line each; anything else written there meanwhile (another
-    thread's log line) is passed on after. Without a descriptor 2, nothing is caught."""
+    meanwhile into ``said``, one line each (with anything else written there meanwhile:
+    the caller passes on what it does not fold into its own words). Without a descriptor
+    2, nothing is caught."""
     # one at a time: two threads swapping descriptor 2 could leave it on a closed file
     with _STDERR_SWAP:
         try:
@@ -151,39 +187,53 @@ def decoder_words(said: list[str]) -> Iterator[None]:
                 os.dup2(saved, 2)
                 os.close(saved)
                 caught.seek(0)
-                for line in caught.read().decode("utf-8", "replace").splitlines():
-                    if line.startswith(JPEG_DAMAGE):
-                        said.append(line)
-                    else:
-                        os.write(2, (line + "\n").encode("utf-8", "replace"))
+                said += caught.read().decode("utf-8", "replace").splitlines()
+
+
+#: a pixel whose channels lie further apart than this (of 255) has a colour ...
+GREY_SPREAD = 4
+#: ... and a picture with under this share of such pixels has none (a pyramid 24 px across
+#: in a 1600x900 frame is three times this share)
+GREY_SHARE = 0.0001
 
 
 def greyscale(image_bgr: np.ndarray) -> bool:
-    """Whether a BGR image has no colour at all (its three channels equal, on every eighth
-    pixel each way: a fraction of a millisecond): a black-and-white camera or file, in which
-    no pyramid colour can be told."""
-    s = image_bgr[::8, ::8]
-    return bool(np.array_equal(s[..., 0], s[..., 1]) and np.array_equal(s[..., 1], s[..., 2]))
+    """Whether a BGR image has no colour (on every eighth pixel each way: a fraction of a
+    millisecond): a black-and-white camera or file, or a webcam's night mode, in which no
+    pyramid colour can be told. Its channels need not be exactly equal: a grey picture
+    saved again, or its noise, leaves them a level or two apart (:data:`GREY_SPREAD`,
+    :data:`GREY_SHARE`)."""
+    if image_bgr.ndim < 3 or image_bgr.shape[2] < 3:
+        return True
+
+    def coloured(step: int) -> float:
+        c = image_bgr[::step, ::step, :3].astype(np.int16)
+        spread = c.max(axis=2) - c.min(axis=2)
+        return float(np.count_nonzero(spread > GREY_SPREAD)) / max(1, spread.size)
+
+    # a picture of a table in colour shows it on a coarse grid already (a tenth of the time)
+    return coloured(32) < 0.01 and coloured(8) < GREY_SHARE
 
 
 def header_size(data: bytes) -> tuple[int, int] | None:
     """(width, height) from a PNG's, JPEG's, BMP's, WebP's or TIFF's header, before anything
     is decoded; None for other formats or a header not understood (OpenCV's own limit then
     applies). (A 2 MB run-length BMP unpacks to 16000 x 16000 pixels and 13 GB.)"""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+    kind = image_format(data)
+    if kind == "PNG" and data[12:16] == b"IHDR" and len(data) >= 24:
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    if data[:2] == b"BM" and len(data) >= 26:
+    if kind == "BMP" and len(data) >= 26:
         if int.from_bytes(data[14:18], "little") == 12:
             # an OS/2 bitmap's 12-byte header: 16-bit sizes
             return (int.from_bytes(data[18:20], "little"),
                     int.from_bytes(data[20:22], "little"))
         return (abs(int.from_bytes(data[18:22], "little", signed=True)),
                 abs(int.from_bytes(data[22:26], "little", signed=True)))
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+    if kind == "WebP":
         return _webp_size(data)
-    if data[:4] in (b"II*\x00", b"MM\x00*"):
+    if kind == "TIFF":
         return _tiff_size(data)
-    if data[:2] != b"\xff\xd8":
+    if kind != "JPEG":
         return None
     k = 2
     while k + 9 <= len(data):

@@ -522,6 +522,32 @@ def test_numbered_frames_are_taken_in_number_order(tmp_path):
         "01.jpg", "1.jpg", "A.jpg", "a.jpg", "²2.jpg", "①1.jpg"]
 
 
+def test_a_damaged_png_and_a_tiff_of_floats_are_said_to_be_so(tmp_path, capfd):
+    """A file of a kind that is read, that could not be: its decoder's words go into the
+    message (not raw on stderr above it), which says what it is, not that it is no image."""
+    png = bytearray(cv2.imencode(".png", np.full((60, 80, 3), 128, np.uint8))[1].tobytes())
+    idat = png.index(b"IDAT")
+    png[idat + 8:idat + 14] = bytes(6)              # the data's checksum no longer holds
+    (tmp_path / "crc.png").write_bytes(bytes(png))
+    floats = tmp_path / "floats.tif"
+    cv2.imwrite(str(floats), np.full((40, 50), 0.5, np.float64))
+    capfd.readouterr()
+    for p, kind in ((tmp_path / "crc.png", "PNG"), (floats, "TIFF")):
+        try:
+            image = read_image(p)
+        except ImageError as exc:
+            said = str(exc)
+        else:
+            # this OpenCV reads the TIFF after all: then it is an image like any other
+            assert kind == "TIFF" and image.ndim == 3
+            continue
+        assert said.startswith(f"{p}: a {kind} file that cannot be decoded"), said
+        assert "take or copy the picture again" in said and "expected one of" not in said
+    assert capfd.readouterr().err == ""
+    assert "the decoder: libpng error" in str(pytest.raises(ImageError, read_image,
+                                                              tmp_path / "crc.png").value)
+
+
 def test_heic_photos_are_named_not_passed_over(tmp_path):
     heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(100)
     only = tmp_path / "iphone"
