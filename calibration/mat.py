@@ -185,7 +185,8 @@ def card_scale_doubt(scale: object) -> str | None:
     return (f"the cards measure {abs(scale - 1.0) * 100:.0f}% "
             f"{'larger' if scale > 1.0 else 'smaller'} than the deck's: is the mat file's size "
             "right? (its width and height are measured between the markers' centres; every "
-            "position is off by as much)")
+            "position is off by as much) Or are the cards another deck than the one named "
+            "(--deck; tarot by default)?")
 
 
 def virtual_mat(width_mm: float = 2 * NO_MAT_REACH_MM,

@@ -45,7 +45,26 @@ def configure_logging(verbosity: int) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
+def hold_closed_streams() -> None:
+    """Point a standard stream the shell closed (``2>&-``) at the null device. Else what is
+    said on stderr lands in the records (``print`` falls back to stdout when ``sys.stderr``
+    is None), and the next file opened takes the closed stream's number, so that what a
+    library writes to stderr lands in it: a game's database. A closed stdout stays
+    ``sys.stdout is None`` for the commands to refuse (the records would vanish)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != fd:
+                os.dup2(held, fd)
+                os.close(held)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    hold_closed_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     # a command whose work runs for minutes (training) reports its progress through logging

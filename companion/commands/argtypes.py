@@ -94,7 +94,8 @@ def camera_file(args: argparse.Namespace) -> Path | None:
     ``--no-intrinsics`` (None: none, the lens is taken as undistorted)."""
     from calibration.intrinsics import default_camera_path
 
-    return _given_or_saved(args.intrinsics, args.no_intrinsics, default_camera_path)
+    return _given_or_saved(args.intrinsics, args.no_intrinsics, default_camera_path,
+                           "--intrinsics")
 
 
 def colour_profile(args: argparse.Namespace) -> Path | None:
@@ -102,11 +103,15 @@ def colour_profile(args: argparse.Namespace) -> Path | None:
     (None: the ten standard colours as shipped)."""
     from vision.pyramids.profile import default_profile_path
 
-    return _given_or_saved(args.colors, args.no_colors, default_profile_path)
+    return _given_or_saved(args.colors, args.no_colors, default_profile_path, "--colors")
 
 
-def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path]
+def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path], option: str
                     ) -> Path | None:
+    if given is not None and ignore:
+        from companion.core.errors import CompanionError
+
+        raise CompanionError(f"{option} and --no-{option[2:]} contradict each other: give one")
     if given is not None:
         return Path(given)
     if ignore:

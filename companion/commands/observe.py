@@ -65,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
                    help="write each image with what was seen drawn on it to DIR, as "
                         "NAME.jpg (NAME-annotated.jpg where DIR holds another photo of that "
-                        "name: it is kept)")
+                        "name: it is kept). A copy never replaces an image given: NAME.jpg "
+                        "in the folder of NAME.jpg is refused; give another folder")
     p.add_argument("--threads", type=thread_count, default=2, metavar="N",
                    help="CPU threads for the pipeline and OpenCV (default 2: the pyramids beside "
                         "the cards, one thread each)")
@@ -310,11 +311,15 @@ def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str,
         record: dict[str, Any] = pipeline.observe(image, str(path))
         record["timings_ms"] = {"read": round(t_read, 1), **record["timings_ms"]}
     except CompanionError as exc:
-        _warn(f"error: {exc}")
+        # a problem of this image with what the run was given (a camera file calibrated at
+        # another size) does not name the image itself: among many, say which
+        said = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+        _warn(f"error: {said}")
         return _unread(path, str(exc)), False
     except Exception as exc:  # one bad frame never stops the rest
         log.debug("observing %s failed", path, exc_info=True)
-        why = f"could not be processed ({type(exc).__name__}: {exc})"
+        # one line: OpenCV's messages end in a newline, and the record's reason is read too
+        why = f"could not be processed ({type(exc).__name__}: {' '.join(str(exc).split())})"
         _warn(f"error: {path}: {why}")
         return _unread(path, why), False
     if out is not None:

@@ -329,6 +329,23 @@ def test_a_greyscale_picture_is_said_to_have_no_colour(fake, capsys, tmp_path):
     assert str(FRAMES[0]) not in err and code == 1, err
 
 
+def test_a_nearly_grey_picture_has_no_colour_and_one_pyramid_gives_it_some():
+    """Channels a level or two apart (a grey picture saved again, a night mode's noise) are
+    still no colour; one pyramid's worth of colour on a grey table is colour."""
+    from calibration.images import greyscale
+
+    grey = cv2.cvtColor(cv2.imread(str(FRAMES[0]), cv2.IMREAD_GRAYSCALE), cv2.COLOR_GRAY2BGR)
+    assert greyscale(grey)
+    noisy = grey.astype(np.int16)
+    noisy[..., 2] += np.random.default_rng(4).integers(-2, 3, noisy.shape[:2])
+    noisy = np.clip(noisy, 0, 255).astype(np.uint8)
+    assert greyscale(noisy)
+    pyramid = noisy.copy()
+    cv2.circle(pyramid, (900, 500), 12, (40, 40, 200), -1)      # 24 px across, red
+    assert not greyscale(pyramid)
+    assert not greyscale(cv2.imread(str(FRAMES[0])))
+
+
 def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys, tmp_path):
     swapped = tmp_path / "swapped.json"         # 650 x 900 given for the 900 x 650 mat
     swapped.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
@@ -401,6 +418,45 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(tmp_path):
                             preexec_fn=lambda: os.close(1))
     assert closed.returncode == 2
     assert b"standard output is closed" in closed.stderr
+
+
+def test_a_camera_file_that_does_not_fit_one_image_names_that_image(fake, capsys, tmp_path):
+    from calibration.intrinsics import save_intrinsics
+
+    camera = tmp_path / "camera.json"
+    h, w = cv2.imread(str(FRAMES[0])).shape[:2]
+    save_intrinsics(camera, np.array([[1500.0, 0, w / 2], [0, 1500.0, h / 2], [0, 0, 1]]),
+                    np.zeros(5), (w, h))
+    upright = tmp_path / "upright.jpg"
+    cv2.imwrite(str(upright), cv2.rotate(cv2.imread(str(FRAMES[0])), cv2.ROTATE_90_CLOCKWISE))
+    code, out, err = _run(capsys, "--jsonl", "--intrinsics", str(camera), str(FRAMES[0]),
+                          str(upright))
+    assert code == 1
+    assert f"error: {upright}: camera file {str(camera)!r} was calibrated at {w}x{h}" in err, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[1]["error"] and records[1]["reason"].startswith("camera file")
+
+
+def test_with_stderr_closed_the_records_are_all_that_is_printed(tmp_path):
+    """``observe ... 2>&-``: the problems are said nowhere, not among the records (print's
+    fallback when there is no stderr), and nothing the decoders write lands in a file."""
+    import subprocess
+    import sys
+
+    (tmp_path / "text.jpg").write_bytes(b"not a picture")
+    png = bytearray(cv2.imencode(".png", np.full((60, 80, 3), 128, np.uint8))[1].tobytes())
+    png[png.index(b"IDAT") + 8:png.index(b"IDAT") + 14] = bytes(6)
+    (tmp_path / "crc.png").write_bytes(bytes(png))
+    code = ("import sys; from companion.cli import main; sys.exit(main(sys.argv[1:]))")
+    args = [sys.executable, "-c", code, "observe", "--jsonl", str(tmp_path / "text.jpg"),
+            str(tmp_path / "missing.jpg"), str(tmp_path / "crc.png")]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(args, stdout=subprocess.PIPE, env=env, timeout=120,
+                          close_fds=True, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 1
+    lines = done.stdout.decode().splitlines()
+    assert [json.loads(line)["image"] for line in lines] == [
+        str(tmp_path / n) for n in ("text.jpg", "missing.jpg", "crc.png")], lines
 
 
 def test_a_file_name_with_a_newline_keeps_its_problem_on_one_line(fake, capsys, tmp_path):
@@ -500,3 +556,13 @@ def test_a_camera_that_sees_the_table_coarsely_is_warned_of(capsys, shipped, tmp
     assert f"warning: {small}: the camera sees the table at" in err
     assert "bring the camera closer or raise its resolution" in err
     assert code == 0, err
+
+
+@pytest.mark.parametrize("pair", [("--mat", "--no-mat"), ("--intrinsics", "--no-intrinsics"),
+                                  ("--colors", "--no-colors")])
+def test_a_file_and_its_no_option_together_are_refused(fake, capsys, tmp_path, pair):
+    given = tmp_path / "some.json"
+    given.write_text("{}")
+    code, out, err = _run(capsys, pair[0], str(given), pair[1], str(FRAMES[0]))
+    assert code == 2 and out == ""
+    assert f"{pair[0]} and {pair[1]} contradict each other: give one" in err, err
