@@ -209,7 +209,7 @@ def greyscale(image_bgr: np.ndarray) -> bool:
     def coloured(step: int) -> float:
         c = image_bgr[::step, ::step, :3].astype(np.int16)
         spread = c.max(axis=2) - c.min(axis=2)
-        return float(np.count_nonzero(spread > GREY_SPREAD)) / max(1, spread.size)
+        return float(np.count_nonzero(spread > GREY_SPREAD)) / max(1, int(spread.size))
 
     # a picture of a table in colour shows it on a coarse grid already (a tenth of the time)
     return coloured(32) < 0.01 and coloured(8) < GREY_SHARE
