@@ -296,6 +296,41 @@ def test_an_enrolled_deck_is_found_by_its_folder_or_by_its_name_beside_it(
     assert load_deck_gallery("other-deck").deck_name == "glyphs"
 
 
+def test_a_folder_enrolled_twice_means_its_latest_gallery_and_a_changed_one_is_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Two cards' images swapped by mistake, enrolled as "aaa-first-try", mended and enrolled
+    again as "zzz-fixed": ``--deck FOLDER`` is the mended one (it was the first by name),
+    with a warning naming both; images changed since the latest enrolment are said."""
+    from vision.cards.identify import enroll
+    from vision.pipeline import load_deck_gallery
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    deck = make_deck(tmp_path / "my-deck")
+    enroll(deck, per_card=2, seed=1).save(gallery_path("aaa-first-try"))
+    enroll(deck, per_card=2, seed=2).save(gallery_path("zzz-fixed"))
+    os.utime(gallery_path("aaa-first-try"), (1e9, 1e9))
+    os.utime(gallery_path("zzz-fixed"), (2e9, 2e9))
+    for p in deck.iterdir():
+        os.utime(p, (1.5e9, 1.5e9))
+    with caplog.at_level("WARNING", logger="vision.pipeline"):
+        gallery = load_deck_gallery(str(deck))
+    from vision.cards.galleries import load_gallery
+
+    latest = load_gallery(gallery_path("zzz-fixed")).protos
+    assert not np.array_equal(latest, load_gallery(gallery_path("aaa-first-try")).protos)
+    assert np.array_equal(gallery.protos, latest)
+    words = caplog.text
+    assert "enrolled 2 times; the latest, 'zzz-fixed', is used (not 'aaa-first-try')" in words
+    assert "changed since" not in words
+    caplog.clear()
+    os.utime(deck / f"{IDS[0]}.png", (2.5e9, 2.5e9))
+    with caplog.at_level("WARNING", logger="vision.pipeline"):
+        load_deck_gallery(str(deck))
+    assert (f"{IDS[0]}.png changed since the gallery 'zzz-fixed' was enrolled from it: run "
+            f"'companion enroll-deck {deck}' again") in caplog.text
+
+
 def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

@@ -269,16 +269,43 @@ def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
             return load_gallery(path)
         # else the one enrolled from this folder, under whatever name
     want = folder.resolve()
+    found: list[tuple[float, str, Gallery]] = []
     for name in list_galleries():
         try:
-            gallery = load_gallery(gallery_path(name))
+            path = gallery_path(name)
+            gallery = load_gallery(path)
             source = (gallery.meta or {}).get("deck_folder")
             if source is not None and Path(source).resolve() == want:
-                log.info("deck %r: the gallery enrolled from it (%s)", text, name)
-                return gallery
+                found.append((path.stat().st_mtime, name, gallery))
         except (GalleryError, OSError):
             continue        # (a broken gallery of another deck is not this one)
-    return None
+    if not found:
+        return None
+    # enrolled again (the images mended) under another name: the latest is meant
+    found.sort(key=lambda f: f[0])
+    when, name, gallery = found[-1]
+    if len(found) > 1:
+        log.warning("deck %r: enrolled %d times; the latest, %r, is used (not %s)", text,
+                    len(found), name, ", ".join(repr(f[1]) for f in found[:-1]))
+    else:
+        log.info("deck %r: the gallery enrolled from it (%s)", text, name)
+    try:
+        changed = [p.name for p in sorted(folder.iterdir())
+                   if p.suffix.lower() in IMAGE_SUFFIXES and _mtime(p) > when]
+    except OSError:
+        changed = []
+    if changed:
+        log.warning("deck %r: %s changed since the gallery %r was enrolled from it: "
+                    "run 'companion enroll-deck %s' again", text,
+                    ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else ""), name, folder)
+    return gallery
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def deck_name(deck: str | Path | Gallery | None) -> str | None:
