@@ -268,6 +268,29 @@ def test_print_board_is_detectable(tmp_path: Path, capsys: pytest.CaptureFixture
     assert view is not None and len(view.image_points) == 6 * 4  # every inner corner
 
 
+def test_print_board_never_writes_over_a_photo(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A photo of that name, and above all one of the board photos given, are kept (they
+    were replaced without a word); a board written before is replaced, as --out replaces
+    its camera file."""
+    photo = tmp_path / "holiday.png"
+    cv2.imwrite(str(photo), np.full((40, 60, 3), 90, np.uint8))
+    before = photo.read_bytes()
+    assert main(["calibrate-camera", "--print-board", str(photo), "--dpi", "50"]) == 2
+    assert (f"--print-board {str(photo)!r} exists and is not a board image"
+            in capsys.readouterr().err)
+    assert photo.read_bytes() == before
+    assert main(["calibrate-camera", str(photo), "--print-board", str(photo), "--dpi",
+                 "50"]) == 2
+    assert "is one of the files it is made from" in capsys.readouterr().err
+    assert photo.read_bytes() == before
+    board = tmp_path / "board.png"
+    for _ in range(2):
+        assert main(["calibrate-camera", "--print-board", str(board), "--dpi", "50"]) == 0
+    assert f"replacing the board image {board}" in capsys.readouterr().err
+    assert cv2.imread(str(board)) is not None
+
+
 def test_camera_file_errors_name_the_file_and_field(tmp_path: Path) -> None:
     p = tmp_path / "camera.json"
     with pytest.raises(IntrinsicsError, match="does not exist"):

@@ -121,7 +121,8 @@ def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path],
 
 
 def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
-                 inputs: Sequence[Path] = (), given: bool = True) -> str | None:
+                 inputs: Sequence[Path] = (), given: bool = True, option: str = "--out"
+                 ) -> str | None:
     """Before a command writes ``out`` (a ``kind`` file: a camera file, a card gallery, a
     colour profile; ``given``: named by ``--out``, else the saved one): refuse, as a
     :class:`~companion.core.errors.CompanionError`, to write over one of its ``inputs`` or
@@ -134,7 +135,7 @@ def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
     from companion.core.errors import CompanionError
 
     out = out.expanduser()      # (--out=~/x reaches here with its ~, as the shell left it)
-    what = f"--out {str(out)!r}" if given else f"the saved {kind} {str(out)!r}"
+    what = f"{option} {str(out)!r}" if given else f"the saved {kind} {str(out)!r}"
     if not out.exists():
         return None
     if out.is_dir():

@@ -94,14 +94,14 @@ def run(args: argparse.Namespace) -> int:
 
     sx, sy = args.board
     board = BoardSpec(sx, sy, args.square_mm, args.marker_mm, args.dictionary)
+    paths = expand_images(args.images) if args.images else []
     if args.print_board is not None:
-        _write_board(board, args.print_board, args.dpi)
+        _write_board(board, args.print_board, args.dpi, paths)
     if not args.images:
         if args.print_board is not None:
             return 0
         raise IntrinsicsError("no photos given: pass photos of the board (files or a folder), "
                               "or --print-board FILE.png to make a board")
-    paths = expand_images(args.images)
     out = args.out if args.out is not None else default_camera_path()
     replacing = check_output(out, "camera file", _is_camera_file, paths,
                              given=args.out is not None)
@@ -157,10 +157,20 @@ def run(args: argparse.Namespace) -> int:
 BOARD_SUFFIXES = (".png", ".tif", ".tiff", ".bmp")
 
 
-def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
+#: the text a board image this command wrote carries (a PNG ``tEXt`` chunk), so that
+#: writing it again is known to replace a board and not a photo
+BOARD_TAG = b"Software\x00companion calibrate-camera --print-board"
+
+
+def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> None:
+    """The board as an image to print, at ``path``: never over one of the ``photos`` or a
+    file that is not a board this command wrote."""
+    import zlib
+
     import cv2
 
     from calibration.intrinsics import IntrinsicsError
+    from companion.core.files import atomic_file
 
     if path.is_dir():
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "
@@ -169,18 +179,41 @@ def _write_board(board: BoardSpec, path: Path, dpi: int) -> None:
         # (OpenCV's own words for a .pdf name its source file, not the remedy)
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: {path.suffix or 'no'} "
                               f"is not an image type it writes; give a .png file name")
+    replacing = check_output(path, "board image", _is_board_image, photos,
+                             option="--print-board")
     img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ok = cv2.imwrite(str(path), img)
+        ok, buf = cv2.imencode(path.suffix.lower(), img)
+        data = buf.tobytes() if ok else b""
+        if ok and data[:8] == b"\x89PNG\r\n\x1a\n":
+            # the tag after the header chunk (8 + 25 bytes): length, type, text, CRC
+            chunk = b"tEXt" + BOARD_TAG
+            data = (data[:33] + len(BOARD_TAG).to_bytes(4, "big") + chunk
+                    + zlib.crc32(chunk).to_bytes(4, "big") + data[33:])
+        if ok:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_file(path, binary=True) as fh:
+                fh.write(data)
     except (OSError, cv2.error) as exc:
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: {exc}") from None
     if not ok:
         raise IntrinsicsError(f"cannot write board image {str(path)!r} (use a .png file name)")
+    if replacing is not None:
+        print(replacing, file=sys.stderr)
     bw, bh = board.size_mm
     print(f"wrote {path} ({img.shape[1]}x{img.shape[0]} px at {dpi} dpi): print it at 100% "
           f"scale; the board is {bw:g} x {bh:g} mm, squares {board.square_mm:g} mm - measure "
           "them and pass --square-mm/--marker-mm if the printer scaled it")
+
+
+def _is_board_image(path: Path) -> bool:
+    """A board image this command wrote (:data:`BOARD_TAG` near its start)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return False
+    return BOARD_TAG in head
 
 
 def _is_camera_file(path: Path) -> bool:
