@@ -77,7 +77,7 @@ def test_enroll_writes_the_gallery_to_the_data_dir(enrolled: tuple[Path, Path, s
     _, data, out = enrolled
     path = data / "arcana-companion" / "decks" / "glyphs.npz"
     assert path.is_file()
-    assert "enrolled 6 cards" in out and f"wrote {path}" in out
+    assert "enrolled 6 cards (+ procedural backs)" in out and f"wrote {path}" in out
     assert " s; " in out and "kB" in out  # time taken and file size
     monkeypatch.setenv("XDG_DATA_HOME", str(data))
     assert gallery_path("glyphs") == path

@@ -141,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         raise GalleryError(f"cannot write gallery {str(out)!r}: {exc.strerror or exc}"
                            ) from None
     size = out.stat().st_size
-    print(f"enrolled {n_cards} cards (+ back) as {name!r} in {elapsed:.1f} s; "
+    backs = "its back" if deck.back_file is not None else "procedural backs"
+    print(f"enrolled {n_cards} cards (+ {backs}) as {name!r} in {elapsed:.1f} s; "
           f"wrote {out} ({_size(size)})")
     for a, b in look_alikes(gallery, deck):
         # enrolled all the same: a deck may hold two cards alike, but more often one image

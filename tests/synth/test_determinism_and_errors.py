@@ -81,7 +81,9 @@ def test_deck_folder_errors_name_the_cards(shared, tmp_path):
     for f in sorted(src.iterdir()):
         if f.stem not in ("cups-07", "major-13"):
             os.symlink(f, d / f.name)
-    with pytest.raises(DeckError, match=r"missing 2 card image\(s\): cups-07, major-13"):
+    with pytest.raises(DeckError, match=r"missing 2 card image\(s\): cups-07, major-13; to "
+                                        r"enroll only some cards, list them as \"cards\" in a "
+                                        r"deck\.json there"):
         load_deck(d)
     (d / "cups-07.jpg").write_bytes(b"not a jpeg at all")
     os.symlink(src / "major-13.jpg", d / "major-13.jpg")

@@ -124,3 +124,17 @@ def test_two_cards_in_one_photo_are_named_as_such(tarot: Any) -> None:
     assert outline is not None and outline.rivals == 1
     with pytest.raises(ValueError, match="shows 2 cards or more: photograph one card"):
         card_face(photo, _aspect(tarot), "photos")
+
+
+def test_a_card_at_the_photos_edge_is_said_to_be_there(shared: Path) -> None:
+    """A whole card 12 px from the top of a 1600x1200 photo is closer than the edge margin:
+    it was "no card found in the photo", as if there were none."""
+    deck = load_deck(shared / "decks" / "rws-tarot")
+    art = cv2.resize(deck.image(deck.ids[5]), (400, 686), interpolation=cv2.INTER_AREA)
+    photo = np.full((1200, 1600, 3), (60, 120, 50), np.uint8)
+    photo[12:12 + 686, 600:1000] = art
+    with pytest.raises(ValueError, match="the card found reaches the photo's edge, or nearly"):
+        card_face(photo, _aspect(deck), "photos")
+    moved = np.full_like(photo, (60, 120, 50))
+    moved[200:200 + 686, 600:1000] = art
+    assert card_face(moved, _aspect(deck), "photos")[1] is not None

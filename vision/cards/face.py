@@ -192,9 +192,12 @@ RIVAL_SHARE = 0.5
 MIN_SUPPORT = 0.6
 
 
-def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
+def find_card(image: np.ndarray, aspect: float, cut_off: list[bool] | None = None
+              ) -> CardOutline | None:
     """The largest card-shaped outline in ``image`` (BGR) that stands clear of its edges,
-    ``aspect`` the card's long side over its short; None where there is none."""
+    ``aspect`` the card's long side over its short; None where there is none (and then,
+    where a card-shaped outline was left out for reaching the picture's edge, True appended
+    to ``cut_off``)."""
     h, w = image.shape[:2]
     scale = min(1.0, WORK_SIDE / max(h, w))
     small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
@@ -206,6 +209,7 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
     strong = max(float(np.percentile(cv2.magnitude(gx, gy), 85)), 20.0)
     found: list[tuple[float, np.ndarray]] = []
     largest = 0.0
+    edge = False
     for mask in _masks(small):
         contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
         for c in contours:
@@ -220,6 +224,7 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
                 continue
             share = float(cv2.contourArea(q)) / area
             if not CardOutline(q, share).clear_of_edges(small.shape):
+                edge = edge or share < 0.9      # (not the picture's own outline)
                 continue    # the picture's own edge, or a card cut off by it
             fitted = _refine(q, gx, gy, strong)
             if fitted is None or fitted[1] < MIN_SUPPORT:
@@ -230,6 +235,8 @@ def find_card(image: np.ndarray, aspect: float) -> CardOutline | None:
             found.append((share, q))
             largest = max(largest, share)
     if not found:
+        if edge and cut_off is not None:
+            cut_off.append(True)
         return None
     share, q = max(found, key=lambda f: f[0])
     outline = q.reshape(-1, 1, 2)
@@ -271,7 +278,12 @@ def card_face(image: np.ndarray, aspect: float, faces: str = "auto"
     if faces == "scans" or (faces == "auto"
                             and abs(own / aspect - 1.0) <= SCAN_ASPECT_TOLERANCE):
         return image, None
-    outline = find_card(image, aspect)
+    cut_off: list[bool] = []
+    outline = find_card(image, aspect, cut_off)
+    if outline is None and cut_off:
+        raise ValueError("the card found reaches the photo's edge, or nearly (within "
+                         f"{EDGE_MARGIN:.1%} of its longer side): photograph the whole card "
+                         "with some of the surface round it on every side")
     if outline is None:
         why = ("" if faces == "photos" else
                f" (its sides are {own:.2f} to 1, not the card's {aspect:.2f}, so it was "

@@ -302,8 +302,11 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         strays = [found[c].name for c in found if c not in expected]
         hint = (f"; these images are named by no card id of the deck: {', '.join(strays[:10])}"
                 f"{' and more' if len(strays) > 10 else ''}" if strays else "")
+        # (a deck of fewer cards says which in its deck.json: its "cards" list)
+        subset = ("" if "cards" in meta else
+                  "; to enroll only some cards, list them as \"cards\" in a deck.json there")
         raise DeckError(f"deck folder {str(path)!r} is missing {len(missing)} card image(s): "
-                        f"{', '.join(missing[:10])}{more}{hint}")
+                        f"{', '.join(missing[:10])}{more}{hint}{subset}")
     files = {c: found[c] for c in expected}
     if card_size_mm is None:
         if "card_size_mm" in meta:
