@@ -30,7 +30,13 @@ from companion.commands.argtypes import (add_intrinsics_options, camera_file, ch
 
 log = logging.getLogger(__name__)
 
-CAMERA_TRIES = 30
+#: frames a camera is read for at most (about three seconds of a webcam) ...
+CAMERA_TRIES = 90
+#: ... of which the first few are passed over: a webcam's first frames come before its
+#: exposure and white balance have settled, and a profile learned there is off
+SETTLE_FRAMES = 10
+#: a frame shows the mat when this many of its markers are read
+MARKERS_IN_SIGHT = 3
 
 
 def _zone_arg(text: str) -> tuple[float, float, float, float]:
@@ -83,25 +89,42 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _read_image(source: str) -> tuple[Any, str]:
+def _read_image(source: str, dictionary: str) -> tuple[Any, str]:
+    """(the picture, its name) of a photo, or of a camera number: its first frame after
+    :data:`SETTLE_FRAMES` that shows :data:`MARKERS_IN_SIGHT` of the mat's markers (of
+    ``dictionary``), else its last frame, of which the calibration then says what it
+    lacks."""
     import cv2
 
     from calibration.images import read_image
+    from calibration.table import marker_ids
     from vision.pyramids.profile import ProfileError
 
     if source.isdigit() and not Path(source).exists():
         from companion.live.capture import camera_number
 
+        # (OpenCV's own warnings of a camera it cannot open name no remedy: ours does)
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
         cap = cv2.VideoCapture(camera_number(source))
+        last = None
         try:
             if not cap.isOpened():
                 raise ProfileError(f"camera {source} cannot be opened")
-            for _ in range(CAMERA_TRIES):
+            for k in range(CAMERA_TRIES):
                 ok, frame = cap.read()
-                if ok and frame is not None:
+                if not ok or frame is None:
+                    continue
+                last = frame
+                if k + 1 < SETTLE_FRAMES:
+                    continue
+                ids = marker_ids(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), dictionary)
+                if ids is not None and len(set(ids.ravel().tolist()) & {0, 1, 2, 3}) >= \
+                        MARKERS_IN_SIGHT:
                     return frame, f"camera {source}"
         finally:
             cap.release()
+        if last is not None:
+            return last, f"camera {source}"
         raise ProfileError(f"camera {source} gives no picture")
     path = Path(source)
     if not path.exists():
@@ -140,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.source)
     replacing = check_output(out, "colour profile", _is_profile,
                              [source] if source.exists() else [], given=args.out is not None)
-    image, name = _read_image(args.source)
+    image, name = _read_image(args.source, mat.dictionary)
     from calibration.images import greyscale
     from vision.pyramids.profile import ProfileError
 

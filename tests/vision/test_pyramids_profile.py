@@ -189,3 +189,49 @@ def test_swapped_colours_are_rings_of_named_colours_only():
     # a colour that only looks like another one way is what the profile learns
     assert swapped_colours(["orange", "red", "green"], ["red", "red", "green"]) == []
     assert swapped_colours(["green", "red"], ["cyan", "red"]) == []
+
+
+def test_a_camera_is_read_until_the_mat_is_in_sight(tarot, monkeypatch):
+    """A camera number: the first frames (exposure and white balance still settling) and
+    frames without the mat are passed over; a camera that never shows it gives its last
+    frame, for the calibration to say so."""
+    import companion.commands.calibrate_colors as cc
+
+    image, _, _ = _shoot(tarot, _placements(SHOWN))
+    dark = np.zeros_like(image)
+    bare = np.full_like(image, 90)
+
+    class FakeCamera:
+        def __init__(self, frames):
+            self.frames = list(frames)
+            self.read_count = 0
+
+        def isOpened(self):
+            return True
+
+        def read(self):
+            self.read_count += 1
+            return (True, self.frames.pop(0)) if self.frames else (False, None)
+
+        def release(self):
+            pass
+
+    cams = []
+
+    def camera(frames):
+        def open_it(_number):
+            cams.append(FakeCamera(frames))
+            return cams[-1]
+        return open_it
+
+    # the mat already in the second frame: still the settling frames are passed over
+    monkeypatch.setattr(cv2, "VideoCapture", camera([dark, image] + [image] * 20))
+    got, name = cc._read_image("0", DEFAULT_MAT.dictionary)
+    assert name == "camera 0" and np.array_equal(got, image)
+    assert cams[-1].read_count == cc.SETTLE_FRAMES
+    monkeypatch.setattr(cv2, "VideoCapture", camera([dark] * 12 + [bare] * 5 + [image, dark]))
+    got, _ = cc._read_image("0", DEFAULT_MAT.dictionary)
+    assert np.array_equal(got, image) and cams[-1].read_count == 18
+    monkeypatch.setattr(cv2, "VideoCapture", camera([dark] * 3 + [bare] * 200))
+    got, _ = cc._read_image("0", DEFAULT_MAT.dictionary)
+    assert np.array_equal(got, bare) and cams[-1].read_count == cc.CAMERA_TRIES
