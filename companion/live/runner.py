@@ -92,6 +92,7 @@ class LiveRunner:
         self.stats = RunStats()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._last: Frame | None = None   # the last frame taken, for a source's end
 
     # ---------------------------------------------------------------- control
     def run(self) -> RunStats:
@@ -104,6 +105,7 @@ class LiveRunner:
                 if isinstance(item, SourceEvent):
                     self._source_event(item)
                     if item.kind == "end":
+                        self._at_end()
                         break
                     continue
                 try:
@@ -149,11 +151,37 @@ class LiveRunner:
         else:
             log.info("source: %s", ev.reason)
 
+    def _at_end(self) -> None:
+        """A video that ended: a last table still too briefly to have settled (a recording
+        stopped right after the last move) is judged all the same; one that ended moving
+        is said, as its last move was not refereed."""
+        last, self._last = self._last, None
+        if last is None or self.session.is_over:
+            return
+        try:
+            decision = self.detector.at_end()
+            if decision.settled:
+                log.info("%s: %s: judged", last.name, decision.reason)
+                self._judge(last, decision)
+            elif decision.motion > 0:
+                self.session.source_note(f"{self.source.name} ended while the table was moving: "
+                                         "its last frames were not refereed", last.index)
+        except Exception as exc:  # noqa: BLE001 - the moves judged so far stay
+            log.exception("the last frame %s failed", last.name)
+            self.stats.failed += 1
+            self.session.frame_skipped(
+                f"frame {last.name} skipped: internal error ({type(exc).__name__}: {exc}); "
+                "run with -vv for the details", last.index)
+
     def _frame(self, frame: Frame) -> None:
         self.stats.frames += 1
         self.session.camera_back(f"frames again from {self.source.name}", frame.index)
         decision = (self.detector.shot(frame.image) if frame.shot
                     else self.detector.update(frame.image, frame.time_s))
+        self._last = frame
+        self._judge(frame, decision)
+
+    def _judge(self, frame: Frame, decision: SettleDecision) -> None:
         if not decision.settled or self.session.is_over:
             if self.on_frame is not None:
                 self.on_frame(FrameReport(frame, decision))

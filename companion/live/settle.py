@@ -135,6 +135,27 @@ class SettleDetector:
         self._settled = self._candidate = small
         return SettleDecision(True, motion, change, still, False, "settled after a change")
 
+    def at_end(self) -> SettleDecision:
+        """The source ended (a video played to its end): its last frame, still but not yet
+        still for long (a recording stopped right after the last move), is judged now
+        instead of never; a frame still moving, or judged already, is not."""
+        cfg = self.config
+        last = self._prev
+        if last is None or self._anchor is None:
+            return SettleDecision(False, 1.0, -1.0, 0.0, False,
+                                  "the source ended while the table was moving")
+        if self._checked is self._anchor:
+            return SettleDecision(False, 0.0, 0.0, 0.0, False, "ended; already judged")
+        self._checked = self._anchor
+        change = 1.0 if self._settled is None or self._settled.shape != last.shape else \
+            self._share(last, self._settled)[0]
+        if change <= cfg.change_fraction:
+            return SettleDecision(False, 0.0, change, 0.0, False,
+                                  "ended on the same table as the last settled one")
+        self._before_candidate = self._settled
+        self._settled = self._candidate = last
+        return SettleDecision(True, 0.0, change, 0.0, False, "the source ended on a still table")
+
     def _restart(self, small: np.ndarray, time_s: float) -> None:
         self._anchor, self._still_since, self._still_frames = small, time_s, 0
 

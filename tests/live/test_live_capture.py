@@ -268,3 +268,47 @@ def test_a_motion_jpeg_video_decodes_only_the_frames_it_keeps(tmp_path: Path) ->
         assert f.image.shape == (120, 160, 3)
         assert abs(float(f.image.mean()) - 5 * f.index) < 3
     assert src.error is None and "ended after 30 frames" in (src.ended or "")
+
+
+def test_a_video_stopped_right_after_the_last_move_still_referees_it(tmp_path: Path) -> None:
+    """The last table held two frames only (0.2 s, under the half second a table must stay
+    still): judged at the video's end all the same (it was lost without a word); a video
+    that ends while the table is moving says its last frames were not refereed."""
+    images = [cv2.resize(cv2.imread(str(SAMPLES / f"{k:04d}.jpg")), (800, 450)) for k in range(4)]
+    per = 8
+
+    def video(name: str, tail: list[np.ndarray]) -> Path:
+        path = tmp_path / name
+        out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (800, 450))
+        if not out.isOpened():
+            pytest.skip("this OpenCV build cannot write MJPG video")
+        for img in images[:3]:
+            for _ in range(per):
+                out.write(img)
+        for img in tail:
+            out.write(img)
+        out.release()
+        return path
+
+    def run(path: Path) -> tuple[list[int], list[LiveEvent], object]:
+        session = sample_session()
+        heard: list[LiveEvent] = []
+        session.subscribe(heard.append)
+        judged: list[int] = []
+
+        def observe(image: np.ndarray, name: str) -> dict[str, object]:
+            k = min(int(name.rsplit("#", 1)[1]) // per, 3)
+            judged.append(k)
+            return sample_record(k)
+
+        LiveRunner(VideoSource(str(path), realtime=False), session, observe).run()
+        return judged, heard, session
+
+    judged, heard, session = run(video("short.avi", [images[3]] * 2))
+    assert judged == [0, 1, 2, 3]
+    assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:3]]
+    # a hand still over the table at the end: the last frames alternate
+    judged, heard, session = run(video("moving.avi", [images[3], images[0]] * 2))
+    assert judged == [0, 1, 2]
+    assert any("ended while the table was moving: its last frames were not refereed"
+               in e.text for e in heard)
