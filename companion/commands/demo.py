@@ -225,8 +225,12 @@ def _not_the_demos(db: Path, script: Mapping[str, Any]) -> str | None:
 
 
 def has_display() -> bool:
+    """Whether a window can be shown: on Linux a display is named and (an X display) answers."""
+    from companion.ui.app import unreachable_display
+
     if sys.platform.startswith("linux"):
-        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and \
+            unreachable_display() is None
     return True
 
 

@@ -41,11 +41,49 @@ def display_problem(instead: str = NO_DISPLAY_ADVICE) -> str | None:
             os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return ("there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set): "
                 f"{instead}, or start this under a desktop session or Xvfb")
+    gone = unreachable_display() if platform in ("", "xcb") else None
+    if gone is not None:
+        return (f"the display DISPLAY={gone!r} cannot be reached (no X server answers there: "
+                f"an ssh session's, or an Xvfb that has ended?): {instead}, or unset DISPLAY "
+                "and start this under a desktop session or Xvfb")
     try:
         import PySide6  # noqa: F401
     except ImportError as exc:
         return f"the window needs PySide6, which cannot be imported ({exc})"
     return None
+
+
+def unreachable_display() -> str | None:
+    """The X display ``DISPLAY`` names, where nothing answers there (a stale ``ssh -X``
+    session's, an Xvfb that has ended): Qt would abort the whole process on it, with a core
+    dump, before a game file just made could be tidied away. None where it answers, and
+    where Qt will not use it (not Linux, or a Wayland session)."""
+    import re
+    import socket
+
+    display = os.environ.get("DISPLAY", "")
+    if not display or not sys.platform.startswith("linux") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    m = re.fullmatch(r"(?P<host>[^:]*):(?P<num>\d+)(\.\d+)?", display)
+    if m is None:
+        return display
+    num, host = int(m["num"]), m["host"]
+    if host not in ("", "unix"):
+        try:
+            with socket.create_connection((host, 6000 + num), timeout=1.0):
+                return None
+        except (OSError, OverflowError):
+            return display
+    path = f"/tmp/.X11-unix/X{num}"
+    for address in (path, "\0" + path):       # the socket's file, or its abstract name
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            try:
+                sock.connect(address)
+                return None
+            except OSError:
+                continue
+    return display
 
 
 def ensure_app() -> Any:
@@ -200,5 +238,6 @@ def run_replay(game: Any, *, mat: Any = None) -> int:
 
 
 __all__ = ["HEADLESS_PLATFORMS", "NO_DISPLAY_ADVICE", "NoDisplayError", "display_problem", "ensure_app",
+           "unreachable_display",
            "open_live_window", "open_replay_window", "run_live", "run_live_window",
            "run_replay"]

@@ -192,3 +192,44 @@ def test_run_without_a_display_says_what_to_do(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert "no display" in err and "companion demo --headless" in err
     assert "Traceback" not in err
+
+
+def test_a_display_that_does_not_answer_is_said_and_leaves_no_game(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    """DISPLAY set but no X server there (a stale ssh session's): Qt aborted the process
+    (a core dump) after the game file was made; now it is said as no display is, and the
+    demo runs headless. A display that answers (on its abstract socket, or over TCP as an
+    ssh forwarding's) is taken."""
+    import socket
+
+    from companion.ui.app import display_problem, unreachable_display
+
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("DISPLAY", ":9871")
+    assert unreachable_display() == ":9871"
+    assert main(["run", "--source", str(SAMPLE)]) == 2
+    err = capsys.readouterr().err
+    assert "the display DISPLAY=':9871' cannot be reached" in err, err
+    assert "companion demo --headless" in err and "Traceback" not in err
+    assert not list((tmp_path / "data").rglob("*.db"))
+    from companion.commands.demo import has_display
+
+    assert not has_display()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as x:
+        x.bind("\0/tmp/.X11-unix/X9871")
+        x.listen(1)
+        assert unreachable_display() is None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as x:
+        x.bind(("127.0.0.1", 0))
+        x.listen(1)
+        port = x.getsockname()[1]
+        monkeypatch.setenv("DISPLAY", f"127.0.0.1:{port - 6000}.0")
+        assert unreachable_display() is None
+    monkeypatch.setenv("DISPLAY", "not a display")
+    assert "cannot be reached" in (display_problem() or "")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert display_problem() is None
