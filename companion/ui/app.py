@@ -130,30 +130,35 @@ def open_live_window(session: Any, runner: Any = None, *, mat: Any = None,
 def run_live(runner: Any, *, mat: Any = None, title: str | None = None,
              card_ids: Sequence[str] | None = None) -> int:
     """Show the live window for a :class:`~companion.live.runner.LiveRunner` (its session,
-    source and pipeline) and run it until the window is closed. Returns 0.
+    source and pipeline) and run it until the window is closed.
 
     The runner's own ``on_frame`` and ``before_observe`` hooks keep working (the window
     chains to them). ``mat``: the calibration mat, for the overlay when the pipeline gives
-    no calibration of its own (default: the pipeline's mat, else the default mat).
+    no calibration of its own (default: the pipeline's mat, else the default mat). Returns
+    128 + the signal's number where a signal closed the window (130 for Ctrl-C).
     """
     app = ensure_app()
     window, controller = open_live_window(runner.session, runner, mat=mat, title=title,
                                           card_ids=card_ids)
-    restore = _close_on_signals(window)
+    caught: list[int] = []
+    restore = _close_on_signals(window, caught)
     try:
         app.exec()
     finally:
         restore()
         controller.stop()
-    return 0
+    # closed by a signal: the run still ends as usual, and its exit code says so, as a
+    # tool stopped by that signal (130 for Ctrl-C) would
+    return 128 + caught[0] if caught else 0
 
 
-def _close_on_signals(window: Any) -> Callable[[], None]:
+def _close_on_signals(window: Any, caught: list[int] | None = None) -> Callable[[], None]:
     """Ctrl-C, or a polite kill (SIGTERM; SIGHUP: the terminal closed), closes the window as
-    its close button does, so the run ends as usual and says what it recorded. (Qt keeps the
-    interpreter in its own loop, where Python's handlers never run: Ctrl-C did nothing, or
-    raised in whatever slot ran next; a timer hands the interpreter a moment four times a
-    second.) Returns what puts the old handlers back. A signal ignored (``nohup``) stays so."""
+    its close button does, so the run ends as usual and says what it recorded; each signal
+    is appended to ``caught``. (Qt keeps the interpreter in its own loop, where Python's
+    handlers never run: Ctrl-C did nothing, or raised in whatever slot ran next; a timer
+    hands the interpreter a moment four times a second.) Returns what puts the old handlers
+    back. A signal ignored (``nohup``) stays so."""
     import signal
     import threading
 
@@ -165,6 +170,8 @@ def _close_on_signals(window: Any) -> Callable[[], None]:
 
     def close(signum: int, _frame: Any) -> None:
         log.info("signal %d: closing the window", signum)
+        if caught is not None:
+            caught.append(signum)
         QTimer.singleShot(0, window.close)
 
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
