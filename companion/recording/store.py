@@ -18,6 +18,7 @@ deletes), and a taken-back move stays in the file, followed by its "undo" event.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -793,8 +794,14 @@ class GameRecorder:
                 raise RecordingError(f"{p}: the file is read-only, so the game cannot go on "
                                      "being recorded into it: copy it somewhere you can "
                                      "write and continue the copy") from None
-            except OSError:
-                pass        # (the connection says what is wrong with it)
+            except OSError as exc:
+                if exc.errno == errno.EROFS:
+                    # (SQLite would say only "unable to open database file")
+                    raise RecordingError(f"{p}: the file lies on a read-only file system, so "
+                                         "the game cannot go on being recorded into it: copy "
+                                         "it somewhere you can write and continue the copy"
+                                         ) from None
+                # (else the connection says what is wrong with it)
         held = _hold(p) if p.is_file() else None
         con: sqlite3.Connection | None = None
         try:

@@ -464,6 +464,18 @@ def test_a_write_protected_game_is_refused_before_play_not_after(
                                              "being recorded into it"):
         GameRecorder.resume(path)
 
+    # on a read-only file system (a mount, a camera's card locked): SQLite said only
+    # "unable to open database file"
+    def mounted(name: object, flags: int, *a: object) -> int:
+        if Path(str(name)) == path and flags & os.O_RDWR:
+            raise OSError(30, "Read-only file system", str(name))
+        return real_open(name, flags, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.os, "open", mounted)
+    with pytest.raises(RecordingError, match="the file lies on a read-only file system, so the "
+                                             "game cannot go on being recorded into it"):
+        GameRecorder.resume(path)
+
 
 def test_another_program_writing_the_file_holds_up_an_event_briefly(tmp_path: Path) -> None:
     """A database browser holding a write lock: the event fails after a short wait (2 s,
