@@ -707,6 +707,9 @@ class GameRecorder:
             raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
         exists = RecordingError(f"{p}: a file of that name already exists (game files are "
                                 "never overwritten: give a new name)")
+        if p.is_dir():
+            raise RecordingError(f"{p}: is a folder; give a file name for the game in it "
+                                 "(NAME.db)")
         if p.exists():
             raise exists
         try:

@@ -219,6 +219,9 @@ def test_misuse_is_refused_with_the_file_named(tmp_path: Path) -> None:
         rec.record("note", None, note="late")
     with pytest.raises(RecordingError, match=name + "a file of that name already exists"):
         GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    with pytest.raises(RecordingError, match=r"is a folder; give a file name for the game in it"):
+        GameRecorder.create(path.parent, game="zarcana", edition="looney",
+                            players=["red", "blue"])
     with pytest.raises(RecordingError, match=name + "the game is finished"):
         GameRecorder.resume(path)
     with pytest.raises(RecordingError, match="a player is listed twice"):
