@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -457,24 +458,21 @@ def test_a_write_protected_game_is_refused_before_play_not_after(
     GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"]).close()
     real_open = os.open
 
-    def protected(name: object, flags: int, *a: object) -> int:
-        if Path(str(name)) == path and flags & os.O_RDWR:
-            raise PermissionError(13, "Permission denied", str(name))
-        return real_open(name, flags, *a)  # type: ignore[arg-type]
+    def refused(error: OSError) -> Callable[..., int]:
+        """os.open, refusing to open the game file for writing with ``error``."""
+        def opener(name: object, flags: int, *a: object) -> int:
+            if Path(str(name)) == path and flags & os.O_RDWR:
+                raise error
+            return real_open(name, flags, *a)  # type: ignore[arg-type]
+        return opener
 
-    monkeypatch.setattr(store.os, "open", protected)
+    monkeypatch.setattr(store.os, "open", refused(PermissionError(13, "Permission denied")))
     with pytest.raises(RecordingError, match="the file is read-only, so the game cannot go on "
                                              "being recorded into it"):
         GameRecorder.resume(path)
-
     # on a read-only file system (a mount, a camera's card locked): SQLite said only
     # "unable to open database file"
-    def mounted(name: object, flags: int, *a: object) -> int:
-        if Path(str(name)) == path and flags & os.O_RDWR:
-            raise OSError(30, "Read-only file system", str(name))
-        return real_open(name, flags, *a)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store.os, "open", mounted)
+    monkeypatch.setattr(store.os, "open", refused(OSError(30, "Read-only file system")))
     with pytest.raises(RecordingError, match="the file lies on a read-only file system, so the "
                                              "game cannot go on being recorded into it"):
         GameRecorder.resume(path)
