@@ -109,37 +109,47 @@ def read_image(path: str | Path) -> np.ndarray:
     said: list[str] = []
     with decoder_words(said):
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
-    if damage is not None:
-        # libjpeg decodes past damaged data with garbage or grey, and only says so
-        raise ImageError(f"{name}: the JPEG's image data is damaged (the decoder: "
-                         f"{damage.strip()}); take or copy the picture again")
-    if image is None or image.size == 0:
-        if p.suffix.lower() in HEIF_SUFFIXES or data[4:12] in _HEIF_BRANDS:
-            raise ImageError(f"{name}: {HEIF_WORDS}")
-        kind = image_format(data)
-        if kind is not None:
-            # a file of a kind it reads, that it could not: damaged (a PNG's checksum), or
-            # a variant it does not take (a TIFF of floats). Its decoder's words go here,
-            # not on stderr above the message, as if they were about something else
-            words = " ".join(" ".join(_LOG_TAG.sub("", line).split()) for line in said)
-            raise ImageError(
-                f"{name}: a {kind} file that cannot be decoded"
-                + (f" (the decoder: {words[:200]})" if words else "")
-                + f": damaged, or a kind of {kind} that is not read; take or copy the picture "
-                "again, or save it as an 8-bit JPEG or PNG")
-        raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
-                         f"expected one of {', '.join(IMAGE_SUFFIXES)})")
-    for line in said:
-        if not line.startswith(JPEG_DAMAGE):
-            # (what the decoder said of a picture it read, or another thread's line)
-            os.write(2, (line + "\n").encode("utf-8", "replace"))
+    # the decoder's own lines go into the message where one is raised; anything else caught
+    # meanwhile (another thread's log line), and all of it where the image is read, is
+    # passed on as it came
+    folded: list[str] = []
+    try:
+        damage = next((line for line in said if line.startswith(JPEG_DAMAGE)), None)
+        if damage is not None:
+            # libjpeg decodes past damaged data with garbage or grey, and only says so
+            folded = [damage]
+            raise ImageError(f"{name}: the JPEG's image data is damaged (the decoder: "
+                             f"{damage.strip()}); take or copy the picture again")
+        if image is None or image.size == 0:
+            if p.suffix.lower() in HEIF_SUFFIXES or data[4:12] in _HEIF_BRANDS:
+                raise ImageError(f"{name}: {HEIF_WORDS}")
+            kind = image_format(data)
+            if kind is not None:
+                # a file of a kind it reads, that it could not: damaged (a PNG's checksum),
+                # or a variant it does not take (a TIFF of floats). Its decoder's words go
+                # here, not on stderr above the message, as if about something else
+                folded = [line for line in said if _DECODER_WORDS.search(line)]
+                words = " ".join(" ".join(_LOG_TAG.sub("", line).split()) for line in folded)
+                raise ImageError(
+                    f"{name}: a {kind} file that cannot be decoded"
+                    + (f" (the decoder: {words[:200]})" if words else "")
+                    + f": damaged, or a kind of {kind} that is not read; take or copy the "
+                    "picture again, or save it as an 8-bit JPEG or PNG")
+            raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
+                             f"expected one of {', '.join(IMAGE_SUFFIXES)})")
+    finally:
+        for line in said:
+            if line not in folded:
+                os.write(2, (line + "\n").encode("utf-8", "replace"))
     return image
 
 
 #: the tag OpenCV's log puts before a decoder's warning: ``[ WARN:0@0.037] global
 #: grfmt_tiff.cpp:811 readData``
 _LOG_TAG = re.compile(r"^\[\s*\w+:[^\]]*\]\s*(global\s+\S+\s+\S+\s+)?")
+#: what a line an image decoder writes looks like (libjpeg's, libpng's, libtiff's, OpenCV's
+#: codecs' through its log), against another thread's log line caught meanwhile
+_DECODER_WORDS = re.compile(r"JPEG|libpng|TIFF|WebP|webp|BMP|grfmt_|imgcodecs|^\[\s*WARN")
 
 
 def image_format(data: bytes) -> str | None:
@@ -207,7 +217,7 @@ def greyscale(image_bgr: np.ndarray) -> bool:
         return True
 
     def coloured(step: int) -> float:
-        c = image_bgr[::step, ::step, :3].astype(np.int16)
+        c = image_bgr[::step, ::step, :3].astype(np.int32)     # (16-bit pictures too)
         spread = c.max(axis=2) - c.min(axis=2)
         return float(np.count_nonzero(spread > GREY_SPREAD)) / max(1, int(spread.size))
 

@@ -7,6 +7,7 @@ positions are checked against the truth, the records against the spec.
 
 from __future__ import annotations
 
+import os
 import math
 from pathlib import Path
 
@@ -546,6 +547,36 @@ def test_a_damaged_png_and_a_tiff_of_floats_are_said_to_be_so(tmp_path, capfd):
     assert capfd.readouterr().err == ""
     assert "the decoder: libpng error" in str(pytest.raises(ImageError, read_image,
                                                               tmp_path / "crc.png").value)
+
+
+def test_another_threads_line_while_an_image_is_decoded_is_passed_on(tmp_path, capfd,
+                                                                     monkeypatch):
+    """Descriptor 2 is caught while an image decodes: a log line another thread writes
+    meanwhile goes on to stderr, not into the image's message, nor nowhere."""
+    import calibration.images as images
+
+    real = cv2.imdecode
+
+    def talking(data, flags):
+        os.write(2, b"WARNING companion.live.session: camera lost\n")
+        return real(data, flags)
+
+    monkeypatch.setattr(images.cv2, "imdecode", talking)
+    png = bytearray(cv2.imencode(".png", np.full((60, 80, 3), 128, np.uint8))[1].tobytes())
+    png[png.index(b"IDAT") + 8:png.index(b"IDAT") + 14] = bytes(6)
+    (tmp_path / "crc.png").write_bytes(bytes(png))
+    (tmp_path / "text.jpg").write_bytes(b"not an image at all" * 10)
+    cv2.imwrite(str(tmp_path / "good.png"), np.full((30, 40, 3), 90, np.uint8))
+    capfd.readouterr()
+    for name in ("crc.png", "text.jpg"):
+        with pytest.raises(ImageError) as exc:
+            read_image(tmp_path / name)
+        assert "camera lost" not in str(exc.value)
+        assert capfd.readouterr().err.count("camera lost") == 1, name
+    assert "libpng" in str(pytest.raises(ImageError, read_image, tmp_path / "crc.png").value)
+    capfd.readouterr()
+    assert read_image(tmp_path / "good.png").shape == (30, 40, 3)
+    assert capfd.readouterr().err.count("camera lost") == 1
 
 
 def test_heic_photos_are_named_not_passed_over(tmp_path):
