@@ -64,13 +64,20 @@ def unreachable_display() -> str | None:
     display = os.environ.get("DISPLAY", "")
     if not display or not sys.platform.startswith("linux") or os.environ.get("WAYLAND_DISPLAY"):
         return None
-    m = re.fullmatch(r"(?P<host>[^:]*):(?P<num>\d+)(\.\d+)?", display)
-    if m is None:
-        return display
-    num, host = int(m["num"]), m["host"]
-    if host not in ("", "unix"):
+    # as libxcb reads it: [protocol/][host]:number[.screen], the number after the last
+    # colon (an IPv6 host has colons of its own, maybe in brackets)
+    protocol, _, rest = display.rpartition("/")
+    host, colon, number = rest.rpartition(":")
+    m = re.fullmatch(r"(\d+)(\.\d+)?", number)
+    if not colon or m is None:
+        return None             # a form not known here: Qt may know it
+    num = int(m[1])
+    host = host.strip("[]")
+    if protocol not in ("", "unix", "tcp", "inet", "inet6") or host.endswith(":"):
+        return None             # (another transport, DECnet's double colon: Qt may know it)
+    if protocol != "unix" and (protocol or host not in ("", "unix")):
         try:
-            with socket.create_connection((host, 6000 + num), timeout=1.0):
+            with socket.create_connection((host or "localhost", 6000 + num), timeout=1.0):
                 return None
         except (OSError, OverflowError):
             return display
