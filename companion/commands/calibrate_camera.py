@@ -179,7 +179,8 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
         # (OpenCV's own words for a .pdf name its source file, not the remedy)
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: {path.suffix or 'no'} "
                               f"is not an image type it writes; give a .png file name")
-    replacing = check_output(path, "board image", _is_board_image, photos,
+    replacing = check_output(path, "board image",
+                             lambda p: _is_board_image(p, board.dictionary), photos,
                              option="--print-board")
     img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
     try:
@@ -206,14 +207,28 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
           "them and pass --square-mm/--marker-mm if the printer scaled it")
 
 
-def _is_board_image(path: Path) -> bool:
-    """A board image this command wrote (:data:`BOARD_TAG` near its start)."""
+def _is_board_image(path: Path, dictionary: str) -> bool:
+    """A board image this command wrote: :data:`BOARD_TAG` near its start (a PNG), or (a
+    TIFF or BMP, or a PNG of an older version) a picture of pure black and white holding
+    markers of ``dictionary``, which no photo is."""
+    import cv2
+    import numpy as np
+
+    from calibration.table import marker_ids
+
     try:
         with path.open("rb") as fh:
             head = fh.read(256)
     except OSError:
         return False
-    return BOARD_TAG in head
+    if BOARD_TAG in head:
+        return True
+    image = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    if image is None or image.size == 0:
+        return False
+    pure = float(np.count_nonzero((image == 0) | (image == 255))) / image.size
+    ids = marker_ids(image, dictionary) if pure > 0.95 else None
+    return ids is not None and len(ids) >= 4
 
 
 def _is_camera_file(path: Path) -> bool:
