@@ -328,7 +328,7 @@ def test_a_folder_enrolled_twice_means_its_latest_gallery_and_a_changed_one_is_s
     with caplog.at_level("WARNING", logger="vision.pipeline"):
         load_deck_gallery(str(deck))
     assert (f"{IDS[0]}.png changed since the gallery 'zzz-fixed' was enrolled from it: run "
-            f"'companion enroll-deck {deck}' again") in caplog.text
+            f"'companion enroll-deck {deck} --name zzz-fixed' again") in caplog.text
 
 
 def test_two_cards_that_look_alike_are_warned_of(tmp_path: Path,

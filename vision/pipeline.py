@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
+import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -296,8 +297,9 @@ def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
         changed = []
     if changed:
         log.warning("deck %r: %s changed since the gallery %r was enrolled from it: "
-                    "run 'companion enroll-deck %s' again", text,
-                    ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else ""), name, folder)
+                    "run 'companion enroll-deck %s --name %s' again", text,
+                    ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else ""), name,
+                    shlex.quote(str(folder)), shlex.quote(name))
     return gallery
 
 

@@ -165,7 +165,8 @@ class LiveRunner:
                 self._judge(last, decision)
             elif decision.motion > 0:
                 self.session.source_note(f"{self.source.name} ended while the table was moving: "
-                                         "its last frames were not refereed", last.index)
+                                         "its last frames were not refereed (a move made "
+                                         "there, if any, was not seen)", last.index)
         except Exception as exc:  # noqa: BLE001 - the moves judged so far stay
             log.exception("the last frame %s failed", last.name)
             self.stats.failed += 1

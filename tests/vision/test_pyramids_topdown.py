@@ -147,15 +147,21 @@ def test_a_mat_file_with_huge_markers_still_gets_its_paper_read():
     calib = _exact_calibration(cam)
     rng = np.random.default_rng(3)
     image = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
-    td = TopDown(calib, big)
-    assert len(td._ring_px) > 32767
-    g = td.paper_gains(image)
-    assert g.shape == (3,) and np.isfinite(g).all()
-    small = TopDown(calib, DEFAULT_MAT)
-    p = small._ring_px
-    inside = (p[:, 0] >= 0) & (p[:, 0] <= 1279) & (p[:, 1] >= 0) & (p[:, 1] <= 719)
-    one = cv2.remap(image, p[None, :, 0].copy(), p[None, :, 1].copy(), cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0)).reshape(-1, 3)
-    samples = one.astype(np.int16)
-    samples[~inside] = -1
-    assert np.array_equal(small.paper_gains(image), paper_gains(samples, small._ring_per_marker))
+    image[..., 0] //= 2                 # a blue-poor light: gains other than ones
+    for td in (TopDown(calib, big), TopDown(calib, DEFAULT_MAT)):
+        assert not np.allclose(td.paper_gains(image), 1.0)
+        # the same samples as one remap of all the points laid out in rows would give
+        p = td._ring_px
+        n = len(p)
+        rows = -(-n // 1000)
+        grid = np.zeros((rows * 1000, 2), np.float32)
+        grid[:n] = p
+        grid = grid.reshape(rows, 1000, 2)
+        one = cv2.remap(image, grid[..., 0].copy(), grid[..., 1].copy(), cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0)
+                        ).reshape(-1, 3)[:n]
+        inside = (p[:, 0] >= 0) & (p[:, 0] <= 1279) & (p[:, 1] >= 0) & (p[:, 1] <= 719)
+        samples = one.astype(np.int16)
+        samples[~inside] = -1
+        assert np.array_equal(td.paper_gains(image), paper_gains(samples, td._ring_per_marker))
+    assert len(TopDown(calib, big)._ring_px) > 32767
