@@ -56,19 +56,21 @@ def natural_key(path: Path) -> tuple[tuple[tuple[int, int | str], ...], str]:
                  for t in parts if t), path.name
 
 
-def folder_images(folder: Path, suffixes: Sequence[str] = IMAGE_SUFFIXES
-                  ) -> tuple[list[Path], list[Path]]:
+def folder_images(folder: Path, suffixes: Sequence[str] = IMAGE_SUFFIXES,
+                  broken_links: bool = False) -> tuple[list[Path], list[Path]]:
     """The image files of ``folder`` (one of ``suffixes``, not hidden: a camera's temporary
     ``.`` file, macOS's ``._`` shadow of a photo), in :func:`natural_key` order; and its HEIC
     photos, which are not read (:data:`HEIF_WORDS`). Not recursive. Raises OSError when the
-    folder cannot be listed."""
+    folder cannot be listed. ``broken_links``: links of an image's name that lead nowhere
+    count as images too, for :func:`read_image` to say so (not passed over unsaid)."""
     found: list[Path] = []
     heif: list[Path] = []
     for p in folder.iterdir():
         if p.name.startswith("."):
             continue
         suffix = p.suffix.lower()
-        if suffix in suffixes and p.is_file():
+        if suffix in suffixes and (p.is_file() or (broken_links and p.is_symlink()
+                                                   and not p.exists())):
             found.append(p)
         elif suffix in HEIF_SUFFIXES:
             heif.append(p)

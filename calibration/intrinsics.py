@@ -325,7 +325,8 @@ def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
                 bad: Callable[[Path, str], Exception]) -> list[Path]:
     """Files as given; a folder stands for its files with one of ``suffixes``
     (:func:`calibration.images.folder_images`: in name order, numbers by value, hidden files
-    left out, not recursive); a folder with none, or one that cannot be listed, raises
+    left out, not recursive; a link there that leads nowhere too, for the reader to say so);
+    a folder with none, or one that cannot be listed, raises
     ``bad(folder, what is wrong)``. A folder's HEIC photos, which are not read, are named in
     a warning (or in that error)."""
     out: list[Path] = []
@@ -333,7 +334,7 @@ def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
         p = Path(item)
         if p.is_dir():
             try:
-                found, heif = folder_images(p, suffixes)
+                found, heif = folder_images(p, suffixes, broken_links=True)
             except OSError as exc:
                 raise bad(p, f"cannot be read ({exc.strerror or exc})") from None
             if not found:

@@ -304,6 +304,16 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     if path.stat().st_size == 0:
         raise RecordingError(f"{path}: not a game file (the file is empty: a companion "
                              "stopped while making it? it holds nothing, remove it)")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64).lstrip()
+    except OSError:
+        head = b""
+    if head.startswith(b"{"):
+        # (SQLite says "not a database" of it, as of any other file)
+        raise RecordingError(f"{path}: a game record in JSON lines (as `companion play --record "
+                             "FILE.jsonl` writes), not a game file: it is read as it is, one "
+                             "JSON object a line")
     real = path.resolve()     # (SQLite opens the file a link names, its log beside it)
     mode = "mode=rw"
     if not write and not os.access(real.parent, os.W_OK):

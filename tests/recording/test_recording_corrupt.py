@@ -63,7 +63,10 @@ def _make_broken(kind: str, path: Path, good: bytes) -> None:
     elif kind == "empty":
         path.write_bytes(b"")
     elif kind == "text":
-        path.write_text('{"game": "zarcana"}\n')
+        path.write_text("notes of the evening's game: red won\n" * 20)
+    elif kind == "json-lines":
+        # what `companion play --record FILE.jsonl` writes, renamed or given as a game file
+        path.write_text('{"game": "zarcana"}\n{"move": "red: start 0,2"}\n')
     elif kind == "other-schema":
         _other_schema(path)
     elif kind == "newer-schema":
@@ -85,7 +88,8 @@ BROKEN = {
     "truncated-header": "damaged|not a game file",
     "random-bytes": "not a game file",
     "empty": "the file is empty",
-    "text": "not a game file",
+    "text": "not a game file \\(not an SQLite database\\)",
+    "json-lines": "a game record in JSON lines .*, not a game file: it is read as it is",
     "other-schema": "an SQLite database of another kind, with tables photos",
     "newer-schema": "newer version of the companion",
     "no-metadata": "no game metadata",

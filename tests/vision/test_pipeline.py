@@ -505,6 +505,14 @@ def test_expand_images_sorted_and_filtered(tmp_path):
     empty = tmp_path / "sub"
     with pytest.raises(ImageError, match="no images"):
         expand_images([empty])
+    # a link of a photo's name that leads nowhere (the photo moved) is taken, for the
+    # reader to say so: it was passed over without a word
+    (tmp_path / "c.jpg").symlink_to(tmp_path / "gone" / "c.jpg")
+    got = expand_images([tmp_path])
+    assert [p.name for p in got] == ["a.JPG", "b.png", "c.jpg"]
+    with pytest.raises(ImageError, match=r"c\.jpg: a link to .*gone/c\.jpg, which does not "
+                                         r"exist"):
+        read_image(got[2])
 
 
 def test_numbered_frames_are_taken_in_number_order(tmp_path):
