@@ -323,6 +323,9 @@ def test_a_folder_enrolled_twice_means_its_latest_gallery_and_a_changed_one_is_s
     words = caplog.text
     assert "enrolled 2 times; the latest, 'zzz-fixed', is used (not 'aaa-first-try')" in words
     assert "changed since" not in words
+    # the first one copied back from a backup (its file new, its enrolment not): the same
+    os.utime(gallery_path("aaa-first-try"), (3e9, 3e9))
+    assert np.array_equal(load_deck_gallery(str(deck)).protos, latest)
     caplog.clear()
     os.utime(deck / f"{IDS[0]}.png", (2.5e9, 2.5e9))
     with caplog.at_level("WARNING", logger="vision.pipeline"):

@@ -277,7 +277,11 @@ def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
             gallery = load_gallery(path)
             source = (gallery.meta or {}).get("deck_folder")
             if source is not None and Path(source).resolve() == want:
-                found.append((path.stat().st_mtime, name, gallery))
+                when = (gallery.meta or {}).get("enrolled_at")
+                # (a gallery of an older version says not when: its file's time, then)
+                found.append((float(when) if isinstance(when, (int, float))
+                              and not isinstance(when, bool) else path.stat().st_mtime,
+                              name, gallery))
         except (GalleryError, OSError):
             continue        # (a broken gallery of another deck is not this one)
     if not found:

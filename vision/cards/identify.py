@@ -923,6 +923,9 @@ def enroll(deck_folder: str | Path | Deck | None = None, *, per_card: int = 40, 
                   mean=mean, scale=scale, proj=proj, protos=P,
                   proto_class=np.array(pclass, np.int64),
                   meta={"deck_folder": str(Path(deck.folder).resolve()), "deck_kind": deck.kind,
+                        # when: the latest of a folder's galleries is the one meant, whatever
+                        # a copy did to the file's own time
+                        "enrolled_at": round(time.time(), 3),
                         "per_card": per_card, "seed": seed,
                         "back": "deck image" if deck.back_file is not None else "procedural",
                         "half_turn_symmetric": sorted(half_turn_symmetric_ids(deck)),
