@@ -309,7 +309,8 @@ def _tiff_size(data: bytes) -> tuple[int, int] | None:
 def truncation(data: bytes) -> str:
     """Why ``data`` (a JPEG or PNG file's bytes) is incomplete, or "" when it is whole or of
     another format (those are left to the decoder)."""
-    if data[:2] == b"\xff\xd8":  # JPEG
+    kind = image_format(data)
+    if kind == "JPEG":
         # Entropy-coded data never holds 0xFF followed by a marker byte (0xFF is stuffed as
         # FF 00), so the last FF DA is the last scan's start, and a whole file has its end
         # marker FF D9 after it; data some cameras append after the end marker is harmless.
@@ -321,7 +322,7 @@ def truncation(data: bytes) -> str:
                     f"({len(data)} bytes; the file was cut short while being written or "
                     "copied)")
         return ""
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
+    if kind == "PNG":
         if data.rfind(b"IEND") < 0:
             return f"truncated PNG: no IEND chunk ({len(data)} bytes; the file was cut short)"
     return ""

@@ -48,7 +48,7 @@ import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
-from calibration.images import IMAGE_SUFFIXES, ImageError, greyscale, read_image
+from calibration.images import IMAGE_SUFFIXES, ImageError, folder_images, greyscale, read_image
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
 from calibration.sharpness import blur_limit_px, edge_blur_px, markers_px_per_mm
@@ -295,8 +295,7 @@ def _enrolled_from(folder: Path, given: str | Path) -> Gallery | None:
     else:
         log.info("deck %r: the gallery enrolled from it (%s)", text, name)
     try:
-        changed = [p.name for p in sorted(folder.iterdir())
-                   if p.suffix.lower() in IMAGE_SUFFIXES and _mtime(p) > when]
+        changed = [p.name for p in folder_images(folder)[0] if _mtime(p) > when]
     except OSError:
         changed = []
     if changed:

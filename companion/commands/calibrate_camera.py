@@ -169,6 +169,7 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
 
     import cv2
 
+    from calibration.images import image_format
     from calibration.intrinsics import IntrinsicsError
     from companion.core.files import atomic_file
 
@@ -186,7 +187,7 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
     try:
         ok, buf = cv2.imencode(path.suffix.lower(), img)
         data = buf.tobytes() if ok else b""
-        if ok and data[:8] == b"\x89PNG\r\n\x1a\n":
+        if ok and image_format(data) == "PNG":
             # the tag after the header chunk (8 + 25 bytes): length, type, text, CRC
             chunk = b"tEXt" + BOARD_TAG
             data = (data[:33] + len(BOARD_TAG).to_bytes(4, "big") + chunk
