@@ -138,7 +138,8 @@ class SettleDetector:
     def at_end(self) -> SettleDecision:
         """The source ended (a video played to its end): its last frame, still but not yet
         still for long (a recording stopped right after the last move), is judged now
-        instead of never; a frame still moving, or judged already, is not."""
+        instead of never; a frame still moving (``motion`` 1, the only decision here with
+        motion), or judged already, is not."""
         cfg = self.config
         last = self._prev
         if last is None or self._anchor is None:
