@@ -185,6 +185,10 @@ def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
             (["--players", "7"], "error"), (["--players", "red,pink"], "error"),
             (["--players", "red,blue", "--bot-seats", "green"], "not a player colour"),
             (["--players", "red,blue", "--bots", "--bot-seats", "green"], "not a player colour"),
+            # a colour named twice is a slip for another seat, never what was meant
+            (["--players", "red,blue", "--bot-seats", "blue,Blue"], "a colour is named twice"),
+            (["--players", "red,red,blue"], "a colour is named twice"),
+            (["--players", "red"], "for 2 to 6 players, not 1"),
             (["--load", str(tmp_path / "missing.json")], "error"),
             (["--load", str(game_db)], "not a saved game (not text) (a recorded game"),
             # a save that cannot be written is said before the game, not after it

@@ -46,6 +46,33 @@ seed_arg = ranged(int, lambda v: 0 <= v < 2 ** 32, f"a seed from 0 to {2 ** 32 -
 thread_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS, f"1 to {MAX_THREADS} threads")
 
 
+def colour_list(text: str) -> tuple[str, ...]:
+    """An argument type: pyramid colours separated by commas (``red,blue``), each named once;
+    a colour named twice is a slip (``red,red`` for ``red,blue``), never what was meant."""
+    from companion.core.errors import CompanionError
+    from companion.core.pieces import Color
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected colours separated by commas, e.g. red,blue")
+    try:
+        out = tuple(Color.parse(n).value for n in names)
+    except CompanionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"a colour is named twice in {text!r}")
+    return out
+
+
+def player_colours(text: str) -> tuple[str, ...]:
+    """An argument type: the players of a Zarcana table by colour (``red,blue,green``)."""
+    out = colour_list(text)
+    if not 2 <= len(out) <= 6:
+        raise argparse.ArgumentTypeError(f"Zarcana is for 2 to 6 players, not {len(out)}")
+    return out
+
+
+
 def add_mat_options(p: argparse.ArgumentParser, mat_help: str) -> None:
     """``--mat FILE`` and ``--no-mat``, for the commands that read a table."""
     from pathlib import Path

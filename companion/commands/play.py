@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from companion.commands.argtypes import positive_int, seed_arg
+from companion.commands.argtypes import colour_list, player_colours, positive_int, seed_arg
 from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
 from companion.core.files import write_text_atomic
@@ -87,19 +87,7 @@ def _players_arg(text: str) -> int | tuple[str, ...]:
         if not 2 <= n <= 6:
             raise argparse.ArgumentTypeError(f"Zarcana is for 2 to 6 players, not {n}")
         return n
-    return _colours_arg(text)
-
-
-def _colours_arg(text: str) -> tuple[str, ...]:
-    names = tuple(t.strip().lower() for t in text.split(",") if t.strip())
-    if not names:
-        raise argparse.ArgumentTypeError("expected colours separated by commas, e.g. red,blue")
-    for name in names:
-        try:
-            Color.parse(name)
-        except NotationError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return names
+    return player_colours(text)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--seed", type=seed_arg, default=None,
                    help="seed for the shuffle and the bots (default: a random one, printed)")
     p.add_argument("--bots", action="store_true", help="every seat is a bot")
-    p.add_argument("--bot-seats", type=_colours_arg, default=(), metavar="COLOURS",
+    p.add_argument("--bot-seats", type=colour_list, default=(), metavar="COLOURS",
                    help="these seats are bots, e.g. blue,green")
     p.add_argument("--save", type=Path, metavar="FILE",
                    help="save the game here when it ends or stops")

@@ -26,6 +26,7 @@ from companion.commands.argtypes import (
     add_mat_options,
     camera_file,
     colour_profile,
+    player_colours,
     table_mat,
     thread_count,
 )
@@ -45,23 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GAMES: tuple[str, ...] = ("zarcana",)
-
-
-def _players(text: str) -> tuple[str, ...]:
-    from companion.core.pieces import Color
-
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected player colours, e.g. red,blue,green")
-    try:
-        out = tuple(Color.parse(n).value for n in names)
-    except CompanionError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if len(set(out)) != len(out):
-        raise argparse.ArgumentTypeError(f"a colour is named twice in {text!r}")
-    if not 2 <= len(out) <= 6:
-        raise argparse.ArgumentTypeError(f"Zarcana is for 2 to 6 players, not {len(out)}")
-    return out
 
 
 #: settings a live table does not take (the game starts with the first player named; a bid is
@@ -108,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--game", choices=GAMES, default="zarcana", help="the game (default zarcana)")
     p.add_argument("--edition", choices=("1996", "looney"), default="looney",
                    help="Zarcana edition (default looney)")
-    p.add_argument("--players", type=_players, default=("red", "blue", "green"),
+    p.add_argument("--players", type=player_colours, default=("red", "blue", "green"),
                    metavar="COLOURS", help="player colours in turn order (default red,blue,green)")
     p.add_argument("--setting", action="append", type=_setting, default=[],
                    metavar="NAME=VALUE",
