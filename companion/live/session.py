@@ -1304,9 +1304,12 @@ class LiveSession:
         next picture shows one more move after them (:meth:`_pair_agreed`). Only a pair
         with a card to show for it (a card played onto the pile, built, or destroyed): a
         pyramid the camera misses or misreads can look like a capture or a growth, never
-        like a card. Or two STARTs: a pyramid of a colour not yet on the board, standing
-        on a territory, is its player's START, whether its picture was missed or its
-        pyramid (a START beside a move with no card, a growth, could be a size misread).
+        like a card. Or a START among them: a pyramid of a colour not yet on the board,
+        standing on a territory, is its player's START, which no size misread makes (a
+        colour misread would also have to explain the colour gone). The move beside it may
+        still be a misread (a growth that is a size read wrong): the hold is what catches
+        that, as the next picture, read right, shows no move of the next player from the
+        pair's end, and the pair is dropped (the misread question is asked first meanwhile).
         None found, or the search ran out of time: None."""
         self._pair = None
         pairs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
@@ -1318,7 +1321,7 @@ class LiveSession:
             steps = ((st, p.middle), (p.middle, p.after))
             return any(TableView.of(a).cards != TableView.of(b).cards
                        or a.discard != b.discard for a, b in steps) or (
-                isinstance(p.first, Start) and isinstance(p.second, Start))
+                isinstance(p.first, Start) or isinstance(p.second, Start))
 
         def unseen_cards(mv: Move) -> int:
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):

@@ -619,14 +619,14 @@ def test_two_moves_held_wait_through_a_picture_with_a_hand_over_the_table() -> N
     assert_true_game(s)
 
 
-@pytest.mark.parametrize("lost", [1, 2])
+@pytest.mark.parametrize("lost", [1, 2, 3])
 def test_two_starts_seen_at_once_are_taken(lost: int) -> None:
-    """The picture of a START is lost: the next one shows it with the next START. A
-    pyramid of a colour not yet on the board, standing on a territory, is that player's
-    START: the pair is held, and taken when the next picture agrees (before, the game
-    stalled after its third move). (A START seen with red's clone, which has no card to
-    show for it, is still asked about: a START and a growth is what a size misread looks
-    like, test_a_misread_growth_is_not_taken_for_two_moves.)"""
+    """The picture of a START is lost: the next one shows it with the next move, a START
+    (lost 1, 2) or red's clone, which has no card to show for it (lost 3). A pyramid of a
+    colour not yet on the board, standing on a territory, is that player's START: the pair
+    is held, and taken when the next picture agrees (before, the game stalled after its
+    third move; with the clone, the players were asked whether red's new pyramid was a
+    misread, and every move after it was refused)."""
     s = sample_session()
     heard = play(s, [k for k in range(24) if k != lost])
     taken = [e for e in heard if e.text.startswith("two moves since the last picture:")]
@@ -893,17 +893,22 @@ def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
 
 def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     """A pyramid's size misread on the picture of one move: two moves (a START, then a
-    growth) would explain it, but neither shows a card, so the misread question is asked
-    and no second move is made up."""
+    growth with no card) would explain it. The misread is what the players are asked
+    first; the pair is only named beside it, and the next picture, read right, does not
+    agree with it (red's pyramid small, not grown), so no growth is made up and the game
+    goes on to its true end."""
     s = sample_session()
     play(s, range(0, 3))
     rec = sample_record(3)
     red = next(p for p in rec["pyramids"] if p["color"] == "red")
     red["pips"] = 2
     ev = s.observe(rec, frame=3)
-    assert [e.kind for e in ev] == [EventKind.QUESTION] and "red medium" in ev[0].text
-    assert "two moves" not in ev[0].text
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    asked, _, beside = ev[0].text.partition("; or two moves")
+    assert asked.startswith("please check: ") and "red medium" in asked, ev[0].text
     assert [h.move for h in s.history] == scripted_moves()[:2]
+    play(s, range(4, 24))
+    assert_true_game(s)
 
 
 def test_cards_another_size_than_the_decks_are_said_once() -> None:
