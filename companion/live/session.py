@@ -309,6 +309,18 @@ class _Pending:
     frame: int | None = None
 
 
+@dataclass(frozen=True)
+class _HeldPair:
+    """Two moves seen on one picture (the picture between them missed), held until the
+    next picture or a click agrees."""
+
+    pair: TwoMoves
+    reading: TableReading       # the picture that shows them
+    record: Observation
+    frame: int | None
+    before: ZarcanaState        # the state they start from
+
+
 class LiveSession:
     """Follows one Zarcana game at a real table and referees it move by move.
 
@@ -369,9 +381,12 @@ class LiveSession:
         self._pending: _Pending | None = None
         self._last_record: Observation | None = None
         self._last_reading: TableReading | None = None
-        #: two moves seen at once, held until the next picture agrees: (the pair, the
-        #: table it explains, the state it starts from)
-        self._pair: tuple[TwoMoves, TableView, ZarcanaState] | None = None
+        #: two moves seen at once, held until the next picture (or a click of the player
+        #: after them) agrees
+        self._pair: _HeldPair | None = None
+        #: a click out of turn while the camera has not yet seen the move before it, kept
+        #: with the number of moves then, and taken once that move is seen
+        self._early_click: tuple[Move, int] | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -530,7 +545,12 @@ class LiveSession:
             if ":" not in text.split(" ", 1)[0] and st.to_move is not None:
                 text = f"{st.to_move.value}: {text}"
             move = parse_move(text)
-            events = self._apply_checked(move, source="click")
+            self._early_click = None
+            events = self._pair_clicked(st, move)
+            early = [] if events else self._keep_early_click(st, move)
+            if early:
+                return self._emit(early)
+            events += self._apply_checked(move, source="click")
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
                 p = self._pending
@@ -738,6 +758,7 @@ class LiveSession:
                 raise LiveError("there is no accepted move to take back")
             self._state = self._before_last()
             last = self._history.pop()
+            self._early_click = None
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -904,7 +925,8 @@ class LiveSession:
         self._last_reading = reading
         if self._state is None:
             return self._deal(reading, obs, frame, jpeg) + said
-        return self._judge(reading, obs, frame, jpeg, time_s) + said
+        events = self._judge(reading, obs, frame, jpeg, time_s)
+        return events + self._take_early_click() + said
 
     def _found_again(self, obs: Observation, reading: TableReading, frame: int | None
                      ) -> tuple[TableReading, list[LiveEvent]]:
@@ -1146,7 +1168,7 @@ class LiveSession:
             return again
         changes = tuple(str(c) for c in ex.changes)
         # two moves seen at once (a picture missed)? held for the next picture to confirm
-        pair = self._hold_pair(st, reading)
+        pair = self._hold_pair(st, reading, obs, frame)
         two = ([LiveEvent(EventKind.WAITING, "two moves since the last picture? "
                           f"{pair.first}, then {pair.second}: waiting for the next picture "
                           "to agree", player=who, changes=changes, frame=frame,
@@ -1298,7 +1320,8 @@ class LiveSession:
         self._sync_tracker(ex.states[k])
         return events
 
-    def _hold_pair(self, st: ZarcanaState, reading: TableReading) -> TwoMoves | None:
+    def _hold_pair(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+                   frame: int | None) -> TwoMoves | None:
         """Two legal moves seen at once (the picture between them was missed: a hand over
         the table, a photo not taken) that explain every change, held (not taken) until the
         next picture shows one more move after them (:meth:`_pair_agreed`). Only a pair
@@ -1332,7 +1355,7 @@ class LiveSession:
         if not shown:
             return None
         pair = min(shown, key=lambda p: unseen_cards(p.first) + unseen_cards(p.second))
-        self._pair = (pair, reading.view, st)
+        self._pair = _HeldPair(pair, reading, obs, frame, st)
         return pair
 
     def _pair_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
@@ -1342,9 +1365,9 @@ class LiveSession:
         shows after them; else dropped (the table is judged from the last accepted move as
         usual)."""
         held, self._pair = self._pair, None
-        if held is None or held[2] is not st or held[0].after.is_over:
+        if held is None or held.before is not st or held.pair.after.is_over:
             return []
-        pair = held[0]
+        pair = held.pair
         then = explain(pair.after, reading.view, diagnose=True,
                        compare_discard=self.watch_discard)
         if not then.explained and not then.illegal:
@@ -1384,6 +1407,83 @@ class LiveSession:
                                obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
         self.tracker.remember(reading)
         self._sync_tracker(then.states[k])
+        return events
+
+    def _keep_early_click(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """A click whose only fault is its turn (blue clicks a draw while the game still
+        waits for red's move), kept rather than refused: red moved, and the picture that
+        shows it is not in yet (a hand over the table, a photo not taken). Taken once the
+        camera sees the move before it (:meth:`_take_early_click`). Only a click of the
+        player after the one to move, one move ahead, and only while no ruling is on show:
+        a table the camera saw change with a rule broken is no missed picture, and a
+        click two seats ahead is a slip more often than two missed moves."""
+        player = getattr(move, "player", None)
+        if (st.is_over or st.to_move is None or player is None or player not in st.players
+                or self.status is Status.WRONG_TABLE):
+            return []
+        order = list(st.players)
+        if player != order[(order.index(st.to_move) + 1) % len(order)]:
+            return []
+        verdict = st.check(move)
+        if verdict.legal or set(verdict.rules) != {"turn.wrong-player"}:
+            return []
+        self._early_click = (move, len(self._history))
+        waiting = st.to_move.value
+        return [LiveEvent(EventKind.WAITING, f"{move}: kept until the camera sees {waiting}'s "
+                          f"move (it is {waiting}'s turn in the game so far); click it again "
+                          "once that move is seen if it is not taken by then",
+                          move=str(move), player=player.value, frame=self._last_frame,
+                          source="click")]
+
+    def _take_early_click(self) -> list[LiveEvent]:
+        """The click :meth:`_keep_early_click` kept, carried out once the camera has seen
+        the one move before it; dropped with a line when it saw more (the clicking player
+        moved on the table instead) or the game ended."""
+        kept, st = self._early_click, self._state
+        if kept is None or st is None or self.status is not Status.PLAYING:
+            return []
+        move, since = kept
+        seen = len(self._history) - since
+        if seen == 0:
+            return []
+        self._early_click = None
+        if st.is_over or seen > 1 or getattr(move, "player", None) != st.to_move:
+            return [LiveEvent(EventKind.INFO, f"{move}: the click kept earlier is dropped "
+                              "(the camera saw other moves first); click it again if it "
+                              "stands", move=str(move), frame=self._last_frame, source="click")]
+        events = self._apply_checked(move, source="click")
+        if events and events[0].kind is EventKind.ACCEPTED:
+            self._record("note", str(move), player=events[0].player,
+                         note="clicked before the camera saw the move before it")
+            events[0] = replace(events[0], text=events[0].text + " [clicked before the camera "
+                                "saw the move before it]")
+        return events
+
+    def _pair_clicked(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """The two moves held by :meth:`_hold_pair`, accepted when a click comes from the
+        player who moves after them (blue clicks a draw before the next picture): that
+        click agrees with them as the next picture would, and refusing it as out of turn
+        left the game a move behind the table. A click that fits the game as it stands
+        leaves them held."""
+        held = self._pair
+        if (held is None or held.before is not st or held.pair.middle.is_over
+                or held.pair.after.is_over or st.check(move).legal
+                or not held.pair.after.check(move).legal):
+            return []
+        self._pair = None
+        pair = held.pair
+        note = (f"seen together on one picture, before {move} was clicked: the picture "
+                "between them was missed")
+        events = [LiveEvent(EventKind.INFO, f"two moves since the last picture: {pair.first}, "
+                            f"then {pair.second} (the click agrees)", frame=held.frame,
+                            source="camera")]
+        for mv, new in ((pair.first, pair.middle), (pair.second, pair.after)):
+            events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
+                                   frame=held.frame, note=note)
+        self._pending = None
+        self.status = Status.PLAYING
+        self.tracker.remember(held.reading)
+        self._sync_tracker(pair.after)
         return events
 
     @staticmethod

@@ -634,6 +634,49 @@ def test_two_starts_seen_at_once_are_taken(lost: int) -> None:
     assert_true_game(s)
 
 
+@pytest.mark.parametrize("lost", range(1, 22))
+def test_any_one_lost_picture_still_gives_the_true_game(lost: int) -> None:
+    """Any one picture of the sample game lost (the clicks still made): the game ends
+    with its true moves and scores. Two moves seen at once are held and taken; a click of
+    the next player made before the camera saw the move before it is kept and taken once
+    it does. (Pictures 22 and 23 are left out: the last move's picture lost leaves
+    nothing after it to see it on, and picture 22's two moves, a clone and a growth, show
+    no card and no START, which is what one misread looks like; the players are asked.)
+    Before, 7 of these 21 stalled the game."""
+    clicks = scripted_clicks()
+    s = sample_session()
+    for k in range(24):
+        if k in clicks:
+            s.manual(clicks[k])
+        if k != lost:
+            s.observe(sample_record(k), frame=k)
+    assert_true_game(s)
+
+
+def test_a_click_before_the_camera_saw_the_move_before_it_is_kept_and_taken() -> None:
+    """Green's START is not photographed, and red clicks its draw: the click is kept
+    (said so), not refused as out of turn, and taken once the next picture shows the
+    START; the game file says it was clicked early. A click two seats ahead is still
+    refused."""
+    rec = FakeRecorder()
+    s = sample_session(recorder=rec)
+    play(s, range(16))
+    assert s.to_move is not None and s.to_move.value == "green"
+    before = len(s.history)
+    ev = s.manual("blue: draw 2")
+    assert [e.kind for e in ev] == [EventKind.ILLEGAL] and "not this player's turn" in ev[0].text
+    ev = s.manual("red: draw 3")
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert ev[0].text.startswith("red: draw 3: kept until the camera sees green's move")
+    assert len(s.history) == before
+    ev = s.observe(sample_record(17), frame=17)
+    assert [(e.kind, e.move) for e in ev if e.kind is EventKind.ACCEPTED] == [
+        (EventKind.ACCEPTED, "green: start 1,2"), (EventKind.ACCEPTED, "red: draw 3")]
+    assert "clicked before the camera saw" in ev[-1].text
+    assert ("note", "red: draw 3") in [(c[0], c[1]) for c in rec.calls]
+    assert s.to_move.value == "blue"
+
+
 def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
     """The sample game's illegal move (an upright pyramid moved) is still ruled on, even
     though the search for two moves runs when no single legal move explains a table."""
