@@ -306,22 +306,64 @@ def _tiff_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+#: in a scan's entropy-coded data, 0xFF followed by a byte that ends the data: not a stuffed
+#: FF 00, not a restart marker FF D0-D7, not a fill byte FF
+_SCAN_END = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
+
+
+def _jpeg_walk(data: bytes) -> tuple[str, bool]:
+    """Walk a JPEG's segments and scans from its start marker: ("end", ...) at its
+    end-of-image marker, ("short", ...) when the file ends first, ("odd", ...) where its
+    structure is not understood (left to the decoder); and whether a scan started. The
+    end is found from the start, not by searching for the marker's bytes: phones append a
+    whole MP4 video after it (a "motion photo"), whose bytes may hold anything."""
+    n, i, scanned = len(data), 2, False
+    while i + 1 < n:
+        if data[i] != 0xFF:
+            return "odd", scanned         # not a marker where one must be
+        m = data[i + 1]
+        if m == 0xFF:                     # fill byte before a marker
+            i += 1
+            continue
+        if m == 0xD9:
+            return "end", scanned
+        if m == 0x01 or 0xD0 <= m <= 0xD7:
+            i += 2                        # markers without a length
+            continue
+        if i + 3 >= n:
+            return "short", scanned
+        length = int.from_bytes(data[i + 2:i + 4], "big")
+        if length < 2:
+            return "odd", scanned
+        i += 2 + length
+        if m == 0xDA:                     # a scan: its entropy-coded data runs to a marker
+            scanned = True
+            found = _SCAN_END.search(data, min(i, n))
+            if found is None:
+                return "short", scanned
+            i = found.start()
+    return "short", scanned
+
+
 def truncation(data: bytes) -> str:
     """Why ``data`` (a JPEG or PNG file's bytes) is incomplete, or "" when it is whole or of
     another format (those are left to the decoder)."""
     kind = image_format(data)
     if kind == "JPEG":
-        # Entropy-coded data never holds 0xFF followed by a marker byte (0xFF is stuffed as
-        # FF 00), so the last FF DA is the last scan's start, and a whole file has its end
-        # marker FF D9 after it; data some cameras append after the end marker is harmless.
-        sos = data.rfind(b"\xff\xda")
-        if sos < 0:
+        walked, scanned = _jpeg_walk(data)
+        if walked == "odd":
+            # (a structure not understood: the last scan's start, and an end marker after
+            # it, as a fallback; entropy-coded data never holds FF DA, stuffed as FF 00)
+            sos = data.rfind(b"\xff\xda")
+            scanned = sos >= 0
+            walked = "end" if scanned and data.find(b"\xff\xd9", sos) >= 0 else "short"
+        if walked == "end":
+            return ""       # (what follows the end marker, a phone's motion video, is harmless)
+        if not scanned:
             return "truncated JPEG: the file ends before its image data starts"
-        if data.find(b"\xff\xd9", sos) < 0:
-            return (f"truncated JPEG: no end-of-image marker after the image data "
-                    f"({len(data)} bytes; the file was cut short while being written or "
-                    "copied)")
-        return ""
+        return (f"truncated JPEG: no end-of-image marker after the image data "
+                f"({len(data)} bytes; the file was cut short while being written or "
+                "copied)")
     if kind == "PNG":
         if data.rfind(b"IEND") < 0:
             return f"truncated PNG: no IEND chunk ({len(data)} bytes; the file was cut short)"

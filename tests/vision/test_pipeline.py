@@ -460,6 +460,24 @@ def test_truncation_check():
     assert truncation(b"BM some bitmap") == ""
 
 
+def test_a_phones_motion_photo_is_whole() -> None:
+    """Phones save a "motion photo": a whole JPEG with an MP4 video after its end marker.
+    The video's bytes may hold FF DA with no FF D9 after it, which once made the file read
+    as cut short; its end is found by walking the JPEG from its start."""
+    good = (SAMPLES / "zarcana/0005.jpg").read_bytes()
+    video = b"\0\0\0\x18ftypmp42\0\0\0\0isommp42\x12\xff\xda" + bytes(range(256)) * 8
+    assert truncation(good + video) == ""
+    rng = np.random.default_rng(3)
+    assert all(truncation(good + rng.integers(0, 256, 30000, np.uint8).tobytes()) == ""
+               for _ in range(20))
+    img = cv2.imread(str(SAMPLES / "zarcana/0005.jpg"))
+    for params in ([cv2.IMWRITE_JPEG_PROGRESSIVE, 1], [cv2.IMWRITE_JPEG_RST_INTERVAL, 4]):
+        data = cv2.imencode(".jpg", img, params)[1].tobytes()
+        assert truncation(data) == "" and truncation(data + video) == ""
+        assert "no end-of-image marker" in truncation(data[:len(data) // 2])
+    assert "before its image data starts" in truncation(good[:300])
+
+
 @pytest.mark.parametrize("ext, params", [(".jpg", []), (".png", []), (".bmp", []),
                                            (".webp", [cv2.IMWRITE_WEBP_QUALITY, 80]),
                                            (".webp", [cv2.IMWRITE_WEBP_QUALITY, 101]),
