@@ -401,3 +401,15 @@ def test_an_enrolled_deck_of_short_cards_is_boxed_by_the_short_cards_detector(
     with TablePipeline(deck=enroll(long, per_card=2, seed=1), threads=1,
                        pyramid_process=False) as p:
         assert Path(p.card_detector.path) == model_path("cards-obb.onnx")
+
+
+def test_a_deck_of_some_of_the_tarots_cards_is_warned_of() -> None:
+    """A deck.json listing some of the tarot's cards (or the Decktet's): the gallery knows
+    only those, and reads any other face up as one of them or as a back, so enroll-deck
+    says how many are left out. A whole deck, or a deck of its own, is not warned of."""
+    from companion.commands.enroll_deck import _left_out
+    from vision.synth.deck import DECKTET_IDS, TAROT_IDS
+
+    assert _left_out(TAROT_IDS[:8]) == "70 of the tarot's 78 cards are not enrolled"
+    assert _left_out(DECKTET_IDS[1:]) == "1 of the Decktet's 45 cards is not enrolled"
+    assert _left_out(TAROT_IDS) == "" and _left_out(DECKTET_IDS) == "" and _left_out(IDS) == ""

@@ -21,6 +21,7 @@ import argparse
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from companion.commands.argtypes import check_output, positive_int, seed_arg
@@ -144,12 +145,33 @@ def run(args: argparse.Namespace) -> int:
     backs = "its back" if deck.back_file is not None else "procedural backs"
     print(f"enrolled {n_cards} cards (+ {backs}) as {name!r} in {elapsed:.1f} s; "
           f"wrote {out} ({_size(size)})")
+    left_out = _left_out(deck.ids)
+    if left_out:
+        # (the gallery names what it knows: a face it was never shown is nearer to some
+        # enrolled card, or to the backs, than to nothing)
+        print(f"warning: {left_out}: a card of those lying face up will be read as another "
+              "card or as face down, often surely; enroll every card that can come to the "
+              "table", file=sys.stderr)
     for a, b in look_alikes(gallery, deck):
         # enrolled all the same: a deck may hold two cards alike, but more often one image
         # was saved under two names
         print(f"warning: {a} and {b} look alike to the gallery: it may take one for the "
               "other; check that their images are of two different cards", file=sys.stderr)
     return 0
+
+
+def _left_out(ids: Sequence[str]) -> str:
+    """What a deck of some of the tarot's or the Decktet's cards leaves out ("70 of the
+    tarot's 78 cards are not enrolled"), or "" for a whole deck or another deck."""
+    from vision.synth.deck import DECKTET_IDS, TAROT_IDS
+
+    have = set(ids)
+    for name, whole in (("tarot", TAROT_IDS), ("Decktet", DECKTET_IDS)):
+        if have < set(whole):
+            n = len(whole) - len(have)
+            return (f"{n} of the {name}'s {len(whole)} cards {'is' if n == 1 else 'are'} "
+                    "not enrolled")
+    return ""
 
 
 def _is_gallery(path: Path) -> bool:
