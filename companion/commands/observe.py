@@ -236,12 +236,13 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
         _warn(f"warning: {path}: {coarse}")
     fit = record.get("calibration", {}).get("reprojection_mm")
     if fit is not None and fit > POOR_MAT_FIT_MM:
-        lens = "" if camera is None else (
-            f", and is the camera file {str(camera)!r} this camera's lens? (--no-intrinsics "
-            "reads the picture without it)")
+        lens = (", or does the lens bend straight lines (a wide-angle webcam: `companion "
+                "calibrate-camera` measures it, and the lens is then undone)?"
+                if camera is None else
+                f", and is the camera file {str(camera)!r} this camera's lens? (--no-intrinsics "
+                "reads the picture without it)")
         _warn(f"error: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
-              f"is the mat file (--mat, else the standard mat) the mat in the picture{lens}"
-              f"{'' if lens else '?'}")
+              f"is the mat file (--mat, else the standard mat) the mat in the picture{lens}")
         failed = True
     doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
     if doubt is not None:

@@ -353,6 +353,8 @@ def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys
     code, _, err = _run(capsys, "--jsonl", "--mat", str(swapped), str(FRAMES[0]))
     assert f"error: {FRAMES[0]}: the markers fit the mat file badly" in err and code == 1
     assert "camera file" not in err
+    # with no camera file, a lens that bends straight lines is the other suspect
+    assert "does the lens bend straight lines" in err and "calibrate-camera" in err
     # with a camera file in use, the lens is named as the other suspect
     from calibration.intrinsics import save_intrinsics
 
