@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images
+from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images, natural_key
 from calibration.mat import COMMON_DICTIONARIES, KNOWN_DICTIONARIES
 from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
@@ -322,13 +322,15 @@ def lens_fold(K: np.ndarray, dist: np.ndarray, image_size: tuple[int, int]) -> s
 
 
 def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
-                bad: Callable[[Path, str], Exception]) -> list[Path]:
+                bad: Callable[[Path, str], Exception], heif_read: bool = False) -> list[Path]:
     """Files as given; a folder stands for its files with one of ``suffixes``
     (:func:`calibration.images.folder_images`: in name order, numbers by value, hidden files
     left out, not recursive; a link there that leads nowhere too, for the reader to say so);
     a folder with none, or one that cannot be listed, raises
     ``bad(folder, what is wrong)``. A folder's HEIC photos, which are not read, are named in
-    a warning (or in that error)."""
+    a warning (or in that error); with ``heif_read`` they are listed among the images, in
+    their place, so that a caller that answers every image (``observe``) says each one's
+    problem and fails for it."""
     out: list[Path] = []
     for item in inputs:
         p = Path(item)
@@ -341,7 +343,9 @@ def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
                 also = (f"; its {len(heif)} HEIC photo(s) are not: {HEIF_WORDS}" if heif
                         else "")
                 raise bad(p, f"holds no images ({', '.join(suffixes)}){also}")
-            if heif:
+            if heif and heif_read:
+                found = sorted(found + heif, key=natural_key)
+            elif heif:
                 log.warning("%s: %d HEIC photo(s) left out (%s): %s", p, len(heif),
                             ", ".join(f.name for f in heif[:3]) + (", ..." if len(heif) > 3
                                                                    else ""), HEIF_WORDS)

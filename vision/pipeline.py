@@ -217,9 +217,10 @@ class CardDetectorLike(Protocol):
 
 def expand_images(inputs: list[str | Path]) -> list[Path]:
     """Files as given; folders become their images (sorted by name, by suffix
-    :data:`IMAGE_SUFFIXES`, not recursive). A missing path is kept, so the caller's
-    :func:`read_image` names it among the results."""
-    return image_files(inputs, IMAGE_SUFFIXES, lambda p, why: ImageError(f"{p}: folder {why}"))
+    :data:`IMAGE_SUFFIXES`, and their HEIC photos, not recursive). A missing path, or a
+    HEIC photo, is kept, so the caller's :func:`read_image` names it among the results."""
+    return image_files(inputs, IMAGE_SUFFIXES, lambda p, why: ImageError(f"{p}: folder {why}"),
+                       heif_read=True)
 
 
 # ---------------------------------------------------------------------------------------------

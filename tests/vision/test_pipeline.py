@@ -7,8 +7,9 @@ positions are checked against the truth, the records against the spec.
 
 from __future__ import annotations
 
-import os
 import math
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -518,8 +519,9 @@ def test_expand_images_sorted_and_filtered(tmp_path):
         (tmp_path / n).write_bytes(b"x")
     (tmp_path / "sub").mkdir()
     got = expand_images([tmp_path, tmp_path / "zzz.jpg"])
-    # (macOS's ._ shadows and a camera's hidden temporary files are not photos)
-    assert [p.name for p in got] == ["a.JPG", "b.png", "zzz.jpg"]
+    # (macOS's ._ shadows and a camera's hidden temporary files are not photos; a HEIC
+    # photo is, which the reader says it cannot read)
+    assert [p.name for p in got] == ["a.JPG", "b.png", "IMG_2.heic", "zzz.jpg"]
     empty = tmp_path / "sub"
     with pytest.raises(ImageError, match="no images"):
         expand_images([empty])
@@ -527,7 +529,7 @@ def test_expand_images_sorted_and_filtered(tmp_path):
     # reader to say so: it was passed over without a word
     (tmp_path / "c.jpg").symlink_to(tmp_path / "gone" / "c.jpg")
     got = expand_images([tmp_path])
-    assert [p.name for p in got] == ["a.JPG", "b.png", "c.jpg"]
+    assert [p.name for p in got] == ["a.JPG", "b.png", "c.jpg", "IMG_2.heic"]
     with pytest.raises(ImageError, match=r"c\.jpg: a link to .*gone/c\.jpg, which does not "
                                          r"exist"):
         read_image(got[2])
@@ -613,6 +615,12 @@ def test_heic_photos_are_named_not_passed_over(tmp_path):
     with pytest.raises(ImageError, match=r"holds no images .*its 1 HEIC photo\(s\) are not: "
                                          r"HEIC/HEIF photos \(an iPhone's default\)"):
         expand_images([only])
+    # among JPEGs, in its place: observe answers it with its problem (it was left out of
+    # the records with a log line, and the run ended 0)
+    shutil.copy(SAMPLES / "zarcana/0005.jpg", only / "IMG_0000.jpg")
+    shutil.copy(SAMPLES / "zarcana/0006.jpg", only / "IMG_0002.jpg")
+    assert [p.name for p in expand_images([only])] == ["IMG_0000.jpg", "IMG_0001.HEIC",
+                                                       "IMG_0002.jpg"]
     # one named, or renamed: said what it is
     (tmp_path / "renamed.jpg").write_bytes(heic)
     for p in (only / "IMG_0001.HEIC", tmp_path / "renamed.jpg"):
