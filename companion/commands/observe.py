@@ -96,29 +96,45 @@ POOR_MAT_FIT_MM = 5.0
 ANNOTATED_TAG = b"written by companion observe --annotate"
 
 
+#: the longest file name most file systems take, in bytes
+NAME_MAX = 255
+
+
+def _named(base: str, tail: str) -> str:
+    """``base + tail``, the base cut short where the whole would be longer than
+    :data:`NAME_MAX` bytes (a photo's name of 250 characters, with "-annotated" added)."""
+    room = NAME_MAX - len(tail.encode("utf-8"))
+    cut = base.encode("utf-8", "surrogateescape")[:max(room, 1)]
+    return cut.decode("utf-8", "ignore") + tail
+
+
 def _annotated_name(path: Path, used: set[str], folder: Path | None = None) -> str:
     """``stem.jpg``, or with the parent folder's name (and a number) when two inputs share
     a stem; with ``stem-annotated.jpg`` (and a number) in place of a file in ``folder``
-    that is not an annotated copy (:func:`_annotated_copy`)."""
+    that is not an annotated copy (:func:`_annotated_copy`). Cut short to a name the file
+    system takes (:func:`_named`)."""
     def free(name: str) -> bool:
         if name in used:
             return False
         there = None if folder is None else folder / name
         return there is None or not there.exists() or _annotated_copy(there)
 
-    name = f"{path.stem}.jpg"
+    stem = path.stem
+    # (a photo given by its name alone, in the current folder, has an empty parent name)
+    parent = path.parent.name or Path.cwd().name or "image"
+    name = _named(stem, ".jpg")
     if name in used:
-        name = f"{path.parent.name}-{path.stem}.jpg"
+        name = _named(f"{parent}-{stem}", ".jpg")
         k = 2
         while name in used:
-            name = f"{path.parent.name}-{path.stem}-{k}.jpg"
+            name = _named(f"{parent}-{stem}", f"-{k}.jpg")
             k += 1
     if not free(name):
         base = name.removesuffix(".jpg")
-        name = f"{base}-annotated.jpg"
+        name = _named(base, "-annotated.jpg")
         k = 2
         while not free(name):
-            name = f"{base}-annotated-{k}.jpg"
+            name = _named(base, f"-annotated-{k}.jpg")
             k += 1
     used.add(name)
     return name

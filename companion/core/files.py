@@ -47,7 +47,10 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     # the mode the file has, or a new file would get (mkstemp's is 0600: an export shared
     # with other players would be unreadable to them)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # (the temporary name is the file's, cut short: a name near the file system's 255
+    # bytes, with mkstemp's dot and eight letters added, would be too long to make)
+    short = os.fsencode(path.name)[:200].decode("utf-8", "ignore")
+    fd, tmp = tempfile.mkstemp(prefix=f".{short}.", dir=path.parent)
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
             yield fh

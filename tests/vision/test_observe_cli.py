@@ -285,6 +285,30 @@ def test_an_annotated_copy_never_replaces_another_photo_of_its_name(fake, capsys
     assert cv2.imread(str(seen / "IMG_0001.jpg")) is not None
 
 
+def test_annotated_copy_names_are_ones_a_file_system_takes(fake, capsys, tmp_path,
+                                                            monkeypatch):
+    """A photo's name of 250 characters, with "-annotated" (and the temporary file's dot
+    and letters) added, was longer than a file name may be: the run stopped with no
+    record. The copy's name is cut short instead. And a photo given twice by its name
+    alone (no folder) got "-x.jpg", a name read as an option: it is named after the
+    current folder."""
+    long = "p" * 250
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    shutil.copy(FRAMES[0], tmp_path / f"{long}.jpg")
+    shutil.copy(FRAMES[0], seen / f"{long}.jpg")        # another photo of that name there
+    code, out, err = _run(capsys, str(tmp_path / f"{long}.jpg"), "--annotate", str(seen))
+    assert code == 0, err
+    made = Path(json.loads(out)["annotated"])
+    assert made.name.endswith("-annotated.jpg") and len(made.name) <= 255 and made.is_file()
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FRAMES[0], tmp_path / "x.jpg")
+    code, out, err = _run(capsys, "x.jpg", "x.jpg", "--annotate", "ann")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "ann").iterdir()) == [f"{tmp_path.name}-x.jpg",
+                                                                    "x.jpg"]
+
+
 def test_an_annotate_folder_that_cannot_be_made_is_a_usage_error(fake, capsys, tmp_path):
     (tmp_path / "afile").write_text("x")
     code, _, err = _run(capsys, str(FRAMES[0]), "--annotate", str(tmp_path / "afile" / "sub"))
