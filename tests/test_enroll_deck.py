@@ -413,3 +413,18 @@ def test_a_deck_of_some_of_the_tarots_cards_is_warned_of() -> None:
     assert _left_out(TAROT_IDS[:8]) == "70 of the tarot's 78 cards are not enrolled"
     assert _left_out(DECKTET_IDS[1:]) == "1 of the Decktet's 45 cards is not enrolled"
     assert _left_out(TAROT_IDS) == "" and _left_out(DECKTET_IDS) == "" and _left_out(IDS) == ""
+
+
+def test_a_deck_json_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Windows' Notepad starts UTF-8 with a byte-order mark: a mat file so saved was read,
+    a deck.json refused ("Unexpected UTF-8 BOM"). Both are read alike now; text that is not
+    JSON still says so, naming the file."""
+    from vision.synth.deck import DeckError, load_deck
+
+    folder = make_deck(tmp_path / "deck")
+    meta = (folder / "deck.json").read_text()
+    (folder / "deck.json").write_bytes(b"\xef\xbb\xbf" + meta.encode("utf-8"))
+    assert load_deck(folder).name == "glyphs"
+    (folder / "deck.json").write_text("{cards: [")
+    with pytest.raises(DeckError, match=r"deck file .*deck\.json is not valid JSON"):
+        load_deck(folder)

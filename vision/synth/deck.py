@@ -13,7 +13,6 @@ the default folder is ``shared/decks`` next to the repository (or ``$ARCANA_SHAR
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.core.cards import tarot_deck
+from companion.core.files import JsonTextError, read_json
 from vision.synth.errors import DeckError, SceneError
 
 if TYPE_CHECKING:
@@ -248,9 +248,12 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     meta_file = path / "deck.json"
     if meta_file.exists():
         try:
-            meta = json.loads(meta_file.read_text(encoding="utf-8"))
+            # (read as the mat file is: a byte-order mark, as Windows' Notepad saves, is fine)
+            meta = read_json(meta_file)
             if not isinstance(meta, dict):
                 raise ValueError("expected a JSON object")
+        except JsonTextError as exc:
+            raise DeckError(f"deck file {meta_file} {exc}") from None
         except (OSError, ValueError) as exc:
             raise DeckError(f"deck file {meta_file} is not valid: {exc}") from None
     found: dict[str, Path] = {}
