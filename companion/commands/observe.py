@@ -24,7 +24,7 @@ import sys
 import time
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from companion.commands.argtypes import (
     add_camera_options,
@@ -35,6 +35,9 @@ from companion.commands.argtypes import (
     thread_count,
 )
 from companion.core.files import atomic_file
+
+if TYPE_CHECKING:
+    from vision.synth.generate import Progress
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,13 @@ def _warn(text: str) -> None:
     is written escaped, so that a tool reading the lines stays in step."""
     text = "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
                    for c in text)
+    if _bar is not None:
+        _bar.clear()    # (not on the progress bar's line)
     print(f"companion observe: {text}", file=sys.stderr, flush=True)
+
+
+#: the progress bar of the run under way, which a warning takes off its line first
+_bar: Progress | None = None
 
 
 #: the markers' corners miss the mat file's by more than this (mm, RMS) when the file is not
@@ -204,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
         from vision.synth.generate import Progress
 
         bar = Progress(len(paths), "observe")
+    global _bar
+    _bar = bar
     t0 = time.perf_counter()
     try:
         for k, path in enumerate(paths):
@@ -213,8 +224,8 @@ def run(args: argparse.Namespace) -> int:
             failed += int(not ok)
             if not record.get("error"):     # (an unread image is said and counted already)
                 failed += _say_of(path, record, intrinsics)
-            if bar is not None and bar.enabled:
-                bar.stream.write("\r\033[K")  # the record's line must not share the bar's
+            if bar is not None:
+                bar.clear()     # the record's line must not share the bar's
             try:
                 print(json.dumps(record, indent=1) if one else json.dumps(record), flush=True)
             except BrokenPipeError:
@@ -227,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
             if bar is not None:
                 bar.update(1)
     finally:
+        _bar = None
         pipeline.close()
         if bar is not None:
             bar.close()

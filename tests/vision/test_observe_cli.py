@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -307,6 +308,29 @@ def test_annotated_copy_names_are_ones_a_file_system_takes(fake, capsys, tmp_pat
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "ann").iterdir()) == [f"{tmp_path.name}-x.jpg",
                                                                     "x.jpg"]
+
+
+def test_a_warning_never_shares_the_progress_bars_line(fake, capsys, tmp_path, monkeypatch):
+    """On a terminal the progress bar is drawn on stderr with carriage returns: a warning
+    was written after the bar on its line ("... eta 2scompanion observe: warning: ...").
+    Each warning and each record now takes the bar off its line first."""
+    import vision.synth.generate as generate
+
+    drawn = generate.Progress.__init__
+
+    def on_a_terminal(self: Any, total: int, label: str = "synth", stream: Any = None,
+                      force: bool = False) -> None:
+        drawn(self, total, label, stream, force=True)
+
+    monkeypatch.setattr(generate.Progress, "__init__", on_a_terminal)
+    (tmp_path / "bad.jpg").write_bytes(b"not a picture")
+    code, out, err = _run(capsys, "--jsonl", str(FRAMES[0]), str(tmp_path / "bad.jpg"),
+                          str(FRAMES[1]))
+    assert code == 1 and len(out.splitlines()) == 3
+    assert "observe [" in err                               # the bar was drawn
+    said = [line for line in err.split("\n") if "companion observe:" in line]
+    assert said and all(line.split("\r\033[K")[-1].startswith("companion observe:")
+                        for line in said), said
 
 
 def test_an_annotate_folder_that_cannot_be_made_is_a_usage_error(fake, capsys, tmp_path):

@@ -728,6 +728,14 @@ class Progress:
             self.stream.write("\n")
         self.stream.flush()
 
+    def clear(self) -> None:
+        """Take the bar off its line, for other lines (a record, a warning) to be written
+        there; the next :meth:`update` draws it again."""
+        if self.enabled:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._last = -1.0
+
     def close(self) -> None:
         if self.enabled and self.done < self.total:
             self.stream.write("\n")
