@@ -268,6 +268,12 @@ def test_load_gallery_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     bad.write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(GalleryError, match="bad.npz"):
         load_gallery(bad)
+    # a gallery cut short says how to mend it; a device is not said to be missing
+    bad.write_bytes((ROOT / "models" / "cards-decktet.npz").read_bytes()[:3000])
+    with pytest.raises(GalleryError, match="damaged: enroll the deck again"):
+        load_gallery(bad)
+    with pytest.raises(GalleryError, match="'/dev/null' is not a file"):
+        load_gallery(Path("/dev/null"))
     with pytest.raises(GalleryError, match="cannot be a file name"):
         gallery_path("a/b")
 
@@ -290,6 +296,12 @@ def test_an_enrolled_deck_is_found_by_its_folder_or_by_its_name_beside_it(
     other = make_deck(tmp_path / "elsewhere" / "other-deck")
     with pytest.raises(GalleryError, match="is a folder of card images, not a gallery"):
         load_deck_gallery(str(other))
+    # a folder with no images, or no name at all, is not called a folder of card images
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(GalleryError, match="is a folder with no card images in it"):
+        load_deck_gallery(str(tmp_path / "empty"))
+    with pytest.raises(GalleryError, match="the deck's name is empty"):
+        load_deck_gallery("")
     # a folder enrolled under another name is found by its bare name too
     enroll(other, per_card=2, seed=1).save(gallery_path("renamed"))
     monkeypatch.chdir(other.parent)

@@ -241,11 +241,19 @@ def load_deck_gallery(deck: str | Path | Gallery | None = None) -> Gallery:
         from models import model_path
 
         return load_gallery(model_path(SHIPPED_DECKS[deck]))
+    if str(deck).strip() == "":
+        raise GalleryError("the deck's name is empty: give a shipped deck (tarot, decktet), "
+                           "an enrolled deck's name, or a gallery file")
     p = Path(deck).expanduser()
     if p.is_dir():
         enrolled = _enrolled_from(p, deck)
         if enrolled is not None:
             return enrolled
+        if not folder_images(p)[0]:
+            raise GalleryError(f"deck {str(deck)!r} is a folder with no card images in it, "
+                               "and no deck is enrolled from it or by that name: give a "
+                               "shipped deck (tarot, decktet), an enrolled deck's name, or a "
+                               "gallery file")
         raise GalleryError(
             f"deck {str(deck)!r} is a folder of card images, not a gallery: enroll it first "
             f"('companion enroll-deck {deck} --name NAME'), then pass --deck NAME")

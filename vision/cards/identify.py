@@ -536,6 +536,9 @@ class Gallery:
     @classmethod
     def load(cls, path: str | Path) -> "Gallery":
         path = Path(path)
+        if path.exists() and not path.is_file():
+            raise GalleryError(f"card gallery {str(path)!r} is not a file (a folder, a "
+                               "device or a pipe?)")
         if not path.is_file():
             raise GalleryError(f"card gallery {str(path)!r} does not exist "
                                "(enroll the deck first)")
@@ -545,7 +548,8 @@ class Gallery:
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             # (numpy's own words here suggest allow_pickle, which would run what it holds)
             raise GalleryError(f"{where} is not readable: not a gallery file of this program "
-                               f"({type(exc).__name__})") from None
+                               f"({type(exc).__name__}); if it was one, it is damaged: enroll "
+                               "the deck again") from None
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise GalleryError(f"{where} is a single numpy array, not a gallery (.npz of "
                                "`companion enroll-deck`)")
