@@ -440,3 +440,21 @@ def test_a_deck_json_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> Non
     (folder / "deck.json").write_text("{cards: [")
     with pytest.raises(DeckError, match=r"deck file .*deck\.json is not valid JSON"):
         load_deck(folder)
+
+
+def test_a_gallery_folder_that_cannot_be_written_is_said_before_enrolling(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """XDG_DATA_HOME set wrong: the gallery's folder cannot be made. That was said only
+    after every card was augmented and the projection fitted (35 s for a tarot deck)."""
+    import vision.cards.identify as identify
+
+    def never(*args: object, **kw: object) -> None:
+        raise AssertionError("enrolled before the gallery's folder was checked")
+
+    monkeypatch.setattr(identify, "enroll", never)
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "afile" / "data"))
+    rc = main(["enroll-deck", str(make_deck(tmp_path / "deck")), "--per-card", "2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "cannot write gallery" in err and "its folder cannot be made" in err, err

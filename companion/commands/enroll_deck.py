@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
                              given=args.out is not None)
     if replacing is not None:
         print(f"{replacing} (enrolled from {_source_of(out)})", file=sys.stderr)
+    _writable_folder(out)
     n_cards = len(deck.ids)
     back = "its back image" if deck.back_file is not None else "procedural backs"
     if deck.photos:
@@ -158,6 +160,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {a} and {b} look alike to the gallery: it may take one for the "
               "other; check that their images are of two different cards", file=sys.stderr)
     return 0
+
+
+def _writable_folder(out: Path) -> None:
+    """The gallery's folder made, and found writable, before the long part: a folder that
+    cannot be (XDG_DATA_HOME set wrong, a read-only disk) was said only once every card
+    had been augmented and the projection fitted."""
+    from vision.cards.identify import GalleryError
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GalleryError(f"cannot write gallery {str(out)!r}: its folder cannot be made "
+                           f"({exc.strerror or exc})") from None
+    if not os.access(out.parent, os.W_OK):
+        raise GalleryError(f"cannot write gallery {str(out)!r}: its folder is not writable")
 
 
 def _left_out(ids: Sequence[str]) -> str:
