@@ -545,12 +545,14 @@ class LiveSession:
             if ":" not in text.split(" ", 1)[0] and st.to_move is not None:
                 text = f"{st.to_move.value}: {text}"
             move = parse_move(text)
-            self._early_click = None
             events = self._pair_clicked(st, move)
             early = [] if events else self._keep_early_click(st, move)
             if early:
                 return self._emit(early)
             events += self._apply_checked(move, source="click")
+            # (a click kept earlier whose turn this click brought: blue's draw clicked while
+            # red's draw was not yet)
+            events += self._take_early_click()
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
                 p = self._pending
@@ -1416,7 +1418,8 @@ class LiveSession:
         camera sees the move before it (:meth:`_take_early_click`). Only a click of the
         player after the one to move, one move ahead, and only while no ruling is on show:
         a table the camera saw change with a rule broken is no missed picture, and a
-        click two seats ahead is a slip more often than two missed moves."""
+        click two seats ahead is a slip more often than two missed moves. Another click
+        replaces it."""
         player = getattr(move, "player", None)
         if (st.is_over or st.to_move is None or player is None or player not in st.players
                 or self.status is Status.WRONG_TABLE):
@@ -1429,16 +1432,16 @@ class LiveSession:
             return []
         self._early_click = (move, len(self._history))
         waiting = st.to_move.value
-        return [LiveEvent(EventKind.WAITING, f"{move}: kept until the camera sees {waiting}'s "
-                          f"move (it is {waiting}'s turn in the game so far); click it again "
-                          "once that move is seen if it is not taken by then",
+        return [LiveEvent(EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or "
+                          f"clicked (it is {waiting}'s turn in the game so far); click it again "
+                          "once that move is in if it is not taken by then",
                           move=str(move), player=player.value, frame=self._last_frame,
                           source="click")]
 
     def _take_early_click(self) -> list[LiveEvent]:
-        """The click :meth:`_keep_early_click` kept, carried out once the camera has seen
-        the one move before it; dropped with a line when it saw more (the clicking player
-        moved on the table instead) or the game ended."""
+        """The click :meth:`_keep_early_click` kept, carried out once the one move before
+        it is in (seen by the camera, or clicked); dropped with a line when more came (the
+        clicking player moved on the table instead) or the game ended."""
         kept, st = self._early_click, self._state
         if kept is None or st is None or self.status is not Status.PLAYING:
             return []
@@ -1449,8 +1452,7 @@ class LiveSession:
         self._early_click = None
         if st.is_over or seen > 1 or getattr(move, "player", None) != st.to_move:
             return [LiveEvent(EventKind.INFO, f"{move}: the click kept earlier is dropped "
-                              "(the camera saw other moves first); click it again if it "
-                              "stands", move=str(move), frame=self._last_frame, source="click")]
+                              "(other moves came first); click it again if it stands", move=str(move), frame=self._last_frame, source="click")]
         events = self._apply_checked(move, source="click")
         if events and events[0].kind is EventKind.ACCEPTED:
             self._record("note", str(move), player=events[0].player,

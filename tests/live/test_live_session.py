@@ -667,7 +667,7 @@ def test_a_click_before_the_camera_saw_the_move_before_it_is_kept_and_taken() ->
     assert [e.kind for e in ev] == [EventKind.ILLEGAL] and "not this player's turn" in ev[0].text
     ev = s.manual("red: draw 3")
     assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
-    assert ev[0].text.startswith("red: draw 3: kept until the camera sees green's move")
+    assert ev[0].text.startswith("red: draw 3: kept until green's move is seen or clicked")
     assert len(s.history) == before
     ev = s.observe(sample_record(17), frame=17)
     assert [(e.kind, e.move) for e in ev if e.kind is EventKind.ACCEPTED] == [
@@ -675,6 +675,20 @@ def test_a_click_before_the_camera_saw_the_move_before_it_is_kept_and_taken() ->
     assert "clicked before the camera saw" in ev[-1].text
     assert ("note", "red: draw 3") in [(c[0], c[1]) for c in rec.calls]
     assert s.to_move.value == "blue"
+
+
+def test_a_click_kept_before_another_players_click_is_taken_after_it() -> None:
+    """Blue clicks its draw before red has clicked red's: blue's is kept, and taken as
+    soon as red's click comes, not dropped by it."""
+    s = sample_session()
+    play(s, range(17))
+    assert s.to_move is not None and s.to_move.value == "red"
+    ev = s.manual("blue: draw 2")
+    assert [e.kind for e in ev] == [EventKind.WAITING]
+    ev = s.manual("red: draw 3")
+    assert [(e.kind, e.move) for e in ev] == [(EventKind.ACCEPTED, "red: draw 3"),
+                                              (EventKind.ACCEPTED, "blue: draw 2")]
+    assert s.to_move.value == "green"
 
 
 def test_an_illegal_move_is_not_taken_for_two_legal_ones() -> None:
