@@ -48,6 +48,28 @@ log = logging.getLogger(__name__)
 GAMES: tuple[str, ...] = ("zarcana",)
 
 
+def _profile_covers(path: Path, players: Sequence[str]) -> None:
+    """The colour profile names the players' colours: one that names none of them was
+    made for other players, and would read their pyramids as its own colours (purple and
+    black as blue): refused. One that names some of them: a warning."""
+    from vision.pyramids.profile import load_profile
+
+    named = load_profile(path).names()
+    missing = [c for c in players if c not in named]
+    if not missing:
+        return
+    again = (f"`companion calibrate-colors --colors {','.join(players)}` with these players' "
+             "pyramids, or run with --no-colors")
+    if len(missing) == len(players):
+        raise CompanionError(f"the colour profile {path} names {', '.join(named)}, none of "
+                             f"the players' colours ({', '.join(players)}): it would read "
+                             f"their pyramids as its own colours; calibrate again: {again}")
+    log.warning("the colour profile %s does not name %s: a pyramid of %s may be read as one of "
+                "its colours (%s); calibrate again: %s", path, ", ".join(missing),
+                "that colour" if len(missing) == 1 else "those colours", ", ".join(named),
+                again)
+
+
 #: settings a live table does not take (the game starts with the first player named; a bid is
 #: not followed live)
 NOT_LIVE = {"first_player": "at a live table the first of --players moves first: list the "
@@ -261,6 +283,8 @@ def run(args: argparse.Namespace) -> int:
     own_file = args.record is None
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
+        if colors is not None and (args.record is None or not args.record.exists()):
+            _profile_covers(colors, args.players)   # (before a new game file is made)
         recorder, state, history, path, settings = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players,
             settings=chosen)
@@ -272,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
                             "--setting is ignored", path)
         else:
             players, edition = list(args.players), args.edition
+        if colors is not None and state is not None:
+            _profile_covers(colors, players)    # (a game continued: its own players)
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,

@@ -45,6 +45,16 @@ def sample_folder(folder: Path, frames: range) -> Path:
     return folder
 
 
+def profile_of(path: Path, names: list[str]) -> Path:
+    """A colour profile file naming these colours (as `calibrate-colors` saves one)."""
+    from vision.pyramids.profile import ColorProfile, ColorSample
+
+    eye = ((25.0, 0.0, 0.0), (0.0, 25.0, 0.0), (0.0, 0.0, 25.0))
+    profile = ColorProfile(tuple(ColorSample(n, (50.0, 10.0 * k, -5.0 * k), eye, {}, 100)
+                                 for k, n in enumerate(names)))
+    return profile.save(path)
+
+
 def run_until(argv: list[str], moves: int) -> tuple[int, list[str]]:
     """Run the command; close its window once ``moves`` moves are in its log."""
     app = QApplication.instance()
@@ -251,7 +261,7 @@ def test_run_reads_the_table_with_the_saved_camera_and_colours(
     camera, colors = default_camera_path(), default_profile_path()
     camera.parent.mkdir(parents=True)
     camera.write_text("{}")
-    colors.write_text("{}")
+    profile_of(colors, ["red", "blue", "green"])
     folder = tmp_path / "frames"
     folder.mkdir()
     shutil.copy(SAMPLE / "0000.jpg", folder / "0000.jpg")
@@ -275,6 +285,31 @@ def test_run_reads_the_table_with_the_saved_camera_and_colours(
                                 str(given), "--threads", "1"], 0)
     assert code == 0 and TruthPipeline.made[-1]["intrinsics"] == given
     assert TruthPipeline.made[-1]["threads"] == 1
+
+
+def test_a_colour_profile_of_other_players_is_refused_or_warned_of(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """A profile calibrated for red, blue and green read a purple or black pyramid as blue,
+    silently: one naming none of the players' colours is refused before the window, one
+    naming some of them is warned of."""
+    import vision.pipeline
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    colors = profile_of(tmp_path / "colors.json", ["red", "blue", "green"])
+    folder = sample_folder(tmp_path / "frames", range(1))
+    args = ["run", "--source", str(folder), "--fast", "--colors", str(colors)]
+    assert main(args + ["--players", "purple,orange,black",
+                        "--record", str(tmp_path / "games" / "a.db")]) == 2
+    err = capsys.readouterr().err
+    assert "names red, blue, green, none of the players' colours" in err, err
+    assert "calibrate-colors --colors purple,orange,black" in err and "--no-colors" in err
+    assert not (tmp_path / "games").exists()
+    code, _ = run_until(args + ["--players", "red,blue,purple",
+                                "--record", str(tmp_path / "b.db")], 0)
+    assert code == 0
+    assert "does not name purple: a pyramid of that colour may be read as one of its " \
+        "colours" in caplog.text
 
 
 def test_run_refuses_a_deck_that_is_not_a_tarot(qapp: Any, tmp_path: Path,
