@@ -938,6 +938,9 @@ class TablePipeline:
             calinfo["markers_assumed"] = list(calib.markers_assumed)
         if calib.reprojection_mm is not None:
             calinfo["reprojection_mm"] = round(float(calib.reprojection_mm), 3)
+        if calib.reprojection_without_lens_mm is not None:
+            calinfo["reprojection_without_lens_mm"] = round(
+                float(calib.reprojection_without_lens_mm), 3)
         if calib.calibrated and calib.reason:
             calinfo["note"] = calib.reason
         calinfo["intrinsics"] = calib.intrinsics is not None

@@ -254,6 +254,7 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     0 (a blurred picture is read, its pyramids the likeliest missed: a warning)."""
     from calibration.mat import card_scale_doubt
     from calibration.sharpness import blurred_picture, coarse_picture
+    from calibration.table import lens_doubt
 
     failed = not record["calibrated"]
     if failed:
@@ -263,7 +264,13 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     if not failed and (coarse := coarse_picture(record)) is not None:
         _warn(f"warning: {path}: {coarse}")
     fit = record.get("calibration", {}).get("reprojection_mm")
-    if fit is not None and fit > POOR_MAT_FIT_MM:
+    lens_wrong = None if camera is None else lens_doubt(record.get("calibration"),
+                                                        f"the camera file {str(camera)!r}")
+    if lens_wrong is not None:
+        # (the markers fit the mat without the file: the file, not the mat, is wrong)
+        _warn(f"error: {path}: {lens_wrong}")
+        failed = True
+    elif fit is not None and fit > POOR_MAT_FIT_MM:
         lens = (", or does the lens bend straight lines (a wide-angle webcam: `companion "
                 "calibrate-camera` measures it, and the lens is then undone)?"
                 if camera is None else

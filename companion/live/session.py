@@ -910,7 +910,8 @@ class LiveSession:
         if self.status is Status.OVER:
             return []
         said = (self._sharpness(obs, frame) + self._colourless(obs, frame)
-                + self._mat_doubt(obs, frame) + self._coarse(obs, frame))
+                + self._mat_doubt(obs, frame) + self._lens_doubt(obs, frame)
+                + self._coarse(obs, frame))
         obs = self._players_pieces(obs)
         expected = None
         if self.tracker.lattice is None and self._state is not None:
@@ -980,6 +981,18 @@ class LiveSession:
             return []
         return self._said_while("scale", card_scale_doubt(scale),
                                 "the cards measure the deck's size again", frame)
+
+    def _lens_doubt(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
+        """A line when the camera file fits the markers worse than none
+        (:func:`calibration.table.lens_doubt`: another camera's file, or the zoom changed):
+        every position is bent by it. Said once, until it fits again."""
+        from calibration.table import lens_doubt
+
+        calib = obs.extra.get("calibration")
+        if not isinstance(calib, Mapping) or calib.get("reprojection_without_lens_mm") is None:
+            return []
+        return self._said_while("lens", lens_doubt(calib), "the camera file fits the markers "
+                                "again", frame)
 
     def _coarse(self, obs: Observation, frame: int | None) -> list[LiveEvent]:
         """A line when the camera sees the table at too few pixels a millimetre for the

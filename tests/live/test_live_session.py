@@ -968,6 +968,27 @@ def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     assert_true_game(s)
 
 
+def test_a_camera_file_that_does_not_fit_is_said_once() -> None:
+    """The camera file fits the markers worse than none (another camera's): the window
+    says so once, and again when it fits; a frame with a marker hidden, which cannot tell,
+    says nothing. The game is still judged."""
+    def fitted(with_lens: float, bare: float | None) -> Callable[[int, dict[str, Any]],
+                                                                 dict[str, Any]]:
+        calib: dict[str, Any] = {"reprojection_mm": with_lens}
+        if bare is not None:
+            calib["reprojection_without_lens_mm"] = bare
+        return lambda k, rec: dict(rec, calibration=calib)
+
+    s = sample_session()
+    heard = (play(s, range(0, 3), change=fitted(3.4, 0.7))
+             + play(s, range(3, 4), change=fitted(0.4, None))
+             + play(s, range(4, 6), change=fitted(0.2, 0.7)))
+    said = [(e.frame, e.text.split(":")[0]) for e in heard if "camera file" in e.text]
+    assert said == [(0, "the camera file does not fit this camera"),
+                    (4, "the camera file fits the markers again")], said
+    assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[:5]
+
+
 def test_cards_another_size_than_the_decks_are_said_once() -> None:
     """A mat file measured to the markers' outer edges makes every card 8.5% too big
     (``calibration.card_scale``): the window says so once, and again when the cards measure

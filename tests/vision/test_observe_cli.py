@@ -394,6 +394,26 @@ def test_a_nearly_grey_picture_has_no_colour_and_one_pyramid_gives_it_some():
     assert not greyscale(cv2.imread(str(FRAMES[0])))
 
 
+def test_another_cameras_file_is_said_not_to_fit(fake, capsys, tmp_path):
+    """A camera file measured on another camera (a 720p webcam's strong barrel) was applied
+    without a word, every card 6-10 mm off: the markers fit the mat worse with it than
+    without it, which the record now gives, and observe says so and fails."""
+    from calibration.intrinsics import save_intrinsics
+
+    h, w = cv2.imread(str(FRAMES[0])).shape[:2]
+    other = tmp_path / "webcam.json"
+    save_intrinsics(other, np.array([[0.9 * w, 0, w / 2], [0, 0.9 * w, h / 2], [0, 0, 1]]),
+                    np.array([-0.26, 0.08, 0, 0, 0]), (w, h))
+    code, out, err = _run(capsys, "--jsonl", "--intrinsics", str(other), str(FRAMES[0]))
+    calib = json.loads(out)["calibration"]
+    assert calib["reprojection_mm"] > 2 * calib["reprojection_without_lens_mm"], calib
+    assert code == 1 and f"the camera file {str(other)!r} does not fit this camera" in err, err
+    assert "--no-intrinsics" in err and "fit the mat file badly" not in err
+    code, out, err = _run(capsys, "--jsonl", "--no-intrinsics", str(FRAMES[0]))
+    assert code == 0 and "does not fit this camera" not in err
+    assert "reprojection_without_lens_mm" not in json.loads(out)["calibration"]
+
+
 def test_a_mat_file_that_is_not_the_mat_in_the_picture_is_warned_of(fake, capsys, tmp_path):
     swapped = tmp_path / "swapped.json"         # 650 x 900 given for the 900 x 650 mat
     swapped.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
