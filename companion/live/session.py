@@ -309,6 +309,21 @@ class _Pending:
     frame: int | None = None
 
 
+def _click_options(st: ZarcanaState) -> list[str]:
+    """The legal moves the camera cannot see, for the player to move in ``st``."""
+    who = st.to_move
+    if who is None or st.is_over:
+        return []
+    top = st.pending[-1] if st.pending else None
+    if st.phase == "bid" or isinstance(top, (TaxDue, PlagueCull, PlagueRaze, FoolDraw)):
+        return [str(m) for m in st.legal_moves() if not isinstance(m, Action)]
+    if isinstance(top, FoolPlay):
+        return []  # the drawn card is played on the table (or discarded by the engine)
+    out: list[Move] = [Draw(who, n) for n in range(1, st.settings.draw_amount + 1)]
+    out += [Pass(who), DeclareEnd(who)]
+    return [str(m) for m in out if st.check(m).legal]
+
+
 @dataclass(frozen=True)
 class _HeldPair:
     """Two moves seen on one picture (the picture between them missed), held until the
@@ -581,7 +596,8 @@ class LiveSession:
                        notice=f"{event.move}: {note}")
 
     def manual_options(self) -> list[str]:
-        """The legal moves the camera cannot see, for the player to move, as buttons.
+        """The legal moves the camera cannot see, for the player to move, as buttons (and
+        while two moves seen at once are held, for the player after them too).
 
         Draws, pass and declaring the end on a normal turn; during bidding the bids; when a
         power leaves a decision (the Emperor's tax, the Plague, the Fool's draws) its choices.
@@ -590,19 +606,14 @@ class LiveSession:
             st = self._state
             if st is None or st.is_over or self.status is Status.OVER:
                 return []
-            who = st.to_move
-            if who is None:
-                return []
-            top = st.pending[-1] if st.pending else None
-            if st.phase == "bid" or isinstance(top, (TaxDue, PlagueCull, PlagueRaze, FoolDraw)):
-                return [str(m) for m in st.legal_moves() if not isinstance(m, Action)]
-            if isinstance(top, FoolPlay):
-                return []  # the drawn card is played on the table (or discarded by the engine)
-            out: list[Move] = []
-            for n in range(1, st.settings.draw_amount + 1):
-                out.append(Draw(who, n))
-            out += [Pass(who), DeclareEnd(who)]
-            return [str(m) for m in out if st.check(m).legal]
+            out = _click_options(st)
+            held = self._pair
+            if held is not None and held.before is st and not held.pair.after.is_over:
+                # two moves seen at once, held for the next picture: the player after them
+                # may click first (a draw), which agrees with them (_pair_clicked); their
+                # buttons too, or the click would go to the player before the pair
+                out += [o for o in _click_options(held.pair.after) if o not in out]
+            return out
 
     def hidden_cards(self) -> list[Cell]:
         """Face-down territories whose card nobody has named yet (a Wheel of Fortune build)."""
@@ -1232,8 +1243,12 @@ class LiveSession:
                               f"{suggestions[0].text}", move=suggestions[0].move, player=who,
                               changes=changes, suggestions=suggestions, frame=frame)]
         if suggestions:
+            # (the same picture and the same question: a question not asked before, the
+            # game having moved on by a click, is asked, not "still waited for")
             same = (was is Status.QUESTION and self._pending is not None
-                    and self._pending.reading.view.same_as(view))
+                    and self._pending.reading.view.same_as(view)
+                    and bool(self._pending.suggestions)
+                    and self._pending.suggestions[0].text == suggestions[0].text)
             self._pending = _Pending(reading, obs, ex, suggestions, frame)
             self.status = Status.QUESTION
             if same:

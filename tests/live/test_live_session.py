@@ -677,6 +677,21 @@ def test_a_click_before_the_camera_saw_the_move_before_it_is_kept_and_taken() ->
     assert s.to_move.value == "blue"
 
 
+def test_while_two_moves_are_held_the_next_players_buttons_are_offered() -> None:
+    """Green's build is not photographed; the next picture shows it and red's turn, held.
+    Blue, who moves after them, is offered its draws too (only green's were, and blue's
+    press went down as green's draw); blue's click takes the pair and then the draw."""
+    s = sample_session()
+    play(s, [k for k in range(8) if k != 6])
+    options = s.manual_options()
+    assert "green: draw 3" in options and "blue: draw 3" in options, options
+    ev = s.manual("blue: draw 3")
+    assert [e.move for e in ev if e.kind is EventKind.ACCEPTED] == [
+        "green: use pentacles-04 by green1U@1,1: build 1,1 =pentacles-02",
+        "red: reorient red1U@0,2>W", "blue: draw 3"]
+    assert all(o.startswith("green: ") for o in s.manual_options())
+
+
 def test_a_click_kept_before_another_players_click_is_taken_after_it() -> None:
     """Blue clicks its draw before red has clicked red's: blue's is kept, and taken as
     soon as red's click comes, not dropped by it."""
