@@ -495,7 +495,21 @@ def save_intrinsics(path: str | Path, K: np.ndarray, dist: np.ndarray,
 
 
 def read_camera_file(path: str | Path) -> dict[str, Any]:
-    """The validated camera file as a dict (K and dist as arrays, image_size a tuple)."""
+    """The validated camera file as a dict (K and dist as arrays, image_size a tuple). The
+    saved one that cannot be read says how to make it again: it is used without being
+    named, and blocked every command until removed by hand."""
+    try:
+        return _read_camera_file(path)
+    except IntrinsicsError as exc:
+        p = Path(path).expanduser()
+        if not p.is_file() or p != default_camera_path():
+            raise
+        raise IntrinsicsError(f"{exc}; it is the saved camera file: `companion "
+                              "calibrate-camera` with board photos replaces it, and "
+                              "--no-intrinsics reads without it") from None
+
+
+def _read_camera_file(path: str | Path) -> dict[str, Any]:
     p = Path(path).expanduser()
     src = f"camera file {str(p)!r}"
     try:

@@ -407,6 +407,21 @@ def test_out_never_writes_over_a_photo_or_a_file_of_another_kind(
     assert main(["calibrate-camera", str(photos), "--out", str(out)]) == 0, \
         capsys.readouterr().err
     assert read_camera_file(out)["version"] == 1
+    # the saved camera file damaged (cut short): observe says how to make it again, and
+    # calibrate-camera replaces it (it refused: "give another name" would never be found)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    from calibration.intrinsics import default_camera_path
+
+    saved = default_camera_path()
+    saved.parent.mkdir(parents=True)
+    saved.write_text(out.read_text()[:150])
+    with pytest.raises(IntrinsicsError, match="it is the saved camera file: `companion "
+                                              "calibrate-camera` with board photos replaces"):
+        read_camera_file(saved)
+    assert main(["calibrate-camera", str(photos)]) == 0, capsys.readouterr().err
+    assert f"the saved camera file {saved} is damaged: it is replaced" in \
+        capsys.readouterr().err
+    assert read_camera_file(saved)["version"] == 1
     # --out=~/...: the shell leaves the ~, the guard sees the file it stands for
     monkeypatch.setenv("HOME", str(tmp_path))
     assert main(["calibrate-camera", str(photos), "--out=~/photos/view00.png"]) == 2

@@ -156,7 +156,8 @@ def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
     over a file that is not a ``kind`` (a photo named by a slip of the keyboard); return
     what replacing an existing ``kind`` file means to say (None when nothing is there).
     ``is_kind`` recognises the kind loosely: an outdated or damaged file of the kind, which
-    the program itself says to make again, is replaced."""
+    the program itself says to make again, is replaced; so is the saved one (not
+    ``given``) whatever it holds, the program's own file at the program's own path."""
     import os
 
     from companion.core.errors import CompanionError
@@ -176,6 +177,10 @@ def check_output(out: Path, kind: str, is_kind: Callable[[Path], bool],
             raise CompanionError(f"{what} is one of the files it is made from; give another "
                                  f"name for the {kind}")
     if not is_kind(out):
+        if not given:
+            # the program's own saved file, damaged (cut short, edited by hand): this run
+            # is how it is made again, and another name would never be found
+            return f"the saved {kind} {out} is damaged: it is replaced"
         raise CompanionError(f"{what} exists and is not a {kind}: it is not written over "
                              "(remove it, or give another name)")
     return f"replacing the {kind} {out}"

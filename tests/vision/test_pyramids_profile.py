@@ -147,6 +147,20 @@ def test_cli(tarot, finder, tmp_path, capsys):
     with pytest.raises(SystemExit):     # an endless zone once overflowed in the cut
         main(["calibrate-colors", str(img), "--colors", "red", "--zone", "0,0,inf,inf"])
     assert "expected X0,Y0,X1,Y1" in capsys.readouterr().err
+    # the saved profile damaged: how to make it again is said, and calibrate-colors
+    # replaces it (it refused, and another name would never be found)
+    from vision.pyramids.profile import default_profile_path
+
+    saved = default_profile_path()
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(out.read_text()[:100])
+    with pytest.raises(ProfileError, match="it is the saved colour profile: `companion "
+                                           "calibrate-colors` replaces it"):
+        load_profile(saved)
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green"]) == 0
+    assert f"the saved colour profile {saved} is damaged: it is replaced" in \
+        capsys.readouterr().err
+    assert load_profile(saved).names() == ["red", "blue", "green"]
     # a broken saved camera file is said, and --no-intrinsics goes past it as for the game
     from calibration.intrinsics import default_camera_path
 

@@ -183,15 +183,24 @@ class ColorProfile:
 
 
 def load_profile(path: Path) -> ColorProfile:
+    """The colour profile in ``path``; the saved one that cannot be read says how to make
+    it again (it is used without being named)."""
     path = Path(path)
     try:
-        data = read_json(path)
-    except OSError as exc:
-        raise ProfileError(f"colour profile {path}: cannot be read ({exc.strerror or exc})") \
-            from None
-    except JsonTextError as exc:
-        raise ProfileError(f"colour profile {path}: {exc}") from None
-    return ColorProfile.from_dict(data, str(path))
+        try:
+            data = read_json(path)
+        except OSError as exc:
+            raise ProfileError(f"colour profile {path}: cannot be read "
+                               f"({exc.strerror or exc})") from None
+        except JsonTextError as exc:
+            raise ProfileError(f"colour profile {path}: {exc}") from None
+        return ColorProfile.from_dict(data, str(path))
+    except ProfileError as exc:
+        if not path.is_file() or path.expanduser() != default_profile_path():
+            raise
+        raise ProfileError(f"{exc}; it is the saved colour profile: `companion "
+                           "calibrate-colors` replaces it, and --no-colors reads without it"
+                           ) from None
 
 
 def _probe_lab(view: np.ndarray, center_mm: np.ndarray, ppm: float) -> np.ndarray | None:
