@@ -266,6 +266,9 @@ def board_reach(K: np.ndarray, views: Sequence[View], image_size: tuple[int, int
 #: how far undistorting may move the image's corners, as a multiple of their distance from
 #: the centre (see :func:`lens_fold`)
 LENS_STRETCH = (0.5, 4.0)
+#: a lens model's tangential terms (p1, p2: a lens tilted against the sensor) past this are
+#: no real lens's (a camera's are under 0.01)
+TANGENTIAL_MAX = 0.05
 #: the share of the way from the image centre to its corners over which a lens model must
 #: rise (see :func:`lens_fold`)
 LENS_MIN_REACH = 0.6
@@ -309,11 +312,22 @@ def lens_fold(K: np.ndarray, dist: np.ndarray, image_size: tuple[int, int]) -> s
     :data:`LENS_MIN_REACH` of the way to the image's corners (k3 of -30000, fitted to too few
     photos, folded the picture over and no card was found in it), or undistorting moves
     points outside :data:`LENS_STRETCH` times their distance from the centre (a strong
-    wide-angle lens about doubles it). See :func:`lens_reach`."""
+    wide-angle lens about doubles it). See :func:`lens_reach`. Also where its principal
+    point lies outside the picture, or its tangential terms are far beyond a real lens's
+    (:data:`TANGENTIAL_MAX`): such a file made OpenCV fail on every image."""
+    w, h = image_size
+    cx, cy = float(np.asarray(K)[0, 2]), float(np.asarray(K)[1, 2])
+    if not (0 <= cx <= w and 0 <= cy <= h):
+        return (f"puts the lens's centre (the principal point {cx:.0f}, {cy:.0f}) outside the "
+                f"{w}x{h} picture")
+    d = np.asarray(dist, np.float64).ravel()
+    if len(d) >= 4 and max(abs(float(d[2])), abs(float(d[3]))) > TANGENTIAL_MAX:
+        return (f"has tangential terms (p1 {float(d[2]):g}, p2 {float(d[3]):g}) far beyond a "
+                f"real lens's (under {TANGENTIAL_MAX:g})")
     share, stretch = lens_reach(K, dist, image_size)
     if share < LENS_MIN_REACH:
         return (f"turns back {100 * share:.0f}% of the way from the image centre to its "
-                "corners")
+                "corners (undistorting would fold the picture over)")
     if stretch is None or not LENS_STRETCH[0] <= stretch <= LENS_STRETCH[1]:
         return (f"moves the image's points to {stretch or float('inf'):.2g} times their "
                 f"distance from the centre (a lens: {LENS_STRETCH[0]:g} to "
@@ -543,9 +557,8 @@ def _read_camera_file(path: str | Path) -> dict[str, Any]:
     coefficients = np.array(dist, np.float64)
     fold = lens_fold(K, coefficients, (size[0], size[1]))
     if fold is not None:
-        raise IntrinsicsError(f"{src}: its lens model is no lens: it {fold} (undistorting "
-                              "would fold the picture over): run 'companion calibrate-camera' "
-                              "again with more photos")
+        raise IntrinsicsError(f"{src}: its lens model is no lens: it {fold}: run 'companion "
+                              "calibrate-camera' again with more photos")
     out = dict(data)
     out.update(K=K, dist=coefficients, image_size=(size[0], size[1]))
     return out

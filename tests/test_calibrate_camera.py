@@ -321,9 +321,15 @@ def test_camera_file_errors_name_the_file_and_field(tmp_path: Path) -> None:
     # a fit on too few photos once wrote k3 = -29542: undistorting folded the picture over
     # and observe found no card, without a word
     K = [[1400, 0, 960], [0, 1400, 540], [0, 0, 1]]
-    for dist, words in (([0, 0, 0, 0, -29542], "turns back 14% of the way"),
-                        ([1e6, 0, 0, 0, 0], "moves the image's points to 0.012 times")):
-        p.write_text(json.dumps({"K": K, "dist": dist, "image_size": [1920, 1080]}))
+    # tangential terms far past a lens's, or the lens's centre off the picture: OpenCV
+    # failed on every image ("!ssize.empty()"), the camera file unnamed
+    off = [[1400, 0, -500], [0, 1400, 540], [0, 0, 1]]
+    for k, dist, words in ((K, [0, 0, 0, 0, -29542], "turns back 14% of the way"),
+                           (K, [1e6, 0, 0, 0, 0], "moves the image's points to 0.012 times"),
+                           (K, [0, 0, 0.5, 0.5, 0], r"has tangential terms \(p1 0.5, p2 0.5\)"),
+                           (off, [0] * 5, r"puts the lens's centre \(the principal point "
+                                          r"-500, 540\) outside the 1920x1080 picture")):
+        p.write_text(json.dumps({"K": k, "dist": dist, "image_size": [1920, 1080]}))
         with pytest.raises(IntrinsicsError, match=rf"camera\.json.*no lens: it {words}"):
             load_intrinsics(p)
 

@@ -192,6 +192,17 @@ def test_bad_profile_files(tmp_path):
         load_profile(p)
     with pytest.raises(ProfileError, match="not a colour profile"):
         ColorProfile.from_dict([1, 2])
+    # hand edits that once got through: NaN (every pyramid then read red), a covariance
+    # with a negative spread, and a hist that is not an object (an internal error)
+    good = {"lab_mean": [50, 10, 5], "lab_cov": [[20, 0, 0], [0, 20, 0], [0, 0, 20]],
+            "pixels": 100, "hist": {"3": 0.5}}
+    for bad, words in (({"lab_mean": [float("nan"), 1, 1]}, "not finite"),
+                       ({"lab_cov": [[-20, 0, 0], [0, 20, 0], [0, 0, 20]]}, "not a covariance"),
+                       ({"lab_cov": [[20, 9, 0], [0, 20, 0], [0, 0, 20]]}, "not a covariance"),
+                       ({"hist": None}, "malformed"), ({"hist": [1, 2]}, "malformed")):
+        with pytest.raises(ProfileError, match=words):
+            ColorProfile.from_dict({"version": 1, "colors": {"red": dict(good, **bad)}})
+    assert ColorProfile.from_dict({"version": 1, "colors": {"red": good}}).names() == ["red"]
 
 
 def test_swapped_colours_are_rings_of_named_colours_only():

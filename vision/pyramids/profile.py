@@ -154,16 +154,29 @@ class ColorProfile:
             if name not in COLORS:
                 raise ProfileError(f"{source}: unknown colour {name!r} "
                                    f"(expected one of {', '.join(COLORS)})")
+            if not isinstance(d, dict) or not isinstance(d.get("hist", {}), dict):
+                raise ProfileError(f"{source}: colour {name!r} is malformed (expected an "
+                                   "object with lab_mean, lab_cov and a hist object)")
             try:
                 mean = tuple(float(v) for v in d["lab_mean"])
                 cov = tuple(tuple(float(v) for v in row) for row in d["lab_cov"])
                 hist = {int(k): float(v) for k, v in d.get("hist", {}).items()}
                 pixels = int(d.get("pixels", 0))
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise ProfileError(f"{source}: colour {name!r} is malformed ({exc})") from None
             if len(mean) != 3 or len(cov) != 3 or any(len(r) != 3 for r in cov):
                 raise ProfileError(f"{source}: colour {name!r} needs a 3-value lab_mean and a "
                                    "3x3 lab_cov")
+            C = np.array(cov, np.float64)
+            if not (np.isfinite(mean).all() and np.isfinite(C).all()
+                    and np.isfinite(list(hist.values())).all()):
+                raise ProfileError(f"{source}: colour {name!r} holds a number that is not "
+                                   "finite (NaN or infinite)")
+            # a spread of colours: symmetric, no direction of negative spread (a hand edit
+            # that breaks this made every pyramid read as that colour)
+            if not np.allclose(C, C.T, atol=1e-3) or float(np.linalg.eigvalsh(C).min()) < -1e-6:
+                raise ProfileError(f"{source}: colour {name!r} has a lab_cov that is not a "
+                                   "covariance (symmetric, with no negative spread)")
             if any(not 0 <= k < BINS ** 3 for k in hist):
                 raise ProfileError(f"{source}: colour {name!r} has histogram bins out of range")
             out.append(ColorSample(name, mean, cov, hist, pixels))  # type: ignore[arg-type]
