@@ -505,6 +505,13 @@ def open_source(spec: str | int | Path, *, realtime: bool | None = None,
         return FolderSource(path, realtime=bool(realtime), interval_s=interval_s)
     if path.is_file():
         if path.suffix.lower() in IMAGE_SUFFIXES:
+            # one photo, which is all there is to referee: one that cannot be read is said
+            # now (skipped, it left a window waiting on nothing)
+            try:
+                read_image(path)
+            except ImageError as exc:
+                raise CaptureError(f"source {text!r}: {str(exc).removeprefix(f'{path}: ')}"
+                                   ) from None
             return FolderSource(files=[path], realtime=bool(realtime), interval_s=interval_s)
         return VideoSource(str(path), realtime=realtime)
     raise CaptureError(f"source {text!r}: not a camera number, a URL, a video file or a folder")

@@ -224,12 +224,15 @@ def test_only_a_folder_can_be_watched(qapp: Any, tmp_path: Path,
                   "read, or one cut short before its index was written)"),
     ("99999999999999999999", "camera 99999999999999999999: no camera has that number"),
     ("", "give a camera number, a URL, a video file or a folder"),
+    # one photo that cannot be read: its window waited on nothing
+    ("cut.jpg", "source '{dir}/cut.jpg': truncated JPEG"),
 ])
 def test_a_source_that_cannot_be_opened_is_said_before_the_window(
         qapp: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str,
         words: str) -> None:
     (tmp_path / "zero.mp4").write_bytes(b"")
     (tmp_path / "notes.txt").write_text("not a video")
+    (tmp_path / "cut.jpg").write_bytes((SAMPLE / "0003.jpg").read_bytes()[:20000])
     given = str(tmp_path / source) if "." in source else source
     games = tmp_path / "games"
     assert main(["run", "--source", given, "--record", str(games / "g.db")]) == 2
