@@ -106,6 +106,8 @@ class LiveRunner:
                     self._source_event(item)
                     if item.kind == "end":
                         self._at_end()
+                        # (two moves its last picture showed, held for one after it)
+                        self.session.source_ended(self.source.name)
                         break
                     continue
                 try:

@@ -537,6 +537,34 @@ class LiveSession:
         photos)."""
         return self._emit([LiveEvent(EventKind.INFO, text, frame=frame, source="system")])
 
+    def source_ended(self, name: str) -> list[LiveEvent]:
+        """The video or folder has ended. Two moves its last picture showed, held for a
+        picture after them to agree (:meth:`_hold_pair`), are taken: none will come, and
+        dropping them lost two moves the pictures showed, without a word."""
+        with self._lock:
+            held, st = self._pair, self._state
+            if held is None or st is None or held.before is not st or st.is_over:
+                return []
+            self._pair = None
+            pair = held.pair
+            note = (f"{name} ended with these two moves on its last picture, with none after "
+                    "them to agree: if one was a misread, press \"Take back move\" and "
+                    "correct it")
+            events = [LiveEvent(EventKind.INFO, f"two moves on the last picture: {pair.first},"
+                                f" then {pair.second}; taken at the end of {name}",
+                                frame=held.frame, source="camera")]
+            events += self._accept(pair.first, pair.middle, kind="move", source="camera",
+                                   obs=held.record, frame=held.frame, note=note)
+            if not pair.middle.is_over:
+                events += self._accept(pair.second, pair.after, kind="move", source="camera",
+                                       obs=held.record, frame=held.frame, note=note)
+            self._pending = None
+            if self.status is not Status.OVER:
+                self.status = Status.PLAYING
+            self.tracker.remember(held.reading)
+            self._sync_tracker(self._state if self._state is not None else pair.after)
+        return self._emit(events)
+
     def camera_back(self, text: str = "camera back", frame: int | None = None) -> list[LiveEvent]:
         """The frame source delivers again."""
         with self._lock:

@@ -160,6 +160,24 @@ def test_a_frame_the_pipeline_fails_on_is_skipped_and_the_game_goes_on() -> None
     assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:4]]
 
 
+def test_two_moves_on_a_folders_last_photo_are_taken_at_its_end() -> None:
+    """The photo of green's build is missing and the folder's last photo shows it with
+    red's next move: held for a photo after them, which never comes. They were dropped
+    without a word (the game file stopped two moves short); they are taken at the end,
+    with a note on how to take them back."""
+    files = [SAMPLES / f"{k:04d}.jpg" for k in (0, 1, 2, 3, 4, 5, 7)]
+    session = sample_session()
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    LiveRunner(FolderSource(files=files), session,
+               lambda image, name: sample_record(Path(name).stem)).run()
+    assert [h.move.split(" =")[0] for h in session.history] == [
+        m["move"] for m in SCRIPT["moves"][:7]]
+    taken = [e for e in heard if "taken at the end of" in e.text]
+    assert len(taken) == 1 and taken[0].text.startswith("two moves on the last picture: ")
+    assert "Take back move" in heard[-1].text
+
+
 def test_open_source_reads_what_a_user_types(tmp_path: Path) -> None:
     assert open_source("0").kind == "camera"
     assert open_source(2).kind == "camera"
