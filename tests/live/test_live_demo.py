@@ -97,6 +97,50 @@ def test_an_unreadable_frame_is_counted_as_one_and_fails_the_run(
     assert "1 unreadable" in printed and "camera lost 0 time(s)" in printed, printed
 
 
+def test_a_demo_off_its_script_says_so_and_may_run_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--frames without the last photo: the game does not end, and its scores are said to
+    be so far, not final (they were "final scores ... match"); and the same command run
+    again takes its own game file back (it was refused as "not this demo's game")."""
+    import shutil
+
+    frames = tmp_path / "frames"
+    shutil.copytree(SAMPLES, frames)
+    for f in frames.glob("0023.*"):
+        f.unlink()
+    argv = ["demo", "--headless", "--observations", "truth", "--frames", str(frames),
+            "--out", str(tmp_path / "out")]
+    for _ in range(2):
+        main(argv)
+        printed = capsys.readouterr().out
+        assert "scores so far (the game did not end): " in printed, printed
+        assert "final scores: " not in printed and "(the game did not end)" in printed
+        assert "not this demo's game" not in printed
+
+
+
+def test_a_demo_game_off_the_script_is_the_demos_when_its_moves_txt_says_so(
+        tmp_path: Path) -> None:
+    """A demo run that went off the script (a photo of --frames left out) wrote its moves
+    beside its game file: that game is the demo's own, replaced by the next run; without
+    those moves beside it, a game of other moves is never taken."""
+    import json
+
+    from companion.commands.demo import _not_the_demos
+    from companion.recording.store import GameRecorder
+
+    script = json.loads((SAMPLES / "game.json").read_text())
+    db = tmp_path / "game.db"
+    rec = GameRecorder.create(db, game=script["game"], edition=script["edition"],
+                              players=list(script["players"]),
+                              settings=dict(script.get("settings", {})))
+    rec.record("move", "red: start 1,1")
+    rec.close()
+    assert _not_the_demos(db, script) == "its moves are not the script's"
+    (tmp_path / "moves.txt").write_text("red: start 1,1\n")
+    assert _not_the_demos(db, script) is None
+
+
 def test_the_demo_refuses_a_deck_that_is_not_a_tarot(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("onnxruntime")
