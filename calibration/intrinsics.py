@@ -451,6 +451,13 @@ def _board_hint(gray: np.ndarray, board: BoardSpec) -> str:
     markers at all (another dictionary, or no board in the photo)."""
     ids = marker_ids(gray, board.dictionary)
     if ids is None or len(ids) < 4:
+        import cv2
+
+        flipped = marker_ids(cv2.flip(gray, 1), board.dictionary)
+        if flipped is not None and len(flipped) >= 4:
+            # (markers read only mirrored: a webcam's mirror setting, a front camera)
+            return ("; the photo is mirrored: the board's markers read only flipped left to "
+                    "right (a webcam's mirror setting, a front camera): turn the mirroring off")
         for other in COMMON_DICTIONARIES:
             seen = marker_ids(gray, other) if other != board.dictionary else None
             # (a board shows many; the mat's four corner markers are no board)

@@ -450,6 +450,17 @@ def test_a_board_other_than_the_settings_say_is_hinted_at(
     assert "no ChArUco board found" in err and words in err, err
 
 
+def test_a_mirrored_board_photo_is_said_to_be_mirrored(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A webcam's mirror setting: the board's markers read only flipped. Observe and
+    calibrate-colors said so for the mat; calibrate-camera said only "no board found"."""
+    photo = tmp_path / "mirrored.png"
+    cv2.imwrite(str(photo), cv2.flip(BOARD.image(4.0, 10.0), 1))
+    assert main(["calibrate-camera", str(photo), "--out", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no ChArUco board found" in err and "the photo is mirrored" in err, err
+
+
 def test_the_right_board_partly_in_the_photo_is_not_blamed_on_the_settings(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     img = BOARD.image(4.0, 10.0)
