@@ -33,7 +33,7 @@ from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images, natura
 from calibration.mat import COMMON_DICTIONARIES, KNOWN_DICTIONARIES
 from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json, write_text_atomic
+from companion.core.files import JsonTextError, read_json, write_text_atomic, wrong_kind
 from companion.core.numbers import finite_number
 
 log = logging.getLogger(__name__)
@@ -523,6 +523,9 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
         return _read_camera_file(path)
     except IntrinsicsError as exc:
         p = Path(path).expanduser()
+        if p.is_file() and (other := wrong_kind(p, "a camera file")) is not None:
+            # (a colour profile or a mat file given as --intrinsics: said as such)
+            raise IntrinsicsError(f"camera file {str(p)!r} {other}") from None
         if not p.is_file() or p != default_camera_path():
             raise
         raise IntrinsicsError(f"{exc}; it is the saved camera file: `companion "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json
+from companion.core.files import JsonTextError, read_json, wrong_kind
 from companion.core.numbers import finite_number
 
 #: Dictionaries a mat may name (OpenCV aruco predefined dictionary names).
@@ -211,5 +211,12 @@ def load_mat(path: str | Path | None) -> Mat:
     except OSError as exc:
         raise MatError(f"mat file {str(p)!r} cannot be read: {exc.strerror or exc}") from None
     except JsonTextError as exc:
-        raise MatError(f"mat file {str(p)!r} {exc}") from None
-    return Mat.from_dict(data, source=f"mat file {str(p)!r}")
+        raise MatError(f"mat file {str(p)!r} {wrong_kind(p, 'a mat file') or exc}") from None
+    try:
+        return Mat.from_dict(data, source=f"mat file {str(p)!r}")
+    except MatError:
+        # (a camera file or a colour profile given as --mat: said as such, not as a mat
+        # file missing its fields)
+        if (other := wrong_kind(p, "a mat file")) is not None:
+            raise MatError(f"mat file {str(p)!r} {other}") from None
+        raise

@@ -145,3 +145,38 @@ def test_a_file_that_is_not_json_text_says_why(tmp_path: Path, data: bytes, word
     with pytest.raises(JsonTextError) as exc:
         read_json(tmp_path / "x.json")
     assert str(exc.value).startswith(words)
+
+
+def test_a_file_given_to_the_wrong_option_is_said_to_be_of_its_kind(tmp_path: Path) -> None:
+    """A colour profile given as --intrinsics said "missing field 'K'", a camera file as
+    --mat "missing field 'dictionary'", a photo as a camera file "not UTF-8 text": each
+    is now named for what it is."""
+    import json
+
+    from calibration.intrinsics import IntrinsicsError, read_camera_file
+    from calibration.mat import MatError, load_mat
+    from companion.core.files import file_kind
+    from vision.pyramids.profile import ProfileError, load_profile
+
+    camera = tmp_path / "camera.json"
+    camera.write_text(json.dumps({"K": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "dist": [0] * 5,
+                                  "image_size": [640, 480]}))
+    colours = tmp_path / "colors.json"
+    colours.write_text(json.dumps({"version": 1, "colors": {}}))
+    mat = tmp_path / "mat.json"
+    mat.write_text(json.dumps({"dictionary": "DICT_4X4_50", "marker_size_mm": 60,
+                               "width_mm": 900, "height_mm": 650}))
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(b"\xff\xd8\xff\xe0" + bytes(100))
+    assert file_kind(camera) == "a camera file (from calibrate-camera)"
+    assert file_kind(photo) == "an image (JPEG)" and file_kind(tmp_path / "none") is None
+    with pytest.raises(IntrinsicsError, match="is a colour profile .*not a camera file: given "
+                                              "to the wrong option"):
+        read_camera_file(colours)
+    with pytest.raises(IntrinsicsError, match=r"is an image \(JPEG\), not a camera file"):
+        read_camera_file(photo)
+    with pytest.raises(MatError, match="is a camera file .*not a mat file"):
+        load_mat(camera)
+    with pytest.raises(ProfileError, match="is a mat file, not a colour profile"):
+        load_profile(mat)
+    assert load_mat(mat).width_mm == 900

@@ -122,6 +122,49 @@ def read_json(path: Path) -> Any:
         raise JsonTextError("is not valid JSON: nested too deeply") from None
 
 
+#: the first bytes of the files a user may give to the wrong option, and what each is
+_MAGIC = ((b"\xff\xd8\xff", "an image (JPEG)"), (b"\x89PNG", "an image (PNG)"),
+          (b"GIF8", "an image (GIF)"), (b"BM", "an image (BMP)"), (b"II*\x00", "an image (TIFF)"),
+          (b"MM\x00*", "an image (TIFF)"), (b"PK\x03\x04", "a zip archive (a card gallery?)"),
+          (b"SQLite format 3\x00", "a game file (SQLite)"))
+#: the program's JSON files, each by the keys only it has
+_JSON_KINDS = ((("K", "dist", "image_size"), "a camera file (from calibrate-camera)"),
+               (("colors",), "a colour profile (from calibrate-colors)"),
+               (("dictionary", "marker_size_mm"), "a mat file"))
+
+
+def file_kind(path: Path) -> str | None:
+    """What ``path`` is, where it is plainly one of the files a user may give to the wrong
+    option (a camera file, a colour profile, a mat file, an image, a game file); None
+    otherwise (unreadable, or of no kind told here)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return None
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    try:
+        data = read_json(path)
+    except (OSError, JsonTextError):
+        return None
+    if isinstance(data, dict):
+        for keys, what in _JSON_KINDS:
+            if all(k in data for k in keys):
+                return what
+    return None
+
+
+def wrong_kind(path: Path, own: str) -> str | None:
+    """" is a colour profile (...), not a camera file: given to the wrong option?" where
+    ``path`` is plainly another kind of file than ``own``; else None."""
+    what = file_kind(path)
+    if what is None or what.startswith(own):
+        return None
+    return f"is {what}, not {own}: given to the wrong option?"
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (:func:`atomic_file`)."""
     with atomic_file(path) as fh:

@@ -34,7 +34,7 @@ import numpy as np
 
 from calibration.mat import Mat
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json, write_text_atomic
+from companion.core.files import JsonTextError, read_json, write_text_atomic, wrong_kind
 from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
@@ -209,6 +209,8 @@ def load_profile(path: Path) -> ColorProfile:
             raise ProfileError(f"colour profile {path}: {exc}") from None
         return ColorProfile.from_dict(data, str(path))
     except ProfileError as exc:
+        if path.is_file() and (other := wrong_kind(path, "a colour profile")) is not None:
+            raise ProfileError(f"colour profile {path} {other}") from None
         if not path.is_file() or path.expanduser() != default_profile_path():
             raise
         raise ProfileError(f"{exc}; it is the saved colour profile: `companion "
