@@ -706,6 +706,7 @@ class LiveSession:
                 frame = self._pending.frame if self._pending is not None else self._last_frame
                 reading = self.tracker.read(record)
                 events += self._judge(reading, record, frame, None, None)
+                events += self._take_early_click()  # (the move the correction let in)
         return self._emit(events)
 
     def restore_corrections(self, texts: Sequence[str]) -> int:
@@ -1471,7 +1472,7 @@ class LiveSession:
         """A click whose only fault is its turn (blue clicks a draw while the game still
         waits for red's move), kept rather than refused: red moved, and the picture that
         shows it is not in yet (a hand over the table, a photo not taken). Taken once the
-        camera sees the move before it (:meth:`_take_early_click`). Only a click of the
+        move before it is in, seen or clicked (:meth:`_take_early_click`). Only a click of the
         player after the one to move, one move ahead, and only while no ruling is on show:
         a table the camera saw change with a rule broken is no missed picture, and a
         click two seats ahead is a slip more often than two missed moves. Another click
@@ -1508,7 +1509,8 @@ class LiveSession:
         self._early_click = None
         if st.is_over or seen > 1 or getattr(move, "player", None) != st.to_move:
             return [LiveEvent(EventKind.INFO, f"{move}: the click kept earlier is dropped "
-                              "(other moves came first); click it again if it stands", move=str(move), frame=self._last_frame, source="click")]
+                              "(other moves came first); click it again if it stands",
+                              move=str(move), frame=self._last_frame, source="click")]
         events = self._apply_checked(move, source="click")
         if events and events[0].kind is EventKind.ACCEPTED:
             self._record("note", str(move), player=events[0].player,

@@ -692,6 +692,21 @@ def test_while_two_moves_are_held_the_next_players_buttons_are_offered() -> None
     assert all(o.startswith("green: ") for o in s.manual_options())
 
 
+def test_a_click_kept_while_a_misread_is_asked_is_taken_once_it_is_answered() -> None:
+    """Green's START is read with red's pyramid a size too large: the misread is asked.
+    Red clicks its draw meanwhile: kept; the answer lets green's START in, and red's draw
+    follows at once, not at the next picture."""
+    s = sample_session()
+    play(s, range(0, 3))
+    rec = sample_record(3)
+    next(p for p in rec["pyramids"] if p["color"] == "red")["pips"] = 2
+    assert [e.kind for e in s.observe(rec, frame=3)] == [EventKind.QUESTION]
+    assert [e.kind for e in s.manual("red: draw 3")] == [EventKind.WAITING]
+    ev = s.correct(s.pending_suggestions[0].correction)
+    assert [e.move for e in ev if e.kind is EventKind.ACCEPTED] == ["green: start 1,1",
+                                                                    "red: draw 3"], ev
+
+
 def test_a_click_kept_before_another_players_click_is_taken_after_it() -> None:
     """Blue clicks its draw before red has clicked red's: blue's is kept, and taken as
     soon as red's click comes, not dropped by it."""
