@@ -129,8 +129,9 @@ def _annotated_name(path: Path, used: set[str], folder: Path | None = None) -> s
         return there is None or not there.exists() or _annotated_copy(there)
 
     stem = path.stem
-    # (a photo given by its name alone, in the current folder, has an empty parent name)
-    parent = path.parent.name or Path.cwd().name or "image"
+    # (a photo given by its name alone, or as ../x.jpg: its folder's own name, not "" or
+    # "..", which made "-x.jpg" or a hidden "..-x.jpg"; links are not followed)
+    parent = Path(os.path.abspath(path)).parent.name or "image"
     name = _named(stem, ".jpg")
     if name in used:
         name = _named(f"{parent}-{stem}", ".jpg")

@@ -265,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
         # line from the companion instead, as in observe
         cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     kwargs: dict[str, Any] = {"mat": mat, "threads": args.threads}
-    if args.deck:
+    if args.deck is not None:       # (an empty name is said to be so, not taken as none)
         kwargs["deck"] = args.deck
     # the camera's lens and the players' colours, as the calibration steps saved them
     # (or as given): the table is read as `companion observe` reads it
@@ -283,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
     own_file = args.record is None
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
-        if colors is not None and (args.record is None or not args.record.exists()):
+        checked = colors is not None and (args.record is None or not args.record.exists())
+        if checked:
             _profile_covers(colors, args.players)   # (before a new game file is made)
         recorder, state, history, path, settings = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players,
@@ -296,8 +297,8 @@ def run(args: argparse.Namespace) -> int:
                             "--setting is ignored", path)
         else:
             players, edition = list(args.players), args.edition
-        if colors is not None and state is not None:
-            _profile_covers(colors, players)    # (a game continued: its own players)
+        if colors is not None and not checked:
+            _profile_covers(colors, players)    # (a game file given: its own players)
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,

@@ -450,7 +450,7 @@ class LiveSession:
         if p is None:
             return False
         if self.status is Status.QUESTION:
-            return bool(p.suggestions)
+            return bool(p.suggestions) or self._held_from(self._state) is not None
         return (self.status is Status.WRONG_TABLE and p.explanation is not None
                 and bool(p.explanation.illegal))
 
@@ -542,27 +542,24 @@ class LiveSession:
         picture after them to agree (:meth:`_hold_pair`), are taken: none will come, and
         dropping them lost two moves the pictures showed, without a word."""
         with self._lock:
-            held, st = self._pair, self._state
-            if held is None or st is None or held.before is not st or st.is_over:
+            held = self._held_from(self._state)
+            if held is None:
                 return []
-            self._pair = None
             pair = held.pair
-            note = (f"{name} ended with these two moves on its last picture, with none after "
+            if self.status is Status.QUESTION:
+                # a misread was asked first, as the likelier reading: the players decide
+                events = [LiveEvent(
+                    EventKind.WAITING, f"{name} ended on an open question: its last picture is "
+                    f"a misread, or two moves ({pair.first}, then {pair.second}): answer the "
+                    "question, or press \"Accept anyway\" to take the two moves",
+                    frame=held.frame, source="camera")]
+            else:
+                events = self._take_pair(
+                    held, f"two moves on the last picture: {pair.first}, then {pair.second}; "
+                    f"taken at the end of {name}",
+                    f"{name} ended with these two moves on its last picture, with none after "
                     "them to agree: if one was a misread, press \"Take back move\" and "
                     "correct it")
-            events = [LiveEvent(EventKind.INFO, f"two moves on the last picture: {pair.first},"
-                                f" then {pair.second}; taken at the end of {name}",
-                                frame=held.frame, source="camera")]
-            events += self._accept(pair.first, pair.middle, kind="move", source="camera",
-                                   obs=held.record, frame=held.frame, note=note)
-            if not pair.middle.is_over:
-                events += self._accept(pair.second, pair.after, kind="move", source="camera",
-                                       obs=held.record, frame=held.frame, note=note)
-            self._pending = None
-            if self.status is not Status.OVER:
-                self.status = Status.PLAYING
-            self.tracker.remember(held.reading)
-            self._sync_tracker(self._state if self._state is not None else pair.after)
         return self._emit(events)
 
     def camera_back(self, text: str = "camera back", frame: int | None = None) -> list[LiveEvent]:
@@ -593,9 +590,6 @@ class LiveSession:
             if early:
                 return self._emit(early)
             events += self._apply_checked(move, source="click")
-            # (a click kept earlier whose turn this click brought: blue's draw clicked while
-            # red's draw was not yet)
-            events += self._take_early_click()
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
                 p = self._pending
@@ -610,6 +604,9 @@ class LiveSession:
                         # now fits a move: the players saw which it was; say how to undo it
                         again[first] = self._before_the_click(again[first], asked)
                     events += again
+            # (a click kept earlier whose turn this click, or the table it let in, brought:
+            # blue's draw clicked while red's draw was not yet)
+            events += self._take_early_click()
         return self._emit(events)
 
     def _before_the_click(self, event: LiveEvent, asked: str) -> LiveEvent:
@@ -764,13 +761,23 @@ class LiveSession:
 
         On a wrong table: the move that explains it with the fewest broken rules is carried
         out with the rules off (recorded as "override"). On a question: the first suggested
-        reading is taken (as :meth:`correct` would). Raises :class:`LiveError` when there is
-        nothing to override.
+        reading is taken (as :meth:`correct` would), unless two moves that explain the
+        picture are held beside it: those are what the camera saw, and are taken. Raises
+        :class:`LiveError` when there is nothing to override.
         """
         with self._lock:
             p = self._pending
             if p is None or self.status not in (Status.WRONG_TABLE, Status.QUESTION):
                 raise LiveError("there is nothing to override: the table matches the game")
+            held = self._held_from(self._state)
+            if self.status is Status.QUESTION and held is not None:
+                pair = held.pair
+                events = self._take_pair(held, f"two moves since the last picture: "
+                                         f"{pair.first}, then {pair.second} (accepted by the "
+                                         "players)", "two moves on one picture, accepted by "
+                                         "the players over the misread asked")
+                events += self._take_early_click()
+                return self._emit(events)
             if self.status is Status.QUESTION and p.suggestions:
                 correction = p.suggestions[0].correction
             else:
@@ -780,6 +787,7 @@ class LiveSession:
                                     "put the table right or correct a reading")
                 verdict = p.explanation.illegal[0]
                 events = self._force(verdict.move, p)
+                events += self._take_early_click()
         if correction is not None:
             return self.correct(correction)
         return self._emit(events)
@@ -1487,13 +1495,23 @@ class LiveSession:
         verdict = st.check(move)
         if verdict.legal or set(verdict.rules) != {"turn.wrong-player"}:
             return []
+        dropped = self._dropped_early_click("another click came")
         self._early_click = (move, len(self._history))
         waiting = st.to_move.value
-        return [LiveEvent(EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or "
+        return dropped + [LiveEvent(EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or "
                           f"clicked (it is {waiting}'s turn in the game so far); click it again "
                           "once that move is in if it is not taken by then",
                           move=str(move), player=player.value, frame=self._last_frame,
                           source="click")]
+
+    def _dropped_early_click(self, why: str) -> list[LiveEvent]:
+        """The click kept earlier, dropped with a line saying ``why`` (none: nothing)."""
+        kept, self._early_click = self._early_click, None
+        if kept is None:
+            return []
+        return [LiveEvent(EventKind.INFO, f"{kept[0]}: the click kept earlier is dropped "
+                          f"({why}); click it again if it stands", move=str(kept[0]),
+                          frame=self._last_frame, source="click")]
 
     def _take_early_click(self) -> list[LiveEvent]:
         """The click :meth:`_keep_early_click` kept, carried out once the one move before
@@ -1506,11 +1524,9 @@ class LiveSession:
         seen = len(self._history) - since
         if seen == 0:
             return []
-        self._early_click = None
         if st.is_over or seen > 1 or getattr(move, "player", None) != st.to_move:
-            return [LiveEvent(EventKind.INFO, f"{move}: the click kept earlier is dropped "
-                              "(other moves came first); click it again if it stands",
-                              move=str(move), frame=self._last_frame, source="click")]
+            return self._dropped_early_click("other moves came first")
+        self._early_click = None
         events = self._apply_checked(move, source="click")
         if events and events[0].kind is EventKind.ACCEPTED:
             self._record("note", str(move), player=events[0].player,
@@ -1519,32 +1535,50 @@ class LiveSession:
                                 "saw the move before it]")
         return events
 
+    def _take_pair(self, held: _HeldPair, line: str, note: str) -> list[LiveEvent]:
+        """The two moves ``held`` accepted, from their own picture (a click, the source's
+        end or an override agreed with them): ``line`` says so, ``note`` goes with each."""
+        self._pair = None
+        pair = held.pair
+        events = [LiveEvent(EventKind.INFO, line, frame=held.frame, source="camera")]
+        events += self._accept(pair.first, pair.middle, kind="move", source="camera",
+                               obs=held.record, frame=held.frame, note=note)
+        if not pair.middle.is_over:
+            events += self._accept(pair.second, pair.after, kind="move", source="camera",
+                                   obs=held.record, frame=held.frame, note=note)
+        self._pending = None
+        if self.status is not Status.OVER:
+            self.status = Status.PLAYING
+        self.tracker.remember(held.reading)
+        self._sync_tracker(self._state if self._state is not None else pair.after)
+        return events
+
+    def _held_from(self, st: ZarcanaState | None) -> _HeldPair | None:
+        """The pair held from the game as it stands (None: none, or one the game has moved
+        on from)."""
+        held = self._pair
+        if held is None or st is None or held.before is not st or st.is_over:
+            return None
+        return held
+
     def _pair_clicked(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
         """The two moves held by :meth:`_hold_pair`, accepted when a click comes from the
         player who moves after them (blue clicks a draw before the next picture): that
         click agrees with them as the next picture would, and refusing it as out of turn
         left the game a move behind the table. A click that fits the game as it stands
         leaves them held."""
-        held = self._pair
-        if (held is None or held.before is not st or held.pair.middle.is_over
-                or held.pair.after.is_over or st.check(move).legal
+        held = self._held_from(st)
+        # (the click's player is the one after the pair: with two players also the one to
+        # move before it, whose turn the pair's first move already was)
+        if (held is None or held.pair.middle.is_over or held.pair.after.is_over
+                or getattr(move, "player", None) != held.pair.after.to_move
                 or not held.pair.after.check(move).legal):
             return []
-        self._pair = None
         pair = held.pair
-        note = (f"seen together on one picture, before {move} was clicked: the picture "
-                "between them was missed")
-        events = [LiveEvent(EventKind.INFO, f"two moves since the last picture: {pair.first}, "
-                            f"then {pair.second} (the click agrees)", frame=held.frame,
-                            source="camera")]
-        for mv, new in ((pair.first, pair.middle), (pair.second, pair.after)):
-            events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
-                                   frame=held.frame, note=note)
-        self._pending = None
-        self.status = Status.PLAYING
-        self.tracker.remember(held.reading)
-        self._sync_tracker(pair.after)
-        return events
+        return self._take_pair(held, f"two moves since the last picture: {pair.first}, then "
+                               f"{pair.second} (the click agrees)",
+                               f"seen together on one picture, before {move} was clicked: the "
+                               "picture between them was missed")
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

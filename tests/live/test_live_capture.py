@@ -10,7 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import SAMPLES, SCRIPT, sample_record, sample_session, small_image
+from live_support import (SAMPLES, SCRIPT, sample_record, sample_session, scripted_clicks,
+                          small_image)
 
 from companion.live.capture import (
     CaptureError,
@@ -160,22 +161,45 @@ def test_a_frame_the_pipeline_fails_on_is_skipped_and_the_game_goes_on() -> None
     assert [h.move for h in session.history] == [m["move"] for m in SCRIPT["moves"][:4]]
 
 
-def test_two_moves_on_a_folders_last_photo_are_taken_at_its_end() -> None:
+def test_two_moves_on_a_folders_last_photo_are_said_at_its_end_and_accepted_anyway() -> None:
     """The photo of green's build is missing and the folder's last photo shows it with
-    red's next move: held for a photo after them, which never comes. They were dropped
-    without a word (the game file stopped two moves short); they are taken at the end,
-    with a note on how to take them back."""
+    red's next move. Held for a photo after them, which never comes, they were dropped
+    without a word (the game file stopped two moves short). The photo also reads as a
+    misread, asked first: at the end that question stays open and the line names both
+    readings; "Accept anyway" takes the two moves."""
     files = [SAMPLES / f"{k:04d}.jpg" for k in (0, 1, 2, 3, 4, 5, 7)]
     session = sample_session()
     heard: list[LiveEvent] = []
     session.subscribe(heard.append)
     LiveRunner(FolderSource(files=files), session,
                lambda image, name: sample_record(Path(name).stem)).run()
-    assert [h.move.split(" =")[0] for h in session.history] == [
-        m["move"] for m in SCRIPT["moves"][:7]]
-    taken = [e for e in heard if "taken at the end of" in e.text]
+    assert heard[-1].kind is EventKind.WAITING and "ended on an open question" in heard[-1].text
+    assert "press \"Accept anyway\" to take the two moves" in heard[-1].text
+    assert len(session.history) == 5 and session.can_override
+    ev = session.override()
+    assert [e.move.split(" =")[0] for e in ev if e.kind is EventKind.ACCEPTED and e.move] == [
+        m["move"] for m in SCRIPT["moves"][5:7]]
+
+
+def test_two_moves_held_with_no_question_are_taken_at_the_sources_end() -> None:
+    """Green's turn of its pyramid is not photographed, and the last photo shows it with
+    red's card played into the wasteland, which no misread explains: held with no
+    question, they are taken at the source's end, with a note on how to take them back."""
+    clicks = scripted_clicks()
+    session = sample_session()
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    for k in [*range(9), 10]:
+        if k in clicks:
+            session.manual(clicks[k])
+        session.observe(sample_record(k), frame=k)
+    assert session.status.value == "playing"
+    session.source_ended("photos")
+    taken = [e for e in heard if "taken at the end of photos" in e.text]
     assert len(taken) == 1 and taken[0].text.startswith("two moves on the last picture: ")
     assert "Take back move" in heard[-1].text
+    assert [h.move.split(" =")[0] for h in session.history] == [
+        m["move"] for m in SCRIPT["moves"][:10]]
 
 
 def test_open_source_reads_what_a_user_types(tmp_path: Path) -> None:

@@ -707,6 +707,42 @@ def test_a_click_kept_while_a_misread_is_asked_is_taken_once_it_is_answered() ->
                                                                     "red: draw 3"], ev
 
 
+def test_two_players_a_click_after_two_moves_held_goes_after_them() -> None:
+    """Two players: red's build and blue's turn of its pyramid on one picture, held; red
+    then clicks its draw. Red is to move both before and after the pair, and its draw was
+    put before the pair (the game file had the moves out of order); the pair's first move
+    was red's turn, so the click agrees with the pair and follows it."""
+    from live_support import make_record
+
+    from companion.games.zarcana.moves import parse_move
+    from companion.games.zarcana.table import TableView
+
+    layout = {(0, 0): "swords-05", (0, 1): "major-18", (0, 2): "cups-09", (1, 0): "swords-08",
+              (1, 1): "pentacles-04", (1, 2): "cups-05", (2, 0): "major-10",
+              (2, 1): "wands-07", (2, 2): "swords-13"}
+
+    def record_of(st: Any) -> dict[str, Any]:
+        v = TableView.of(st)
+        return make_record(v.cards, v.pyramids,
+                           discard=[v.discard_top] if v.discard_top else [])
+
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    settings={"layout_cards": 9})
+    s.observe(make_record(layout), frame=0)
+    st, true = s.state, []
+    for k, m in enumerate(["red: start 0,2", "blue: start 2,2",
+                           "red: play cups-11 as pentacles by red1U@0,2: build 0,2 =cups-02",
+                           "blue: reorient blue1U@2,2>N"]):
+        st = st.apply(parse_move(m))
+        true.append(m)
+        if k != 2:                          # the picture of red's build is missed
+            s.observe(record_of(st), frame=k + 1)
+    s.manual("red: draw 3")
+    st = st.apply(parse_move("red: draw 3"))
+    true.append("red: draw 3")
+    assert [h.move for h in s.history] == true
+
+
 def test_a_click_kept_before_another_players_click_is_taken_after_it() -> None:
     """Blue clicks its draw before red has clicked red's: blue's is kept, and taken as
     soon as red's click comes, not dropped by it."""
@@ -715,6 +751,10 @@ def test_a_click_kept_before_another_players_click_is_taken_after_it() -> None:
     assert s.to_move is not None and s.to_move.value == "red"
     ev = s.manual("blue: draw 2")
     assert [e.kind for e in ev] == [EventKind.WAITING]
+    # (another early click replaces it: said, not dropped without a word)
+    assert s.manual("blue: draw 1")[0].text.startswith("blue: draw 2: the click kept "
+                                                        "earlier is dropped")
+    ev = s.manual("blue: draw 2")
     ev = s.manual("red: draw 3")
     assert [(e.kind, e.move) for e in ev] == [(EventKind.ACCEPTED, "red: draw 3"),
                                               (EventKind.ACCEPTED, "blue: draw 2")]

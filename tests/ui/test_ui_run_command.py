@@ -313,6 +313,24 @@ def test_a_colour_profile_of_other_players_is_refused_or_warned_of(
     assert code == 0
     assert "does not name purple: a pyramid of that colour may be read as one of its " \
         "colours" in caplog.text
+    # a game file made but not yet dealt: checked too (its players are the ones given)
+    from companion.recording.store import GameRecorder
+
+    GameRecorder.create(tmp_path / "undealt.db", game="zarcana", edition="looney",
+                        players=["purple", "orange", "black"], settings={}).close()
+    assert main(args + ["--players", "purple,orange,black",
+                        "--record", str(tmp_path / "undealt.db")]) == 2
+    assert "none of the players' colours" in capsys.readouterr().err
+
+
+def test_run_with_an_empty_deck_name_is_refused(qapp: Any, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`--deck ""` was taken as no deck at all, and the game played with the tarot."""
+    folder = sample_folder(tmp_path / "frames", range(1))
+    assert main(["run", "--source", str(folder), "--deck", "",
+                 "--record", str(tmp_path / "games" / "g.db")]) == 2
+    assert "the deck's name is empty" in capsys.readouterr().err
+    assert not (tmp_path / "games").exists()
 
 
 def test_run_refuses_a_deck_that_is_not_a_tarot(qapp: Any, tmp_path: Path,

@@ -308,6 +308,14 @@ def test_annotated_copy_names_are_ones_a_file_system_takes(fake, capsys, tmp_pat
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "ann").iterdir()) == [f"{tmp_path.name}-x.jpg",
                                                                     "x.jpg"]
+    # and as ../x.jpg: named after that folder, not a hidden "..-x.jpg"
+    (tmp_path / "sub").mkdir()
+    shutil.copy(FRAMES[0], tmp_path / "sub" / "x.jpg")
+    monkeypatch.chdir(tmp_path / "sub")
+    code, out, err = _run(capsys, "x.jpg", "../x.jpg", "--annotate", "ann2")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "sub" / "ann2").iterdir()) == [
+        f"{tmp_path.name}-x.jpg", "x.jpg"]
 
 
 def test_a_warning_never_shares_the_progress_bars_line(fake, capsys, tmp_path, monkeypatch):

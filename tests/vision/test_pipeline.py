@@ -647,7 +647,7 @@ def test_shipped_and_named_galleries(tmp_path, monkeypatch):
     assert load_deck_gallery(str(gallery_path("my-deck"))).deck_name == dk.deck_name
     with pytest.raises(GalleryError, match="no enrolled deck 'nope'"):
         load_deck_gallery("nope")
-    with pytest.raises(GalleryError, match="folder of card images"):
+    with pytest.raises(GalleryError, match="is a folder with no card images in it"):
         load_deck_gallery(tmp_path)
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"PK\x03\x04 broken")

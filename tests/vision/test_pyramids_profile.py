@@ -203,6 +203,12 @@ def test_bad_profile_files(tmp_path):
         with pytest.raises(ProfileError, match=words):
             ColorProfile.from_dict({"version": 1, "colors": {"red": dict(good, **bad)}})
     assert ColorProfile.from_dict({"version": 1, "colors": {"red": good}}).names() == ["red"]
+    # what save's rounding to hundredths leaves of a near-uniform patch (an overexposed
+    # white: smallest spread +0.0013 before rounding) is still a profile
+    rounded = [[0.01, 0.02, 0.0], [0.02, 0.03, 0.0], [0.0, 0.0, 0.01]]
+    assert np.linalg.eigvalsh(np.array(rounded)).min() < 0
+    assert ColorProfile.from_dict({"version": 1, "colors": {
+        "white": dict(good, lab_cov=rounded)}}).names() == ["white"]
 
 
 def test_swapped_colours_are_rings_of_named_colours_only():
