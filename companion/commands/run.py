@@ -283,9 +283,10 @@ def run(args: argparse.Namespace) -> int:
     own_file = args.record is None
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
-        checked = colors is not None and (args.record is None or not args.record.exists())
-        if checked:
-            _profile_covers(colors, args.players)   # (before a new game file is made)
+        # (before a new game file is made; a game file given is checked for its players)
+        checked = args.record is None or not args.record.exists()
+        if colors is not None and checked:
+            _profile_covers(colors, args.players)
         recorder, state, history, path, settings = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players,
             settings=chosen)
@@ -298,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             players, edition = list(args.players), args.edition
         if colors is not None and not checked:
-            _profile_covers(colors, players)    # (a game file given: its own players)
+            _profile_covers(colors, players)
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,
