@@ -262,6 +262,45 @@ def test_a_loaded_game_recorded_into_the_store_replays(tmp_path: Path) -> None:
     assert list(state.history[-len(game.moves()):]) == game.moves()
 
 
+def test_max_turns_counts_the_turns_of_a_continued_game_from_its_load(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A game saved at turn 4 and loaded with --max-turns 2 played nothing and said it had
+    stopped after 2 turns (the game's own turn count was compared): it plays two turns."""
+    from companion.games.zarcana.engine import loads
+
+    save, db = tmp_path / "s.json", tmp_path / "cont.db"
+    run_cli("--players", "3", "--seed", "960003", "--bots", "--quiet", "--max-turns", "3",
+            "--save", str(save))
+    before = loads(save.read_text()).turn_number
+    # a save given to `export` is said to be one, with how to continue it (it was called a
+    # JSON-lines record)
+    from companion.cli import main
+
+    assert main(["export", str(save)]) == 2
+    err = capsys.readouterr().err
+    assert "a saved game (as `companion play --save` writes" in err and f"--load {save}" in err
+    proc = run_cli("--load", str(save), "--bots", "--quiet", "--max-turns", "2",
+                   "--save", str(save))
+    assert_no_traceback(proc)
+    assert loads(save.read_text()).turn_number == before + 2, proc.stdout
+
+
+def test_a_save_never_writes_over_a_recorded_game(tmp_path: Path) -> None:
+    """--save (or `save FILE` at the prompt) onto a game file replaced the whole recorded
+    game with one position, without a word: refused, the game file kept."""
+    db = tmp_path / "game.db"
+    assert run_cli("--bots", "--seed", "5", "--quiet", "--max-turns", "2",
+                   "--record", str(db)).returncode == 1
+    kept = db.read_bytes()
+    proc = run_cli("--bots", "--seed", "6", "--quiet", "--max-turns", "2", "--save", str(db))
+    assert proc.returncode == 2 and "is a recorded game" in proc.stderr, proc.stderr
+    proc = run_cli("--players", "red,blue", "--bot-seats", "blue", "--seed", "7",
+                   stdin=f"save {db}\nquit\n")
+    assert_no_traceback(proc)
+    assert "is a recorded game" in proc.stdout + proc.stderr
+    assert db.read_bytes() == kept
+
+
 def _fail_writes(monkeypatch: pytest.MonkeyPatch, calls: range,
                  error: Callable[[Path, int], Exception]) -> None:
     """GameRecorder.record raises ``error(file, call)`` on the ``calls``-th calls (from 1),

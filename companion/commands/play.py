@@ -277,6 +277,10 @@ def choose_bot_move(state: ZarcanaState, rng: random.Random,
 # ---------------------------------------------------------------------- saving ---
 
 def save_game(state: ZarcanaState, path: Path) -> None:
+    if is_sqlite_file(path.expanduser()):
+        # (a recorded game is the whole game, a save one position: never written over it)
+        raise CompanionError(f"cannot save to {path}: it is a recorded game (a game file "
+                             "`companion games`, `export` and `replay` read); give a new name")
     try:
         write_text_atomic(path.expanduser(), dumps(state) + "\n")
     except OSError as exc:
@@ -307,6 +311,10 @@ def _check_save_path(path: Path) -> None:
     if not os.access(folder, os.W_OK):
         raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} cannot be "
                              "written")
+    if is_sqlite_file(p):
+        raise CompanionError(f"--save {str(path)!r} is a recorded game (a game file `companion "
+                             "games`, `export` and `replay` read): a save never writes over "
+                             "one; give a new name")
 
 
 @contextmanager
@@ -351,6 +359,9 @@ class PlaySession:
         self.record = record
         self.recorder = recorder
         self.max_turns = max_turns
+        # (--max-turns counts the turns played in this run: a game loaded at turn 4 stops
+        # after N more, not at the game's turn N)
+        self._first_turn = state.turn_number
         self.read = read
         self.echo = echo  # repeat typed lines so a piped-in script reads as a transcript
         self._listed: list[Move] = []       # the last numbered list `moves` printed
@@ -420,7 +431,8 @@ class PlaySession:
             self.say("type 'help' for the notation and commands, 'moves' for the legal moves")
         try:
             while not self.state.is_over:
-                if self.max_turns is not None and self.state.turn_number > self.max_turns:
+                if (self.max_turns is not None
+                        and self.state.turn_number - self._first_turn >= self.max_turns):
                     self.say(f"stopped after {self.max_turns} turn(s) (--max-turns); "
                              "the game is not over")
                     return self._stop("max-turns")

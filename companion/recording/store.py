@@ -294,6 +294,17 @@ def _query_one(path: Path, con: sqlite3.Connection, sql: str,
     return rows[0] if rows else None
 
 
+def _saved_position(path: Path) -> bool:
+    """Whether ``path`` holds a game position as `play --save` writes it: one JSON object
+    with the board, the hands and the turn (a JSON-lines record starts with its header)."""
+    try:
+        with path.open("r", encoding="utf-8") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and all(k in first for k in ("board", "hands", "current"))
+
+
 def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     """Open an existing file. ``mode=rw`` never creates a file for a mistyped name; a file
     that the OS write-protects is opened read-only by SQLite itself."""
@@ -311,6 +322,10 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         head = b""
     if head.startswith(b"{"):
         # (SQLite says "not a database" of it, as of any other file)
+        if _saved_position(path):
+            raise RecordingError(f"{path}: a saved game (as `companion play --save` writes: "
+                                 "one position, not a game file): continue it with `companion "
+                                 f"play zarcana --load {path}`")
         raise RecordingError(f"{path}: a game record in JSON lines (as `companion play --record "
                              "FILE.jsonl` writes), not a game file: it is read as it is, one "
                              "JSON object a line")
