@@ -21,6 +21,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -408,20 +409,31 @@ class MoveLog(QListWidget):
         self.setObjectName("movelog")
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.itemClicked.connect(lambda item: self.picked.emit(self.row(item)))
+        # the arrow keys, Home, End and Page keys move the highlight: the position shown
+        # follows it (it stayed where a click left it). A click says so itself, above.
+        self.currentRowChanged.connect(self._moved)
         self._lines: list[str] = []
+
+    def _moved(self, row: int) -> None:
+        if row >= 0 and QApplication.mouseButtons() == Qt.MouseButton.NoButton:
+            self.picked.emit(row)
 
     def set_moves(self, lines: Sequence[str], current: int | None = None,
                   start: str = "start of the game") -> None:
         lines = [start, *lines]
-        if lines != self._lines:
-            self.clear()
-            for k, text in enumerate(lines):
-                self.addItem(QListWidgetItem(text if k == 0 else f"{k}. {text}"))
-            self._lines = list(lines)
         row = len(lines) - 1 if current is None else current
+        # (signals held the whole time: clearing and refilling move the current row too,
+        # and a pick from here would redraw the log while it is being filled)
         self.blockSignals(True)
-        self.setCurrentRow(row)
-        self.blockSignals(False)
+        try:
+            if lines != self._lines:
+                self.clear()
+                for k, text in enumerate(lines):
+                    self.addItem(QListWidgetItem(text if k == 0 else f"{k}. {text}"))
+                self._lines = list(lines)
+            self.setCurrentRow(row)
+        finally:
+            self.blockSignals(False)
         if self.item(row) is not None:
             self.scrollToItem(self.item(row))
 

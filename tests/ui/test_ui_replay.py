@@ -47,6 +47,26 @@ def test_replay_window_steps_through_a_recorded_bot_game(qtbot: Any, tmp_path: P
     assert all(len(v) == len(moves) + 1 for v in series.values())
 
 
+def test_the_move_logs_keys_step_the_position_shown(qtbot: Any, tmp_path: Path) -> None:
+    """A click on the log's row 3, then the Down key twice, then End: the highlight moved
+    with the keys but the board, scores and label stayed at row 3. The position follows."""
+    from companion.ui.app import open_replay_window
+
+    path = tmp_path / "bots.db"
+    moves = record_bot_game(path, seed=4, moves=12)
+    window, ctl = open_replay_window(path)
+    qtbot.addWidget(window)
+    log = window.log
+    qtbot.mouseClick(log.viewport(), Qt.MouseButton.LeftButton,
+                     pos=log.visualItemRect(log.item(3)).center())
+    assert ctl.shown_index() == 3
+    for _ in range(2):
+        qtbot.keyClick(log, Qt.Key.Key_Down)
+    assert log.currentRow() == 5 and ctl.shown_index() == 5
+    qtbot.keyClick(log, Qt.Key.Key_End)
+    assert log.currentRow() == len(moves) and ctl.shown_index() == len(moves)
+
+
 def test_a_live_recorded_game_replays_with_its_keyframes_and_overlay(
         qtbot: Any, tmp_path: Path) -> None:
     from companion.recording.store import GameRecorder
