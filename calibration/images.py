@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from companion.core.errors import CompanionError
+from companion.core.files import image_format
 
 #: the image files a folder is read for: photos of the table or the board, a deck's scans
 #: (a GIF as its first frame: read when named alone, it was left out of a folder unsaid)
@@ -152,22 +153,6 @@ _LOG_TAG = re.compile(r"^\[\s*\w+:[^\]]*\]\s*(global\s+\S+\s+\S+\s+)?")
 #: what a line an image decoder writes looks like (libjpeg's, libpng's, libtiff's, OpenCV's
 #: codecs' through its log), against another thread's log line caught meanwhile
 _DECODER_WORDS = re.compile(r"JPEG|libpng|TIFF|WebP|webp|BMP|grfmt_|imgcodecs|^\[\s*WARN")
-
-
-def image_format(data: bytes) -> str | None:
-    """The kind of image a file's first bytes say it is (JPEG, PNG, BMP, WebP or TIFF),
-    else None."""
-    if data[:2] == b"\xff\xd8":
-        return "JPEG"
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return "PNG"
-    if data[:2] == b"BM":
-        return "BMP"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "WebP"
-    if data[:4] in (b"II*\x00", b"MM\x00*"):
-        return "TIFF"
-    return None
 
 
 #: an ISO media file's ``ftyp`` box and the brands of HEIC/HEIF stills

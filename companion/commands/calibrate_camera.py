@@ -169,7 +169,7 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
 
     import cv2
 
-    from calibration.images import image_format
+    from companion.core.files import image_format
     from calibration.intrinsics import IntrinsicsError
     from companion.core.files import atomic_file
 

@@ -122,11 +122,24 @@ def read_json(path: Path) -> Any:
         raise JsonTextError("is not valid JSON: nested too deeply") from None
 
 
-#: the first bytes of the files a user may give to the wrong option, and what each is
-_MAGIC = ((b"\xff\xd8\xff", "an image (JPEG)"), (b"\x89PNG", "an image (PNG)"),
-          (b"GIF8", "an image (GIF)"), (b"BM", "an image (BMP)"), (b"II*\x00", "an image (TIFF)"),
-          (b"MM\x00*", "an image (TIFF)"), (b"PK\x03\x04", "a zip archive (a card gallery?)"),
-          (b"SQLite format 3\x00", "a game file (SQLite)"))
+def image_format(data: bytes) -> str | None:
+    """The kind of image a file's first bytes say it is (JPEG, PNG, BMP, WebP or TIFF),
+    else None."""
+    if data[:2] == b"\xff\xd8":
+        return "JPEG"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "PNG"
+    if data[:2] == b"BM":
+        return "BMP"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    if data[:4] in (b"II*\x00", b"MM\x00*"):
+        return "TIFF"
+    return None
+
+
+#: what every SQLite database file begins with (a game file's, among others)
+SQLITE_HEADER = b"SQLite format 3\x00"
 #: the program's JSON files, each by the keys only it has
 _JSON_KINDS = ((("K", "dist", "image_size"), "a camera file (from calibrate-camera)"),
                (("colors",), "a colour profile (from calibrate-colors)"),
@@ -142,9 +155,13 @@ def file_kind(path: Path) -> str | None:
             head = fh.read(16)
     except OSError:
         return None
-    for magic, what in _MAGIC:
-        if head.startswith(magic):
-            return what
+    kind = image_format(head) or ("GIF" if head.startswith(b"GIF8") else None)
+    if kind is not None:
+        return f"an image ({kind})"
+    if head.startswith(b"PK\x03\x04"):
+        return "a zip archive (a card gallery?)"
+    if head.startswith(SQLITE_HEADER):
+        return "a game file (SQLite)"
     try:
         data = read_json(path)
     except (OSError, JsonTextError):

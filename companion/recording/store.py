@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion import __version__
 from companion.core.errors import CompanionError
+from companion.core.files import SQLITE_HEADER
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
@@ -591,10 +592,6 @@ def summarize(path: Path | str) -> GameSummary:
     return GameSummary(path=p, game=meta.game, edition=meta.edition, players=meta.players,
                        created=meta.created, ended=meta.ended, moves=int(moves),
                        scores=meta.scores, winners=meta.winners)
-
-
-#: what every SQLite database file begins with
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _head(path: Path, size: int) -> bytes:
