@@ -72,7 +72,6 @@ def player_colours(text: str) -> tuple[str, ...]:
     return out
 
 
-
 def add_mat_options(p: argparse.ArgumentParser, mat_help: str) -> None:
     """``--mat FILE`` and ``--no-mat``, for the commands that read a table."""
     from pathlib import Path

@@ -169,9 +169,8 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
 
     import cv2
 
-    from companion.core.files import image_format
     from calibration.intrinsics import IntrinsicsError
-    from companion.core.files import atomic_file
+    from companion.core.files import atomic_file, image_format
 
     if path.is_dir():
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "

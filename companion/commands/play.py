@@ -276,11 +276,17 @@ def choose_bot_move(state: ZarcanaState, rng: random.Random,
 
 # ---------------------------------------------------------------------- saving ---
 
-def save_game(state: ZarcanaState, path: Path) -> None:
+def _not_over_a_game_file(path: Path, named: str) -> None:
+    """A save never writes over a recorded game: that is the whole game, a save one
+    position. ``named``: how the path is named in the message."""
     if is_sqlite_file(path.expanduser()):
-        # (a recorded game is the whole game, a save one position: never written over it)
-        raise CompanionError(f"cannot save to {path}: it is a recorded game (a game file "
-                             "`companion games`, `export` and `replay` read); give a new name")
+        raise CompanionError(f"{named} is a recorded game (a game file `companion games`, "
+                             "`export` and `replay` read): a save never writes over one; give "
+                             "a new name")
+
+
+def save_game(state: ZarcanaState, path: Path) -> None:
+    _not_over_a_game_file(path, f"cannot save to {path}: it")
     try:
         write_text_atomic(path.expanduser(), dumps(state) + "\n")
     except OSError as exc:
@@ -311,10 +317,7 @@ def _check_save_path(path: Path) -> None:
     if not os.access(folder, os.W_OK):
         raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} cannot be "
                              "written")
-    if is_sqlite_file(p):
-        raise CompanionError(f"--save {str(path)!r} is a recorded game (a game file `companion "
-                             "games`, `export` and `replay` read): a save never writes over "
-                             "one; give a new name")
+    _not_over_a_game_file(p, f"--save {str(path)!r}")
 
 
 @contextmanager
