@@ -316,12 +316,7 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     if path.stat().st_size == 0:
         raise RecordingError(f"{path}: not a game file (the file is empty: a companion "
                              "stopped while making it? it holds nothing, remove it)")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(64).lstrip()
-    except OSError:
-        head = b""
-    if head.startswith(b"{"):
+    if _head(path, 64).lstrip().startswith(b"{"):
         # (SQLite says "not a database" of it, as of any other file)
         if _saved_position(path):
             raise RecordingError(f"{path}: a saved game (as `companion play --save` writes: "

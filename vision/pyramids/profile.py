@@ -173,9 +173,9 @@ class ColorProfile:
                 raise ProfileError(f"{source}: colour {name!r} holds a number that is not "
                                    "finite (NaN or infinite)")
             # a spread of colours: symmetric, no direction of negative spread (a hand edit
-            # that breaks this made every pyramid read as that colour)
-            # (within the file's rounding to hundredths: a near-uniform patch, an overexposed
-            # white, saves a spread a hair below zero)
+            # that breaks this made every pyramid read as that colour), within the file's
+            # rounding to hundredths (a near-uniform patch, an overexposed white, saves a
+            # spread a hair below zero)
             if not np.allclose(C, C.T, atol=0.011) or float(np.linalg.eigvalsh(C).min()) < -0.05:
                 raise ProfileError(f"{source}: colour {name!r} has a lab_cov that is not a "
                                    "covariance (symmetric, with no negative spread)")
