@@ -399,8 +399,8 @@ class LiveSession:
         #: two moves seen at once, held until the next picture (or a click of the player
         #: after them) agrees
         self._pair: _HeldPair | None = None
-        #: a click out of turn while the camera has not yet seen the move before it, kept
-        #: with the number of moves then, and taken once that move is seen
+        #: a click out of turn while the move before it is not yet in, kept with the
+        #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
@@ -540,7 +540,9 @@ class LiveSession:
     def source_ended(self, name: str) -> list[LiveEvent]:
         """The video or folder has ended. Two moves its last picture showed, held for a
         picture after them to agree (:meth:`_hold_pair`), are taken: none will come, and
-        dropping them lost two moves the pictures showed, without a word."""
+        dropping them lost two moves the pictures showed, without a word. Unless the
+        misread question beside them is open: it stays, and a line names both readings
+        ("Accept anyway" takes the moves, :meth:`override`)."""
         with self._lock:
             held = self._held_from(self._state)
             if held is None:
