@@ -54,6 +54,7 @@ from calibration.motion import deblur
 from calibration.sharpness import blur_limit_px, edge_blur_px, markers_px_per_mm
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
+from companion.core.files import record_text
 from companion.core.observation import record_deg
 from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
@@ -927,7 +928,8 @@ class TablePipeline:
         self.last_calibration = calib
         timings["calibrate"] = (time.perf_counter() - t_start) * 1000
         h, w = image.shape[:2]
-        record: dict[str, Any] = {"image": name, "calibrated": bool(calib.calibrated)}
+        record: dict[str, Any] = {"image": record_text(name),
+                                  "calibrated": bool(calib.calibrated)}
         if not calib.calibrated:
             record["reason"] = calib.reason or "the table's markers were not found"
         record["cards"] = []

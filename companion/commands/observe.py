@@ -34,7 +34,7 @@ from companion.commands.argtypes import (
     table_mat,
     thread_count,
 )
-from companion.core.files import atomic_file
+from companion.core.files import atomic_file, record_text
 
 if TYPE_CHECKING:
     from vision.synth.generate import Progress
@@ -81,9 +81,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _warn(text: str) -> None:
     """One line on stderr per problem: a control character (a newline in a file's name)
-    is written escaped, so that a tool reading the lines stays in step."""
-    text = "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
-                   for c in text)
+    is written escaped, so that a tool reading the lines stays in step, and so is a byte
+    of a name that is not UTF-8 (a stream without Python's own escaping would fail on it)."""
+    text = "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cs")
+                   else c for c in text)
     if _bar is not None:
         _bar.clear()    # (not on the progress bar's line)
     print(f"companion observe: {text}", file=sys.stderr, flush=True)
@@ -294,8 +295,8 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
 def _unread(path: Path, why: str) -> dict[str, Any]:
     """The record of an image that could not be read or processed: every image given gets
     its line (a tool that pairs the inputs with the lines stays in step), saying so."""
-    return {"image": str(path), "calibrated": False, "cards": [], "pyramids": [],
-            "reason": why.removeprefix(f"{path}: "), "error": True}
+    return {"image": record_text(str(path)), "calibrated": False, "cards": [], "pyramids": [],
+            "reason": record_text(why.removeprefix(f"{path}: ")), "error": True}
 
 
 def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:

@@ -122,6 +122,18 @@ def read_json(path: Path) -> Any:
         raise JsonTextError("is not valid JSON: nested too deeply") from None
 
 
+def record_text(name: str) -> str:
+    """A file name (or a reason naming one) as a record prints it. A name that is not UTF-8 (bytes written under a
+    Latin-1 locale, a camera's card) reaches Python with its odd bytes as lone surrogates,
+    which JSON would carry as ``\\udcXX`` escapes that strict parsers refuse: those bytes
+    become U+FFFD. (A tool pairs records with its inputs by their order, which stays.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return name
+
+
 def image_format(data: bytes) -> str | None:
     """The kind of image a file's first bytes say it is (JPEG, PNG, BMP, WebP or TIFF),
     else None."""

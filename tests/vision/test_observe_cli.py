@@ -544,6 +544,21 @@ def test_a_file_name_with_a_newline_keeps_its_problem_on_one_line(fake, capsys, 
     assert f"error: {tmp_path}/bad\\nname.jpg: not an image" in err
 
 
+def test_a_file_name_that_is_not_utf8_is_printed_as_strict_json(fake, capsys, tmp_path):
+    """Latin-1 bytes in a name came out as \\udcXX escapes of lone surrogates, which
+    strict JSON parsers refuse: the odd bytes are U+FFFD in the record."""
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    shutil.copy(FRAMES[0], os.fsdecode(bytes(folder) + b"/caf\xe9.jpg"))
+    Path(os.fsdecode(bytes(folder) + b"/b\xe9d.jpg")).write_bytes(b"not a picture")
+    code, out, err = _run(capsys, "--jsonl", str(folder))
+    assert code == 1 and "not an image" in err
+    assert "\\udc" not in out
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["image"] for r in records] == [f"{folder}/b\ufffdd.jpg", f"{folder}/caf\ufffd.jpg"]
+    assert records[0]["error"] is True and records[1]["calibrated"] is True
+
+
 def test_images_given_together_are_one_cameras_frames_unless_each_alone(fake, capsys,
                                                                         tmp_path):
     """Markers hidden in the second of two frames of one camera are taken from the first's
