@@ -149,16 +149,22 @@ class Calibration:
         """The calibration fields of an observation record."""
         out: dict[str, object] = {"calibrated": self.calibrated}
         if self.calibrated:
-            out["markers_seen"] = list(self.markers_seen)
-            if self.markers_assumed:
-                out["markers_assumed"] = list(self.markers_assumed)
-            if self.reprojection_mm is not None:
-                out["reprojection_mm"] = round(float(self.reprojection_mm), 3)
-            if self.reprojection_without_lens_mm is not None:
-                out["reprojection_without_lens_mm"] = round(
-                    float(self.reprojection_without_lens_mm), 3)
+            out.update(self.fit_fields())
         if self.reason:
             out["calibration_note" if self.calibrated else "calibration_error"] = self.reason
+        return out
+
+    def fit_fields(self) -> dict[str, Any]:
+        """The markers and how well the fit holds, as the record's ``calibration`` object
+        gives them (:meth:`record`, and the pipeline's)."""
+        out: dict[str, Any] = {"markers_seen": list(self.markers_seen)}
+        if self.markers_assumed:
+            out["markers_assumed"] = list(self.markers_assumed)
+        if self.reprojection_mm is not None:
+            out["reprojection_mm"] = round(float(self.reprojection_mm), 3)
+        if self.reprojection_without_lens_mm is not None:
+            out["reprojection_without_lens_mm"] = round(
+                float(self.reprojection_without_lens_mm), 3)
         return out
 
 

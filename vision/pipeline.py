@@ -935,14 +935,7 @@ class TablePipeline:
         record["cards"] = []
         record["pyramids"] = []
         calinfo: dict[str, Any] = {"source": "cards" if self.no_mat else "mat",
-                                   "markers_seen": list(calib.markers_seen)}
-        if calib.markers_assumed:
-            calinfo["markers_assumed"] = list(calib.markers_assumed)
-        if calib.reprojection_mm is not None:
-            calinfo["reprojection_mm"] = round(float(calib.reprojection_mm), 3)
-        if calib.reprojection_without_lens_mm is not None:
-            calinfo["reprojection_without_lens_mm"] = round(
-                float(calib.reprojection_without_lens_mm), 3)
+                                   **calib.fit_fields()}
         if calib.calibrated and calib.reason:
             calinfo["note"] = calib.reason
         calinfo["intrinsics"] = calib.intrinsics is not None
