@@ -79,9 +79,11 @@ from companion.games.zarcana.state import (
 from companion.games.zarcana.table import (
     Explanation,
     TableView,
+    ThreeMoves,
     TwoMoves,
     candidate_moves,
     explain,
+    explain_three,
     explain_two,
     game_from_table,
 )
@@ -286,6 +288,9 @@ MISREAD_BUDGET_S = 1.5
 #: How long (s) the search for two moves seen at once (a picture missed between them) may
 #: take; past it the table is judged as one move's.
 TWO_MOVES_BUDGET_S = 1.0
+#: The same for three moves seen at once (two pictures missed), searched only where no
+#: single move, broken rule, misread or two moves explain the table.
+THREE_MOVES_BUDGET_S = 2.0
 #: How many of the last moves a table taken back by hand is compared against (each one is
 #: one more position to compare, and only when no move explains the table).
 TAKE_BACK_DEPTH = 4
@@ -325,15 +330,57 @@ def _click_options(st: ZarcanaState) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _HeldPair:
-    """Two moves seen on one picture (the picture between them missed), held until the
-    next picture or a click agrees."""
+class _HeldMoves:
+    """Two or three moves seen on one picture (the pictures between them missed), held
+    until the next picture or a click agrees."""
 
-    pair: TwoMoves
+    moves: tuple[Move, ...]
+    states: tuple[ZarcanaState, ...]    # the state after each
     reading: TableReading       # the picture that shows them
     record: Observation
     frame: int | None
     before: ZarcanaState        # the state they start from
+
+    @classmethod
+    def of(cls, run: TwoMoves | ThreeMoves, reading: TableReading, record: Observation,
+           frame: int | None, before: ZarcanaState) -> _HeldMoves:
+        moves: tuple[Move, ...]
+        states: tuple[ZarcanaState, ...]
+        if isinstance(run, TwoMoves):
+            moves, states = (run.first, run.second), (run.middle, run.after)
+        else:
+            moves = run.moves
+            states = (run.middle, run.rest.middle, run.rest.after)
+        return cls(moves, states, reading, record, frame, before)
+
+    @property
+    def after(self) -> ZarcanaState:
+        return self.states[-1]
+
+    @property
+    def count(self) -> str:
+        """"two moves" or "three moves"."""
+        return f"{'two' if len(self.moves) == 2 else 'three'} moves"
+
+    @property
+    def words(self) -> str:
+        """The moves in the players' notation, in order: "A, then B(, then C)"."""
+        return ", then ".join(str(m) for m in self.moves)
+
+    @property
+    def steps(self) -> list[tuple[Move, ZarcanaState]]:
+        """Each move with the state after it, up to the one that ends the game."""
+        out: list[tuple[Move, ZarcanaState]] = []
+        for mv, after in zip(self.moves, self.states):
+            out.append((mv, after))
+            if after.is_over:
+                break
+        return out
+
+    @property
+    def ends_early(self) -> bool:
+        """Whether a move before the last ends the game (the rest could not follow)."""
+        return any(st.is_over for st in self.states[:-1])
 
 
 class LiveSession:
@@ -396,9 +443,9 @@ class LiveSession:
         self._pending: _Pending | None = None
         self._last_record: Observation | None = None
         self._last_reading: TableReading | None = None
-        #: two moves seen at once, held until the next picture (or a click of the player
-        #: after them) agrees
-        self._pair: _HeldPair | None = None
+        #: two or three moves seen at once, held until the next picture (or a click of the
+        #: player after them) agrees
+        self._held: _HeldMoves | None = None
         #: a click out of turn while the move before it is not yet in, kept with the
         #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
@@ -538,29 +585,28 @@ class LiveSession:
         return self._emit([LiveEvent(EventKind.INFO, text, frame=frame, source="system")])
 
     def source_ended(self, name: str) -> list[LiveEvent]:
-        """The video or folder has ended. Two moves its last picture showed, held for a
-        picture after them to agree (:meth:`_hold_pair`), are taken: none will come, and
-        dropping them lost two moves the pictures showed, without a word. Unless the
+        """The video or folder has ended. Two or three moves its last picture showed, held
+        for a picture after them to agree (:meth:`_hold_moves`), are taken: none will come,
+        and dropping them lost moves the pictures showed, without a word. Unless the
         misread question beside them is open: it stays, and a line names both readings
         ("Accept anyway" takes the moves, :meth:`override`)."""
         with self._lock:
             held = self._held_from(self._state)
             if held is None:
                 return []
-            pair = held.pair
             if self.status is Status.QUESTION:
                 # a misread was asked first, as the likelier reading: the players decide
                 events = [LiveEvent(
                     EventKind.WAITING, f"{name} ended on an open question: its last picture is "
-                    f"a misread, or two moves ({pair.first}, then {pair.second}): answer the "
-                    "question, or press \"Accept anyway\" to take the two moves",
+                    f"a misread, or {held.count} ({held.words}): answer the question, or "
+                    f"press \"Accept anyway\" to take the {held.count}",
                     frame=held.frame, source="camera")]
             else:
-                events = self._take_pair(
-                    held, f"two moves on the last picture: {pair.first}, then {pair.second}; "
-                    f"taken at the end of {name}",
-                    f"{name} ended with these two moves on its last picture, with none after "
-                    "them to agree: if one was a misread, press \"Take back move\" and "
+                events = self._take_held(
+                    held, f"{held.count} on the last picture: {held.words}; taken at the end "
+                    f"of {name}",
+                    f"{name} ended with these {held.count} on its last picture, with none "
+                    "after them to agree: if one was a misread, press \"Take back move\" and "
                     "correct it")
         return self._emit(events)
 
@@ -587,7 +633,7 @@ class LiveSession:
             if ":" not in text.split(" ", 1)[0] and st.to_move is not None:
                 text = f"{st.to_move.value}: {text}"
             move = parse_move(text)
-            events = self._pair_clicked(st, move)
+            events = self._held_clicked(st, move)
             early = [] if events else self._keep_early_click(st, move)
             if early:
                 return self._emit(early)
@@ -634,12 +680,12 @@ class LiveSession:
             if st is None or st.is_over or self.status is Status.OVER:
                 return []
             out = _click_options(st)
-            held = self._pair
-            if held is not None and held.before is st and not held.pair.after.is_over:
-                # two moves seen at once, held for the next picture: the player after them
-                # may click first (a draw), which agrees with them (_pair_clicked); their
-                # buttons too, or the click would go to the player before the pair
-                out += [o for o in _click_options(held.pair.after) if o not in out]
+            held = self._held
+            if held is not None and held.before is st and not held.after.is_over:
+                # moves seen at once, held for the next picture: the player after them may
+                # click first (a draw), which agrees with them (_held_clicked); their
+                # buttons too, or the click would go to the player before them
+                out += [o for o in _click_options(held.after) if o not in out]
             return out
 
     def hidden_cards(self) -> list[Cell]:
@@ -773,11 +819,10 @@ class LiveSession:
                 raise LiveError("there is nothing to override: the table matches the game")
             held = self._held_from(self._state)
             if self.status is Status.QUESTION and held is not None:
-                pair = held.pair
-                events = self._take_pair(held, f"two moves since the last picture: "
-                                         f"{pair.first}, then {pair.second} (accepted by the "
-                                         "players)", "two moves on one picture, accepted by "
-                                         "the players over the misread asked")
+                events = self._take_held(held, f"{held.count} since the last picture: "
+                                         f"{held.words} (accepted by the players)",
+                                         f"{held.count} on one picture, accepted by the "
+                                         "players over the misread asked")
                 events += self._take_early_click()
                 return self._emit(events)
             if self.status is Status.QUESTION and p.suggestions:
@@ -1186,8 +1231,8 @@ class LiveSession:
         if st.is_over:
             return []
         view = reading.view
-        if self._pair is not None:
-            agreed = self._pair_agreed(st, reading, obs, jpeg, frame, time_s)
+        if self._held is not None:
+            agreed = self._held_agreed(st, reading, obs, jpeg, frame, time_s)
             if agreed:
                 return agreed
         hidden = self._hidden_cells(st, view)
@@ -1233,15 +1278,15 @@ class LiveSession:
             return again
         changes = tuple(str(c) for c in ex.changes)
         # two moves seen at once (a picture missed)? held for the next picture to confirm
-        pair = self._hold_pair(st, reading, obs, frame)
-        two = ([LiveEvent(EventKind.WAITING, "two moves since the last picture? "
-                          f"{pair.first}, then {pair.second}: waiting for the next picture "
-                          "to agree", player=who, changes=changes, frame=frame,
-                          source="camera")] if pair is not None else [])
+        pair = self._hold_moves(st, reading, obs, frame)
+        two = self._held_waiting(pair, who, changes, frame)
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
             if two:     # (a territory destroyed by the move whose picture was missed)
                 return two
+            three = self._hold_moves(st, reading, obs, frame, three=True)
+            if three is not None:       # (or by one of three)
+                return self._held_waiting(three, who, changes, frame)
             # A territory gone without a legal move to destroy it is far more often a hand
             # or an arm over it than a card taken away: wait for a clear view. So is a
             # face-up territory read as face down: a hand over most of a card leaves the
@@ -1259,8 +1304,8 @@ class LiveSession:
         if named is not None and not named.illegal:
             played = False      # no rule-breaking move plays that card: it says nothing
         suggestions = tuple(self._misreads(st, reading, played))
-        both = (f"; or two moves since the last picture ({pair.first}, then {pair.second})? "
-                "the next picture will tell" if pair is not None else "")
+        both = (f"; or two moves since the last picture ({pair.words})? the next picture "
+                "will tell" if pair is not None else "")
         taken_back = self._taken_back(view)
         if taken_back:
             # the players took the last move(s) back by hand: the table is the position
@@ -1301,7 +1346,13 @@ class LiveSession:
         if two and not full.illegal:
             # no single move, legal or not, and no misread explains it
             return two
-        self._pair = None       # a move that breaks a rule explains it: that is ruled on
+        if not full.illegal:
+            # nor two moves: three, the two pictures between them missed (a hand over the
+            # table through two turns, two photos not taken)?
+            three = self._hold_moves(st, reading, obs, frame, three=True)
+            if three is not None:
+                return self._held_waiting(three, who, changes, frame)
+        self._held = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
         self._pending = _Pending(reading, obs, full, (), frame)
@@ -1372,7 +1423,7 @@ class LiveSession:
                      states=tuple(ex.states[k] for k in back))
         self._history.pop()
         self._state = before
-        self._pair = None
+        self._held = None
         self._sync_tracker(before)
         self._record("undo", None, player=last.player, state=before,
                      note=f"read again: {last.move} (a picture taken mid-move)")
@@ -1389,87 +1440,103 @@ class LiveSession:
         self._sync_tracker(ex.states[k])
         return events
 
-    def _hold_pair(self, st: ZarcanaState, reading: TableReading, obs: Observation,
-                   frame: int | None) -> TwoMoves | None:
+    def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+                    frame: int | None, three: bool = False) -> _HeldMoves | None:
         """Two legal moves seen at once (the picture between them was missed: a hand over
         the table, a photo not taken) that explain every change, held (not taken) until the
-        next picture shows one more move after them (:meth:`_pair_agreed`). Only a pair
-        with a card to show for it (a card played onto the pile, built, or destroyed): a
-        pyramid the camera misses or misreads can look like a capture or a growth, never
-        like a card. Or a START among them: a pyramid of a colour not yet on the board,
-        standing on a territory, is its player's START, which no size misread makes (a
-        colour misread would also have to explain the colour gone). The move beside it may
-        still be a misread (a growth that is a size read wrong): the hold is what catches
-        that, as the next picture, read right, shows no move of the next player from the
-        pair's end, and the pair is dropped (the misread question is asked first meanwhile).
-        None found, or the search ran out of time: None."""
-        self._pair = None
-        pairs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
-                                       compare_discard=self.watch_discard,
-                                       budget_s=TWO_MOVES_BUDGET_S)
+        next picture shows one more move after them (:meth:`_held_agreed`); with ``three``,
+        three moves (two pictures missed), asked only where nothing else explains the
+        table. Only moves with a card to show for them (a card played onto the pile,
+        built, or destroyed): a pyramid the camera misses or misreads can look like a
+        capture or a growth, never like a card. Or a START among them: a pyramid of a
+        colour not yet on the board, standing on a territory, is its player's START, which
+        no size misread makes (a colour misread would also have to explain the colour
+        gone). A move beside it may still be a misread (a growth that is a size read
+        wrong): the hold is what catches that, as the next picture, read right, shows no
+        move of the next player from their end, and they are dropped (the misread question
+        is asked first meanwhile). None found, or the search ran out of time: None."""
+        self._held = None
+        runs: Sequence[TwoMoves | ThreeMoves]
+        if three:
+            runs, complete = explain_three(st, reading.view, under=reading.discard_seen[1:],
+                                           compare_discard=self.watch_discard,
+                                           budget_s=THREE_MOVES_BUDGET_S)
+        else:
+            runs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
+                                         compare_discard=self.watch_discard,
+                                         budget_s=TWO_MOVES_BUDGET_S)
+        held = [_HeldMoves.of(r, reading, obs, frame, st) for r in runs] if complete else []
         seen = set(reading.discard_seen)
 
-        def cards_shown(p: TwoMoves) -> bool:
-            steps = ((st, p.middle), (p.middle, p.after))
+        def cards_shown(h: _HeldMoves) -> bool:
+            steps = zip((st,) + h.states[:-1], h.states)
             return any(TableView.of(a).cards != TableView.of(b).cards
-                       or a.discard != b.discard for a, b in steps) or (
-                isinstance(p.first, Start) or isinstance(p.second, Start))
+                       or a.discard != b.discard for a, b in steps) or any(
+                isinstance(mv, Start) for mv in h.moves)
 
         def unseen_cards(mv: Move) -> int:
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
                 return sum(1 for c in mv.cards if c not in seen)
             return 0
 
-        shown = [p for p in pairs if cards_shown(p)] if complete else []
+        shown = [h for h in held if cards_shown(h)]
         if not shown:
             return None
-        pair = min(shown, key=lambda p: unseen_cards(p.first) + unseen_cards(p.second))
-        self._pair = _HeldPair(pair, reading, obs, frame, st)
-        return pair
+        self._held = min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves))
+        return self._held
 
-    def _pair_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+    @staticmethod
+    def _held_waiting(held: _HeldMoves | None, who: str | None, changes: tuple[str, ...],
+                      frame: int | None) -> list[LiveEvent]:
+        """The line that says moves are held for the next picture (none held: none)."""
+        if held is None:
+            return []
+        return [LiveEvent(EventKind.WAITING, f"{held.count} since the last picture? "
+                          f"{held.words}: waiting for the next picture to agree", player=who,
+                          changes=changes, frame=frame, source="camera")]
+
+    def _held_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
                      jpeg: bytes | None, frame: int | None, time_s: float | None
                      ) -> list[LiveEvent]:
-        """The two moves held by :meth:`_hold_pair`, accepted with the move this picture
-        shows after them; else dropped (the table is judged from the last accepted move as
+        """The moves held by :meth:`_hold_moves`, accepted with the move this picture shows
+        after them; else dropped (the table is judged from the last accepted move as
         usual)."""
-        held, self._pair = self._pair, None
-        if held is None or held.before is not st or held.pair.after.is_over:
+        held, self._held = self._held, None
+        if held is None or held.before is not st or held.after.is_over:
             return []
-        pair = held.pair
-        then = explain(pair.after, reading.view, diagnose=True,
-                       compare_discard=self.watch_discard)
+        after = held.after
+        then = explain(after, reading.view, diagnose=True, compare_discard=self.watch_discard)
         if not then.explained and not then.illegal:
-            covered = self._hidden_cells(pair.after, reading.view) + \
-                self._faceless_cells(pair.after, reading.view)
+            covered = self._hidden_cells(after, reading.view) + \
+                self._faceless_cells(after, reading.view)
             if covered and self.covered_cards_wait:
-                # a hand over the table after the pair's picture: the pair waits for a clear
-                # view to agree (before, it was dropped here, and every move after it was
-                # refused: 9 of 22 moves recorded)
-                self._pair = held
+                # a hand over the table after the moves' picture: they wait for a clear
+                # view to agree (before, they were dropped here, and every move after them
+                # was refused: 9 of 22 moves recorded)
+                self._held = held
                 cells = ", ".join(f"{i},{j}" for i, j in sorted(covered)[:6])
-                return [LiveEvent(EventKind.WAITING, f"two moves since the last picture? "
-                                  f"{pair.first}, then {pair.second}: card(s) at {cells} not "
-                                  "seen now; waiting for a clear view to agree",
+                return [LiveEvent(EventKind.WAITING, f"{held.count} since the last picture? "
+                                  f"{held.words}: card(s) at {cells} not seen now; waiting "
+                                  "for a clear view to agree",
                                   player=st.to_move.value if st.to_move is not None else None,
                                   frame=frame, source="camera")]
             return []
         k = self._pick(then, reading) if then.explained else 0
-        note = "seen together with the next move: the picture between them was missed"
-        events = [LiveEvent(EventKind.INFO, f"two moves since the last picture: {pair.first}, "
-                            f"then {pair.second}", frame=frame, source="camera")]
-        events += self._accept(pair.first, pair.middle, kind="move", source="camera",
-                               obs=obs, frame=frame, time_s=time_s, note=note)
-        if not pair.middle.is_over:
-            events += self._accept(pair.second, pair.after, kind="move", source="camera",
-                                   obs=obs, frame=frame, time_s=time_s, note=note)
+        note = ("seen together with the next move: the picture between them was missed"
+                if len(held.moves) == 2 else
+                "seen together with the next move: the two pictures between them were missed")
+        events = [LiveEvent(EventKind.INFO, f"{held.count} since the last picture: "
+                            f"{held.words}", frame=frame, source="camera")]
+        for mv, new in held.steps:
+            events += self._accept(mv, new, kind="move", source="camera", obs=obs,
+                                   frame=frame, time_s=time_s, note=note)
         self._pending = None
         self.status = Status.PLAYING
-        if self._state is not pair.after or not then.explained:
-            # (the game ended with the pair, or the move after it breaks a rule: this
-            # picture is judged as usual, from the pair's end)
-            self._sync_tracker(pair.after)
-            if self._state is pair.after:
+        if self._state is not after or not then.explained:
+            # (the game ended with them, or the move after them breaks a rule: this
+            # picture is judged as usual, from their end)
+            self._sync_tracker(self._state if self._state is not None else after)
+            if self._state is after:
                 events += self._judge(reading, obs, frame, jpeg, time_s)
             return events
         events += self._accept(then.moves[k], then.states[k], kind="move", source="camera",
@@ -1537,50 +1604,47 @@ class LiveSession:
                                 "saw the move before it]")
         return events
 
-    def _take_pair(self, held: _HeldPair, line: str, note: str) -> list[LiveEvent]:
-        """The two moves ``held`` accepted, from their own picture (a click, the source's
-        end or an override agreed with them): ``line`` says so, ``note`` goes with each."""
-        self._pair = None
-        pair = held.pair
+    def _take_held(self, held: _HeldMoves, line: str, note: str) -> list[LiveEvent]:
+        """The moves ``held`` accepted, from their own picture (a click, the source's end
+        or an override agreed with them): ``line`` says so, ``note`` goes with each."""
+        self._held = None
         events = [LiveEvent(EventKind.INFO, line, frame=held.frame, source="camera")]
-        events += self._accept(pair.first, pair.middle, kind="move", source="camera",
-                               obs=held.record, frame=held.frame, note=note)
-        if not pair.middle.is_over:
-            events += self._accept(pair.second, pair.after, kind="move", source="camera",
-                                   obs=held.record, frame=held.frame, note=note)
+        for mv, new in held.steps:
+            events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
+                                   frame=held.frame, note=note)
         self._pending = None
         if self.status is not Status.OVER:
             self.status = Status.PLAYING
         self.tracker.remember(held.reading)
-        self._sync_tracker(self._state if self._state is not None else pair.after)
+        self._sync_tracker(self._state if self._state is not None else held.after)
         return events
 
-    def _held_from(self, st: ZarcanaState | None) -> _HeldPair | None:
-        """The pair held from the game as it stands (None: none, or one the game has moved
-        on from)."""
-        held = self._pair
+    def _held_from(self, st: ZarcanaState | None) -> _HeldMoves | None:
+        """The moves held from the game as it stands (None: none, or moves the game has
+        moved on from)."""
+        held = self._held
         if held is None or st is None or held.before is not st or st.is_over:
             return None
         return held
 
-    def _pair_clicked(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
-        """The two moves held by :meth:`_hold_pair`, accepted when a click comes from the
+    def _held_clicked(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """The moves held by :meth:`_hold_moves`, accepted when a click comes from the
         player who moves after them (blue clicks a draw before the next picture): that
         click agrees with them as the next picture would, and refusing it as out of turn
-        left the game a move behind the table. A click that fits the game as it stands
+        left the game moves behind the table. A click that fits the game as it stands
         leaves them held."""
         held = self._held_from(st)
-        # (the click's player is the one after the pair: with two players also the one to
-        # move before it, whose turn the pair's first move already was)
-        if (held is None or held.pair.middle.is_over or held.pair.after.is_over
-                or getattr(move, "player", None) != held.pair.after.to_move
-                or not held.pair.after.check(move).legal):
+        # (the click's player is the one after the moves: with two players also the one
+        # to move before them, whose turn their first move already was)
+        if (held is None or held.ends_early or held.after.is_over
+                or getattr(move, "player", None) != held.after.to_move
+                or not held.after.check(move).legal):
             return []
-        pair = held.pair
-        return self._take_pair(held, f"two moves since the last picture: {pair.first}, then "
-                               f"{pair.second} (the click agrees)",
-                               f"seen together on one picture, before {move} was clicked: the "
-                               "picture between them was missed")
+        return self._take_held(held, f"{held.count} since the last picture: {held.words} "
+                               "(the click agrees)",
+                               f"seen together on one picture, before {move} was clicked: "
+                               + ("the picture between them was missed" if len(held.moves) == 2
+                                  else "the two pictures between them were missed"))
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

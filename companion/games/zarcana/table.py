@@ -333,6 +333,65 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     return _simplest_pairs(found), True
 
 
+@dataclass(frozen=True)
+class ThreeMoves:
+    """Three legal moves, one after another, that explain a change (the two pictures
+    between them were missed): ``first`` gives ``middle``, from which ``rest`` is the
+    other two."""
+
+    first: Move
+    middle: ZarcanaState = field(repr=False)
+    rest: TwoMoves
+
+    @property
+    def moves(self) -> tuple[Move, Move, Move]:
+        return (self.first, self.rest.first, self.rest.second)
+
+    @property
+    def after(self) -> ZarcanaState:
+        return self.rest.after
+
+
+def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = (),
+                  compare_discard: bool = True, budget_s: float = 1.5
+                  ) -> tuple[list[ThreeMoves], bool]:
+    """Runs of three legal moves (this player's and the next two decisions') that turn
+    ``state`` into what the camera sees, simplest first, and whether the search was
+    complete within ``budget_s`` seconds: :func:`explain_two` from each first move that
+    brings the table closer to ``seen``, so the search stays as narrow as the change."""
+    deadline = time.perf_counter() + budget_s
+
+    def gap(view: TableView) -> int:
+        return len(_changes(view, seen, compare_discard))
+
+    start = gap(TableView.of(state))
+    if start == 0:
+        return [], True
+    found: list[ThreeMoves] = []
+    keys: set[str] = set()
+    views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
+    for view in views:
+        firsts = itertools.chain(_reorients_from_diff(state, view, own_only=True),
+                                 candidate_moves(state, view))
+        for mv, middle in _legal_results(state, firsts, seen, keys):
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return _simplest_runs(found), False
+            if middle.is_over or gap(TableView.of(middle)) >= start:
+                continue
+            pairs, complete = explain_two(middle, seen, under=under,
+                                          compare_discard=compare_discard, budget_s=left)
+            found += [ThreeMoves(mv, middle, pair) for pair in pairs]
+            if not complete:
+                return _simplest_runs(found), False
+    return _simplest_runs(found), True
+
+
+def _simplest_runs(runs: list[ThreeMoves]) -> list[ThreeMoves]:
+    return sorted(runs, key=lambda r: (tuple(_complexity(m)[:2] for m in r.moves),
+                                       tuple(str(m) for m in r.moves)))
+
+
 def _simplest_pairs(pairs: list[TwoMoves]) -> list[TwoMoves]:
     return sorted(pairs, key=lambda p: (_complexity(p.first)[:2], _complexity(p.second)[:2],
                                         str(p.first), str(p.second)))
@@ -428,4 +487,4 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
 
 
 __all__ = ["Change", "Explanation", "TableError", "TableView", "TwoMoves", "candidate_moves",
-           "diff", "explain", "explain_two", "game_from_table"]
+           "diff", "explain", "explain_three", "explain_two", "game_from_table"]
