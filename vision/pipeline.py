@@ -681,7 +681,7 @@ class TablePipeline:
             cards.append({
                 "id": cid,
                 "center_mm": [_r(centers[i, 0]), _r(centers[i, 1])],
-                "angle_deg": record_deg(angle, 1),
+                "angle_deg": record_deg(angle, 1, 180.0 if symmetric else 360.0),
                 "confidence": round(float(scores[i]) * float(m.confidence), 4),
                 "face_up": face_up,
                 "identified": m.accepted,
@@ -954,7 +954,7 @@ class TablePipeline:
                 timings["deblur"] = (time.perf_counter() - t_deblur) * 1000
                 calinfo["motion_blur_px"] = round(calib.motion_blur.length_px, 1)
                 # a line's direction, in [0, 180): rounded, then wrapped (179.96 is 0.0)
-                calinfo["motion_blur_deg"] = round(calib.motion_blur.angle_deg % 180, 1) % 180
+                calinfo["motion_blur_deg"] = record_deg(calib.motion_blur.angle_deg, 1, 180.0)
             # how sharp the frame is, on the markers seen (none without a mat), before the
             # pyramids are sent: the finder reads a blurred frame its own way
             t_sharp = time.perf_counter()

@@ -63,11 +63,12 @@ def _r(v: float, nd: int = 3) -> float:
     return round(float(v), nd) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def record_deg(v: float, nd: int = 3) -> float:
-    """An angle as a record writes it: ``nd`` decimals, in [0, 360). Rounding after the
-    wrap would write 359.96 as 360.0, which a reader that buckets angles in [0, 360) trips
-    over; so round, then wrap again."""
-    return round(float(v) % 360.0, nd) % 360.0 + 0.0
+def record_deg(v: float, nd: int = 3, period: float = 360.0) -> float:
+    """An angle as a record writes it: ``nd`` decimals, in [0, ``period``) (180 for a
+    line's direction, a card alike both ways up). Rounding after the wrap would write
+    359.96 as 360.0, which a reader that buckets angles in [0, 360) trips over; so round,
+    then wrap again."""
+    return round(float(v) % period, nd) % period + 0.0
 
 
 @dataclass

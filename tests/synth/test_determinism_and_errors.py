@@ -179,6 +179,14 @@ def test_observation_record_validation():
         Observation.from_dict(bad)
 
 
+@pytest.mark.parametrize("deg, written", [(179.96, 0.0), (179.94, 179.9), (-0.04, 0.0),
+                                          (359.96, 0.0), (270.0, 90.0)])
+def test_a_long_axis_is_written_in_0_to_180(deg, written):
+    """A card alike both ways up gives its long axis: 179.96 was written 180.0, outside
+    the [0, 180) the README gives it."""
+    assert record_deg(deg, 1, 180.0) == written
+
+
 @pytest.mark.parametrize("deg, nd, written", [
     (359.9996, 3, 0.0), (359.96, 1, 0.0), (-0.0004, 3, 0.0), (-0.04, 1, 0.0),
     (359.94, 1, 359.9), (720.5, 1, 0.5), (-90.0, 3, 270.0)])
