@@ -265,11 +265,17 @@ def random_zarcana_scene(rng: np.random.Generator, deck: Deck, mat: Mat,
             break
     else:
         placed = scene
+    # (the state as the table shows it: a lying pyramid turned to a free angle targets the
+    # lattice direction nearest to where it now points, as the spec reads it; the scene's
+    # pyramids are in the lattice's own frame before it is placed, cell by cell in order)
+    shown: dict[Any, list[str]] = {}
+    for p in scene.pyramids:
+        pose = Pose.UP if p.upright else Pose.from_degrees(p.pointing_deg)
+        shown.setdefault(p.cell, []).append(str(Pyramid(Color(p.color), p.pips, pose)))
     placed.state = {"lattice": {
         f"{c[0]},{c[1]}": [e if isinstance(e, str) else (e[0] if e[1] else "back")
                            for e in stack] for c, stack in sorted(cards.items())},
-        "pyramids": {f"{c[0]},{c[1]}": [str(p) for p in ps]
-                     for c, ps in sorted(pyramids.items())},
+        "pyramids": {f"{c[0]},{c[1]}": shown.get(c, []) for c in sorted(pyramids)},
         "source": "random"}
     used = {c.id for c in placed.cards}
     _piles(placed, rng, deck, mat, used)
