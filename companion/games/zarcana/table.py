@@ -309,28 +309,37 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     move's card, when the second covered it). Only first moves that bring the table closer
     to ``seen`` are followed."""
     deadline = time.perf_counter() + budget_s
+    found: list[TwoMoves] = []
+    for mv, middle in _closer_firsts(state, seen, under, compare_discard):
+        if time.perf_counter() > deadline:
+            return _simplest_pairs(found), False
+        if middle is None:
+            continue
+        then = explain(middle, seen, diagnose=False, compare_discard=compare_discard)
+        found += [TwoMoves(mv, middle, m2, after) for m2, after in zip(then.moves, then.states)]
+    return _simplest_pairs(found), True
 
+
+def _closer_firsts(state: ZarcanaState, seen: TableView, under: Sequence[str],
+                   compare_discard: bool) -> Iterator[tuple[Move, ZarcanaState | None]]:
+    """The first moves of runs that may turn ``state`` into ``seen`` (:func:`explain_two`,
+    :func:`explain_three`): each legal move shaped like the change, with the state after it
+    where that brings the table closer to ``seen`` and the game goes on, else None (yielded
+    all the same, so a caller's clock is checked between them)."""
     def gap(view: TableView) -> int:
         return len(_changes(view, seen, compare_discard))
 
     start = gap(TableView.of(state))
     if start == 0:
-        return [], True
-    found: list[TwoMoves] = []
+        return
     keys: set[str] = set()
     views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
     for view in views:
         firsts = itertools.chain(_reorients_from_diff(state, view, own_only=True),
                                  candidate_moves(state, view))
         for mv, middle in _legal_results(state, firsts, seen, keys):
-            if time.perf_counter() > deadline:
-                return _simplest_pairs(found), False
-            if middle.is_over or gap(TableView.of(middle)) >= start:
-                continue
-            then = explain(middle, seen, diagnose=False, compare_discard=compare_discard)
-            found += [TwoMoves(mv, middle, m2, after)
-                      for m2, after in zip(then.moves, then.states)]
-    return _simplest_pairs(found), True
+            closer = not middle.is_over and gap(TableView.of(middle)) < start
+            yield mv, (middle if closer else None)
 
 
 @dataclass(frozen=True)
@@ -360,30 +369,18 @@ def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] 
     complete within ``budget_s`` seconds: :func:`explain_two` from each first move that
     brings the table closer to ``seen``, so the search stays as narrow as the change."""
     deadline = time.perf_counter() + budget_s
-
-    def gap(view: TableView) -> int:
-        return len(_changes(view, seen, compare_discard))
-
-    start = gap(TableView.of(state))
-    if start == 0:
-        return [], True
     found: list[ThreeMoves] = []
-    keys: set[str] = set()
-    views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
-    for view in views:
-        firsts = itertools.chain(_reorients_from_diff(state, view, own_only=True),
-                                 candidate_moves(state, view))
-        for mv, middle in _legal_results(state, firsts, seen, keys):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return _simplest_runs(found), False
-            if middle.is_over or gap(TableView.of(middle)) >= start:
-                continue
-            pairs, complete = explain_two(middle, seen, under=under,
-                                          compare_discard=compare_discard, budget_s=left)
-            found += [ThreeMoves(mv, middle, pair) for pair in pairs]
-            if not complete:
-                return _simplest_runs(found), False
+    for mv, middle in _closer_firsts(state, seen, under, compare_discard):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return _simplest_runs(found), False
+        if middle is None:
+            continue
+        pairs, complete = explain_two(middle, seen, under=under,
+                                      compare_discard=compare_discard, budget_s=left)
+        found += [ThreeMoves(mv, middle, pair) for pair in pairs]
+        if not complete:
+            return _simplest_runs(found), False
     return _simplest_runs(found), True
 
 
