@@ -261,6 +261,10 @@ def test_print_board_is_detectable(tmp_path: Path, capsys: pytest.CaptureFixture
     png = tmp_path / "board.png"
     assert main(["calibrate-camera", "--print-board", str(png), "--dpi", "100"]) == 0
     assert "print it at 100% scale" in capsys.readouterr().out
+    # the file says its resolution: a viewer that took 72 or 96 dpi printed it too large
+    from calibration.mat_sheets import png_dpi
+
+    assert png_dpi(png.read_bytes()) == pytest.approx(100, abs=0.05)
     img = cv2.imread(str(png), cv2.IMREAD_GRAYSCALE)
     mm_w = (7 * 30 + 2 * 10) / 25.4 * 100
     assert abs(img.shape[1] - mm_w) <= 2

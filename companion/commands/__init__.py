@@ -8,6 +8,7 @@ function, so ``companion --help`` and the pure-Python commands start fast.
 COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.play",
     "vision.synth.command",
+    "companion.commands.print_mat",
     "companion.commands.calibrate_camera",
     "companion.commands.enroll_deck",
     "companion.commands.train",

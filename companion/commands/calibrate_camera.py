@@ -56,9 +56,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "calibrate-camera", help="measure the camera's lens from photos of a ChArUco board",
         description="Detect a printed ChArUco board in several photos taken with the table "
                     "camera (the board tilted and moved over the whole picture, 10 to 20 "
-                    "photos) and save the camera matrix and lens distortion. Take the photos "
-                    "away from the calibration mat: its corner markers come from the same "
-                    "dictionary and would be mistaken for board markers.")
+                    "photos) and save the camera matrix and lens distortion. The board's "
+                    "markers come from another dictionary than the calibration mat's, so the "
+                    "mat may stay in view (unless --dictionary names the mat's own, "
+                    "DICT_4X4_50: then take the photos away from it).")
     p.add_argument("images", nargs="*", type=Path, metavar="IMAGES",
                    help="photos of the board, or folders of them")
     p.add_argument("--board", type=_board_arg, default=DEFAULT_BOARD,
@@ -165,12 +166,11 @@ BOARD_TAG = b"Software\x00companion calibrate-camera --print-board"
 def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> None:
     """The board as an image to print, at ``path``: never over one of the ``photos`` or a
     file that is not a board this command wrote."""
-    import zlib
-
     import cv2
 
     from calibration.intrinsics import IntrinsicsError
-    from companion.core.files import atomic_file, image_format
+    from calibration.mat_sheets import png_bytes
+    from companion.core.files import atomic_file
 
     if path.is_dir():
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "
@@ -184,13 +184,13 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
                              option="--print-board")
     img = board.image(dpi / 25.4, PRINT_MARGIN_MM)
     try:
-        ok, buf = cv2.imencode(path.suffix.lower(), img)
-        data = buf.tobytes() if ok else b""
-        if ok and image_format(data) == "PNG":
-            # the tag after the header chunk (8 + 25 bytes): length, type, text, CRC
-            chunk = b"tEXt" + BOARD_TAG
-            data = (data[:33] + len(BOARD_TAG).to_bytes(4, "big") + chunk
-                    + zlib.crc32(chunk).to_bytes(4, "big") + data[33:])
+        if path.suffix.lower() == ".png":
+            # its resolution in the file (a viewer that assumed 72 or 96 dpi printed the
+            # board two or three times too large), and the tag
+            ok, data = True, png_bytes(img, dpi, BOARD_TAG)
+        else:
+            ok, buf = cv2.imencode(path.suffix.lower(), img)
+            data = buf.tobytes() if ok else b""
         if ok:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_file(path, binary=True) as fh:

@@ -1,0 +1,117 @@
+"""``companion print-mat``: the calibration mat's four corner markers as pages to print,
+and the mat file that says where they lie.
+
+    companion print-mat FOLDER [--paper a4|letter] [--dpi 300]
+                               [--width-mm 900] [--height-mm 650] [--marker-mm 60]
+
+Writes ``FOLDER/marker-0.png`` to ``marker-3.png`` (one page each, :mod:`calibration.
+mat_sheets`) and ``FOLDER/mat.json``. Files of those names that this command did not write
+are not replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from companion.commands.argtypes import check_output, json_with, ranged
+
+#: the mat file's name in the folder
+MAT_FILE = "mat.json"
+
+_dpi_arg = ranged(int, lambda v: 72 <= v <= 1200, "72 to 1200 dots per inch")
+_length = ranged(float, lambda v: 0 < v <= 5000, "a positive length in mm up to 5000")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "print-mat", help="write the calibration mat's four markers as pages to print, and "
+                          "its mat file",
+        description="The mat is four ArUco markers, one at each corner of the play area; "
+                    "the table between them is not printed. This writes one page for each "
+                    "marker (PNG at the page's size, to print at 100%%), saying which corner "
+                    "it goes in and which way is north, with lines to measure between the "
+                    "markers' centres and a 100 mm bar to check the print's scale, and the "
+                    "mat file (mat.json) for --mat. The standard mat (900 x 650 mm between "
+                    "the centres, 60 mm markers) is what every command assumes without "
+                    "--mat. Laid out otherwise: measure, and run this again with "
+                    "--width-mm/--height-mm (and --marker-mm if the printer scaled it).")
+    p.add_argument("folder", type=Path, metavar="FOLDER",
+                   help="folder to write marker-0.png ... marker-3.png and mat.json into")
+    p.add_argument("--paper", choices=("a4", "letter"), default="a4",
+                   help="page size (default a4)")
+    p.add_argument("--dpi", type=_dpi_arg, default=300, help="resolution (default 300)")
+    p.add_argument("--width-mm", type=_length, default=900.0,
+                   help="east-west distance between the markers' centres, mm (default 900)")
+    p.add_argument("--height-mm", type=_length, default=650.0,
+                   help="north-south distance between the markers' centres, mm (default 650)")
+    p.add_argument("--marker-mm", type=_length, default=60.0,
+                   help="side of a marker's black square as printed, mm (default 60)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.mat import DEFAULT_MAT, Mat, MatError
+    from calibration.mat_sheets import CORNERS, SHEET_TAG, marker_sheet, png_bytes
+    from companion.core.errors import CompanionError
+    from companion.core.files import atomic_file
+
+    folder: Path = args.folder.expanduser()
+    w, h = args.width_mm, args.height_mm
+    # the standard mat's piles, as far from the south-west marker, where they still fit
+    below = h - DEFAULT_MAT.height_mm
+    zones = {k: (x0, y0 + below, x1, y1 + below)
+             for k, (x0, y0, x1, y1) in DEFAULT_MAT.zones.items() if x1 <= w and y0 + below >= 0}
+    try:
+        mat = Mat.from_dict(dict(DEFAULT_MAT.to_dict(), width_mm=w, height_mm=h,
+                                 marker_size_mm=args.marker_mm,
+                                 zones={k: list(r) for k, r in zones.items()}),
+                            source="the mat asked for")
+        pages = [marker_sheet(mat, k, args.paper, args.dpi) for k in sorted(CORNERS)]
+    except (MatError, ValueError) as exc:
+        raise CompanionError(str(exc)) from None
+    if folder.exists() and not folder.is_dir():
+        raise CompanionError(f"{str(folder)!r} is a file; give a folder for the mat's pages")
+    names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
+    for path in names:
+        check_output(path, "mat page", lambda p: _is_sheet(p, SHEET_TAG), option="print-mat")
+    mat_path = folder / MAT_FILE
+    check_output(mat_path, "mat file", lambda p: json_with(p, "dictionary", "width_mm"),
+                 option="print-mat")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, page in zip(names, pages):
+            with atomic_file(path, binary=True) as fh:
+                fh.write(png_bytes(page, args.dpi, SHEET_TAG))
+        with atomic_file(mat_path) as fh:
+            fh.write(mat.to_json())
+    except OSError as exc:
+        raise CompanionError(f"cannot write the mat's pages in {str(folder)!r}: "
+                             f"{exc.strerror or exc}") from None
+    pw, ph = pages[0].shape[1], pages[0].shape[0]
+    for path in names:
+        print(f"wrote {path} ({pw}x{ph} px at {args.dpi} dpi, {args.paper.upper()})")
+    print(f"wrote {mat_path}")
+    print(f"Print the four pages at 100% (actual size) and check their 100 mm bars. Lay "
+          f"them flat at the corners of the play area, each marker's top to the north (the "
+          f"top of the camera's picture), the markers' centres {w:g} mm apart east-west and "
+          f"{h:g} mm north-south (both diagonals {math.hypot(w, h):.0f} mm). Then give "
+          f"--mat {mat_path} to observe, run and calibrate-colors. Laid out at other "
+          "distances: measure them and run print-mat again with --width-mm/--height-mm.")
+    left = sorted(set(DEFAULT_MAT.zones) - set(zones))
+    if left:
+        print(f"note: the standard mat's {' and '.join(left)} pile zone(s) do not fit a "
+              f"{w:g} x {h:g} mm play area and are left out of the mat file; without them "
+              "the discard pile is not watched", file=sys.stderr)
+    return 0
+
+
+def _is_sheet(path: Path, tag: bytes) -> bool:
+    """A page this command wrote (its tag near the file's start)."""
+    try:
+        with path.open("rb") as fh:
+            return tag in fh.read(256)
+    except OSError:
+        return False

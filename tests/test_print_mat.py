@@ -1,0 +1,110 @@
+"""``companion print-mat``: the mat's four corner markers as pages, and its mat file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from calibration.mat import load_mat  # noqa: E402
+from calibration.mat_sheets import png_dpi  # noqa: E402
+from calibration.table import TableCalibrator  # noqa: E402
+from companion.cli import main  # noqa: E402
+
+
+def _table_of(folder: Path, mat_mm: tuple[float, float], px_per_mm: float = 1.0) -> np.ndarray:
+    """A flat table seen straight from above at ``px_per_mm``, each printed page laid with
+    its marker's centre on a corner of a ``mat_mm`` rectangle, its top to the north."""
+    w, h = mat_mm
+    pad = 160.0
+    table = np.full((int((h + 2 * pad) * px_per_mm), int((w + 2 * pad) * px_per_mm)), 120,
+                    np.uint8)
+    for k, (x, y) in enumerate([(0, 0), (w, 0), (w, h), (0, h)]):
+        page = cv2.imread(str(folder / f"marker-{k}.png"), cv2.IMREAD_GRAYSCALE)
+        ppm = png_dpi((folder / f"marker-{k}.png").read_bytes()) / 25.4
+        small = cv2.resize(page, None, fx=px_per_mm / ppm, fy=px_per_mm / ppm,
+                           interpolation=cv2.INTER_AREA)
+        # the marker's centre on the page: the middle of its black square's outline
+        ys, xs = np.nonzero(small < 60)
+        box = (ys > small.shape[0] * 0.3) & (ys < small.shape[0] * 0.75) & \
+            (xs > small.shape[1] * 0.3) & (xs < small.shape[1] * 0.7)
+        cy = (ys[box].min() + ys[box].max() + 1) / 2.0
+        cx = (xs[box].min() + xs[box].max() + 1) / 2.0
+        top = int(round((y + pad) * px_per_mm - cy))
+        left = int(round((x + pad) * px_per_mm - cx))
+        # (a page reaching past the table's picture is cut, as a photo would frame it)
+        t0, l0 = max(top, 0), max(left, 0)
+        t1 = min(top + small.shape[0], table.shape[0])
+        l1 = min(left + small.shape[1], table.shape[1])
+        table[t0:t1, l0:l1] = small[t0 - top:t1 - top, l0 - left:l1 - left]
+    return cv2.cvtColor(table, cv2.COLOR_GRAY2BGR)
+
+
+@pytest.mark.parametrize("paper, size", [("a4", (900.0, 650.0)), ("letter", (700.0, 520.0))])
+def test_the_printed_pages_laid_out_calibrate_the_table(tmp_path: Path, paper: str,
+                                                        size: tuple[float, float],
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """The four pages, laid with their markers' centres on the mat file's rectangle, give
+    a calibration from all four markers that puts the table frame where the spec has it:
+    there was no way to make the mat at all."""
+    folder = tmp_path / "mat"
+    w, h = size
+    assert main(["print-mat", str(folder), "--paper", paper, "--dpi", "150",
+                 "--width-mm", f"{w:g}", "--height-mm", f"{h:g}"]) == 0
+    out = capsys.readouterr().out
+    assert f"centres {w:g} mm apart east-west and {h:g} mm north-south" in out
+    mat = load_mat(folder / "mat.json")
+    assert (mat.width_mm, mat.height_mm, mat.marker_size_mm) == (w, h, 60.0)
+    # the piles as far from the south-west marker as on the standard mat
+    assert mat.zones["draw"] == (20.0, h - 90.0, 110.0, h - 10.0)
+    for k in range(4):
+        data = (folder / f"marker-{k}.png").read_bytes()
+        assert png_dpi(data) == pytest.approx(150, abs=0.05)   # (whole dots a metre)
+        page = cv2.imread(str(folder / f"marker-{k}.png"), cv2.IMREAD_GRAYSCALE)
+        mm = {"a4": (210, 297), "letter": (215.9, 279.4)}[paper]
+        assert page.shape == (round(mm[1] / 25.4 * 150), round(mm[0] / 25.4 * 150))
+    image = _table_of(folder, size)
+    cal = TableCalibrator(mat).calibrate(image)
+    assert cal.calibrated and sorted(cal.markers_seen) == [0, 1, 2, 3]
+    assert cal.reprojection_mm is not None and cal.reprojection_mm < 1.0
+    # the table frame: the picture's pixel (x + pad, y + pad) is (x, y) mm
+    H = np.asarray(cal.H)
+    for x, y in [(0.0, 0.0), (w, h), (w / 2, h / 3)]:
+        p = H @ np.array([x + 160.0, y + 160.0, 1.0])
+        assert np.hypot(p[0] / p[2] - x, p[1] / p[2] - y) < 1.0
+
+
+def test_print_mat_never_writes_over_what_it_did_not_write(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    photo = folder / "marker-2.png"
+    cv2.imwrite(str(photo), np.full((30, 40, 3), 90, np.uint8))
+    before = photo.read_bytes()
+    assert main(["print-mat", str(folder)]) == 2
+    assert f"{str(photo)!r} exists and is not a mat page" in capsys.readouterr().err
+    assert photo.read_bytes() == before and not (folder / "marker-0.png").exists()
+    photo.unlink()
+    (folder / "mat.json").write_text(json.dumps({"K": [[1]]}))
+    assert main(["print-mat", str(folder)]) == 2
+    assert "exists and is not a mat file" in capsys.readouterr().err
+    (folder / "mat.json").unlink()
+    # its own pages and mat file are replaced
+    for _ in range(2):
+        assert main(["print-mat", str(folder), "--dpi", "72"]) == 0
+    assert "replacing" not in capsys.readouterr().err
+    # a file for the folder, a marker no page holds, and a play area the piles do not fit
+    assert main(["print-mat", str(folder / "mat.json")]) == 2
+    assert "is a file; give a folder" in capsys.readouterr().err
+    assert main(["print-mat", str(tmp_path / "big"), "--marker-mm", "250"]) == 2
+    assert "does not fit on the A4 page" in capsys.readouterr().err
+    assert main(["print-mat", str(tmp_path / "narrow"), "--width-mm", "100", "--dpi",
+                 "72"]) == 0
+    assert "left out of the mat file" in capsys.readouterr().err
+    assert load_mat(tmp_path / "narrow" / "mat.json").zones == {}
