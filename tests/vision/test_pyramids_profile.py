@@ -20,7 +20,7 @@ from vision.pyramids.profile import (  # noqa: E402
 )
 from vision.synth.camera import camera_over_mat  # noqa: E402
 from vision.synth.render import Light, plain_style, render  # noqa: E402
-from vision.synth.scene import PyramidPlacement, TableScene  # noqa: E402
+from vision.synth.scene import CardPlacement, PyramidPlacement, TableScene  # noqa: E402
 
 ORANGE_LAMP = (0.37, 0.63, 1.0)   # BGR gains: a strongly orange light, paper unclipped
 SHOWN = [("red", 2, True, (360.0, 330.0)), ("blue", 3, False, (450.0, 320.0)),
@@ -103,6 +103,21 @@ def test_wrong_count_is_a_clear_error(tarot, finder):
         measure_profile(finder, image, calib, ["red", "blue", "green"])
     with pytest.raises(ProfileError, match="unknown colour 'pink'"):
         measure_profile(finder, image, calib, ["pink"])
+
+
+def test_card_art_in_the_zone_is_not_learned_as_a_pyramid(tarot, finder):
+    """A card reaching into the calibration zone, and no pyramid: the edge of its art was
+    counted as the one pyramid named, and its colours saved as red for every game after.
+    The colour classifier calls it no pyramid and the heat map is cold there: refused."""
+    from vision.pyramids.profile import measure_profile
+
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=10.0, yaw=5.0, tilt_dir=30.0)
+    image, _ = render(TableScene(cards=[CardPlacement("major-19", (330.0, 180.0), 0.0)]),
+                      tarot, DEFAULT_MAT, cam, plain_style((70, 95, 120), seed=7))
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    with pytest.raises(ProfileError, match=r"what is taken for the red pyramid, at \(330, "
+                                           r"210\) mm, does not look like a pyramid"):
+        measure_profile(finder, image, calib, ["red"])
 
 
 def test_cli(tarot, finder, tmp_path, capsys):
