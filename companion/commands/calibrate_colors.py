@@ -152,7 +152,7 @@ def swapped_colours(named: list[str], seen: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
-    from calibration.table import TableCalibrator
+    from calibration.table import TableCalibrator, lens_doubt
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.profile import default_profile_path, measure_profile
 
@@ -175,6 +175,12 @@ def run(args: argparse.Namespace) -> int:
 
         intr = load_intrinsics(camera, (image.shape[1], image.shape[0]))
     calib = TableCalibrator(mat, intr).calibrate(image)
+    doubt = None if camera is None else lens_doubt(calib.fit_fields(),
+                                                   f"the camera file {str(camera)!r}")
+    if doubt is not None:
+        # (as observe says it: every position bent, the zone's pyramids looked for off
+        # where they stand)
+        raise ProfileError(f"{name}: {doubt}")
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
     swapped = swapped_colours(args.colors, [s.guess for s in shown])

@@ -186,6 +186,18 @@ def test_cli(tarot, finder, tmp_path, capsys):
     assert "missing field 'K'" in capsys.readouterr().err
     assert main(["calibrate-colors", str(img), "--colors", "red,blue,green", "--out", str(out),
                  "--no-intrinsics"]) == 0
+    # another camera's file (a webcam's strong barrel) was used without a word: the
+    # markers fit worse with it than without it, as observe says
+    from calibration.intrinsics import save_intrinsics
+
+    h, w = image.shape[:2]
+    webcam = tmp_path / "webcam.json"
+    save_intrinsics(webcam, np.array([[0.9 * w, 0, w / 2], [0, 0.9 * w, h / 2], [0, 0, 1]]),
+                    np.array([-0.26, 0.08, 0, 0, 0]), (w, h))
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green", "--out", str(out),
+                 "--intrinsics", str(webcam)]) == 2
+    err = capsys.readouterr().err
+    assert f"the camera file {str(webcam)!r} does not fit this camera" in err, err
 
 
 def test_bad_profile_files(tmp_path):
