@@ -48,18 +48,22 @@ log = logging.getLogger(__name__)
 GAMES: tuple[str, ...] = ("zarcana",)
 
 
-def _profile_covers(path: Path, players: Sequence[str]) -> None:
+def _profile_covers(path: Path, players: Sequence[str], source: str = "0") -> None:
     """The colour profile names the players' colours: one that names none of them was
     made for other players, and would read their pyramids as its own colours (purple and
-    black as blue): refused. One that names some of them: a warning."""
+    black as blue): refused. One that names some of them: a warning. The command said to
+    make one again reads the run's camera (``source``, when a camera number; else the
+    first camera, 0)."""
     from vision.pyramids.profile import load_profile
 
     named = load_profile(path).names()
     missing = [c for c in players if c not in named]
     if not missing:
         return
-    again = (f"`companion calibrate-colors --colors {','.join(players)}` with these players' "
-             "pyramids, or run with --no-colors")
+    camera = source if source.isdigit() else "0"
+    again = (f"`companion calibrate-colors {camera} --colors {','.join(players)}` with these "
+             "players' pyramids in the middle of the mat, west to east (or a photo of them "
+             "for the camera number), or run with --no-colors")
     if len(missing) == len(players):
         raise CompanionError(f"the colour profile {path} names {', '.join(named)}, none of "
                              f"the players' colours ({', '.join(players)}): it would read "
@@ -286,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         # (before a new game file is made; a game file given is checked for its players)
         checked = args.record is None or not args.record.exists()
         if colors is not None and checked:
-            _profile_covers(colors, args.players)
+            _profile_covers(colors, args.players, str(args.source))
         recorder, state, history, path, settings = open_recording(
             args.record, game=args.game, edition=args.edition, players=args.players,
             settings=chosen)
@@ -299,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             players, edition = list(args.players), args.edition
         if colors is not None and not checked:
-            _profile_covers(colors, players)
+            _profile_covers(colors, players, str(args.source))
         # the lattice's pitch follows the deck's cards (shared/spec/table.md): an enrolled
         # printing need not be the standard 70 x 120 mm
         session = LiveSession(args.game, edition=edition, players=players, recorder=recorder,

@@ -306,7 +306,15 @@ def test_a_colour_profile_of_other_players_is_refused_or_warned_of(
                         "--record", str(tmp_path / "games" / "a.db")]) == 2
     err = capsys.readouterr().err
     assert "names red, blue, green, none of the players' colours" in err, err
-    assert "calibrate-colors --colors purple,orange,black" in err and "--no-colors" in err
+    assert "calibrate-colors 0 --colors purple,orange,black" in err and "--no-colors" in err
+    # the command said can be pasted (it lacked the camera or photo it reads)
+    import shlex
+
+    from companion.cli import build_parser
+
+    said = shlex.split(err.split("`")[1])
+    assert said[0] == "companion"
+    assert build_parser().parse_args(said[1:]).colors == ["purple", "orange", "black"]
     assert not (tmp_path / "games").exists()
     code, _ = run_until(args + ["--players", "red,blue,purple",
                                 "--record", str(tmp_path / "b.db")], 0)
