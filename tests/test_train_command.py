@@ -443,3 +443,28 @@ def test_a_train_extra_installed_in_part_is_named_before_any_work(
         assert "needs the train extra (" in err and "onnx" in err, err
         assert "pip install -e '.[train]'" in err
         assert not (tmp_path / model).exists()
+
+
+def test_the_patch_trainers_name_a_missing_train_extra_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m vision.pyramids.finetune`` (a README command) cut its samples and then
+    stopped on a traceback without torch; the plain-torch networks ask for no ultralytics."""
+    import sys
+
+    from vision.pyramids import finetune, train_verify
+
+    for name in ("torch", "ultralytics"):     # as if they were not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    for module in (finetune, train_verify):
+        with pytest.raises(SystemExit) as stop:
+            module.main(["--out", str(tmp_path / "run"), "--render", str(tmp_path)])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert "needs the train extra (torch" in err and "pip install -e '.[train]'" in err
+        assert ("ultralytics" in err) == (module is finetune), err
+    assert not (tmp_path / "run").exists()
+    from companion.cli import main
+
+    assert main(["train", "pyramid-verify", "--out", str(tmp_path / "v")]) == 2
+    assert "ultralytics" not in capsys.readouterr().err

@@ -11,6 +11,15 @@ import importlib.util
 #: the packages training needs (the ``train`` extra of pyproject.toml, and the torch that
 #: ultralytics brings); ``sympy`` only for the int8 copies' shape inference
 TRAIN_PACKAGES = ("torch", "ultralytics", "onnx", "sympy")
+#: what the networks built in plain torch need (the pyramid heat map, verifier and readers):
+#: no ultralytics
+TORCH_PACKAGES = ("torch", "onnx", "sympy")
+#: what each model of ``companion train`` needs
+MODEL_PACKAGES: dict[str, tuple[str, ...]] = {
+    "cards": TRAIN_PACKAGES, "card-net": TRAIN_PACKAGES, "pyramids": TRAIN_PACKAGES,
+    "pyramid-heat": TORCH_PACKAGES, "pyramid-verify": TORCH_PACKAGES,
+    "pyramid-size": TORCH_PACKAGES, "pyramid-white-clear": TORCH_PACKAGES,
+    "pyramid-point": TORCH_PACKAGES, "pyramid-color-read": TORCH_PACKAGES}
 
 
 def missing_train_packages(packages: tuple[str, ...] = TRAIN_PACKAGES) -> list[str]:

@@ -155,9 +155,9 @@ def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> P
 
 
 def run(args: argparse.Namespace) -> int:
-    from vision.train_extra import train_extra_problem
+    from vision.train_extra import MODEL_PACKAGES, train_extra_problem
 
-    problem = train_extra_problem()
+    problem = train_extra_problem(MODEL_PACKAGES[args.model])
     if problem is not None:
         # every package now: a missing onnx once showed only at the export, after the
         # whole training budget

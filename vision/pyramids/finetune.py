@@ -66,6 +66,7 @@ from vision.pyramids.train_colors import (
     patch_trainer_parser,
     start_patch_training,
 )
+from vision.train_extra import TRAIN_PACKAGES
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _, model, cache_name = TASKS[args.task]
     cache = args.out / cache_name
-    start_patch_training(ap, args.render, cache)
+    start_patch_training(ap, args.render, cache, TRAIN_PACKAGES)   # (ultralytics' network)
     try:
         data = cut(args.render, cache, args.jobs, args.task)
         path, figures = finetune(data, args.start or model_path(model), args.out / model,

@@ -38,6 +38,7 @@ from vision.pyramids.colors import (
     ColorModel,
     bin_index,
 )
+from vision.train_extra import TORCH_PACKAGES, train_extra_problem
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +114,15 @@ def patch_trainer_parser(prog: str, doc: str | None, minutes: float | None
     return ap
 
 
-def start_patch_training(ap: argparse.ArgumentParser, renders: list[Path], cache: Path
-                         ) -> None:
+def start_patch_training(ap: argparse.ArgumentParser, renders: list[Path], cache: Path,
+                         packages: tuple[str, ...] = TORCH_PACKAGES) -> None:
     """Logging with times for a training run from the command line; refuses (``ap.error``)
-    a run that has neither its cut samples in ``cache`` nor ``--render`` folders to cut
-    them from. ``YOLO_OFFLINE``: nothing is ever downloaded."""
+    a run without the ``packages`` of the train extra it needs (it cut its samples, then
+    stopped on a traceback), or with neither its cut samples in ``cache`` nor ``--render``
+    folders to cut them from. ``YOLO_OFFLINE``: nothing is ever downloaded."""
+    problem = train_extra_problem(packages)
+    if problem is not None:
+        ap.error(problem)
     if not cache.is_file() and not renders:
         ap.error(f"{cache} does not exist: give --render folders to cut it from")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
