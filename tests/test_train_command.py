@@ -151,6 +151,9 @@ def test_python_m_train_size_takes_the_tasks_own_budget(
 
     monkeypatch.setattr(train_size, "cut", lambda renders, cache, jobs: {})
     monkeypatch.setattr(train_size, "train", train)
+    from vision.pyramids import train_colors
+
+    monkeypatch.setattr(train_colors, "train_extra_problem", lambda packages: None)
     argv = ["--out", str(tmp_path), "--render", str(tmp_path), "--task", task, *extra]
     assert train_size.main(argv) == 0
     assert budgets == [minutes]

@@ -120,11 +120,11 @@ def start_patch_training(ap: argparse.ArgumentParser, renders: list[Path], cache
     a run without the ``packages`` of the train extra it needs (it cut its samples, then
     stopped on a traceback), or with neither its cut samples in ``cache`` nor ``--render``
     folders to cut them from. ``YOLO_OFFLINE``: nothing is ever downloaded."""
+    if not cache.is_file() and not renders:
+        ap.error(f"{cache} does not exist: give --render folders to cut it from")
     problem = train_extra_problem(packages)
     if problem is not None:
         ap.error(problem)
-    if not cache.is_file() and not renders:
-        ap.error(f"{cache} does not exist: give --render folders to cut it from")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     os.environ.setdefault("YOLO_OFFLINE", "1")
 
