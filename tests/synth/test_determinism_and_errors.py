@@ -236,6 +236,29 @@ def test_cli_bad_input_is_one_clean_line(tmp_path, capsys):
     assert "missing field 'marker_size_mm'" in capsys.readouterr().err
 
 
+def test_cli_synth_a_deck_of_a_few_cards_and_a_negative_seed(tmp_path, capsys, shared):
+    """A deck.json listing six cards lays them all out, leaving none for the piles: an
+    "internal error" (a modulo by zero); the piles now repeat some. A negative seed, which
+    numpy refuses, is an argument error like enroll-deck's."""
+    import shutil
+
+    deck = tmp_path / "six"
+    deck.mkdir()
+    ids = [f"cups-0{k}" for k in range(1, 7)]
+    for cid in ids:
+        shutil.copy(next((shared / "decks" / "rws-tarot").glob(f"{cid}.*")), deck)
+    (deck / "deck.json").write_text(json.dumps({"card_size_mm": [70, 120], "cards": ids}))
+    out = tmp_path / "run"
+    assert _cli(["synth", "--out", str(out), "--count", "3", "--seed", "980120", "--deck",
+                 str(deck), "--no-progress"]) == 0
+    shown = {c["id"] for k in range(3)
+             for c in json.loads((out / f"{k:05d}.json").read_text())["cards"]}
+    assert shown and shown <= set(ids) | {"back"}
+    with pytest.raises(SystemExit):
+        _cli(["synth", "--out", str(tmp_path / "neg"), "--count", "1", "--seed", "-1"])
+    assert "expected a seed from 0" in capsys.readouterr().err
+
+
 def test_lamp_light_is_dimmer_and_ordinary_light_keeps_its_bytes(tarot, mat):
     """``light="lamp"`` darkens or tints the same table; ``"ordinary"`` draws nothing more
     from the image's generator, so a seed renders as it did before lights were a choice."""

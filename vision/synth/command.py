@@ -11,7 +11,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int
+from companion.commands.argtypes import positive_int, seed_arg
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                     "The same seed gives the same bytes.")
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--count", type=positive_int, default=10, help="number of images (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="run seed (default 0)")
     p.add_argument("--deck", type=Path, default=None,
                    help="deck folder (default: shared/decks/rws-tarot beside the repository, "
                         "or $ARCANA_SHARED/decks/rws-tarot)")

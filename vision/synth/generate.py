@@ -182,7 +182,8 @@ def _clear_of_markers(center: tuple[float, float], size: tuple[float, float], ma
 
 def _piles(scene: TableScene, rng: np.random.Generator, deck: Deck, mat: Mat,
            used: set[str]) -> None:
-    ids = [c for c in deck.ids if c not in used]
+    # (a deck of a few cards can lay them all out: the piles then repeat some)
+    ids = [c for c in deck.ids if c not in used] or list(deck.ids)
     rng.shuffle(ids)
     if "draw" in mat.zones and rng.random() < 0.85:
         n = int(rng.integers(3, 30))
