@@ -38,6 +38,13 @@ def test_alchemist_stack_of_two(ed):
 def test_alchemist_stack(ed):
     st = pos(ed=ed, pieces={"1,1": "red1E"}, hands={"red": ["major-09"]}, **opt("alchemist"))
     illegal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1; build 1,1", "alchemist.stack")
+    # a stack of two, not "up to twice" as the Chariot and Strength: one build is refused,
+    # and not listed
+    st = pos(ed=ed, pieces={"1,1": "red1E"}, hands={"red": ["major-09"]},
+             deck=["cups-02", "cups-03", "cups-04"], **opt("alchemist"))
+    illegal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1", "alchemist.twice")
+    listed = [str(m) for m in st.legal_moves() if "alchemist" in str(m)]
+    assert listed and all(m.count("build") == 2 for m in listed), listed
     illegal(st, "red: play major-09 by red1E@1,1: move 2,1", "card.wrong-power")   # not a Hermit now
 
 

@@ -693,6 +693,9 @@ class ZarcanaState(StateData):
                 return [violation("step.shape", ed, "the Emperor attacks once, then may tax")]
         elif not 1 <= len(steps) <= most:
             return [violation("step.shape", ed, f"{power.value} takes {most if most > 1 else 'one'} step(s)")]
+        elif power is Power.ALCHEMIST and len(steps) != 2:
+            # (not "up to twice", as the Chariot and Strength: the text makes a stack of two)
+            return [violation("alchemist.twice", ed)]
         else:
             for s in steps:
                 assert kind is not None
@@ -1349,7 +1352,8 @@ class ZarcanaState(StateData):
                 yield turns
             return
         for s in firsts:
-            yield (s,)
+            if p is not Power.ALCHEMIST:
+                yield (s,)
             if p is Power.EMPEROR and isinstance(s, Attack) and s.target is not None:
                 for n in range(1, 4):
                     yield (s, Tax(n))

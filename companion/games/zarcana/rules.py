@@ -485,6 +485,8 @@ _rule("pentacles.drawn", "the card built is the one drawn from the top of the dr
 _rule("sun.not-in-hand", "the Sun builds with a card from the player's hand", "The Sun", "The Sun")
 _rule("alchemist.stack", "the Alchemist's second territory goes on top of the first",
       "Alchemist (optional trump)")
+_rule("alchemist.twice", "the Alchemist builds twice, a stack of two territories",
+      "Alchemist (optional trump)")
 _rule("hierophant.own", "the Hierophant converts another player's pyramid", "Hierophant",
       "The Hierophant")
 _rule("hierophant.size", "the replacement is the converted pyramid's size or smaller, from the stash",
