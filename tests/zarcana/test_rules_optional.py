@@ -310,6 +310,8 @@ def test_bidding_tie_only_tied_bid_again():
     st = legal(st, "blue: bid major-11")          # 11 = 11
     st = legal(st, "green: bid cups-04")
     assert st.phase == "bid" and st.bidding.eligible == (Color.RED, Color.BLUE)
+    # "all tied players must bid again": no withdrawing now (it handed blue the first turn)
+    illegal(st, "red: bid -", "bid.mandatory")
     st = legal(st, "red: bid cups-02")
     st = legal(st, "blue: bid wands-03")
     assert st.phase == "play" and st.to_move.value == "blue"

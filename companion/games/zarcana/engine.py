@@ -1282,8 +1282,10 @@ class ZarcanaState(StateData):
         if len(tied) == 1:
             self._begin_play(self.players.index(tied[0]))
             return
-        self.bidding = Bidding(tied, (), mandatory=self.bidding.mandatory)
-        self._note("tie: " + ", ".join(c.value for c in tied) + " bid again")
+        # the tied players must bid again (both texts): a withdrawal there handed the
+        # first turn to the other tied player
+        self.bidding = Bidding(tied, (), mandatory=True)
+        self._note("tie: " + ", ".join(c.value for c in tied) + " must bid again")
 
     def _bid_from_deck(self, eligible: Sequence[Color]) -> list[tuple[Color, str]]:
         """1996: tied players with no cards each turn up the top card of the draw pile."""

@@ -530,7 +530,8 @@ _rule("tax.pay", "the taxed player hands over exactly the cards demanded, from t
       "The Emperor")
 _rule("bid.card", "a bid is a card from the bidder's hand", "Optional rule for deciding who starts",
       "Bidding for the first turn")
-_rule("bid.mandatory", "after everyone withdrew, bidding is mandatory", "Optional rule for deciding who starts",
+_rule("bid.mandatory", "a bid may not be withdrawn here: every player asked must bid (in 1996 "
+      "always; else after everyone withdrew, or on a tie)", "Optional rule for deciding who starts",
       "Bidding for the first turn")
 _rule("step.shape", "these steps do not fit this power", T, "The eight turn options")
 
