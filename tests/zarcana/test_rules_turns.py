@@ -52,7 +52,7 @@ def test_start_occupied_allowed_looney():
 
 def test_start_population_limit_looney():
     st = pos(ed=LOONEY, pieces={"1,1": "blue1U blue2U blue3U"})
-    illegal(st, "red: start 1,1", "cups.population")
+    illegal(st, "red: start 1,1", "start.population")
 
 
 def test_start_setting_overrides_edition():

@@ -568,7 +568,7 @@ class ZarcanaState(StateData):
         elif self.settings.start_unoccupied and self.population(mv.cell) > 0:
             out.append(violation("start.occupied", ed))
         elif self.population(mv.cell) >= POPULATION_LIMIT:
-            out.append(violation("cups.population", ed, f"{format_cell(mv.cell)} is full"))
+            out.append(violation("start.population", ed, f"{format_cell(mv.cell)} is full"))
         if self.stashes[mv.player][0] <= 0:
             out.append(violation("start.no-small", ed))
         return out
@@ -812,8 +812,10 @@ class ZarcanaState(StateData):
                     v(violation("swords.no-target", ed, f"no {t}"))
                 elif t == m and self.count(t.cell, t.pyramid) < 2:
                     v(violation("swords.self", ed))
-                elif (t.size > m.size and self._invincible(t) and p is not Power.EMPEROR
-                      and not allow_invincible):
+                elif (t.size > m.size and self._invincible(t) and not allow_invincible
+                      # the 1996 Emperor attacks it all the same, to tax its owner; the
+                      # Looney text names Death as the only exception
+                      and not (p is Power.EMPEROR and ed is Edition.E1996)):
                     v(violation("swords.invincible", ed, str(t)))
             else:
                 if s.cell not in self.board:

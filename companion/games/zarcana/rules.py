@@ -406,6 +406,9 @@ _rule("start.not-territory", "a starting pyramid goes on a territory card",
 _rule("start.occupied", "the starting pyramid goes on a territory nobody occupies",
       "Minions start off the board (reconstruction, a setting)", "The eight turn options: Start")
 _rule("start.no-small", "no small pyramid left in the stash", "Minions", "The eight turn options: Start")
+_rule("start.population", "a START may not make a space hold more than three pyramids",
+      "Minions start off the board (population limit kept)",
+      "Restriction icons: population limit (START's icons lost; the limit kept)")
 _rule("draw.hand-limit", "drawing may not take the hand past six cards",
       "Hand limit of six", "Restriction icons: exceeding limits")
 _rule("draw.too-many", "more cards than this option draws", T, "The eight turn options: Draw")
