@@ -258,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
     # the pipeline first: a missing model must not leave an empty game file behind
     print("loading the vision pipeline...")
     from companion.live.runner import LiveRunner
-    from companion.ui.app import run_live
+    from companion.ui.app import hold_signals, run_live
     from vision.pipeline import TablePipeline
 
     import cv2
@@ -285,6 +285,10 @@ def run(args: argparse.Namespace) -> int:
     recorder = None
     # a game file the run names itself (no --record), which nobody else knows of yet
     own_file = args.record is None
+    # from here until the window takes them, Ctrl-C (or a kill) is noted, not raised: the
+    # game file is about to be made, and the run must end as usual to say or remove it
+    caught: list[int] = []
+    release = hold_signals(caught)
     try:
         check_deck(args.game, pipeline.gallery.card_ids, args.deck)
         # (before a new game file is made; a game file given is checked for its players)
@@ -314,8 +318,9 @@ def run(args: argparse.Namespace) -> int:
             restore_recorded_corrections(session, path)
         print(f"recording the game into {path}")
         runner = LiveRunner(source, session, pipeline.observe)
-        code = run_live(runner, mat=pipeline.mat)
+        code = run_live(runner, mat=pipeline.mat, caught=caught)
     finally:
+        release()
         if session is not None:
             session.close()
         elif recorder is not None:

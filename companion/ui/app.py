@@ -135,28 +135,61 @@ def open_live_window(session: Any, runner: Any = None, *, mat: Any = None,
 
 
 def run_live(runner: Any, *, mat: Any = None, title: str | None = None,
-             card_ids: Sequence[str] | None = None) -> int:
+             card_ids: Sequence[str] | None = None, caught: list[int] | None = None) -> int:
     """Show the live window for a :class:`~companion.live.runner.LiveRunner` (its session,
     source and pipeline) and run it until the window is closed.
 
     The runner's own ``on_frame`` and ``before_observe`` hooks keep working (the window
     chains to them). ``mat``: the calibration mat, for the overlay when the pipeline gives
-    no calibration of its own (default: the pipeline's mat, else the default mat). Returns
-    128 + the signal's number where a signal closed the window (130 for Ctrl-C).
+    no calibration of its own (default: the pipeline's mat, else the default mat).
+    ``caught``: the signals :func:`hold_signals` took before the window (one there: the
+    window is not run). Returns 128 + the signal's number where a signal closed the window
+    (130 for Ctrl-C).
     """
+    caught = [] if caught is None else caught
     app = ensure_app()
     window, controller = open_live_window(runner.session, runner, mat=mat, title=title,
                                           card_ids=card_ids)
-    caught: list[int] = []
     restore = _close_on_signals(window, caught)
     try:
-        app.exec()
+        if not caught:      # (a Ctrl-C while the window was being made: not shown at all)
+            app.exec()
     finally:
         restore()
         controller.stop()
     # closed by a signal: the run still ends as usual, and its exit code says so, as a
     # tool stopped by that signal (130 for Ctrl-C) would
     return 128 + caught[0] if caught else 0
+
+
+def hold_signals(caught: list[int]) -> Callable[[], None]:
+    """Until the window takes them over (:func:`run_live`), Ctrl-C or a polite kill is
+    noted in ``caught``, not raised: raised while PySide6 was being imported it crashed the
+    interpreter ("could not initialize part 2", an abort), and raised once the game file
+    was made it left an empty game in the games folder. The run checks ``caught`` and ends
+    as usual, its exit code saying which signal. Returns what puts the old handlers back.
+    A signal ignored (``nohup``) stays so; off the main thread nothing is held."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old: dict[int, Any] = {}
+
+    def note(signum: int, _frame: Any) -> None:
+        log.info("signal %d: the run ends once the window would open", signum)
+        caught.append(signum)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
+            continue
+        old[sig] = signal.signal(sig, note)
+
+    def restore() -> None:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return restore
 
 
 def _close_on_signals(window: Any, caught: list[int] | None = None) -> Callable[[], None]:

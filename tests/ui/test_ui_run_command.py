@@ -464,3 +464,40 @@ def test_a_run_closed_before_any_deal_keeps_no_empty_game_file(
     code, _ = run_until(args + ["--record", str(db)], 0)
     assert code == 0 and db.exists()             # named: kept, empty or not
     assert f"the game is recorded in {db}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("when", ["open_recording", "open_live_window"])
+def test_a_ctrl_c_while_the_window_is_being_made_ends_the_run_with_no_game_left(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], when: str) -> None:
+    """Ctrl-C between the game file being made and the window taking the signals raised
+    wherever the interpreter was: in PySide6's import it crashed ("could not initialize
+    part 2"), and every way it left an empty game in the games folder. Now it is noted,
+    the window is not run, the run ends with 130 and keeps no empty game."""
+    import os
+    import signal
+
+    import vision.pipeline
+
+    import companion.commands.run as run_command
+    import companion.ui.app as ui_app
+    from companion.recording.store import default_games_dir
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    module = run_command if when == "open_recording" else ui_app
+    real = getattr(module, when)
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)     # the Ctrl-C, just after this step
+        return out
+
+    monkeypatch.setattr(module, when, interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    code = main(["run", "--source", str(sample_folder(tmp_path / "frames", range(2))),
+                 "--fast"])
+    assert code == 130
+    out = capsys.readouterr().out
+    assert "no board was dealt: nothing recorded" in out, out
+    assert not list(default_games_dir().glob("*.db*"))
+    assert signal.getsignal(signal.SIGINT) == before
