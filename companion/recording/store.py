@@ -541,11 +541,14 @@ def _read_events(path: Path, con: sqlite3.Connection) -> tuple[RecordedEvent, ..
         observation = _json_field(path, f"the observation of {where}", obs)
         if observation is not None and not isinstance(observation, dict):
             raise RecordingError(f"{path}: the observation of {where} is not a JSON object")
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
+            # (SQLite keeps what a hand edit wrote, whatever the column's type)
+            raise RecordingError(f"{path}: the turn of {where} is not a whole number: "
+                                 f"{turn!r}")
         events.append(RecordedEvent(
             number=int(number), time=when, kind=str(kind), move=move, player=player,
             observation=observation, has_keyframe=bool(has_kf), state=state,
-            note=str(note or ""), turn=None if turn is None else int(turn),
-            undone=int(number) in undone))
+            note=str(note or ""), turn=turn, undone=int(number) in undone))
     return tuple(events)
 
 

@@ -213,6 +213,25 @@ def test_export_jsonl_of_a_garbled_state_names_the_file_and_event(
     assert f"{path}: the stored state of event 3 is not JSON" in err and "Traceback" not in err
 
 
+def test_a_hand_edited_turn_that_is_no_number_names_the_file_and_event(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A turn of 'abc' (SQLite keeps what a hand edit writes) gave "internal error
+    (ValueError ...)" in export, replay and run."""
+    import sqlite3
+
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    con = sqlite3.connect(path)
+    for (trigger,) in con.execute("SELECT name FROM sqlite_master WHERE type='trigger'"
+                                  ).fetchall():
+        con.execute(f"DROP TRIGGER {trigger}")
+    con.execute("UPDATE event SET turn = 'abc' WHERE number = 2")
+    con.commit()
+    con.close()
+    assert main(["export", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: the turn of event 2 is not a whole number: 'abc'" in err, err
+
+
 def test_games_lists_a_game_file_of_any_name_and_a_log_without_its_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`play --record game.sqlite` makes a game file that `games` did not list (only
