@@ -166,6 +166,15 @@ def test_missing_or_corrupt_gallery_is_a_usage_error(fake, capsys, tmp_path):
     assert code == 2 and "bad.npz" in err
     code, _, err = _run(capsys, "--deck", "no-such-deck", str(FRAMES[0]))
     assert code == 2 and "no enrolled deck 'no-such-deck'" in err
+    # a camera file or a photo given as the deck: said as what it is (it was "not a
+    # gallery file of this program ... enroll the deck again")
+    from calibration.intrinsics import save_intrinsics
+
+    camera = tmp_path / "camera.json"
+    save_intrinsics(camera, np.eye(3), np.zeros(5), (100, 100))
+    for given, what in ((camera, "a camera file"), (FRAMES[1], "an image (JPEG)")):
+        code, _, err = _run(capsys, "--deck", str(given), str(FRAMES[0]))
+        assert code == 2 and f"is {what}" in err and "given to the wrong option?" in err, err
 
 
 def test_missing_or_corrupt_model_is_a_usage_error(capsys, tmp_path, monkeypatch):
