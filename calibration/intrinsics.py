@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images, natural_key
-from calibration.mat import COMMON_DICTIONARIES, KNOWN_DICTIONARIES
+from calibration.mat import BOARD_DICTIONARY, COMMON_DICTIONARIES, KNOWN_DICTIONARIES
 from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
 from companion.core.files import JsonTextError, read_json, write_text_atomic, wrong_kind
@@ -72,8 +72,7 @@ class BoardSpec:
     squares_y: int = 5
     square_mm: float = 30.0
     marker_mm: float = 22.0
-    #: not the mat's DICT_4X4_50, whose ids 0-3 would be read as mat corners
-    dictionary: str = "DICT_5X5_100"
+    dictionary: str = BOARD_DICTIONARY
 
     def __post_init__(self) -> None:
         if self.squares_x < 3 or self.squares_y < 3:

@@ -28,6 +28,9 @@ KNOWN_DICTIONARIES = (
     "DICT_6X6_50", "DICT_6X6_100", "DICT_6X6_250", "DICT_6X6_1000",
     "DICT_ARUCO_ORIGINAL",
 )
+#: The calibrate-camera board's dictionary (calibration.intrinsics.BoardSpec): not the mat's
+#: DICT_4X4_50, whose ids 0-3 would be read as mat corners
+BOARD_DICTIONARY = "DICT_5X5_100"
 #: The dictionaries a picture is searched in when the one it should show is not in it: what
 #: a mat or a board printed from another file shows (calibration.table, calibration.intrinsics)
 COMMON_DICTIONARIES = ("DICT_4X4_50", "DICT_5X5_100", "DICT_6X6_250", "DICT_7X7_1000",

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from calibration.mat import COMMON_DICTIONARIES, Mat
+from calibration.mat import BOARD_DICTIONARY, COMMON_DICTIONARIES, Mat
 from calibration.motion import SPECTRUM_TILE, Deconvolver, MotionBlur, guesses
 from calibration.sharpness import BLURRED_EDGE_PX
 
@@ -665,10 +665,14 @@ class TableCalibrator:
                                  "read only flipped left to right (a webcam's mirror setting, "
                                  "a front camera): turn the mirroring off")
             elif (other := self._other_dictionary(small)) is not None:
+                # (the calibration board's markers: a photo of the board given to observe
+                # is no mat printed from another file)
+                board = (" (those of calibrate-camera's ChArUco board: a photo of the board, "
+                         "not of the table?)" if other[0] == BOARD_DICTIONARY else "")
                 result = replace(result, reason=f"no marker of the mat file's "
                                  f"{self.mat.dictionary} in the image, but {other[1]} "
-                                 f"{other[0]} markers: is the mat file's dictionary the "
-                                 "printed mat's?")
+                                 f"{other[0]} markers{board}: is the mat file's dictionary "
+                                 "the printed mat's?")
         result = replace(result, image_size=(int(w), int(h)))
         if blur is not None and result.calibrated:
             note = f"motion blur {blur.describe()} undone to read the markers"

@@ -270,6 +270,12 @@ def test_print_board_is_detectable(tmp_path: Path, capsys: pytest.CaptureFixture
     assert abs(img.shape[1] - mm_w) <= 2
     view = detect_board(img, BOARD)
     assert view is not None and len(view.image_points) == 6 * 4  # every inner corner
+    # a photo of the board given where a table photo goes: said to be the board's markers
+    from calibration.mat import DEFAULT_MAT
+    from calibration.table import TableCalibrator
+
+    cal = TableCalibrator(DEFAULT_MAT).calibrate(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR))
+    assert not cal.calibrated and "calibrate-camera's ChArUco board" in (cal.reason or "")
 
 
 def test_print_board_never_writes_over_a_photo(tmp_path: Path,

@@ -50,7 +50,7 @@ _dpi_arg = ranged(int, lambda v: 50 <= v <= 2400, "50 to 2400 dots per inch")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from calibration.mat import KNOWN_DICTIONARIES
+    from calibration.mat import BOARD_DICTIONARY, KNOWN_DICTIONARIES
 
     p = subparsers.add_parser(
         "calibrate-camera", help="measure the camera's lens from photos of a ChArUco board",
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="side of a chessboard square as printed, mm (default 30)")
     p.add_argument("--marker-mm", type=_positive_mm, default=22.0,
                    help="side of a marker as printed, mm (default 22)")
-    p.add_argument("--dictionary", choices=KNOWN_DICTIONARIES, default="DICT_5X5_100",
+    p.add_argument("--dictionary", choices=KNOWN_DICTIONARIES, default=BOARD_DICTIONARY,
                    metavar="DICT", help="ArUco dictionary of the board (default DICT_5X5_100, unlike the mat's)")
     p.add_argument("--out", type=Path, default=None,
                    help="camera file to write (default $XDG_CONFIG_HOME/arcana-companion/"
