@@ -458,3 +458,20 @@ def test_a_gallery_folder_that_cannot_be_written_is_said_before_enrolling(
     rc = main(["enroll-deck", str(make_deck(tmp_path / "deck")), "--per-card", "2"])
     err = capsys.readouterr().err
     assert rc == 2 and "cannot write gallery" in err and "its folder cannot be made" in err, err
+
+
+def test_a_deck_folder_given_as_dot_is_named_after_the_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd my-deck && companion enroll-deck .` said "the deck's name '' cannot be a file
+    name": the folder's own name is the deck's."""
+    from vision.synth.deck import load_deck
+
+    folder = tmp_path / "my-deck"
+    make_deck(folder)
+    meta = json.loads((folder / "deck.json").read_text())
+    meta.pop("name", None)
+    (folder / "deck.json").write_text(json.dumps(meta))
+    monkeypatch.chdir(folder)
+    assert load_deck(".").name == "my-deck"
+    monkeypatch.chdir(folder / "..")
+    assert load_deck("my-deck/.").name == "my-deck"

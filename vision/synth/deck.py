@@ -325,7 +325,8 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     if not (0 < w <= h <= MAX_CARD_MM):
         raise DeckError(f"deck {path}: card size must be width <= height, both positive and "
                         f"at most {MAX_CARD_MM:g} mm; got {card_size_mm}")
-    deck = Deck(name=str(meta.get("name", path.name)), folder=path, card_size_mm=(w, h),
+    # (the folder's own name also for "." or "..", which name no deck)
+    deck = Deck(name=str(meta.get("name", path.resolve().name)), folder=path, card_size_mm=(w, h),
                 files=files, back_file=back, kind=kind, faces=faces)
     if validate:
         deck.validate_images()
