@@ -70,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="wall-clock budget in hours (overrides --epochs)")
     p.add_argument("--batch", type=positive_int, default=None,
                    help="batch size (default: cards 16, card-net 128, pyramids 256, "
-                        "pyramid-heat 32, pyramid-verify and pyramid-size 128)")
+                        "pyramid-heat 32, pyramid-verify, pyramid-size, pyramid-white-clear, "
+                        "pyramid-point and pyramid-color-read 128)")
     p.add_argument("--device", type=_device_arg, default="cpu",
                    help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
@@ -80,14 +81,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--per-card", type=positive_int, default=500,
                    help="card-net: simulated crops per card (default 500)")
     p.add_argument("--minutes", type=positive_float, default=None,
-                   help="card-net, pyramids, pyramid-heat, pyramid-verify, pyramid-size: "
-                        "wall-clock training budget (default: card-net 40, pyramid-verify 30, "
+                   help="every model but cards (--hours): wall-clock training budget "
+                        "(default: card-net 40, pyramid-verify 30, "
                         "pyramid-size 60, pyramid-white-clear 14, pyramid-point 40, "
                         "pyramid-color-read 40, the others "
                         "10 per model)")
     p.add_argument("--threads", type=thread_count, default=2,
-                   help="card-net, pyramid-heat, pyramid-verify, pyramid-size: torch threads "
-                        "(default 2)")
+                   help="every model but cards: torch threads (default 2)")
     p.add_argument("--workers", type=count_arg, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
     p.add_argument("--init", type=Path, default=None,
@@ -105,9 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--lr0", type=positive_float, default=None,
                    help="initial learning rate (default: cards, ultralytics' own choice "
                         "of optimiser and rate, AdamW at this rate when given; card-net "
-                        "0.004, pyramids, pyramid-heat, pyramid-verify and pyramid-size "
-                        "0.003; with --init, cards AdamW at 0.0005, card-net, pyramids, "
-                        "pyramid-heat, pyramid-verify and pyramid-size 0.001)")
+                        "0.004, the pyramid models 0.003; with --init, cards AdamW at "
+                        "0.0005, card-net and the pyramid models 0.001)")
     # vision.pyramids.train_verify.CANDIDATES, written out for the same reason as --only's
     p.add_argument("--candidates", choices=["all", "doubtful"], default="all",
                    help="pyramid-verify: the candidates cut for it: every one the finder "
