@@ -288,6 +288,9 @@ MISREAD_BUDGET_S = 1.5
 #: How long (s) the search for two moves seen at once (a picture missed between them) may
 #: take; past it the table is judged as one move's.
 TWO_MOVES_BUDGET_S = 1.0
+#: A note of an event the game file lacks is cut to this many characters where the run
+#: says what is missing (a move's own text is always said whole).
+UNWRITTEN_NOTE_CHARS = 80
 #: The same for three moves seen at once (two pictures missed), searched only where no
 #: single move, broken rule, misread or two moves explain the table.
 THREE_MOVES_BUDGET_S = 2.0
@@ -951,7 +954,11 @@ class LiveSession:
                 return "(the end of the game)"
             if kw["kind"] in ("move", "override") and kw["move"]:
                 return str(kw["move"])
-            said = kw["note"] or kw["move"]
+            said = kw["note"] or kw["move"] or ""
+            if len(said) > UNWRITTEN_NOTE_CHARS:
+                # (a flagged table's note lists every change: in full, a full disk's
+                # message ran to kilobytes)
+                said = said[:UNWRITTEN_NOTE_CHARS - 1].rstrip() + "…"
             return f"({kw['kind']}{': ' + said if said else ''})"
 
         with self._lock:

@@ -125,6 +125,16 @@ def test_what_is_still_missing_at_the_end_is_said(tmp_path: Path) -> None:
     assert problem is not None and str(path) in problem and "the disk is full" in problem
     for move in s.unwritten:
         assert move in problem
+    # a flagged table's note (every change listed) is cut short there, a move never
+    from companion.live.session import UNWRITTEN_NOTE_CHARS
+
+    disk.full = True
+    long = "no move explains this change: " + "; ".join(f"{i},0: red small left"
+                                                         for i in range(20))
+    s._record("illegal", None, note=long)        # as a table no move explains is noted
+    said = s.unwritten[-1]
+    assert said.startswith("(illegal: no move explains this change: ") and said.endswith("…)")
+    assert len(said) <= UNWRITTEN_NOTE_CHARS + len("(illegal: )")
 
 
 def test_a_second_companion_cannot_record_into_a_game_being_recorded(tmp_path: Path) -> None:
