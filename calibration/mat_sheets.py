@@ -7,8 +7,8 @@ a page of its own (A4 or Letter) with:
 
 * the marker, ``marker_size_mm`` square, centred on the page, white all round it (the
   detector needs a white border; the pipeline also reads the paper's white as the light's);
-* thin lines along the marker's two centre lines, out to the page's edges, to measure the
-  distances between the markers' centres across the table with a tape;
+* thin lines along the marker's two centre lines, out toward the page's edges, to measure
+  the distances between the markers' centres across the table with a tape;
 * an arrow and words saying which corner of the play area it goes in, and which way is
   north (the top of the camera's picture, toward markers 0 and 1);
 * a 100 mm scale bar, to check that the printer did not scale the page.
@@ -37,9 +37,13 @@ CORNERS = {0: "top-left (north-west)", 1: "top-right (north-east)",
 #: The text chunk every sheet carries, so that writing the sheets again replaces only them.
 SHEET_TAG = b"Software\x00companion print-mat"
 
-#: The measuring lines start this far from the marker's edge (mm): the detector needs a
-#: white quiet zone round the marker, a cell wide at least (10 mm for a 60 mm marker).
+#: The measuring lines start this far from the marker's edge (mm), or one and a half of the
+#: marker's cells where that is more: the detector needs a white quiet zone round the
+#: marker, a cell wide at least (10 mm for a 60 mm marker).
 LINE_GAP_MM = 15.0
+#: The north arrow runs down from here (mm from the page's top), at least ARROW_MM long.
+ARROW_TOP_MM = 52.0
+ARROW_MM = 20.0
 
 
 def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) -> np.ndarray:
@@ -56,16 +60,18 @@ def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) ->
         return int(round(mm * px))
 
     side = mat.marker_size_mm
-    if side + 2 * LINE_GAP_MM > pw - 20.0:
-        raise ValueError(f"a {side:g} mm marker with its white border does not fit on "
-                         f"the {paper.upper()} page")
-    page = np.full((at(ph), at(pw)), 255, np.uint8)
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
     cells = dictionary.markerSize + 2
+    gap = max(LINE_GAP_MM, 1.5 * side / cells)
+    cx, cy = pw / 2.0, ph / 2.0 + 10.0
+    half = side / 2.0 + gap
+    if 2 * half > pw - 20.0 or cy - half - 4.0 - ARROW_TOP_MM < ARROW_MM:
+        raise ValueError(f"a {side:g} mm marker with its white border does not fit on "
+                         f"the {paper.upper()} page beside its north arrow")
+    page = np.full((at(ph), at(pw)), 255, np.uint8)
     bits = cv2.aruco.generateImageMarker(dictionary, marker_id, cells)
     n = at(side)
     marker = cv2.resize(bits, (n, n), interpolation=cv2.INTER_NEAREST)
-    cx, cy = pw / 2.0, ph / 2.0 + 10.0
     x0, y0 = at(cx) - n // 2, at(cy) - n // 2
     page[y0:y0 + n, x0:x0 + n] = marker
 
@@ -73,10 +79,9 @@ def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) ->
     grey = 0
     # centre lines, outside the quiet zone: a tape laid across two sheets reads the
     # distance between the markers' centres
-    half = side / 2.0 + LINE_GAP_MM
     for a, b in ((cx - half, 8.0), (cx + half, pw - 8.0)):
         cv2.line(page, (at(a), at(cy)), (at(b), at(cy)), grey, thin)
-    for a, b in ((cy - half, 52.0), (cy + half, ph - 40.0)):
+    for a, b in ((cy - half, ARROW_TOP_MM), (cy + half, ph - 40.0)):
         cv2.line(page, (at(cx), at(a)), (at(cx), at(b)), grey, thin)
 
     font = cv2.FONT_HERSHEY_SIMPLEX
@@ -98,7 +103,8 @@ def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) ->
     text("Print at 100% / actual size. Tape the sheet flat, the marker's top to the north.",
          12.0, 41.0)
     # the arrow: north, the top of the camera's picture (beside the measuring line)
-    ax, top, bottom = 30.0, 52.0, cy - 10.0
+    # (ending above the marker's white border, which a large marker brings near x = 30)
+    ax, top, bottom = 30.0, ARROW_TOP_MM, cy - half - 4.0
     cv2.arrowedLine(page, (at(ax), at(bottom)), (at(ax), at(top)), grey, max(2, at(0.8)),
                     cv2.LINE_AA, tipLength=min(0.5, 6.0 / max(bottom - top, 1.0)))
     text("NORTH", ax + 3.0, top + 6.0, 4.2, bold=True)

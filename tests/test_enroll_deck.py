@@ -475,3 +475,6 @@ def test_a_deck_folder_given_as_dot_is_named_after_the_folder(
     assert load_deck(".").name == "my-deck"
     monkeypatch.chdir(folder / "..")
     assert load_deck("my-deck/.").name == "my-deck"
+    # a link to the folder keeps its own name, as it did
+    (tmp_path / "my-tarot").symlink_to(folder)
+    assert load_deck("my-tarot").name == "my-tarot"

@@ -95,15 +95,25 @@ def test_print_mat_never_writes_over_what_it_did_not_write(tmp_path: Path,
     assert main(["print-mat", str(folder)]) == 2
     assert "exists and is not a mat file" in capsys.readouterr().err
     (folder / "mat.json").unlink()
-    # its own pages and mat file are replaced
-    for _ in range(2):
-        assert main(["print-mat", str(folder), "--dpi", "72"]) == 0
+    # its own pages and mat file are replaced, and said to be
+    assert main(["print-mat", str(folder), "--dpi", "72"]) == 0
     assert "replacing" not in capsys.readouterr().err
+    assert main(["print-mat", str(folder), "--dpi", "72"]) == 0
+    err = capsys.readouterr().err
+    assert f"replacing the mat page {folder / 'marker-0.png'}" in err
+    assert f"replacing the mat file {folder / 'mat.json'}" in err
     # a file for the folder, a marker no page holds, and a play area the piles do not fit
     assert main(["print-mat", str(folder / "mat.json")]) == 2
     assert "is a file; give a folder" in capsys.readouterr().err
-    assert main(["print-mat", str(tmp_path / "big"), "--marker-mm", "250"]) == 2
+    assert main(["print-mat", str(tmp_path / "big"), "--marker-mm", "150"]) == 2
     assert "does not fit on the A4 page" in capsys.readouterr().err
+    # the options typed are named, not a mat file's fields
+    assert main(["print-mat", str(tmp_path / "small"), "--width-mm", "50", "--height-mm",
+                 "50"]) == 2
+    assert "--marker-mm 60 must be smaller than the play area" in capsys.readouterr().err
+    assert main(["print-mat", str(tmp_path / "small"), "--marker-mm", "5"]) == 2
+    assert "--marker-mm 5: a marker the camera can read is at least 10 mm" in \
+        capsys.readouterr().err
     assert main(["print-mat", str(tmp_path / "narrow"), "--width-mm", "100", "--dpi",
                  "72"]) == 0
     assert "left out of the mat file" in capsys.readouterr().err

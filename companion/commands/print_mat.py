@@ -53,13 +53,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from calibration.mat import DEFAULT_MAT, Mat, MatError
+    from calibration.mat import DEFAULT_MAT, MIN_MARKER_MM, Mat, MatError
     from calibration.mat_sheets import CORNERS, SHEET_TAG, marker_sheet, png_bytes
     from companion.core.errors import CompanionError
     from companion.core.files import atomic_file
 
     folder: Path = args.folder.expanduser()
     w, h = args.width_mm, args.height_mm
+    # (said with the options typed: Mat.from_dict names a mat file's fields)
+    if args.marker_mm < MIN_MARKER_MM:
+        raise CompanionError(f"--marker-mm {args.marker_mm:g}: a marker the camera can read "
+                             f"is at least {MIN_MARKER_MM:g} mm")
+    if args.marker_mm >= min(w, h):
+        raise CompanionError(f"--marker-mm {args.marker_mm:g} must be smaller than the play "
+                             f"area between the markers' centres (--width-mm {w:g}, "
+                             f"--height-mm {h:g})")
     # the standard mat's piles, as far from the south-west marker, where they still fit
     below = h - DEFAULT_MAT.height_mm
     zones = {k: (x0, y0 + below, x1, y1 + below)
@@ -75,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise CompanionError(f"{str(folder)!r} is a file; give a folder for the mat's pages")
     names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
-    for path in names:
-        check_output(path, "mat page", lambda p: _is_sheet(p, SHEET_TAG), option="print-mat")
     mat_path = folder / MAT_FILE
-    check_output(mat_path, "mat file", lambda p: json_with(p, "dictionary", "width_mm"),
-                 option="print-mat")
+    replacing = [check_output(path, "mat page", lambda p: _is_sheet(p, SHEET_TAG),
+                              option="print-mat") for path in names]
+    replacing.append(check_output(mat_path, "mat file",
+                                  lambda p: json_with(p, "dictionary", "width_mm"),
+                                  option="print-mat"))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for path, page in zip(names, pages):
@@ -90,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CompanionError(f"cannot write the mat's pages in {str(folder)!r}: "
                              f"{exc.strerror or exc}") from None
+    for said in replacing:
+        if said is not None:
+            print(said, file=sys.stderr)
     pw, ph = pages[0].shape[1], pages[0].shape[0]
     for path in names:
         print(f"wrote {path} ({pw}x{ph} px at {args.dpi} dpi, {args.paper.upper()})")

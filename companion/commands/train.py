@@ -158,8 +158,8 @@ def run(args: argparse.Namespace) -> int:
 
     problem = train_extra_problem(MODEL_PACKAGES[args.model])
     if problem is not None:
-        # every package now: a missing onnx once showed only at the export, after the
-        # whole training budget
+        # every package the model needs, now: a missing onnx once showed only at the
+        # export, after the whole training budget
         raise TrainError(problem)
     from vision.detection.train import CardTrainConfig, build_dataset, train_card_detector
     from vision.synth.deck import default_deck_dir

@@ -123,10 +123,11 @@ def read_json(path: Path) -> Any:
 
 
 def record_text(name: str) -> str:
-    """A file name (or a reason naming one) as a record prints it. A name that is not UTF-8 (bytes written under a
-    Latin-1 locale, a camera's card) reaches Python with its odd bytes as lone surrogates,
-    which JSON would carry as ``\\udcXX`` escapes that strict parsers refuse: those bytes
-    become U+FFFD. (A tool pairs records with its inputs by their order, which stays.)"""
+    """A file name (or a reason naming one) as a record prints it. A name that is not
+    UTF-8 (bytes written under a Latin-1 locale, a camera's card) reaches Python with its
+    odd bytes as lone surrogates, which JSON would carry as ``\\udcXX`` escapes that strict
+    parsers refuse: those bytes become U+FFFD. (A tool pairs records with its inputs by
+    their order, which stays.)"""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -171,7 +172,7 @@ def file_kind(path: Path) -> str | None:
     if kind is not None:
         return f"an image ({kind})"
     if head.startswith(b"PK\x03\x04"):
-        return "a zip archive (a card gallery?)"
+        return "a card gallery or another zip archive"
     if head.startswith(SQLITE_HEADER):
         return "a game file (SQLite)"
     try:

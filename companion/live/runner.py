@@ -106,7 +106,7 @@ class LiveRunner:
                     self._source_event(item)
                     if item.kind == "end":
                         self._at_end()
-                        # (two moves its last picture showed, held for one after it)
+                        # (moves its last picture showed, held for one after them)
                         self.session.source_ended(self.source.name)
                         break
                     continue

@@ -292,7 +292,9 @@ TWO_MOVES_BUDGET_S = 1.0
 #: says what is missing (a move's own text is always said whole).
 UNWRITTEN_NOTE_CHARS = 80
 #: The same for three moves seen at once (two pictures missed), searched only where no
-#: single move, broken rule, misread or two moves explain the table.
+#: single move and no two moves explain the table, and neither a broken rule nor a misread
+#: does, or part of the table is covered or turned face down (a territory one of them
+#: destroyed).
 THREE_MOVES_BUDGET_S = 2.0
 #: How many of the last moves a table taken back by hand is compared against (each one is
 #: one more position to compare, and only when no move explains the table).
@@ -369,6 +371,12 @@ class _HeldMoves:
     def words(self) -> str:
         """The moves in the players' notation, in order: "A, then B(, then C)"."""
         return ", then ".join(str(m) for m in self.moves)
+
+    @property
+    def missed(self) -> str:
+        """What the camera missed, in the game file's notes."""
+        return ("the picture between them was missed" if len(self.moves) == 2 else
+                "the two pictures between them were missed")
 
     @property
     def steps(self) -> list[tuple[Move, ZarcanaState]]:
@@ -673,7 +681,7 @@ class LiveSession:
 
     def manual_options(self) -> list[str]:
         """The legal moves the camera cannot see, for the player to move, as buttons (and
-        while two moves seen at once are held, for the player after them too).
+        while two or three moves seen at once are held, for the player after them too).
 
         Draws, pass and declaring the end on a normal turn; during bidding the bids; when a
         power leaves a decision (the Emperor's tax, the Plague, the Fool's draws) its choices.
@@ -1529,9 +1537,7 @@ class LiveSession:
                                   frame=frame, source="camera")]
             return []
         k = self._pick(then, reading) if then.explained else 0
-        note = ("seen together with the next move: the picture between them was missed"
-                if len(held.moves) == 2 else
-                "seen together with the next move: the two pictures between them were missed")
+        note = f"seen together with the next move: {held.missed}"
         events = [LiveEvent(EventKind.INFO, f"{held.count} since the last picture: "
                             f"{held.words}", frame=frame, source="camera")]
         for mv, new in held.steps:
@@ -1638,11 +1644,14 @@ class LiveSession:
         """The moves held by :meth:`_hold_moves`, accepted when a click comes from the
         player who moves after them (blue clicks a draw before the next picture): that
         click agrees with them as the next picture would, and refusing it as out of turn
-        left the game moves behind the table. A click that fits the game as it stands
-        leaves them held."""
+        left the game moves behind the table. A click of another player that fits the game
+        as it stands leaves them held.
+
+        The player after them can be the one to move before them too: two moves held with
+        two players, three with three. Their first move was that player's turn, which
+        holds one option only, so the click comes after them (and the run has no camera
+        reading that one misread explains: none is held then)."""
         held = self._held_from(st)
-        # (the click's player is the one after the moves: with two players also the one
-        # to move before them, whose turn their first move already was)
         if (held is None or held.ends_early or held.after.is_over
                 or getattr(move, "player", None) != held.after.to_move
                 or not held.after.check(move).legal):
@@ -1650,8 +1659,7 @@ class LiveSession:
         return self._take_held(held, f"{held.count} since the last picture: {held.words} "
                                "(the click agrees)",
                                f"seen together on one picture, before {move} was clicked: "
-                               + ("the picture between them was missed" if len(held.moves) == 2
-                                  else "the two pictures between them were missed"))
+                               f"{held.missed}")
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:

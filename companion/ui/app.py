@@ -167,29 +167,12 @@ def hold_signals(caught: list[int]) -> Callable[[], None]:
     noted in ``caught``, not raised: raised while PySide6 was being imported it crashed the
     interpreter ("could not initialize part 2", an abort), and raised once the game file
     was made it left an empty game in the games folder. The run checks ``caught`` and ends
-    as usual, its exit code saying which signal. Returns what puts the old handlers back.
-    A signal ignored (``nohup``) stays so; off the main thread nothing is held."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    old: dict[int, Any] = {}
-
+    as usual, its exit code saying which signal. Returns what puts the old handlers back."""
     def note(signum: int, _frame: Any) -> None:
         log.info("signal %d: the run ends once the window would open", signum)
         caught.append(signum)
 
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
-            continue
-        old[sig] = signal.signal(sig, note)
-
-    def restore() -> None:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    return restore
+    return _swap_handlers(note)
 
 
 def _close_on_signals(window: Any, caught: list[int] | None = None) -> Callable[[], None]:
@@ -198,15 +181,13 @@ def _close_on_signals(window: Any, caught: list[int] | None = None) -> Callable[
     is appended to ``caught``. (Qt keeps the interpreter in its own loop, where Python's
     handlers never run: Ctrl-C did nothing, or raised in whatever slot ran next; a timer
     hands the interpreter a moment four times a second.) Returns what puts the old handlers
-    back. A signal ignored (``nohup``) stays so."""
-    import signal
+    back."""
     import threading
 
     from PySide6.QtCore import QTimer
 
     if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    old: dict[int, Any] = {}
+        return lambda: None     # (no handler can be set there, and no timer is needed)
 
     def close(signum: int, _frame: Any) -> None:
         log.info("signal %d: closing the window", signum)
@@ -214,19 +195,36 @@ def _close_on_signals(window: Any, caught: list[int] | None = None) -> Callable[
             caught.append(signum)
         QTimer.singleShot(0, window.close)
 
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
-            continue
-        old[sig] = signal.signal(sig, close)
+    put_back = _swap_handlers(close)
     timer = QTimer()
     timer.timeout.connect(lambda: None)
     timer.start(250)
 
     def restore() -> None:
         timer.stop()
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+        put_back()
+    return restore
+
+
+def _swap_handlers(handler: Callable[[int, Any], None]) -> Callable[[], None]:
+    """``handler`` for Ctrl-C, SIGTERM and SIGHUP; returns what puts the old ones back. A
+    signal ignored (``nohup``) stays so; off the main thread (where no handler can be set)
+    nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
+            continue
+        old[sig] = signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, was in old.items():
+            signal.signal(sig, was)
     return restore
 
 

@@ -63,6 +63,11 @@ def test_a_random_tables_state_names_the_direction_its_lying_pyramids_show(tarot
                 assert text == f"{p.color}{p.pips}{want.value}", (cell, p)
                 if not p.upright and abs((p.pointing_deg - 45.0) % 90.0 - 45.0) > 10.0:
                     turned += 1        # (free angles: over 10 degrees off every axis)
+                    # by hand: the compass point at the least turn from where it points
+                    nearest = min((0.0, "E"), (90.0, "S"), (180.0, "W"), (270.0, "N"),
+                                  key=lambda a: abs((p.pointing_deg - a[0] + 180.0) % 360.0
+                                                    - 180.0))
+                    assert text.endswith(nearest[1]), (p.pointing_deg, text)
     assert turned >= 5
 
 

@@ -546,13 +546,11 @@ class Gallery:
         try:
             z = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            from companion.core.files import file_kind
+            from companion.core.files import wrong_kind
 
-            kind = file_kind(path)
-            if kind is not None and not kind.startswith("a zip"):
+            if (other := wrong_kind(path, "a card gallery")) is not None:
                 # (a camera file or a photo given as --deck: said as what it is)
-                raise GalleryError(f"{where} is {kind}, not a card gallery: given to the "
-                                   "wrong option?") from None
+                raise GalleryError(f"{where} {other}") from None
             # (numpy's own words here suggest allow_pickle, which would run what it holds)
             raise GalleryError(f"{where} is not readable: not a gallery file of this program "
                                f"({type(exc).__name__}); if it was one, it is damaged: enroll "

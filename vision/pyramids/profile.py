@@ -57,6 +57,10 @@ BOOST = 0.5
 BG_CUT = 0.2
 #: radius (mm) around a pyramid's middle that is compared with the profile
 PROBE_MM = 4.0
+#: A thing in the calibration zone that the colour classifier calls no pyramid and where the
+#: heat map is under this is not a pyramid. On 12 dev renders with card art in the zone
+#: (seed 980500) such things had heat 0.001-0.045; the pyramids found there 0.71-0.76.
+NOT_SHOWN_HEAT = 0.2
 
 
 class ProfileError(CompanionError, ValueError):
@@ -357,9 +361,3 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
                 "--zone")
     samples = tuple(sample_of(n, s.pixels_bgr) for n, s in zip(names, shown))
     return ColorProfile(samples, source), shown
-
-
-#: A thing in the calibration zone that the colour classifier calls no pyramid and where the
-#: heat map is under this is not a pyramid. On 12 dev renders with card art in the zone
-#: (seed 980500) such things had heat 0.001-0.045; the pyramids found there 0.71-0.76.
-NOT_SHOWN_HEAT = 0.2

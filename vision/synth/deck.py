@@ -325,8 +325,10 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     if not (0 < w <= h <= MAX_CARD_MM):
         raise DeckError(f"deck {path}: card size must be width <= height, both positive and "
                         f"at most {MAX_CARD_MM:g} mm; got {card_size_mm}")
-    # (the folder's own name also for "." or "..", which name no deck)
-    deck = Deck(name=str(meta.get("name", path.resolve().name)), folder=path, card_size_mm=(w, h),
+    # (the folder's own name also for "." or "..", which name no deck; a link keeps its
+    # own name, not its target's)
+    named = Path(os.path.abspath(path)).name
+    deck = Deck(name=str(meta.get("name", named)), folder=path, card_size_mm=(w, h),
                 files=files, back_file=back, kind=kind, faces=faces)
     if validate:
         deck.validate_images()

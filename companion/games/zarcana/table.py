@@ -385,13 +385,16 @@ def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] 
 
 
 def _simplest_runs(runs: list[ThreeMoves]) -> list[ThreeMoves]:
-    return sorted(runs, key=lambda r: (tuple(_complexity(m)[:2] for m in r.moves),
-                                       tuple(str(m) for m in r.moves)))
+    return sorted(runs, key=lambda r: _simplest_first(r.moves))
 
 
 def _simplest_pairs(pairs: list[TwoMoves]) -> list[TwoMoves]:
-    return sorted(pairs, key=lambda p: (_complexity(p.first)[:2], _complexity(p.second)[:2],
-                                        str(p.first), str(p.second)))
+    return sorted(pairs, key=lambda p: _simplest_first((p.first, p.second)))
+
+
+def _simplest_first(moves: Sequence[Move]) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """The sort key of a run of moves: the simplest moves first, in order, then by text."""
+    return (tuple((c[0], c[1]) for c in map(_complexity, moves)), tuple(map(str, moves)))
 
 
 def _complexity(move: Move) -> tuple[int, int, str]:
