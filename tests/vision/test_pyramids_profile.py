@@ -120,6 +120,37 @@ def test_card_art_in_the_zone_is_not_learned_as_a_pyramid(tarot, finder):
         measure_profile(finder, image, calib, ["red"])
 
 
+def test_only_a_hue_the_heat_map_sees_nothing_near_is_refused(finder, monkeypatch):
+    """The first check read the heat at the blob's middle, which takes in the pyramid's
+    shadow and tilted body (12.6 mm off its base, median): a tester's renders of real
+    pyramids alone were refused in 62 of 700 (a blue one upright on a light table, a
+    yellow one lying under an orange lamp, a white one on wood). Now the heat near it
+    counts, and white, clear and black ones (which the heat map can miss on a light
+    table) are not judged so."""
+    from vision.pyramids import profile as prof
+
+    calib = type("C", (), {"calibrated": True, "reason": ""})()  # (only its flag is read)
+    pixels = np.full((40, 3), 120, np.uint8)
+
+    def shown(*things):
+        monkeypatch.setattr(prof, "find_shown", lambda *a: [
+            prof.Shown((300.0 + 100 * k, 320.0), pixels, guess, heat)
+            for k, (guess, heat) in enumerate(things)])
+
+    shown(("none", 0.15), ("none", 0.02), ("blue", 0.0))
+    prof.measure_profile(finder, None, calib, ["yellow", "clear", "blue"])
+    shown(("none", 0.05))
+    with pytest.raises(ProfileError, match="what is taken for the red pyramid"):
+        prof.measure_profile(finder, None, calib, ["red"])
+
+    class Heat:                                 # warm only 10 mm east of the middle
+        def at(self, pts):
+            return np.where(np.hypot(pts[:, 0] - 310.0, pts[:, 1] - 320.0) < 2.5, 0.6, 0.0)
+
+    assert prof._heat_near(Heat(), np.array([300.0, 320.0])) == 0.6
+    assert prof._heat_near(Heat(), np.array([280.0, 320.0])) == 0.0
+
+
 def test_cli(tarot, finder, tmp_path, capsys):
     from companion.cli import main
 
