@@ -28,12 +28,12 @@ def _table_of(folder: Path, mat_mm: tuple[float, float], px_per_mm: float = 1.0)
         ppm = png_dpi((folder / f"marker-{k}.png").read_bytes()) / 25.4
         small = cv2.resize(page, None, fx=px_per_mm / ppm, fy=px_per_mm / ppm,
                            interpolation=cv2.INTER_AREA)
-        # the marker's centre on the page: the middle of its black square's outline
-        ys, xs = np.nonzero(small < 60)
-        box = (ys > small.shape[0] * 0.3) & (ys < small.shape[0] * 0.75) & \
-            (xs > small.shape[1] * 0.3) & (xs < small.shape[1] * 0.7)
-        cy = (ys[box].min() + ys[box].max() + 1) / 2.0
-        cx = (xs[box].min() + xs[box].max() + 1) / 2.0
+        # the marker's centre on the page, where the detector finds it
+        detector = cv2.aruco.ArucoDetector(
+            cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50))
+        corners, ids, _ = detector.detectMarkers(small)
+        assert ids is not None and ids.ravel().tolist() == [k], ids
+        cx, cy = corners[0][0].mean(axis=0)
         top = int(round((y + pad) * px_per_mm - cy))
         left = int(round((x + pad) * px_per_mm - cx))
         # (a page reaching past the table's picture is cut, as a photo would frame it)
@@ -69,6 +69,10 @@ def test_the_printed_pages_laid_out_calibrate_the_table(tmp_path: Path, paper: s
         mm = {"a4": (210, 297), "letter": (215.9, 279.4)}[paper]
         assert page.shape == (round(mm[1] / 25.4 * 150), round(mm[0] / 25.4 * 150))
     image = _table_of(folder, size)
+    # the instructions page shows the four markers without their border: none to read
+    guide = cv2.imread(str(folder / "instructions.png"), cv2.IMREAD_GRAYSCALE)
+    assert cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(
+        cv2.aruco.DICT_4X4_50)).detectMarkers(guide)[1] is None
     cal = TableCalibrator(mat).calibrate(image)
     assert cal.calibrated and sorted(cal.markers_seen) == [0, 1, 2, 3]
     assert cal.reprojection_mm is not None and cal.reprojection_mm < 1.0
@@ -118,3 +122,18 @@ def test_print_mat_never_writes_over_what_it_did_not_write(tmp_path: Path,
                  "72"]) == 0
     assert "left out of the mat file" in capsys.readouterr().err
     assert load_mat(tmp_path / "narrow" / "mat.json").zones == {}
+
+
+def test_the_pages_laid_out_are_read_as_no_cards_or_pyramids(tmp_path: Path) -> None:
+    """A page laid across the play area read as a card, and text or a drawing beside a
+    marker as a face-down one (a tester's renders: 6 of 9 cameras on the standard mat).
+    Each page now lies outside the play area with nothing on it but its marker and ticks."""
+    from vision.pipeline import TablePipeline
+
+    folder = tmp_path / "mat"
+    assert main(["print-mat", str(folder), "--dpi", "150"]) == 0
+    image = _table_of(folder, (900.0, 650.0), px_per_mm=1.2)
+    with TablePipeline(mat=load_mat(folder / "mat.json")) as pipeline:
+        record = pipeline.observe(image, "laid-out")
+    assert record["calibrated"] and sorted(record["calibration"]["markers_seen"]) == [0, 1, 2, 3]
+    assert record["cards"] == [] and record["pyramids"] == [], record["cards"]

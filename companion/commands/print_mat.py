@@ -1,11 +1,11 @@
 """``companion print-mat``: the calibration mat's four corner markers as pages to print,
-and the mat file that says where they lie.
+a page of instructions, and the mat file that says where the markers lie.
 
     companion print-mat FOLDER [--paper a4|letter] [--dpi 300]
                                [--width-mm 900] [--height-mm 650] [--marker-mm 60]
 
 Writes ``FOLDER/marker-0.png`` to ``marker-3.png`` (one page each, :mod:`calibration.
-mat_sheets`) and ``FOLDER/mat.json``. Files of those names that this command did not write
+mat_sheets`), ``FOLDER/instructions.png`` and ``FOLDER/mat.json``. Files of those names that this command did not write
 are not replaced.
 """
 
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from companion.commands.argtypes import check_output, json_with, ranged
 
-#: the mat file's name in the folder
+#: the mat file's and the instructions page's names in the folder
 MAT_FILE = "mat.json"
+INSTRUCTIONS = "instructions.png"
 
 _dpi_arg = ranged(int, lambda v: 72 <= v <= 1200, "72 to 1200 dots per inch")
 _length = ranged(float, lambda v: 0 < v <= 5000, "a positive length in mm up to 5000")
@@ -31,10 +32,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                           "its mat file",
         description="The mat is four ArUco markers, one at each corner of the play area; "
                     "the table between them is not printed. This writes one page for each "
-                    "marker (PNG at the page's size, to print at 100%%), saying which corner "
-                    "it goes in and which way is north, with lines to measure between the "
-                    "markers' centres and a 100 mm bar to check the print's scale, and the "
-                    "mat file (mat.json) for --mat. The standard mat (900 x 650 mm between "
+                    "marker (PNG at the page's size, to print at 100%%; each page lies "
+                    "outside the play area, its marker in the corner toward the middle), a "
+                    "page of instructions (where each goes, which way is north, a 100 mm bar "
+                    "to check the print's scale), and the mat file (mat.json) for --mat. The standard mat (900 x 650 mm between "
                     "the centres, 60 mm markers) is what every command assumes without "
                     "--mat. Laid out otherwise: measure, and run this again with "
                     "--width-mm/--height-mm (and --marker-mm if the printer scaled it).")
@@ -54,7 +55,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import DEFAULT_MAT, MIN_MARKER_MM, Mat, MatError
-    from calibration.mat_sheets import CORNERS, SHEET_TAG, marker_sheet, png_bytes
+    from calibration.mat_sheets import (
+        CORNERS,
+        SHEET_TAG,
+        instructions_page,
+        marker_sheet,
+        png_bytes,
+    )
     from companion.core.errors import CompanionError
     from companion.core.files import atomic_file
 
@@ -78,11 +85,13 @@ def run(args: argparse.Namespace) -> int:
                                  zones={k: list(r) for k, r in zones.items()}),
                             source="the mat asked for")
         pages = [marker_sheet(mat, k, args.paper, args.dpi) for k in sorted(CORNERS)]
+        pages.append(instructions_page(mat, args.paper, args.dpi))
     except (MatError, ValueError) as exc:
         raise CompanionError(str(exc)) from None
     if folder.exists() and not folder.is_dir():
         raise CompanionError(f"{str(folder)!r} is a file; give a folder for the mat's pages")
     names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
+    names.append(folder / INSTRUCTIONS)
     mat_path = folder / MAT_FILE
     replacing = [check_output(path, "mat page", lambda p: _is_sheet(p, SHEET_TAG),
                               option="print-mat") for path in names]
@@ -106,9 +115,10 @@ def run(args: argparse.Namespace) -> int:
     for path in names:
         print(f"wrote {path} ({pw}x{ph} px at {args.dpi} dpi, {args.paper.upper()})")
     print(f"wrote {mat_path}")
-    print(f"Print the four pages at 100% (actual size) and check their 100 mm bars. Lay "
-          f"them flat at the corners of the play area, each marker's top to the north (the "
-          f"top of the camera's picture), the markers' centres {w:g} mm apart east-west and "
+    print(f"Print the five pages at 100% (actual size) and check the 100 mm bar on "
+          f"{INSTRUCTIONS}. Lay the four marker pages flat at the corners of the play area as "
+          f"it shows, each marker's top to the north (the top of the camera's picture), each "
+          f"page outside the play area, the markers' centres {w:g} mm apart east-west and "
           f"{h:g} mm north-south (both diagonals {math.hypot(w, h):.0f} mm). Then give "
           f"--mat {mat_path} to observe, run and calibrate-colors. Laid out at other "
           "distances: measure them and run print-mat again with --width-mm/--height-mm.")
