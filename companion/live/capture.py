@@ -540,9 +540,12 @@ class CaptureThread:
 
     # ---------------------------------------------------------------- consumer side
     def start(self) -> "CaptureThread":
-        self._thread = threading.Thread(target=self._run, name=f"capture {self.source.name}",
-                                        daemon=True)
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name=f"capture {self.source.name}",
+                                  daemon=True)
+        thread.start()
+        # (only a started thread is kept: a stop() from the window's thread between the two
+        # lines, a Ctrl-C as the window opened, failed to join one never started)
+        self._thread = thread
         return self
 
     def stop(self, timeout: float = 5.0) -> None:

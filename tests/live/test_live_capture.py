@@ -354,3 +354,22 @@ def test_a_video_stopped_right_after_the_last_move_still_referees_it(tmp_path: P
     assert judged == [0, 1, 2]
     assert any("ended while the table was moving: its last frames were not refereed"
                in e.text for e in heard)
+
+
+def test_a_stop_while_the_capture_thread_is_starting_raises_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C as the window opened stopped the capture between its thread being made and
+    started: "RuntimeError: cannot join thread before it is started", a traceback."""
+    import companion.live.capture as capture
+
+    cap = CaptureThread(FolderSource(write_folder(tmp_path)), max_frames=1)
+
+    class StoppedFirst(threading.Thread):
+        def start(self) -> None:
+            cap.stop(timeout=1.0)         # the window's thread, in the gap
+            super().start()
+
+    monkeypatch.setattr(capture.threading, "Thread", StoppedFirst)
+    cap.start()
+    cap.stop(timeout=5.0)
+    assert cap._thread is not None and not cap._thread.is_alive()
