@@ -50,6 +50,7 @@ from vision.pyramids.train_colors import (
     start_patch_training,
 )
 from vision.pyramids.verify import DOUBT_MAX_NONE, FEATURES, doubtful, features
+from vision.train_extra import TORCH_PACKAGES
 
 log = logging.getLogger(__name__)
 
@@ -556,7 +557,6 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"peak learning rate (default {LR:g}, {LR_INIT:g} with --init)")
     args = ap.parse_args(argv)
     cache = args.out / SAMPLES_FILE
-    start_patch_training(ap, args.render, cache)
     if args.init is not None and not args.init.is_file():
         ap.error(f"--init {args.init}: no such file")
     seen: set[Path] = set()
@@ -574,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
         spans = tuple(float(v) for v in args.spans.split(","))
     except ValueError:
         ap.error(f"--spans {args.spans!r}: expected mm values such as 72,48")
+    # (the arguments first; cutting alone needs no torch)
+    start_patch_training(ap, args.render, cache, () if args.prepare_only else TORCH_PACKAGES)
     try:
         if not cache.is_file():
             prepare(args.render, cache, args.jobs, args.candidates, spans)
