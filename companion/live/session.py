@@ -507,8 +507,11 @@ class LiveSession:
         p = self._pending
         if p is None:
             return False
+        if self._held_from(self._state) is not None and \
+                self.status in (Status.QUESTION, Status.WRONG_TABLE):
+            return True
         if self.status is Status.QUESTION:
-            return bool(p.suggestions) or self._held_from(self._state) is not None
+            return bool(p.suggestions)
         return (self.status is Status.WRONG_TABLE and p.explanation is not None
                 and bool(p.explanation.illegal))
 
@@ -607,10 +610,11 @@ class LiveSession:
                 return []
             if self.status is Status.QUESTION:
                 # a misread was asked first, as the likelier reading: the players decide
+                what = ("" if len(held.moves) == 3 else "its last picture is a misread, or ")
                 events = [LiveEvent(
-                    EventKind.WAITING, f"{name} ended on an open question: its last picture is "
-                    f"a misread, or {held.count} ({held.words}): answer the question, or "
-                    f"press \"Accept anyway\" to take the {held.count}",
+                    EventKind.WAITING, f"{name} ended on an open question: {what}"
+                    f"{held.count} ({held.words}): answer the question, or press "
+                    f"\"Accept anyway\" to take the {held.count}",
                     frame=held.frame, source="camera")]
             else:
                 events = self._take_held(
@@ -820,20 +824,24 @@ class LiveSession:
 
         On a wrong table: the move that explains it with the fewest broken rules is carried
         out with the rules off (recorded as "override"). On a question: the first suggested
-        reading is taken (as :meth:`correct` would), unless two moves that explain the
-        picture are held beside it: those are what the camera saw, and are taken. Raises
-        :class:`LiveError` when there is nothing to override.
+        reading is taken (as :meth:`correct` would). Two or three moves that explain the
+        picture, held beside a question or a ruling on an earlier picture, are what the
+        camera saw: they are taken instead. Raises :class:`LiveError` when there is nothing
+        to override.
         """
         with self._lock:
             p = self._pending
             if p is None or self.status not in (Status.WRONG_TABLE, Status.QUESTION):
                 raise LiveError("there is nothing to override: the table matches the game")
             held = self._held_from(self._state)
-            if self.status is Status.QUESTION and held is not None:
+            if held is not None:
+                # (what the camera saw since: a ruling on an earlier picture, still on show
+                # while later moves are held, is not what the players accept)
                 events = self._take_held(held, f"{held.count} since the last picture: "
                                          f"{held.words} (accepted by the players)",
                                          f"{held.count} on one picture, accepted by the "
-                                         "players over the misread asked")
+                                         "players" + (" over the misread asked"
+                                                      if p.suggestions else ""))
                 events += self._take_early_click()
                 return self._emit(events)
             if self.status is Status.QUESTION and p.suggestions:
@@ -1301,7 +1309,7 @@ class LiveSession:
                 return two
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:       # (or by one of three)
-                return self._held_waiting(three, who, changes, frame)
+                return self._ask_three(three, ex, was, who, changes)
             # A territory gone without a legal move to destroy it is far more often a hand
             # or an arm over it than a card taken away: wait for a clear view. So is a
             # face-up territory read as face down: a hand over most of a card leaves the
@@ -1366,7 +1374,7 @@ class LiveSession:
             # table through two turns, two photos not taken)?
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:
-                return self._held_waiting(three, who, changes, frame)
+                return self._ask_three(three, ex, was, who, changes)
         self._held = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
@@ -1510,6 +1518,27 @@ class LiveSession:
                           f"{held.words}: waiting for the next picture to agree", player=who,
                           changes=changes, frame=frame, source="camera")]
 
+    def _ask_three(self, held: _HeldMoves, ex: Explanation, was: Status, who: str | None,
+                   changes: tuple[str, ...]) -> list[LiveEvent]:
+        """Three moves seen at once are asked about, not taken when the next picture
+        agrees as two are: more than one run of three can end on the table seen, and a
+        tester's lost pictures 13 and 14 had a false one taken, which the next picture
+        confirmed as well as the true one. "Accept anyway" (:meth:`override`), or a click
+        of the player after them, takes them; a picture that changes the table drops the
+        question."""
+        same = (was is Status.QUESTION and self._pending is not None
+                and self._pending.reading.view.same_as(held.reading.view))
+        self._pending = _Pending(held.reading, held.record, ex, (), held.frame)
+        self.status = Status.QUESTION
+        if same:
+            return [LiveEvent(EventKind.WAITING, f"still waiting for an answer: {held.count} "
+                              f"since the last picture? {held.words}", player=who,
+                              frame=held.frame)]
+        return [LiveEvent(EventKind.QUESTION, f"{held.count} since the last picture? "
+                          f"{held.words}: press \"Accept anyway\" if they were played, or put "
+                          "the table right", player=who, changes=changes, frame=held.frame,
+                          source="camera")]
+
     def _held_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
                      jpeg: bytes | None, frame: int | None, time_s: float | None
                      ) -> list[LiveEvent]:
@@ -1517,7 +1546,15 @@ class LiveSession:
         after them; else dropped (the table is judged from the last accepted move as
         usual)."""
         held, self._held = self._held, None
-        if held is None or held.before is not st or held.after.is_over:
+        if held is None or held.before is not st:
+            return []
+        if len(held.moves) == 3:
+            # (asked, not taken by a picture: _ask_three) the same table keeps the question
+            # open; another drops it, and the table is judged as usual
+            if reading.view.same_as(held.reading.view, with_discard=self.watch_discard):
+                self._held = held
+            return []
+        if held.after.is_over:
             return []
         after = held.after
         then = explain(after, reading.view, diagnose=True, compare_discard=self.watch_discard)
