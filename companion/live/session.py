@@ -599,11 +599,12 @@ class LiveSession:
         return self._emit([LiveEvent(EventKind.INFO, text, frame=frame, source="system")])
 
     def source_ended(self, name: str) -> list[LiveEvent]:
-        """The video or folder has ended. Two or three moves its last picture showed, held
-        for a picture after them to agree (:meth:`_hold_moves`), are taken: none will come,
-        and dropping them lost moves the pictures showed, without a word. Unless the
-        misread question beside them is open: it stays, and a line names both readings
-        ("Accept anyway" takes the moves, :meth:`override`)."""
+        """The video or folder has ended. Two moves its last picture showed, held for a
+        picture after them to agree (:meth:`_hold_moves`), are taken: none will come, and
+        dropping them lost moves the pictures showed, without a word. Unless a question is
+        open beside them (a misread asked first, or three moves, which are always asked
+        about): it stays, and a line names what is asked ("Accept anyway" takes the moves,
+        :meth:`override`)."""
         with self._lock:
             held = self._held_from(self._state)
             if held is None:
@@ -695,8 +696,8 @@ class LiveSession:
             if st is None or st.is_over or self.status is Status.OVER:
                 return []
             out = _click_options(st)
-            held = self._held
-            if held is not None and held.before is st and not held.after.is_over:
+            held = self._held_from(st)
+            if held is not None and not held.after.is_over:
                 # moves seen at once, held for the next picture: the player after them may
                 # click first (a draw), which agrees with them (_held_clicked); their
                 # buttons too, or the click would go to the player before them
@@ -1531,13 +1532,17 @@ class LiveSession:
         self._pending = _Pending(held.reading, held.record, ex, (), held.frame)
         self.status = Status.QUESTION
         if same:
-            return [LiveEvent(EventKind.WAITING, f"still waiting for an answer: {held.count} "
-                              f"since the last picture? {held.words}", player=who,
-                              frame=held.frame)]
+            return [self._still_asked(held, who)]
         return [LiveEvent(EventKind.QUESTION, f"{held.count} since the last picture? "
                           f"{held.words}: press \"Accept anyway\" if they were played, or put "
                           "the table right", player=who, changes=changes, frame=held.frame,
                           source="camera")]
+
+    @staticmethod
+    def _still_asked(held: _HeldMoves, who: str | None) -> LiveEvent:
+        return LiveEvent(EventKind.WAITING, f"still waiting for an answer: {held.count} "
+                         f"since the last picture? {held.words}", player=who,
+                         frame=held.frame)
 
     def _held_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
                      jpeg: bytes | None, frame: int | None, time_s: float | None
@@ -1550,9 +1555,13 @@ class LiveSession:
             return []
         if len(held.moves) == 3:
             # (asked, not taken by a picture: _ask_three) the same table keeps the question
-            # open; another drops it, and the table is judged as usual
-            if reading.view.same_as(held.reading.view, with_discard=self.watch_discard):
+            # open, said again without searching again; another drops it, and the table is
+            # judged as usual
+            if self.status is Status.QUESTION and reading.view.same_as(
+                    held.reading.view, with_discard=self.watch_discard):
                 self._held = held
+                return [self._still_asked(held, st.to_move.value
+                                          if st.to_move is not None else None)]
             return []
         if held.after.is_over:
             return []
@@ -1617,11 +1626,11 @@ class LiveSession:
         dropped = self._dropped_early_click("another click came")
         self._early_click = (move, len(self._history))
         waiting = st.to_move.value
-        return dropped + [LiveEvent(EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or "
-                          f"clicked (it is {waiting}'s turn in the game so far); click it again "
-                          "once that move is in if it is not taken by then",
-                          move=str(move), player=player.value, frame=self._last_frame,
-                          source="click")]
+        return dropped + [LiveEvent(
+            EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or clicked (it is "
+            f"{waiting}'s turn in the game so far); click it again once that move is in if it "
+            "is not taken by then", move=str(move), player=player.value,
+            frame=self._last_frame, source="click")]
 
     def _dropped_early_click(self, why: str) -> list[LiveEvent]:
         """The click kept earlier, dropped with a line saying ``why`` (none: nothing)."""

@@ -1149,3 +1149,27 @@ def test_accept_anyway_takes_the_moves_held_not_a_ruling_on_an_earlier_picture()
     assert len(taken) == 3 and len(s.history) == before + 3, [e.text for e in ev]
     assert not any("against the rules" in e.text for e in ev)
     assert [h.move.split(" =")[0] for h in s.history] == scripted_moves()[:before + 3]
+
+
+def test_three_moves_asked_about_stay_asked_on_the_same_table_without_a_new_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same table again (a hand passed over it) while three moves are asked about: the
+    question is said to be still open, and the three-move search (up to 2 s) is not run
+    again for it."""
+    import companion.live.session as session_module
+
+    calls: list[int] = []
+    search = session_module.explain_three
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(session_module, "explain_three", counted)
+    s = sample_session()
+    play(s, [k for k in range(6) if k not in (3, 4)])
+    assert s.status is Status.QUESTION and len(calls) == 1
+    ev = s.observe(sample_record(5), frame=50)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert ev[0].text.startswith("still waiting for an answer: three moves since the last")
+    assert len(calls) == 1 and s.can_override
