@@ -215,13 +215,9 @@ def _is_board_image(path: Path, dictionary: str) -> bool:
     import numpy as np
 
     from calibration.table import marker_ids
+    from companion.core.files import carries_tag
 
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(256)
-    except OSError:
-        return False
-    if BOARD_TAG in head:
+    if carries_tag(path, BOARD_TAG, 256):
         return True
     image = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
     if image is None or image.size == 0:

@@ -34,7 +34,7 @@ from companion.commands.argtypes import (
     table_mat,
     thread_count,
 )
-from companion.core.files import atomic_file, record_text
+from companion.core.files import atomic_file, carries_tag, record_text
 
 if TYPE_CHECKING:
     from vision.synth.generate import Progress
@@ -153,12 +153,7 @@ def _annotated_name(path: Path, used: set[str], folder: Path | None = None) -> s
 
 def _annotated_copy(path: Path) -> bool:
     """Whether ``path`` is a file this command wrote (:data:`ANNOTATED_TAG` in its header)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except OSError:
-        return False
-    return ANNOTATED_TAG in head
+    return carries_tag(path, ANNOTATED_TAG, 512)
 
 
 def _tagged_jpeg(image: Any) -> bytes | None:

@@ -5,8 +5,8 @@ a page of instructions, and the mat file that says where the markers lie.
                                [--width-mm 900] [--height-mm 650] [--marker-mm 60]
 
 Writes ``FOLDER/marker-0.png`` to ``marker-3.png`` (one page each, :mod:`calibration.
-mat_sheets`), ``FOLDER/instructions.png`` and ``FOLDER/mat.json``. Files of those names that this command did not write
-are not replaced.
+mat_sheets`), ``FOLDER/instructions.png`` and ``FOLDER/mat.json``. Files of those names
+that this command did not write are not replaced.
 """
 
 from __future__ import annotations
@@ -28,19 +28,21 @@ _length = ranged(float, lambda v: 0 < v <= 5000, "a positive length in mm up to 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "print-mat", help="write the calibration mat's four markers as pages to print, and "
-                          "its mat file",
+        "print-mat", help="write the calibration mat's four markers as pages to print, their "
+                          "instructions and the mat file",
         description="The mat is four ArUco markers, one at each corner of the play area; "
                     "the table between them is not printed. This writes one page for each "
                     "marker (PNG at the page's size, to print at 100%%; each page lies "
                     "outside the play area, its marker in the corner toward the middle), a "
                     "page of instructions (where each goes, which way is north, a 100 mm bar "
-                    "to check the print's scale), and the mat file (mat.json) for --mat. The standard mat (900 x 650 mm between "
-                    "the centres, 60 mm markers) is what every command assumes without "
+                    "to check the print's scale), and the mat file (mat.json) for --mat. "
+                    "The standard mat (900 x 650 mm between the centres, 60 mm markers) is "
+                    "what every command assumes without "
                     "--mat. Laid out otherwise: measure, and run this again with "
                     "--width-mm/--height-mm (and --marker-mm if the printer scaled it).")
     p.add_argument("folder", type=Path, metavar="FOLDER",
-                   help="folder to write marker-0.png ... marker-3.png and mat.json into")
+                   help="folder to write marker-0.png ... marker-3.png, instructions.png "
+                        "and mat.json into")
     p.add_argument("--paper", choices=("a4", "letter"), default="a4",
                    help="page size (default a4)")
     p.add_argument("--dpi", type=_dpi_arg, default=300, help="resolution (default 300)")
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         png_bytes,
     )
     from companion.core.errors import CompanionError
-    from companion.core.files import atomic_file
+    from companion.core.files import atomic_file, carries_tag
 
     folder: Path = args.folder.expanduser()
     w, h = args.width_mm, args.height_mm
@@ -93,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
     names.append(folder / INSTRUCTIONS)
     mat_path = folder / MAT_FILE
-    replacing = [check_output(path, "mat page", lambda p: _is_sheet(p, SHEET_TAG),
+    replacing = [check_output(path, "mat page", lambda p: carries_tag(p, SHEET_TAG, 256),
                               option="print-mat") for path in names]
     replacing.append(check_output(mat_path, "mat file",
                                   lambda p: json_with(p, "dictionary", "width_mm"),
@@ -128,12 +130,3 @@ def run(args: argparse.Namespace) -> int:
               f"{w:g} x {h:g} mm play area and are left out of the mat file; without them "
               "the discard pile is not watched", file=sys.stderr)
     return 0
-
-
-def _is_sheet(path: Path, tag: bytes) -> bool:
-    """A page this command wrote (its tag near the file's start)."""
-    try:
-        with path.open("rb") as fh:
-            return tag in fh.read(256)
-    except OSError:
-        return False

@@ -135,6 +135,17 @@ def record_text(name: str) -> str:
     return name
 
 
+def carries_tag(path: Path, tag: bytes, within: int = 512) -> bool:
+    """Whether ``path`` holds ``tag`` in its first ``within`` bytes: the mark a file this
+    program wrote carries (a PNG text chunk, a JPEG comment), so that writing it again
+    replaces only the program's own file, never a photo of that name."""
+    try:
+        with open(path, "rb") as fh:
+            return tag in fh.read(within)
+    except OSError:
+        return False
+
+
 def image_format(data: bytes) -> str | None:
     """The kind of image a file's first bytes say it is (JPEG, PNG, BMP, WebP or TIFF),
     else None."""
