@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -43,10 +44,10 @@ CORNERS = {0: "top-left (north-west)", 1: "top-right (north-east)",
 #: The text chunk every sheet carries, so that writing the sheets again replaces only them.
 SHEET_TAG = b"Software\x00companion print-mat"
 
-#: The measuring lines start this far from the marker's edge (mm), or one and a half of the
-#: marker's cells where that is more: the detector needs a white quiet zone round the
-#: marker, a cell wide at least (10 mm for a 60 mm marker).
-LINE_GAP_MM = 15.0
+#: The marker's white border (mm), between it and the page's edges and the ticks, or one
+#: and a half of the marker's cells where that is more: the detector needs a white quiet
+#: zone round the marker, a cell wide at least (10 mm for a 60 mm marker).
+BORDER_MM = 15.0
 #: The north arrow's length on the instructions page (mm).
 ARROW_MM = 20.0
 #: The length of the ticks on the marker's centre lines (mm).
@@ -56,20 +57,14 @@ TICK_MM = 8.0
 def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) -> np.ndarray:
     """The page for marker ``marker_id`` (0-3) of ``mat``, greyscale, ``dpi`` dots an inch.
     Raises ValueError for a paper or marker the page cannot hold."""
-    if paper not in PAPERS:
-        raise ValueError(f"paper {paper!r}: expected one of {', '.join(PAPERS)}")
     if marker_id not in CORNERS:
         raise ValueError(f"marker {marker_id}: a mat has markers 0 to 3")
+    page, at = _blank_page(paper, dpi)
     pw, ph = PAPERS[paper]
-    px = dpi / 25.4
-
-    def at(mm: float) -> int:
-        return int(round(mm * px))
-
     side = mat.marker_size_mm
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
     cells = dictionary.markerSize + 2
-    gap = max(LINE_GAP_MM, 1.5 * side / cells)
+    gap = max(BORDER_MM, 1.5 * side / cells)
     # the marker in the page's corner toward the play area's middle, the page lying outside
     # the play area: only its white border reaches in (a page laid across the area read as
     # a card, its text as art)
@@ -80,7 +75,6 @@ def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) ->
     if 2 * half > min(pw, ph) - 20.0:
         raise ValueError(f"a {side:g} mm marker with its white border does not fit on "
                          f"the {paper.upper()} page")
-    page = np.full((at(ph), at(pw)), 255, np.uint8)
     bits = cv2.aruco.generateImageMarker(dictionary, marker_id, cells)
     n = at(side)
     marker = cv2.resize(bits, (n, n), interpolation=cv2.INTER_NEAREST)
@@ -109,13 +103,8 @@ def instructions_page(mat: Mat, paper: str = "a4", dpi: int = 300) -> np.ndarray
     the distances between their centres, and a 100 mm bar to check the print's scale. (The
     marker pages carry none of it: any text or drawing on white paper beside the table read
     as a card on renders of the pages laid out.)"""
+    page, at = _blank_page(paper, dpi)
     pw, ph = PAPERS[paper]
-    px = dpi / 25.4
-
-    def at(mm: float) -> int:
-        return int(round(mm * px))
-
-    page = np.full((at(ph), at(pw)), 255, np.uint8)
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
     font = cv2.FONT_HERSHEY_SIMPLEX
 
@@ -180,6 +169,20 @@ def instructions_page(mat: Mat, paper: str = "a4", dpi: int = 300) -> np.ndarray
     text("Short ticks on each marker page mark its centre lines, to measure along.", 12.0,
          y + 19.0)
     return page
+
+
+def _blank_page(paper: str, dpi: int) -> tuple[np.ndarray, Callable[[float], int]]:
+    """A white ``paper`` page at ``dpi``, and the function from millimetres on it to
+    pixels. Raises ValueError for a paper it does not know."""
+    if paper not in PAPERS:
+        raise ValueError(f"paper {paper!r}: expected one of {', '.join(PAPERS)}")
+    pw, ph = PAPERS[paper]
+    px = dpi / 25.4
+
+    def at(mm: float) -> int:
+        return int(round(mm * px))
+
+    return np.full((at(ph), at(pw)), 255, np.uint8), at
 
 
 def png_bytes(image: np.ndarray, dpi: int, tag: bytes | None = None) -> bytes:

@@ -15,6 +15,7 @@ from pathlib import Path
 from companion.commands.argtypes import (count_arg, positive_float, positive_int, seed_arg,
                                          share_arg, thread_count)
 from companion.core.errors import CompanionError
+from vision.train_extra import MODEL_PACKAGES
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "ultralytics, the other networks "
                        "with torch alone) and export it to ONNX for the runtime. Needs "
                        "'pip install -e .[train]'; nothing is downloaded.")
-    p.add_argument("model", choices=["cards", "card-net", "pyramids", "pyramid-heat",
-                                     "pyramid-verify", "pyramid-size", "pyramid-white-clear",
-                                     "pyramid-point", "pyramid-color-read"],
+    p.add_argument("model", choices=list(MODEL_PACKAGES),
                    help="which model: cards = the card detector, card-net = a deck's card "
                         "identity network, pyramids = the pyramid patch classifiers (colour; "
                         "pips and pose), pyramid-heat = the pyramid heat map, pyramid-verify "
@@ -154,7 +153,7 @@ def _render(out: Path, count: int, seed: int, deck: Path | None, jobs: int) -> P
 
 
 def run(args: argparse.Namespace) -> int:
-    from vision.train_extra import MODEL_PACKAGES, train_extra_problem
+    from vision.train_extra import train_extra_problem
 
     problem = train_extra_problem(MODEL_PACKAGES[args.model])
     if problem is not None:

@@ -64,11 +64,10 @@ PROBE_MM = 4.0
 #: 0.71-0.87); on a tester's 49 renders of pyramids alone, where the heat at the middle of
 #: 42 was under 0.2 (the blob takes in the shadow and the tilted body: 12.6 mm off its base
 #: centre, median), every hue had 0.2 or more. White, clear and black ones are not judged
-#: so: on a light table the heat map can miss them (0.03-0.14 there).
+#: so (only the finder's HUES are): on a light table the heat map can miss them (0.03-0.14
+#: there).
 NOT_SHOWN_HEAT = 0.1
 SHOWN_HEAT_MM = 12.0
-#: the colours the heat map and the colour classifier see worst
-PALE_OR_BLACK = ("white", "clear", "black")
 
 
 class ProfileError(CompanionError, ValueError):
@@ -366,8 +365,10 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
             f"{[round(v) for v in zone]} mm ({where}), expected {len(names)} "
             f"({', '.join(names)}): put one pyramid per colour there, apart, west to east in "
             "the order named, and nothing else")
+    from vision.pyramids.find import HUES
+
     for n, s in zip(names, shown):
-        if (s.guess == "none" and n not in PALE_OR_BLACK and s.heat is not None
+        if (s.guess == "none" and n in HUES and s.heat is not None
                 and s.heat < NOT_SHOWN_HEAT):
             # card art or a shadow in the zone, counted in place of a pyramid not there:
             # learned, it would name that colour for every game after this
