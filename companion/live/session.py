@@ -368,6 +368,12 @@ class _HeldMoves:
         return f"{'two' if len(self.moves) == 2 else 'three'} moves"
 
     @property
+    def since(self) -> str:
+        """"two moves since the last picture", with ", ending the game" where they do."""
+        ending = ", ending the game" if self.after.is_over else ""
+        return f"{self.count} since the last picture{ending}"
+
+    @property
     def words(self) -> str:
         """The moves in the players' notation, in order: "A, then B(, then C)"."""
         return ", then ".join(str(m) for m in self.moves)
@@ -392,6 +398,13 @@ class _HeldMoves:
     def ends_early(self) -> bool:
         """Whether a move before the last ends the game (the rest could not follow)."""
         return any(st.is_over for st in self.states[:-1])
+
+
+def _asked(held: _HeldMoves) -> bool:
+    """Whether moves seen at once are asked about rather than held for the next picture to
+    agree (:meth:`LiveSession._ask_held`): three of them, or any that end the game (nothing
+    follows them to agree)."""
+    return len(held.moves) == 3 or held.ends_early or held.after.is_over
 
 
 class LiveSession:
@@ -611,7 +624,8 @@ class LiveSession:
                 return []
             if self.status is Status.QUESTION:
                 # a misread was asked first, as the likelier reading: the players decide
-                what = ("" if len(held.moves) == 3 else "its last picture is a misread, or ")
+                what = ("its last picture is a misread, or "
+                        if self._pending is not None and self._pending.suggestions else "")
                 events = [LiveEvent(
                     EventKind.WAITING, f"{name} ended on an open question: {what}"
                     f"{held.count} ({held.words}): answer the question, or press "
@@ -1306,11 +1320,12 @@ class LiveSession:
         two = self._held_waiting(pair, who, changes, frame)
         faceless = self._faceless_cells(st, view)
         if (hidden or faceless) and self.covered_cards_wait:
-            if two:     # (a territory destroyed by the move whose picture was missed)
-                return two
+            if pair is not None:    # (a territory destroyed by the move whose picture was
+                # missed)
+                return self._ask_held(pair, ex, was, who, changes) if _asked(pair) else two
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:       # (or by one of three)
-                return self._ask_three(three, ex, was, who, changes)
+                return self._ask_held(three, ex, was, who, changes)
             # A territory gone without a legal move to destroy it is far more often a hand
             # or an arm over it than a card taken away: wait for a clear view. So is a
             # face-up territory read as face down: a hand over most of a card leaves the
@@ -1328,8 +1343,11 @@ class LiveSession:
         if named is not None and not named.illegal:
             played = False      # no rule-breaking move plays that card: it says nothing
         suggestions = tuple(self._misreads(st, reading, played))
-        both = (f"; or two moves since the last picture ({pair.words})? the next picture "
-                "will tell" if pair is not None else "")
+        both = ("" if pair is None else
+                f"; or two moves since the last picture ({pair.words})? the next picture "
+                "will tell" if not _asked(pair) else
+                f"; or two moves since the last picture, ending the game ({pair.words})? "
+                "press \"Accept anyway\" if they were played")
         taken_back = self._taken_back(view)
         if taken_back:
             # the players took the last move(s) back by hand: the table is the position
@@ -1369,13 +1387,14 @@ class LiveSession:
             st, view, diagnose=True, compare_discard=self.watch_discard)
         if two and not full.illegal:
             # no single move, legal or not, and no misread explains it
-            return two
+            assert pair is not None
+            return self._ask_held(pair, ex, was, who, changes) if _asked(pair) else two
         if not full.illegal:
             # nor two moves: three, the two pictures between them missed (a hand over the
             # table through two turns, two photos not taken)?
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:
-                return self._ask_three(three, ex, was, who, changes)
+                return self._ask_held(three, ex, was, who, changes)
         self._held = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
@@ -1519,30 +1538,30 @@ class LiveSession:
                           f"{held.words}: waiting for the next picture to agree", player=who,
                           changes=changes, frame=frame, source="camera")]
 
-    def _ask_three(self, held: _HeldMoves, ex: Explanation, was: Status, who: str | None,
-                   changes: tuple[str, ...]) -> list[LiveEvent]:
-        """Three moves seen at once are asked about, not taken when the next picture
-        agrees as two are: more than one run of three can end on the table seen, and a
-        tester's lost pictures 13 and 14 had a false one taken, which the next picture
-        confirmed as well as the true one. "Accept anyway" (:meth:`override`), or a click
-        of the player after them, takes them; a picture that changes the table drops the
-        question."""
+    def _ask_held(self, held: _HeldMoves, ex: Explanation, was: Status, who: str | None,
+                  changes: tuple[str, ...]) -> list[LiveEvent]:
+        """Moves seen at once that are asked about (:func:`_asked`), not taken when the
+        next picture agrees as two are. Three: more than one run of three can end on the
+        table seen, and a tester's lost pictures 13 and 14 had a false one taken, which the
+        next picture confirmed as well as the true one. Two that end the game: no move
+        comes after them for a picture to agree with, so they were held and dropped on
+        every picture of the finished table, and the game never ended. "Accept anyway"
+        (:meth:`override`), or a click of the player after three, takes them; a picture
+        that changes the table drops the question."""
         same = (was is Status.QUESTION and self._pending is not None
                 and self._pending.reading.view.same_as(held.reading.view))
         self._pending = _Pending(held.reading, held.record, ex, (), held.frame)
         self.status = Status.QUESTION
         if same:
             return [self._still_asked(held, who)]
-        return [LiveEvent(EventKind.QUESTION, f"{held.count} since the last picture? "
-                          f"{held.words}: press \"Accept anyway\" if they were played, or put "
-                          "the table right", player=who, changes=changes, frame=held.frame,
-                          source="camera")]
+        return [LiveEvent(EventKind.QUESTION, f"{held.since}? {held.words}: press \"Accept "
+                          "anyway\" if they were played, or put the table right", player=who,
+                          changes=changes, frame=held.frame, source="camera")]
 
     @staticmethod
     def _still_asked(held: _HeldMoves, who: str | None) -> LiveEvent:
-        return LiveEvent(EventKind.WAITING, f"still waiting for an answer: {held.count} "
-                         f"since the last picture? {held.words}", player=who,
-                         frame=held.frame)
+        return LiveEvent(EventKind.WAITING, f"still waiting for an answer: {held.since}? "
+                         f"{held.words}", player=who, frame=held.frame)
 
     def _held_agreed(self, st: ZarcanaState, reading: TableReading, obs: Observation,
                      jpeg: bytes | None, frame: int | None, time_s: float | None
@@ -1553,17 +1572,18 @@ class LiveSession:
         held, self._held = self._held, None
         if held is None or held.before is not st:
             return []
-        if len(held.moves) == 3:
-            # (asked, not taken by a picture: _ask_three) the same table keeps the question
+        if _asked(held):
+            # (asked, not taken by a picture: _ask_held) the same table keeps the question
             # open, said again without searching again; another drops it, and the table is
-            # judged as usual
-            if self.status is Status.QUESTION and reading.view.same_as(
-                    held.reading.view, with_discard=self.watch_discard):
+            # judged as usual. (Two that end the game beside a misread asked first: that
+            # question is the one said again, by the usual judging.)
+            if (self.status is Status.QUESTION and self._pending is not None
+                    and not self._pending.suggestions
+                    and reading.view.same_as(held.reading.view,
+                                             with_discard=self.watch_discard)):
                 self._held = held
                 return [self._still_asked(held, st.to_move.value
                                           if st.to_move is not None else None)]
-            return []
-        if held.after.is_over:
             return []
         after = held.after
         then = explain(after, reading.view, diagnose=True, compare_discard=self.watch_discard)

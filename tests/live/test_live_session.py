@@ -653,6 +653,87 @@ def test_any_one_lost_picture_still_gives_the_true_game(lost: int) -> None:
     assert_true_game(s)
 
 
+def _red_ends_with_a_build() -> dict[str, Any]:
+    """The sample game's last picture had red, the last to move, play pentacles-03 from
+    the hand to build on its own territory (0,2: swords-02 drawn onto cups-09) instead of
+    using cups-09 to grow: two cards changed, so that picture 22 lost leaves the next
+    picture two moves that end the game, with a card to show for them."""
+    rec = sample_record(22)
+    for card in rec["cards"]:
+        card["id"] = {"cups-09": "swords-02", "wands-07": "pentacles-03"}.get(card["id"],
+                                                                           card["id"])
+    return rec
+
+
+def _before_the_last_two_moves() -> LiveSession:
+    clicks = scripted_clicks()
+    s = sample_session()
+    for k in range(22):
+        if k in clicks:
+            s.manual(clicks[k])
+        s.observe(sample_record(k), frame=k)
+    return s
+
+
+def test_two_moves_that_end_the_game_are_offered_beside_the_misread_asked() -> None:
+    """Picture 22 lost, and the two moves the next picture shows end the game: no move
+    follows them for a picture to agree with. The misread asked first offers them, saying
+    they end the game and that "Accept anyway" takes them (it said "the next picture will
+    tell", which no picture of a finished table does); the same picture again keeps the
+    question, and "Accept anyway" ends the game with both moves."""
+    s = _before_the_last_two_moves()
+    last = _red_ends_with_a_build()
+    first = s.observe(last, frame=23)
+    assert first[0].kind is EventKind.QUESTION, [e.text for e in first]
+    assert ("or two moves since the last picture, ending the game (green: use cups-05 by "
+            "green1U@1,2: clone 1, then red: play pentacles-03 by red1U@0,2: build 0,2 "
+            "=swords-02)? press \"Accept anyway\" if they were played") in first[0].text
+    assert "the next picture will tell" not in first[0].text
+    again = s.observe(_red_ends_with_a_build(), frame=24)
+    assert [e.kind for e in again] == [EventKind.WAITING] and s.can_override
+    ev = s.override()
+    assert [e.kind for e in ev].count(EventKind.ACCEPTED) == 2 and s.is_over
+    assert [h.move for h in s.history][-2:] == [
+        "green: use cups-05 by green1U@1,2: clone 1",
+        "red: play pentacles-03 by red1U@0,2: build 0,2 =swords-02"]
+
+
+def test_two_moves_that_end_the_game_are_asked_about_when_nothing_else_explains_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above, with no misread to ask about first (made so here: in the sample game one
+    misread and one move always explain a pyramid's change). The two moves were held for
+    the next picture to agree, dropped on it, held again, and so on for every picture of
+    the finished table: "waiting for the next picture to agree" with nothing to accept,
+    and the game never ended. They are asked about; the same table keeps the question
+    without a new search, and "Accept anyway" ends the game with them."""
+    import companion.live.session as session_module
+
+    monkeypatch.setattr(session_module.LiveSession, "_misreads",
+                        lambda self, *args: iter(()))
+    s = _before_the_last_two_moves()
+    ev = s.observe(_red_ends_with_a_build(), frame=23)
+    assert [e.kind for e in ev] == [EventKind.QUESTION], [e.text for e in ev]
+    assert ev[0].text.startswith("two moves since the last picture, ending the game? green: "
+                                 "use cups-05 by green1U@1,2: clone 1, then red: play")
+    assert s.status is Status.QUESTION and s.can_override
+    calls: list[int] = []
+    search = session_module.explain_two
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(session_module, "explain_two", counted)
+    for frame in (24, 25):
+        ev = s.observe(_red_ends_with_a_build(), frame=frame)
+        assert [e.kind for e in ev] == [EventKind.WAITING]
+        assert ev[0].text.startswith("still waiting for an answer: two moves since the last "
+                                     "picture, ending the game? ")
+    assert not calls and not s.is_over
+    ev = s.override()
+    assert ev[-1].kind is EventKind.GAME_OVER and s.is_over and len(s.history) == 22
+
+
 @pytest.mark.parametrize("lost", [1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
                                   21])
 def test_two_lost_pictures_in_a_row_ask_about_three_moves(lost: int) -> None:
@@ -675,7 +756,7 @@ def test_two_lost_pictures_in_a_row_ask_about_three_moves(lost: int) -> None:
             continue
         heard = s.observe(sample_record(k), frame=k)
         question = [e for e in heard if e.kind is EventKind.QUESTION
-                    and e.text.startswith("three moves since the last picture? ")]
+                    and e.text.startswith("three moves since the last picture")]
         if question:
             before = len(s.history)
             shown = question[0].text.split("? ", 1)[1].split(": press", 1)[0]
