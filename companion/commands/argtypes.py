@@ -45,6 +45,10 @@ seed_arg = ranged(int, lambda v: 0 <= v < 2 ** 32, f"a seed from 0 to {2 ** 32 -
 #: a number of threads
 thread_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS, f"1 to {MAX_THREADS} threads")
 
+#: pages to print (the mat's, the camera's board): a printer needs no more than 1200 dpi, and
+#: an A4 page at 1200 is already 140 megapixels
+print_dpi = ranged(int, lambda v: 72 <= v <= 1200, "72 to 1200 dots per inch")
+
 
 def colour_list(text: str) -> tuple[str, ...]:
     """An argument type: pyramid colours separated by commas (``red,blue``), each named once;

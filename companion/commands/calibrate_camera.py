@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from companion.commands.argtypes import check_output, json_with, ranged
+from companion.commands.argtypes import check_output, json_with, print_dpi, ranged
 
 if TYPE_CHECKING:
     from calibration.intrinsics import BoardSpec
@@ -46,7 +46,6 @@ MAX_SQUARE_MM = 300.0
 
 _positive_mm = ranged(float, lambda v: 0 < v <= MAX_SQUARE_MM,
                       f"a positive length in mm up to {MAX_SQUARE_MM:g}")
-_dpi_arg = ranged(int, lambda v: 50 <= v <= 2400, "50 to 2400 dots per inch")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--print-board", type=Path, default=None, metavar="FILE.png",
                    help="write the board as an image to print at 100%% scale (and calibrate "
                         "too when photos are given)")
-    p.add_argument("--dpi", type=_dpi_arg, default=300,
+    p.add_argument("--dpi", type=print_dpi, default=300,
                    help="resolution of --print-board (default 300)")
     p.set_defaults(func=run)
 

@@ -16,13 +16,12 @@ import math
 import sys
 from pathlib import Path
 
-from companion.commands.argtypes import check_output, json_with, ranged
+from companion.commands.argtypes import check_output, json_with, print_dpi, ranged
 
 #: the mat file's and the instructions page's names in the folder
 MAT_FILE = "mat.json"
 INSTRUCTIONS = "instructions.png"
 
-_dpi_arg = ranged(int, lambda v: 72 <= v <= 1200, "72 to 1200 dots per inch")
 _length = ranged(float, lambda v: 0 < v <= 5000, "a positive length in mm up to 5000")
 
 
@@ -45,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "and mat.json into")
     p.add_argument("--paper", choices=("a4", "letter"), default="a4",
                    help="page size (default a4)")
-    p.add_argument("--dpi", type=_dpi_arg, default=300, help="resolution (default 300)")
+    p.add_argument("--dpi", type=print_dpi, default=300, help="resolution (default 300)")
     p.add_argument("--width-mm", type=_length, default=900.0,
                    help="east-west distance between the markers' centres, mm (default 900)")
     p.add_argument("--height-mm", type=_length, default=650.0,

@@ -789,7 +789,6 @@ class LiveController(_ViewBase):
         self.refresh_overlay()
 
     def refresh_overlay(self) -> None:
-        w = self.window
         snap = self.snapshot
         live = self.view_index is None
         sel = self.selected.minion if self.selected is not None else None
