@@ -613,19 +613,19 @@ class LiveSession:
 
     def source_ended(self, name: str) -> list[LiveEvent]:
         """The video or folder has ended. Two moves its last picture showed, held for a
-        picture after them to agree (:meth:`_hold_moves`), are taken: none will come, and
-        dropping them lost moves the pictures showed, without a word. Unless a question is
-        open beside them (a misread asked first, or three moves, which are always asked
-        about): it stays, and a line names what is asked ("Accept anyway" takes the moves,
-        :meth:`override`)."""
+        picture after them to agree (:meth:`_hold_moves`) or asked about as they end the
+        game, are taken: none will come, and dropping them lost moves the pictures showed,
+        without a word. Unless another question is open (a misread asked first), or they
+        are three, which are always asked about: it stays, and a line names what is asked
+        ("Accept anyway" takes the moves, :meth:`override`)."""
         with self._lock:
             held = self._held_from(self._state)
             if held is None:
                 return []
-            if self.status is Status.QUESTION:
+            misread = self._pending is not None and bool(self._pending.suggestions)
+            if self.status is Status.QUESTION and (misread or len(held.moves) == 3):
                 # a misread was asked first, as the likelier reading: the players decide
-                what = ("its last picture is a misread, or "
-                        if self._pending is not None and self._pending.suggestions else "")
+                what = "its last picture is a misread, or " if misread else ""
                 events = [LiveEvent(
                     EventKind.WAITING, f"{name} ended on an open question: {what}"
                     f"{held.count} ({held.words}): answer the question, or press "

@@ -734,6 +734,30 @@ def test_two_moves_that_end_the_game_are_asked_about_when_nothing_else_explains_
     assert ev[-1].kind is EventKind.GAME_OVER and s.is_over and len(s.history) == 22
 
 
+def test_two_moves_that_end_the_game_on_the_last_picture_of_a_folder_are_taken(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked about as above, and then the folder (or video) ends: no picture will come,
+    so they are taken with a note, as two moves held are; beside a misread asked first
+    the question stays open, named."""
+    import companion.live.session as session_module
+
+    s = _before_the_last_two_moves()
+    s.observe(_red_ends_with_a_build(), frame=23)
+    ev = s.source_ended("the photos")
+    assert [e.kind for e in ev] == [EventKind.WAITING] and not s.is_over
+    assert ev[0].text.startswith("the photos ended on an open question: its last picture is "
+                                 "a misread, or two moves (green: use cups-05")
+    monkeypatch.setattr(session_module.LiveSession, "_misreads",
+                        lambda self, *args: iter(()))
+    s = _before_the_last_two_moves()
+    s.observe(_red_ends_with_a_build(), frame=23)
+    assert s.status is Status.QUESTION
+    ev = s.source_ended("the photos")
+    assert ev[0].text.startswith("two moves on the last picture: green: use cups-05")
+    assert ev[0].text.endswith("taken at the end of the photos")
+    assert s.is_over and len(s.history) == 22
+
+
 @pytest.mark.parametrize("lost", [1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
                                   21])
 def test_two_lost_pictures_in_a_row_ask_about_three_moves(lost: int) -> None:
