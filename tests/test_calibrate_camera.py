@@ -286,12 +286,12 @@ def test_print_board_never_writes_over_a_photo(tmp_path: Path,
     photo = tmp_path / "holiday.png"
     cv2.imwrite(str(photo), np.full((40, 60, 3), 90, np.uint8))
     before = photo.read_bytes()
-    assert main(["calibrate-camera", "--print-board", str(photo), "--dpi", "50"]) == 2
+    assert main(["calibrate-camera", "--print-board", str(photo), "--dpi", "72"]) == 2
     assert (f"--print-board {str(photo)!r} exists and is not a board image"
             in capsys.readouterr().err)
     assert photo.read_bytes() == before
     assert main(["calibrate-camera", str(photo), "--print-board", str(photo), "--dpi",
-                 "50"]) == 2
+                 "72"]) == 2
     assert "is one of the files it is made from" in capsys.readouterr().err
     assert photo.read_bytes() == before
     # a board written before is replaced: tagged (PNG), or pure black and white with the
@@ -299,14 +299,14 @@ def test_print_board_never_writes_over_a_photo(tmp_path: Path,
     for name in ("board.png", "board.tif", "board.bmp"):
         board = tmp_path / name
         for _ in range(2):
-            assert main(["calibrate-camera", "--print-board", str(board), "--dpi", "50"]) == 0
+            assert main(["calibrate-camera", "--print-board", str(board), "--dpi", "72"]) == 0
         assert f"replacing the board image {board}" in capsys.readouterr().err
         assert cv2.imread(str(board)) is not None
     # a photo of a board (the calibration's own) is no board image to replace
     shot = tmp_path / "shot.png"
     img = cv2.imread(str(tmp_path / "board.png"))
     cv2.imwrite(str(shot), cv2.GaussianBlur(cv2.resize(img, None, fx=0.9, fy=0.9), (3, 3), 0))
-    assert main(["calibrate-camera", "--print-board", str(shot), "--dpi", "50"]) == 2
+    assert main(["calibrate-camera", "--print-board", str(shot), "--dpi", "72"]) == 2
     assert "exists and is not a board image" in capsys.readouterr().err
 
 
