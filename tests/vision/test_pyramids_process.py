@@ -62,6 +62,26 @@ def test_a_process_that_dies_costs_no_frame(truth_boxes: TruthBoxes,
         assert p.observe_file(FRAMES[0])["pyramids"] == want
 
 
+def test_no_shared_memory_for_a_frame_costs_no_frame(truth_boxes: TruthBoxes,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture):
+    """The frame's shared memory cannot be made (/dev/shm full, ``ulimit -f``): every frame
+    failed with a traceback; the pyramids are found in the pipeline's own process."""
+    import vision.pyramids.process as process_module
+
+    with TablePipeline(deck="tarot", card_detector=truth_boxes, pyramid_process=False) as q:
+        want = q.observe_file(FRAMES[0])["pyramids"]
+    with TablePipeline(deck="tarot", card_detector=truth_boxes, pyramid_process=True) as p:
+        def too_large(*args: object, **kwargs: object) -> None:
+            raise OSError(27, "File too large")
+
+        monkeypatch.setattr(process_module.shared_memory, "SharedMemory", too_large)
+        with caplog.at_level(logging.WARNING, logger="vision.pipeline"):
+            got = p.observe_file(FRAMES[0])["pyramids"]
+        assert got == want and p._process is None
+        assert "no shared memory for the frame ([Errno 27] File too large)" in caplog.text
+
+
 def test_a_bad_colour_profile_fails_where_the_pipeline_is_built(tmp_path: Path):
     bad = tmp_path / "colors.json"
     bad.write_text("{not json", encoding="utf-8")

@@ -254,7 +254,12 @@ class PyramidProcess:
         image = np.ascontiguousarray(image)
         if self._shm is None or self._shm.size < image.nbytes:
             self._drop_shm()
-            self._shm = shared_memory.SharedMemory(create=True, size=max(1, image.nbytes))
+            try:
+                self._shm = shared_memory.SharedMemory(create=True, size=max(1, image.nbytes))
+            except OSError as exc:
+                # (/dev/shm full, or a file-size limit: ``ulimit -f``) every frame failed
+                # with a traceback; the pipeline finds the pyramids itself from now on
+                raise PyramidProcessError(f"no shared memory for the frame ({exc})") from None
             self._named = True
         np.ndarray(image.shape, image.dtype, buffer=self._shm.buf)[...] = image
         self._frame = (image.shape, image.dtype.str)
