@@ -275,11 +275,19 @@ def open_replay_window(game: Any, *, mat: Any = None) -> tuple[Any, Any]:
 
 
 def run_replay(game: Any, *, mat: Any = None) -> int:
-    """Reopen a recorded game in the window and step through it until it is closed."""
+    """Reopen a recorded game in the window and step through it until it is closed. Ctrl-C
+    or a polite kill closes it as its close button does (Ctrl-C did nothing, Qt's loop
+    holding the interpreter); the exit code then says which signal, as :func:`run_live`'s
+    does."""
     app = ensure_app()
-    _window, _controller = open_replay_window(game, mat=mat)
-    app.exec()
-    return 0
+    window, _controller = open_replay_window(game, mat=mat)
+    caught: list[int] = []
+    restore = _close_on_signals(window, caught)
+    try:
+        app.exec()
+    finally:
+        restore()
+    return 128 + caught[0] if caught else 0
 
 
 __all__ = ["HEADLESS_PLATFORMS", "NO_DISPLAY_ADVICE", "NoDisplayError", "display_problem", "ensure_app",
