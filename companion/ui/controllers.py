@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ log = logging.getLogger(__name__)
 DISPLAY_FPS = 15.0
 #: Keyframes kept for stepping back are scaled to this width and stored as JPEG.
 KEYFRAME_WIDTH = 960
+#: keyframes a replay keeps decoded (about 6 MB each at 1600x900)
+REPLAY_KEYFRAMES_KEPT = 24
 #: With no calibration yet, try the markers of an unsettled frame this often (s).
 CALIBRATE_EVERY_S = 2.0
 #: What the window's title starts with while the game file cannot be written.
@@ -1087,7 +1090,10 @@ class ReplayController(_ViewBase):
         except RecordingError as exc:
             self.error = str(exc)
         self.tracker = TableTracker(mat, card_size_mm=self.card_size_mm)
-        self._readings: dict[int, tuple[TableReading | None, TableMapping | None, QImage | None]] = {}
+        self._readings: dict[int, tuple[TableReading | None, TableMapping | None]] = {}
+        # the keyframes decoded last, a few only: kept all, a 1000-move game took 5.8 GB
+        # (decoded again from the game file when stepped back to)
+        self._images: OrderedDict[int, QImage | None] = OrderedDict()
         self.view_index = None
         if self.error:
             window.alert.show_message("illegal", "<b>The recorded game cannot be replayed "
@@ -1110,10 +1116,18 @@ class ReplayController(_ViewBase):
             j -= 1
         if j < 0:
             return None, None, None, None
-        if j not in self._readings:
-            step = self.steps[j]
+        step = self.steps[j]
+        data: bytes | None = None
+        if j in self._images:
+            self._images.move_to_end(j)
+            image = self._images[j]
+        else:
             data = self.game.keyframe(step.number) if step.number is not None else None
             image = image_from_jpeg(data) if data else None
+            self._images[j] = image
+            while len(self._images) > REPLAY_KEYFRAMES_KEPT:
+                self._images.popitem(last=False)
+        if j not in self._readings:
             reading, mapping = None, None
             obs = step.observation
             if obs is not None:
@@ -1123,6 +1137,8 @@ class ReplayController(_ViewBase):
                 except CompanionError as exc:
                     log.debug("replay: observation of event %s unreadable: %s", step.number, exc)
                 mapping = mapping_from_record(obs, self.mat, self.card_size_mm)
+            if mapping is None and data is None and step.number is not None:
+                data = self.game.keyframe(step.number)
             if mapping is None and data:
                 mapping = self._calibrate(data)
             if mapping is not None and image is not None and obs is not None:
@@ -1132,8 +1148,8 @@ class ReplayController(_ViewBase):
                     s = image.width() / float(size[0])
                     if abs(s - 1.0) > 1e-3:
                         mapping = TableMapping(np.diag([s, s, 1.0]) @ mapping.H)
-            self._readings[j] = (reading, mapping, image)
-        reading, mapping, image = self._readings[j]
+            self._readings[j] = (reading, mapping)
+        reading, mapping = self._readings[j]
         return reading, mapping, image, j
 
     def _calibrate(self, jpeg: bytes) -> TableMapping | None:

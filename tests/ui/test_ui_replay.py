@@ -298,3 +298,27 @@ def test_ctrl_c_closes_the_replay_window(qapp: Any, tmp_path: Path) -> None:
     assert code == 130
     assert signal.getsignal(signal.SIGINT) == before
     assert not [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+
+
+def test_a_replay_keeps_only_the_last_keyframes_decoded(qtbot: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stepping through a long game kept every keyframe decoded (a 1000-move game took
+    5.8 GB): only the last few are kept, and one stepped back to is decoded again, the
+    same picture."""
+    import companion.ui.controllers as controllers
+    from companion.ui.app import open_replay_window
+
+    monkeypatch.setattr(controllers, "REPLAY_KEYFRAMES_KEPT", 3)
+    path = tmp_path / "bots.db"
+    moves = record_bot_game(path, seed=4, moves=12)
+    window, ctl = open_replay_window(path)
+    qtbot.addWidget(window)
+    shown = {}
+    for k in range(len(moves) + 1):
+        ctl.view_position(k)
+        shown[k] = window.video.frame()
+        assert len(ctl._images) <= 3
+    assert sum(f is not None for f in shown.values()) > 3     # more keyframes than kept
+    for k in (1, 2):
+        ctl.view_position(k)
+        assert window.video.frame() == shown[k]
