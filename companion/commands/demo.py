@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
+from companion.core.files import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -391,7 +392,6 @@ def run(args: argparse.Namespace) -> int:
     say(("final scores: " if over else "scores so far (the game did not end): ")
         + ", ".join(f"{c} {v}" for c, v in scores.items()))
     moves = [h.move for h in session.history]
-    (out / "moves.txt").write_text("\n".join(moves) + "\n", encoding="utf-8")
     # how the run compares with the script (game.json), for whoever watches the demo
     scripted = [e["move"] for e in script["moves"] if "illegal" not in e]
     same = len(moves) == len(scripted) and all(m.startswith(s) for m, s in zip(moves, scripted))
@@ -403,10 +403,31 @@ def run(args: argparse.Namespace) -> int:
     problem = session.record_problem()
     if problem is not None:
         say(f"error: {problem}")
-    (out / "record.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"annotated frames, record.txt and moves.txt written to {out}")
+    # (a full disk left moves.txt empty and ended on "No space left on device", naming no
+    # file, before the game file's own problem was said)
+    unwritten = [name for name, text in (("moves.txt", moves), ("record.txt", lines))
+                 if not _write_lines(out / name, text)]
+    if not unwritten:
+        print(f"annotated frames, record.txt and moves.txt written to {out}")
     # (a frame that could not be read fails the run too, even where the game came out right)
-    return 0 if session.is_over and same and not stats.failed and problem is None else 1
+    return 0 if (session.is_over and same and not stats.failed and problem is None
+                 and not unwritten) else 1
+
+
+def _write_lines(path: Path, lines: list[str]) -> bool:
+    """``lines`` written to ``path`` whole or not at all; False (said) where it cannot be."""
+    try:
+        with atomic_file(path) as fh:
+            fh.write("\n".join(lines) + "\n")
+    except OSError as exc:
+        print(f"companion demo: error: {path}: could not be written "
+              f"({exc.strerror or exc})", file=sys.stderr)
+        try:
+            path.unlink(missing_ok=True)    # (an earlier run's would pass for this one's)
+        except OSError:
+            pass
+        return False
+    return True
 
 
 __all__ = ["find_sample_game", "play_order", "register", "run", "truth_record"]

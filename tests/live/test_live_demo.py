@@ -44,6 +44,33 @@ def test_the_demo_plays_the_sample_game_flags_the_illegal_move_and_scores(
     capsys.readouterr()
 
 
+def test_a_move_list_that_cannot_be_written_is_named_and_fails_the_demo(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A full disk at the end: the demo ended on "No space left on device", naming no file,
+    and left moves.txt empty. The file is named, record.txt is still written, the run fails;
+    neither a half-written move list nor an earlier run's is left in its place."""
+    import companion.commands.demo as demo
+    from companion.core.files import atomic_file
+
+    def full(path: Path, binary: bool = False) -> object:
+        if path.name == "moves.txt":
+            raise OSError(28, "No space left on device")
+        return atomic_file(path, binary)
+
+    monkeypatch.setattr(demo, "atomic_file", full)
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "moves.txt").write_text("an earlier run's moves\n")
+    code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert f"{out / 'moves.txt'}: could not be written (No space left on device)" in captured.err
+    assert "final scores: red 9, blue 11, green 5" in captured.out
+    assert not (out / "moves.txt").exists() and (out / "record.txt").is_file()
+    assert "written to" not in captured.out
+
+
 def test_the_demo_never_deletes_another_game(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mine"
