@@ -1818,8 +1818,14 @@ class LiveSession:
             self._backlog.events.append(("finish", {"scores": scores, "winners": winners}))
             self.write_pending()
         table = ", ".join(f"{c} {v}" for c, v in scores.items())
-        return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): {', '.join(winners)}",
-                          frame=self._last_frame, source="system")]
+        # a Wheel of Fortune territory whose card nobody named is worth nothing here: said,
+        # as the scores then need the players' own count of it
+        unnamed = ", ".join(f"{i},{j}" for i, j in self.hidden_cards())
+        note = (f" (the face-down territory at {unnamed} was never named: scored 0)"
+                if unnamed else "")
+        return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): "
+                          f"{', '.join(winners)}{note}", frame=self._last_frame,
+                          source="system")]
 
     # ------------------------------------------------------------------ misreads
     def _before_last(self, n: int = 1) -> ZarcanaState | None:

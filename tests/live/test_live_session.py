@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from live_support import MAT, SCRIPT, sample_record, sample_session, scripted_clicks, scripted_moves
+from live_support import (MAT, SCRIPT, make_record, sample_record, sample_session, scripted_clicks,
+                          scripted_moves)
 
 from companion.core.errors import NotationError
 from companion.core.pieces import Color, parse_pyramid
@@ -291,6 +292,38 @@ def test_a_face_down_territory_is_named_by_a_player() -> None:
     assert not invariant_errors(st)
     s.end_game()
     assert s.scores()["red"] == 10  # the Wheel territory is turned up at the end
+
+
+def test_a_wheel_of_fortune_build_seen_face_down_is_taken_and_its_card_asked_for() -> None:
+    """Red plays the Wheel of Fortune to build: the camera sees a card's back on red's
+    territory. Every picture from it on was "seen face down and no move explains it", and
+    the game stalled for good. The build is taken, the card is left for the players to
+    name, and the game goes on."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 69)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    cards = dict(view.cards)
+    cards[(1, 0)] = "back"
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].move == "red: play major-10 by red1U@1,0: build 1,0 =?"
+    assert s.hidden_cards() == [(1, 0)]
+    s.name_hidden_card((1, 0), "wands-07")
+    assert s.hidden_cards() == [] and s.status is Status.PLAYING
+    # never named, it scores nothing at the end, and the end says so
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    ev = s.end_game()
+    assert ev[-1].kind is EventKind.GAME_OVER
+    assert ev[-1].text.endswith("(the face-down territory at 1,0 was never named: scored 0)")
 
 
 def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from companion.games.zarcana import Edition
 
-from conftest import (board, both_editions, hand, illegal, legal, pieces_at, pos, stack, stash,
-                      top_card)
+from conftest import (NINE, board, both_editions, hand, illegal, legal, pieces_at, pos, stack,
+                      stash, top_card)
 
 LOONEY, E1996 = Edition.LOONEY, Edition.E1996
 
@@ -267,6 +267,21 @@ def test_wheel_of_fortune_builds_face_down(ed):
     st = pos(ed=ed, board=board(c3_1=["~swords-09"]), pieces={"3,1": "red1U"})
     illegal(st, "red: use swords-09 by red1U@3,1: attack @2,1", "territory.face-down")
     assert not any(getattr(m, "source", None) is not None and m.source.value == "use" for m in st.legal_moves())
+
+
+@both_editions
+def test_wheel_of_fortune_from_an_unknown_draw_pile_builds_an_unknown_card(ed):
+    """The companion at a real table knows neither the draw pile nor the card the Wheel
+    builds (the camera sees its back): the build is legal, the card unknown until named or
+    turned up (it was refused as a card that could not be in the draw pile, and the live
+    game stalled on it). A face-up build still shows its card."""
+    unseen = ["?"] * (78 - len(NINE) - 1)       # (every card but the board's and red's)
+    st = pos(ed=ed, pieces={"2,1": "red1E"}, hands={"red": ["major-10"]}, deck=unseen, box=[])
+    new = legal(st, "red: play major-10 by red1E@2,1: build 3,1 =?", listed=False)
+    assert stack(new, "3,1") == ["~?"]
+    discs = pos(ed=ed, pieces={"2,1": "red1E"}, hands={"red": ["pentacles-12"]},
+                deck=unseen, box=[])
+    illegal(discs, "red: play pentacles-12 by red1E@2,1: build 3,1 =?", "pentacles.drawn")
 
 
 @both_editions

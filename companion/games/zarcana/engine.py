@@ -881,7 +881,10 @@ class ZarcanaState(StateData):
                     drawn = probe._draw_one()
                     if drawn != UNKNOWN and s.card != drawn:
                         v(violation("pentacles.drawn", ed, f"the top card is not {s.card}"))
-                    elif drawn == UNKNOWN and s.card not in probe.unseen_cards():
+                    elif drawn == UNKNOWN and s.card not in probe.unseen_cards() and not (
+                            s.card == UNKNOWN and p is Power.WHEEL):
+                        # (the Wheel builds face down: from an unknown draw pile, a card
+                        # nobody has seen yet, named later or when it is turned up)
                         v(violation("pentacles.drawn", ed, f"{s.card} cannot be in the draw pile"))
             return out
         if isinstance(s, Place):
