@@ -86,6 +86,7 @@ from companion.games.zarcana.table import (
     explain_three,
     explain_two,
     game_from_table,
+    unseen_uses,
 )
 from companion.live.tablestate import (
     DISCARD_ZONE,
@@ -331,7 +332,7 @@ def _click_options(st: ZarcanaState) -> list[str]:
         return []  # the drawn card is played on the table (or discarded by the engine)
     out: list[Move] = [Draw(who, n) for n in range(1, st.settings.draw_amount + 1)]
     out += [Pass(who), DeclareEnd(who)]
-    return [str(m) for m in out if st.check(m).legal]
+    return [str(m) for m in out if st.check(m).legal] + [str(m) for m in unseen_uses(st)]
 
 
 @dataclass(frozen=True)

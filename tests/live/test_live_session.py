@@ -326,6 +326,30 @@ def test_a_wheel_of_fortune_build_seen_face_down_is_taken_and_its_card_asked_for
     assert ev[-1].text.endswith("(the face-down territory at 1,0 was never named: scored 0)")
 
 
+def test_territory_powers_no_camera_sees_are_offered_as_clicks() -> None:
+    """Justice's trade and the Star's draw, used from a territory, leave the table as it
+    was: the window offered no button for them, the camera saw no change, and the next
+    player's move was then judged as this one's. They are offered, and a click takes them;
+    powers the table shows (a clone) are not."""
+    from companion.games.zarcana.engine import position
+
+    start = position(["red", "blue", "green"], edition="looney",
+                     board={"0,0": "major-11", "1,0": "major-17", "0,1": "swords-02",
+                            "1,1": "cups-04"},
+                     pieces={"0,0": "red1U", "1,0": "red2U", "1,1": "red1U"},
+                     hands={c: ["?"] * 3 for c in ("red", "blue", "green")}, deck=["?"] * 65)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"], mat=MAT,
+                    initial_state=start)
+    options = s.manual_options()
+    uses = [o for o in options if ": use " in o]
+    assert uses == ["red: use major-11 by red1U@0,0: trade blue",
+                    "red: use major-11 by red1U@0,0: trade green",
+                    "red: use major-17 by red2U@1,0: draw 4"], options
+    ev = s.manual("red: use major-11 by red1U@0,0: trade green")
+    assert ev[0].kind is EventKind.ACCEPTED and s.state is not None
+    assert s.state.to_move is Color.BLUE
+
+
 def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
     """Given the dealt position, the lattice takes the position's cell names from the card ids
     even when the camera's north-west card is not (0, 0) there."""

@@ -238,6 +238,28 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
+def unseen_uses(state: ZarcanaState) -> list[Move]:
+    """The territory powers the player to move may use that leave the table as it was (a
+    trade of hands, cards drawn): no camera sees them, so the players say them (a click).
+    Without them a Justice trade read as no move, and the next player's move was judged as
+    this one's."""
+    who = state.to_move
+    if who is None or state.is_over or state.pending or state.phase != "play":
+        return []
+    shown = TableView.of(state)
+    out: list[Move] = []
+    keys: set[str] = set()
+    for m in state.minions_of(who):
+        t = state.top(m.cell)
+        if t is None or not t[1]:
+            continue
+        moves = state._card_actions(who, Source.TERRITORY, (t[0],), only=m)
+        for mv, after in _legal_results(state, moves, shown, keys):
+            if TableView.of(after).same_as(shown):
+                out.append(mv)
+    return out
+
+
 def _changes(before: TableView, seen: TableView, compare_discard: bool) -> tuple[Change, ...]:
     """What differs between two tables (the discard pile only with ``compare_discard``)."""
     return tuple(c for c in diff(before, seen) if compare_discard or c.cell is not None)
