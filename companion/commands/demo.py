@@ -279,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
         script = json.loads((folder / "game.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DemoError(f"{folder / 'game.json'}: cannot be read: {exc}") from None
+    _check_script(script, folder / "game.json")
     mat_file = folder / "mat.json"
     mat = load_mat(mat_file if mat_file.is_file() else None)
     out: Path = args.out
@@ -412,6 +413,32 @@ def run(args: argparse.Namespace) -> int:
     # (a frame that could not be read fails the run too, even where the game came out right)
     return 0 if (session.is_over and same and not stats.failed and problem is None
                  and not unwritten) else 1
+
+
+def _check_script(script: Any, path: Path) -> None:
+    """Refuse a game.json the demo cannot play, naming what is missing or wrong (a file
+    without "edition" or "moves" ended on an internal error)."""
+    def wrong(what: str) -> DemoError:
+        return DemoError(f"{path}: not a sample game's script: {what} (see "
+                         "sample_images/zarcana/game.json)")
+
+    if not isinstance(script, dict):
+        raise wrong(f"a JSON object is expected, not {type(script).__name__}")
+    for key in ("game", "edition"):
+        if not isinstance(script.get(key), str):
+            raise wrong(f'"{key}" is missing or not text')
+    players = script.get("players")
+    if not isinstance(players, list) or not players or \
+            not all(isinstance(p, str) for p in players):
+        raise wrong('"players" is missing or not a list of colours')
+    moves = script.get("moves")
+    if not isinstance(moves, list):
+        raise wrong('"moves" is missing or not a list')
+    for k, entry in enumerate(moves, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("move"), str):
+            raise wrong(f'move {k} has no "move" text')
+    if not isinstance(script.get("settings", {}), dict):
+        raise wrong('"settings" is not an object')
 
 
 def _write_lines(path: Path, lines: list[str]) -> bool:

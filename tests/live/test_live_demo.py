@@ -95,6 +95,27 @@ def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
     assert "no game.json" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("script, what", [
+    ({"game": "zarcana"}, '"edition" is missing'),
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"]}, '"moves" is missing'),
+    ({"game": "zarcana", "edition": "looney", "players": "red", "moves": []}, '"players" is'),
+    ({"game": "zarcana", "edition": "looney", "players": ["red"], "moves": [{"mv": 1}]},
+     'move 1 has no "move" text'),
+    ([], "a JSON object is expected, not list")])
+def test_a_script_the_demo_cannot_play_is_named(tmp_path: Path, script: object, what: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A game.json without what the demo plays ended on an internal error (KeyError)."""
+    import json
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "game.json").write_text(json.dumps(script))
+    code = main(["demo", "--headless", "--observations", "truth", "--frames", str(frames),
+                 "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{frames / 'game.json'}: not a sample game's script: {what}" in err
+
+
 def test_frames_play_in_the_order_they_were_taken() -> None:
     order = [p.stem for p in play_order(SAMPLES)]
     assert order[:5] == ["0000", "0001", "0002", "0003", "hand-01"]
