@@ -188,6 +188,8 @@ def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
             # a colour named twice is a slip for another seat, never what was meant
             (["--players", "red,blue", "--bot-seats", "blue,Blue"], "a colour is named twice"),
             (["--players", "red,red,blue"], "a colour is named twice"),
+            # and one left out between commas (it became a game of two)
+            (["--players", "red,,blue"], "a colour is missing between commas in 'red,,blue'"),
             (["--players", "red"], "for 2 to 6 players, not 1"),
             (["--load", str(tmp_path / "missing.json")], "error"),
             (["--load", str(game_db)], "not a saved game (not text) (a recorded game"),

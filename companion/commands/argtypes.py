@@ -44,6 +44,9 @@ share_arg = ranged(float, lambda v: 0.0 <= v <= 1.0, "a share from 0 to 1")
 seed_arg = ranged(int, lambda v: 0 <= v < 2 ** 32, f"a seed from 0 to {2 ** 32 - 1}")
 #: a number of threads
 thread_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS, f"1 to {MAX_THREADS} threads")
+#: a number of worker processes
+process_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS,
+                       f"1 to {MAX_THREADS} worker processes")
 
 #: pages to print (the mat's, the camera's board): a printer needs no more than 1200 dpi, and
 #: an A4 page at 1200 is already 140 megapixels
@@ -56,9 +59,12 @@ def colour_list(text: str) -> tuple[str, ...]:
     from companion.core.errors import CompanionError
     from companion.core.pieces import Color
 
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
+    names = [t.strip() for t in text.split(",")]
+    if not any(names):
         raise argparse.ArgumentTypeError("expected colours separated by commas, e.g. red,blue")
+    if not all(names):
+        # (``red,,blue``: a colour left out, more often than not; it became red,blue)
+        raise argparse.ArgumentTypeError(f"a colour is missing between commas in {text!r}")
     try:
         out = tuple(Color.parse(n).value for n in names)
     except CompanionError as exc:

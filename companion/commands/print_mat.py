@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                           "instructions and the mat file",
         description="The mat is four ArUco markers, one at each corner of the play area; "
                     "the table between them is not printed. This writes one page for each "
-                    "marker (PNG at the page's size, to print at 100%%; each page lies "
+                    "marker (PNG at the page's size, to print at 100%; each page lies "
                     "outside the play area, its marker in the corner toward the middle), a "
                     "page of instructions (where each goes, which way is north, a 100 mm bar "
                     "to check the print's scale), and the mat file (mat.json) for --mat. "

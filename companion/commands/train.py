@@ -12,8 +12,8 @@ import logging
 import re
 from pathlib import Path
 
-from companion.commands.argtypes import (count_arg, positive_float, positive_int, seed_arg,
-                                         share_arg, thread_count)
+from companion.commands.argtypes import (count_arg, positive_float, positive_int, process_count,
+                                         seed_arg, share_arg, thread_count)
 from companion.core.errors import CompanionError
 from vision.train_extra import MODEL_PACKAGES
 
@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pyramid-point and pyramid-color-read 128)")
     p.add_argument("--device", type=_device_arg, default="cpu",
                    help="cpu, or a CUDA device such as 0")
-    p.add_argument("--jobs", type=positive_int, default=2, help="render worker processes")
+    p.add_argument("--jobs", type=process_count, default=2, help="render worker processes")
     p.add_argument("--deck", type=Path, default=None,
                    help="card-net: the deck folder, one image per card (default: the shared "
                         "Rider-Waite-Smith tarot)")

@@ -257,6 +257,9 @@ def test_cli_synth_a_deck_of_a_few_cards_and_a_negative_seed(tmp_path, capsys, s
     with pytest.raises(SystemExit):
         _cli(["synth", "--out", str(tmp_path / "neg"), "--count", "1", "--seed", "-1"])
     assert "expected a seed from 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):     # (0 was taken as 1)
+        _cli(["synth", "--out", str(tmp_path / "none"), "--count", "1", "--jobs", "0"])
+    assert "--jobs: expected 1 to 64 worker processes, got '0'" in capsys.readouterr().err
 
 
 def test_lamp_light_is_dimmer_and_ordinary_light_keeps_its_bytes(tarot, mat):

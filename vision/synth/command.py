@@ -11,7 +11,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int, seed_arg
+from companion.commands.argtypes import positive_int, process_count, seed_arg
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--width", type=positive_int, default=None, help="image width (default random)")
     p.add_argument("--height", type=positive_int, default=None, help="image height")
     p.add_argument("--no-distortion", action="store_true", help="ideal pinhole lens")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--jobs", type=process_count, default=1, help="worker processes (default 1)")
     p.add_argument("--val", type=_fraction, default=0.1, help="validation share (default 0.1)")
     p.add_argument("--export", action="store_true",
                    help="also write training sets: YOLO OBB cards, YOLO pose pyramids, "
@@ -158,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     size = None if args.width is None else (args.width, args.height)
     cfg = SynthConfig(out=args.out, count=args.count, seed=args.seed, deck=deck, mat=mat,
                       game=args.game, hands=args.hands, light=args.light, size=size,
-                      distortion=not args.no_distortion, jobs=max(1, args.jobs),
+                      distortion=not args.no_distortion, jobs=args.jobs,
                       val_fraction=args.val, printing=args.printing,
                       pale=args.pale, blur=args.blur)
     check_config(cfg)          # (a bad setting must not cost the earlier run its files)
