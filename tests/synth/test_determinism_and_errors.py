@@ -483,3 +483,23 @@ def test_a_scan_larger_than_any_use_is_kept_smaller(tmp_path):
     art = load_deck(d).image("glyph")
     assert art.shape[:2] == (MAX_ART_PX, round(3000 * MAX_ART_PX / 5000))
     assert art[10, 10].tolist() == [200, 40, 40] and art[-10, 10].tolist() == [0, 0, 0]
+
+
+def test_an_image_or_truth_that_cannot_be_written_is_named(tarot, mat, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """A full disk left a cut-off image without its truth and said "No space left on
+    device", naming no file: the file is named, and no half of the pair is left."""
+    import vision.synth.generate as generate
+    from vision.synth.generate import write_example
+
+    real = generate.atomic_file
+
+    def full(path: Path, binary: bool = False):
+        if path.suffix == ".json":
+            raise OSError(28, "No space left on device")
+        return real(path, binary)
+
+    monkeypatch.setattr(generate, "atomic_file", full)
+    with pytest.raises(SynthError, match=r"00004\.json: could not be written \(No space left"):
+        write_example(tmp_path, 4, 3, tarot, mat, "zarcana", 0.0, (320, 240), False)
+    assert list(tmp_path.iterdir()) == []

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat
+from companion.core.files import atomic_file
 from companion.core.pieces import DIRECTIONS, Color, Pose, Pyramid
 from vision.synth import textures
 from vision.synth.camera import RESOLUTIONS, Camera, fit_distance, look_camera, mat_outline
@@ -699,9 +700,20 @@ def write_example(out: Path, index: int, seed: int, deck: Deck, mat: Mat, game: 
     truth["split"] = split_of(seed, index, val_fraction)
     truth["seed"] = [int(seed), int(index)]
     data = encode_jpeg(image, style.jpeg_quality)
-    (out / name).write_bytes(data)
     text = truth_json(truth)
-    (out / f"{index:05d}.json").write_text(text, encoding="utf-8")
+    # each file whole or not at all (a full disk left a cut-off image without its truth,
+    # and an error that named no file); an image whose truth cannot be written goes too
+    for path, blob in ((out / name, data), (out / f"{index:05d}.json", text.encode("utf-8"))):
+        try:
+            with atomic_file(path, binary=True) as fh:
+                fh.write(blob)
+        except OSError as exc:
+            if path.suffix == ".json":
+                try:
+                    (out / name).unlink(missing_ok=True)
+                except OSError:
+                    pass
+            raise SynthError(f"{path}: could not be written ({exc.strerror or exc})") from None
     return len(data), len(text)
 
 
