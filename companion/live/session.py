@@ -474,6 +474,8 @@ class LiveSession:
         #: a click out of turn while the move before it is not yet in, kept with the
         #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
+        # the table last waited on for a pyramid not seen (:meth:`_missed_pyramid`)
+        self._missed_wait: TableView | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -1396,6 +1398,12 @@ class LiveSession:
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:
                 return self._ask_held(three, ex, was, who, changes)
+        missed = self._missed_pyramid(st, view)
+        if missed is not None:
+            return [LiveEvent(EventKind.WAITING, f"{missed}: not seen on this picture, and no "
+                              "move explains it being gone (hidden, or missed by the camera?); "
+                              "waiting for the next picture", player=who, changes=changes,
+                              frame=frame)]
         self._held = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
@@ -1483,6 +1491,35 @@ class LiveSession:
         self.tracker.remember(reading)
         self._sync_tracker(ex.states[k])
         return events
+
+    def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
+        """One pyramid of the game not seen on this picture, where the table with it put
+        back is the game's, or one legal move from it: "the red small (upright) at 0,2"
+        (else None). The camera misses a pyramid now and then (under a card's shadow, a
+        clear one on a pale table), and that picture was ruled "no move explains this
+        change", a red accusation the next picture took back. It is waited on once: the
+        same table on the next picture is ruled on as before (a pyramid taken off for
+        good)."""
+        if self._missed_wait is not None and view.same_as(self._missed_wait,
+                                                          with_discard=self.watch_discard):
+            self._missed_wait = None
+            return None
+        if (self.status is Status.WRONG_TABLE and self._pending is not None
+                and self._pending.reading.view.same_as(view)):
+            return None     # (ruled on already: not waited on again)
+        before = TableView.of(st)
+        for cell, ps in sorted(before.pyramids.items()):
+            gone = Counter(ps) - Counter(view.pyramids.get(cell, ()))
+            for p in sorted(gone):
+                pyr = dict(view.pyramids)
+                pyr[cell] = tuple(sorted(pyr.get(cell, ()) + (p,)))
+                back = replace(view, pyramids=pyr)
+                if back.same_as(before, with_discard=self.watch_discard) or explain(
+                        st, back, diagnose=False,
+                        compare_discard=self.watch_discard).explained:
+                    self._missed_wait = view
+                    return f"the {p.describe()} at {format_cell(cell)}"
+        return None
 
     def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,
                     frame: int | None, three: bool = False) -> _HeldMoves | None:

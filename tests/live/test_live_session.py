@@ -1221,6 +1221,33 @@ def test_a_pyramid_missed_on_one_picture_delays_the_move_only() -> None:
     assert_true_game(s)
 
 
+def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
+    """Picture 7 (red's reorient) misses one of red's pyramids: it was ruled "no move
+    explains this change", a red accusation the next picture took back. The picture is
+    waited on, and the next one takes the move; the same table again is ruled on (a
+    pyramid taken off for good is no camera's miss)."""
+    def missing(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        return dict(rec, pyramids=rec["pyramids"][1:]) if k == 7 else rec
+
+    s = sample_session()
+    heard = play(s, range(8), change=missing)
+    assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
+    assert heard[-1].text.startswith("the red small (upright) at 0,2: not seen on this "
+                                     "picture, and no move explains it being gone")
+    assert not any(e.kind is EventKind.ILLEGAL for e in heard)
+    play(s, range(8, 24))
+    assert_true_game(s)
+    # the same table twice: ruled on, as before
+    s = sample_session()
+    play(s, range(8), change=missing)
+    ev = s.observe(missing(7, sample_record(7)), frame=70)
+    assert ev[-1].kind is EventKind.ILLEGAL
+    assert ev[-1].text.startswith("no move explains this change")
+    ev = s.observe(missing(7, sample_record(7)), frame=71)     # (and stays so)
+    assert ev[-1].text.startswith("still waiting for the table to be put right")
+    assert s.status is Status.WRONG_TABLE
+
+
 def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     """A pyramid's size misread on the picture of one move: two moves (a START, then a
     growth with no card) would explain it. The misread is what the players are asked
