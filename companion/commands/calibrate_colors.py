@@ -181,6 +181,15 @@ def run(args: argparse.Namespace) -> int:
         # (as observe says it: every position bent, the zone's pyramids looked for off
         # where they stand)
         raise ProfileError(f"{name}: {doubt}")
+    from companion.commands.observe import POOR_MAT_FIT_MM
+
+    fit = calib.reprojection_mm
+    if fit is not None and fit > POOR_MAT_FIT_MM:
+        # (another mat's file: the zone is looked for where it is not, and the colours
+        # learned are the table's; a tester's profile had red at Lab 177 174 153)
+        raise ProfileError(
+            f"{name}: the markers fit the mat file badly ({fit:.1f} mm RMS): is the mat file "
+            "(--mat, else the standard mat) the mat in the picture? No profile is written")
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
     swapped = swapped_colours(args.colors, [s.guess for s in shown])

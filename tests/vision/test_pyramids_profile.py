@@ -324,3 +324,23 @@ def test_a_camera_is_read_until_the_mat_is_in_sight(tarot, monkeypatch):
     monkeypatch.setattr(cv2, "VideoCapture", camera([dark] * 3 + [bare] * 200))
     got, _ = cc._read_image("0", DEFAULT_MAT.dictionary)
     assert np.array_equal(got, bare) and cams[-1].read_count == cc.CAMERA_TRIES
+
+
+def test_another_mats_file_writes_no_profile(tarot, tmp_path, capsys):
+    """The mat file of a mat other than the one in the picture: the zone was looked for where
+    it is not, and the table's colours written as the pyramids' (exit 0), as observe refuses
+    such a picture."""
+    from companion.cli import main
+
+    image, _, _ = _shoot(tarot, _placements(SHOWN))
+    img = tmp_path / "shown.jpg"
+    cv2.imwrite(str(img), image)
+    assert main(["print-mat", str(tmp_path / "big"), "--width-mm", "1200", "--height-mm",
+                 "800", "--dpi", "72"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "colors.json"
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,green", "--out", str(out),
+                 "--mat", str(tmp_path / "big" / "mat.json")]) == 2
+    err = capsys.readouterr().err
+    assert "the markers fit the mat file badly" in err and "No profile is written" in err
+    assert not out.exists()
