@@ -159,8 +159,11 @@ class VideoSource(FrameSource):
                else cv2.VideoCapture(self.target, self.api))
         if not cap.isOpened():
             cap.release()
-            why = f" ({self._why_not_opened()})" if self.kind == "video" else ""
-            raise CaptureError(f"{self.kind} {self.name}: cannot be opened{why}")
+            why = (self._why_not_opened() if self.kind == "video" else
+                   f"is a camera plugged in, and is {self.name} its number? The first camera "
+                   "is 0" if self.kind == "camera" else
+                   "is the address right, and is the stream running?")
+            raise CaptureError(f"{self.kind} {self.name}: cannot be opened ({why})")
         self._cap = cap
         self._fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self._count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)

@@ -373,3 +373,14 @@ def test_a_stop_while_the_capture_thread_is_starting_raises_nothing(
     cap.start()
     cap.stop(timeout=5.0)
     assert cap._thread is not None and not cap._thread.is_alive()
+
+
+def test_a_camera_number_with_no_camera_says_what_to_check() -> None:
+    """``run --source 7`` with no camera 7 said only "cannot be opened" while the window
+    waited: the message asks whether one is plugged in and whether that is its number."""
+    from companion.live.capture import VideoSource
+
+    src = VideoSource(63)
+    with pytest.raises(CaptureError, match=r"camera 63: cannot be opened \(is a camera plugged "
+                                           r"in, and is 63 its number\? The first camera is 0\)"):
+        src.open()
