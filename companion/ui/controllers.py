@@ -391,6 +391,8 @@ class LiveController(_ViewBase):
         self.illegal: dict[Cell, str] = {}
         #: the camera's ruling on show (its text, its choices), kept when a click is refused
         self._ruling: tuple[str, list[str]] | None = None
+        # the banner shows what the game waits for (cleared by the next move taken)
+        self._wait_shown = False
         self.events: list[LiveEvent] = []       # every event, in order (the log's source)
         self.paused = False
         self.source_ended: str | None = None
@@ -652,8 +654,21 @@ class LiveController(_ViewBase):
             # kept on show (a move read again, one taken from a picture before a click) until
             # dismissed or another message takes the banner
             w.alert.show_message("info", _html(e.notice))
+            self._wait_shown = False
         if e.kind is EventKind.ACCEPTED:
+            if self._wait_shown and w.alert.kind == "info":
+                w.alert.clear()
+            self._wait_shown = False
             w.show_status(f"accepted: {e.text}")
+        elif e.kind is EventKind.WAITING:
+            if not e.text.startswith("frame not used") and not (
+                    w.alert.isVisible() and w.alert.kind != "info"):
+                # what the game waits for (the deal laid out otherwise, a covered table,
+                # moves held): on the status bar alone, the next line there (the source
+                # ended) replaced it, and the window said nothing of why it waited
+                w.alert.show_message("info", f"<b>Waiting:</b> {_html(e.text)}")
+                self._wait_shown = True
+            w.show_status(e.text)
         elif e.kind is EventKind.ILLEGAL:
             if e.move:
                 lines = [f"<b>Illegal:</b> {_html(e.move)}"]

@@ -390,3 +390,22 @@ def test_a_move_taken_from_a_picture_before_a_click_stays_on_show(qtbot: Any) ->
     lw.controller.take_back()           # as the notice says: it goes with the move
     assert lw.controller.wait_idle()
     qtbot.waitUntil(lambda: not w.alert.isVisible(), timeout=2000)
+
+
+def test_what_the_game_waits_for_stays_on_show_until_a_move_is_taken(qtbot: Any) -> None:
+    """A wait the players must act on (here, a hand over part of the dealt board: cards not
+    seen) went to the status bar alone, and the next line there replaced it: the banner
+    keeps it, until a move is taken. A frame not used for a hand is no such wait."""
+    lw = open_live(qtbot)
+    w = lw.window
+    lw.feed_until(1)
+    rec = truth(2)
+    rec["cards"] = rec["cards"][3:]             # three territories hidden under a hand
+    lw.feed(2, rec)
+    assert w.alert.isVisible() and w.alert.kind == "info"
+    assert w.alert.text().startswith("<b>Waiting:</b> part of the table is covered")
+    w.show_status("the frame source has ended")
+    assert "part of the table is covered" in w.alert.text()
+    lw.feed(2)
+    assert not w.alert.isVisible()
+    assert w.log.moves()[-1] == "blue: start 2,2"
