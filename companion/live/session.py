@@ -1339,7 +1339,8 @@ class LiveSession:
                 "not seen or seen face down" if hidden else "seen face down"
             return [LiveEvent(EventKind.WAITING, f"card(s) at {cells} {what} and no move "
                               "explains it: is something covering the table? waiting for a "
-                              "clear view", player=who, changes=changes, frame=frame)]
+                              f"clear view{self._decision_hint(st)}", player=who,
+                              changes=changes, frame=frame)]
         # a change that one misread would explain: ask, do not accuse
         played = self._pile_shows_a_play(st, view)
         named = explain(st, view, diagnose=True, compare_discard=True) if played else None
@@ -1422,7 +1423,8 @@ class LiveSession:
             return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
                               verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
                               changes=changes, frame=frame)]
-        text = "no move explains this change: " + "; ".join(changes) + self._stash_hint(st, view)
+        text = ("no move explains this change: " + "; ".join(changes)
+                + self._stash_hint(st, view) + self._decision_hint(st))
         self._record("illegal", None, player=who, observation=obs, keyframe_jpeg=jpeg,
                      note=text)
         return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
@@ -1880,6 +1882,21 @@ class LiveSession:
                     view, with_discard=self.watch_discard):
                 return [h.move for h in self._history[-n:]]
         return []
+
+    @staticmethod
+    def _decision_hint(st: ZarcanaState) -> str:
+        """A word for a decision the game waits for that no camera sees (the card the Fool
+        drew, a tax's payment, the Plague's choices): what the table shows next follows it,
+        so no picture is explained until it is clicked. Empty when there is none."""
+        top = st.pending[-1] if st.pending else None
+        who = st.to_move.value if st.to_move is not None else "the player"
+        if isinstance(top, FoolDraw):
+            return (f" (the Fool's drawn card is not named yet: {who} clicks \"reveal\" with "
+                    "it first, under Moves the camera cannot see)")
+        if isinstance(top, (TaxDue, PlagueCull, PlagueRaze)):
+            return (f" ({who} has a choice to make first, under Moves the camera cannot see: "
+                    "the table is judged after it)")
+        return ""
 
     def _stash_hint(self, st: ZarcanaState, view: TableView) -> str:
         """A word for pyramids that arrived on wasteland spaces (no card there) with no move

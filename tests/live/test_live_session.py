@@ -350,6 +350,32 @@ def test_territory_powers_no_camera_sees_are_offered_as_clicks() -> None:
     assert s.state.to_move is Color.BLUE
 
 
+def test_a_picture_after_the_fool_says_its_drawn_card_is_to_be_named_first() -> None:
+    """Red plays the Fool: its drawn card, unseen, must be named ("reveal") before what it
+    does on the table can be judged. The pictures after it said only "is something covering
+    the table?"; they say what to click."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 69)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=["major-00"]), frame=1)
+    assert [e.move for e in ev] == ["red: play major-00"]
+    cards = dict(view.cards)
+    del cards[(0, 1)]           # (a drawn Sword destroyed it)
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-00", "swords-09"]),
+                   frame=2)
+    assert ev[-1].kind is EventKind.WAITING
+    assert ev[-1].text.endswith("(the Fool's drawn card is not named yet: red clicks \"reveal\" "
+                                "with it first, under Moves the camera cannot see)")
+    assert "red: reveal swords-09" in s.manual_options()
+
+
 def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
     """Given the dealt position, the lattice takes the position's cell names from the card ids
     even when the camera's north-west card is not (0, 0) there."""
