@@ -86,6 +86,7 @@ from companion.games.zarcana.table import (
     explain_three,
     explain_two,
     game_from_table,
+    one_pyramid_short,
     unseen_uses,
 )
 from companion.live.tablestate import (
@@ -1401,10 +1402,9 @@ class LiveSession:
                 return self._ask_held(three, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
         if missed is not None:
-            return [LiveEvent(EventKind.WAITING, f"{missed}: not seen on this picture, and no "
-                              "move explains it being gone (hidden, or missed by the camera?); "
-                              "waiting for the next picture", player=who, changes=changes,
-                              frame=frame)]
+            return [LiveEvent(EventKind.WAITING, f"{missed} (hidden, or missed by the "
+                              "camera?); waiting for the next picture", player=who,
+                              changes=changes, frame=frame)]
         self._held = None       # a move that breaks a rule explains it: that is ruled on
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
@@ -1496,8 +1496,8 @@ class LiveSession:
 
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One pyramid of the game not seen on this picture, where the table with it put
-        back is the game's, or one legal move from it: "the red small (upright) at 0,2"
-        (else None). The camera misses a pyramid now and then (under a card's shadow, a
+        back is the game's, or one legal move from it, said ("the red small (upright) at 0,2:
+        not seen ..."; else None). The camera misses a pyramid now and then (under a card's shadow, a
         clear one on a pale table), and that picture was ruled "no move explains this
         change", a red accusation the next picture took back. It is waited on once: the
         same table on the next picture is ruled on as before (a pyramid taken off for
@@ -1520,7 +1520,16 @@ class LiveSession:
                         st, back, diagnose=False,
                         compare_discard=self.watch_discard).explained:
                     self._missed_wait = view
-                    return f"the {p.describe()} at {format_cell(cell)}"
+                    return (f"the {p.describe()} at {format_cell(cell)}: not seen on this "
+                            "picture, and no move explains it being gone")
+        # (or the one the move made: the pyramid that grew, moved or was cloned)
+        short = one_pyramid_short(st, view, compare_discard=self.watch_discard)
+        if short is not None:
+            self._missed_wait = view
+            mv, p, cell = short
+            what = f"the {p.describe()} at {format_cell(cell)}"
+            return (f"{mv} fits, but {what} it leaves is not seen on this picture"
+                    if mv is not None else f"{what}: not seen on this picture")
         return None
 
     def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,

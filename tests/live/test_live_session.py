@@ -1274,6 +1274,25 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
     assert s.status is Status.WRONG_TABLE
 
 
+
+def test_the_pyramid_a_move_made_not_seen_is_waited_on() -> None:
+    """Picture 5 (blue grows its pyramid with cups-07) misses the grown pyramid: the move
+    fits but for it, and the picture is waited on, then taken from the next."""
+    def grown_missing(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 5:
+            return rec
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "blue"])
+
+    s = sample_session()
+    heard = play(s, range(6), change=grown_missing)
+    assert heard[-1].kind is EventKind.WAITING
+    assert heard[-1].text == ("blue: play cups-07 by blue1U@2,2: grow fits, but the blue medium "
+                              "(upright) at 2,2 it leaves is not seen on this picture (hidden, "
+                              "or missed by the camera?); waiting for the next picture")
+    play(s, range(6, 24))
+    assert_true_game(s)
+
+
 def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     """A pyramid's size misread on the picture of one move: two moves (a START, then a
     growth with no card) would explain it. The misread is what the players are asked

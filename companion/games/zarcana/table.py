@@ -238,6 +238,32 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
+def one_pyramid_short(state: ZarcanaState, seen: TableView, *, compare_discard: bool = True
+                      ) -> tuple[Move | None, Pyramid, Cell] | None:
+    """A pyramid ``seen`` lacks where the table is otherwise the game's (move None) or one
+    legal move's result (a pyramid the camera missed: often the one the move grew or
+    moved), with that move, the pyramid and its cell; None when there is none."""
+    def short_by_one(full: TableView) -> tuple[Pyramid, Cell] | None:
+        if full.cards != seen.cards or (compare_discard and full.discard_top != seen.discard_top):
+            return None
+        extra: list[tuple[Pyramid, Cell]] = []
+        for cell in set(full.pyramids) | set(seen.pyramids):
+            have, want = Counter(seen.pyramids.get(cell, ())), Counter(full.pyramids.get(cell, ()))
+            if have - want:
+                return None
+            extra += [(p, cell) for p in (want - have).elements()]
+        return extra[0] if len(extra) == 1 else None
+
+    found = short_by_one(TableView.of(state))
+    if found is not None:
+        return None, found[0], found[1]
+    for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
+        found = short_by_one(TableView.of(after))
+        if found is not None:
+            return mv, found[0], found[1]
+    return None
+
+
 def unseen_uses(state: ZarcanaState) -> list[Move]:
     """The territory powers the player to move may use that leave the table as it was (a
     trade of hands, cards drawn): no camera sees them, so the players say them (a click).
