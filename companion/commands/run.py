@@ -328,8 +328,19 @@ def run(args: argparse.Namespace) -> int:
         pipeline.close()
     if recorder is not None:
         # (the recorder writes the game again beside its file where that file was replaced
-        # during the game: the name said from here on is the one that holds it)
+        # during the game, or elsewhere where it could not be kept there: the name said
+        # from here on is the one that holds it)
         path = recorder.path
+        lost = getattr(recorder, "lost", None)
+        if lost is not None:
+            # never a name that holds nothing of the game
+            print(f"companion run: error: {path}: the game could not be saved: {lost}",
+                  file=sys.stderr)
+            return 1
+        saved_from = getattr(recorder, "saved_from", None)
+        if saved_from is not None:
+            print(f"companion run: error: {saved_from}: the game file could not be kept "
+                  f"there; the game so far is saved to {path} instead", file=sys.stderr)
     problem = session.record_problem() if session is not None else None
     if problem is not None:
         # (a full disk, a file gone read-only: the moves it lacks are said, not lost unseen)

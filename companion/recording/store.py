@@ -682,6 +682,10 @@ class GameRecorder:
         # the file written (device, inode): a file removed, moved or replaced under the
         # recorder is noticed at the next event and the game written again (_keep_file)
         self._ident = _identity(path)
+        #: where the game was recorded before :meth:`close` had to save it elsewhere
+        self.saved_from: Path | None = None
+        #: why the game could not be saved at all, once closed (None: :attr:`path` holds it)
+        self.lost: str | None = None
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -1066,6 +1070,11 @@ class GameRecorder:
         return bool(ours == theirs and ours[0] is not None)
 
     def close(self) -> None:
+        """Close the file. Where it was removed and cannot be written again where it was
+        (a full disk, the folder replaced by a file), the open connection is the only thing
+        that still holds the game: it is saved elsewhere first (:meth:`_save_elsewhere`),
+        and :attr:`path` then names that copy; :attr:`lost` says why where nothing could
+        be saved."""
         with self._lock:
             if self._con is not None:
                 # a file removed while no event came (the game waiting for a click) is
@@ -1073,11 +1082,47 @@ class GameRecorder:
                 try:
                     self._keep_file(self._con)
                 except WriteFailed as exc:
-                    log.error("%s", exc)
+                    self._save_elsewhere(self._con, str(exc).removeprefix(f"{self.path}: "))
                 assert self._con is not None
                 self._con.close()
                 self._con = None
             self._let_go()
+
+    def _save_elsewhere(self, con: sqlite3.Connection, why: str) -> None:
+        """The game so far (``con``'s copy, the only one left) saved under its own name in
+        the system's temporary folder or the current folder, one on another file system
+        than the lost file's first (a full disk there is full for its whole file system);
+        :attr:`path` names the copy. Where none takes it, :attr:`lost` says why."""
+        old = self.path
+        tried: list[str] = []
+        for folder in _fallback_folders(old):
+            target = folder / old.name
+            if os.path.lexists(target):
+                target = _free_name(target)
+            new: sqlite3.Connection | None = None
+            made = False
+            try:
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                made = True
+                new = sqlite3.connect(str(target), timeout=10.0, isolation_level=None)
+                con.backup(new)
+                new.close()
+                new = None
+            except (OSError, sqlite3.Error, RecordingError) as exc:
+                if new is not None:
+                    new.close()
+                if made:
+                    _remove_quietly(target)
+                said = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                tried.append(f"{folder}: {said}")
+                continue
+            log.error("%s: %s; the game so far is saved to %s instead", old, why, target)
+            self.path, self.saved_from = target, old
+            self._ident = _identity(target)
+            return
+        self.lost = (f"{why}; it could not be saved elsewhere either "
+                     f"({'; '.join(tried) or 'no folder to save it in'})")
+        log.error("%s: the game could not be saved: %s", old, self.lost)
 
     def _let_go(self) -> None:
         """Let the file's lock go (closing its descriptor does)."""
@@ -1161,6 +1206,32 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+def _fallback_folders(path: Path) -> list[Path]:
+    """Where a game that cannot be kept at ``path`` may be saved: the system's temporary
+    folder, then the current folder; those on another file system than ``path``'s first."""
+    import tempfile
+
+    def device(p: Path) -> int | None:
+        for q in (p, *p.parents):
+            try:
+                return os.stat(q).st_dev
+            except OSError:
+                continue
+        return None
+
+    home = device(path.parent)
+    out: list[Path] = []
+    for where in (tempfile.gettempdir, os.getcwd):
+        try:
+            folder = Path(where()).resolve()
+        except OSError:
+            continue        # (a current folder removed meanwhile)
+        if folder.is_dir() and folder not in out:
+            out.append(folder)
+    # (sorted is stable: the temporary folder stays first among equals)
+    return sorted(out, key=lambda f: home is not None and device(f) == home)
 
 
 def _free_name(path: Path) -> Path:

@@ -199,6 +199,41 @@ def test_a_game_file_removed_while_no_move_comes_is_written_again_on_closing(
     assert open_game(tmp_path / "g.db").moves() == list(game.moves[:5])
 
 
+def test_a_game_that_cannot_be_written_again_on_closing_is_saved_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file removed and its folder replaced by a file (or the disk full): closing used
+    to only log it and close the one connection that still held the game, and the run then
+    said the game was recorded in a file that did not exist. It is saved in the temporary
+    folder now, and the recorder names that copy."""
+    import tempfile
+
+    game = bot_game()
+    rec = _recorder_of(tmp_path / "games" / "g.db", 5)
+    _remove_folder(tmp_path / "games")
+    (tmp_path / "games").write_text("a file where the folder was")
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.chdir(tmp_path / "cwd")
+    rec.close()
+    assert rec.path == tmp_path / "tmp" / "g.db" and rec.lost is None
+    assert rec.saved_from == tmp_path / "games" / "g.db"
+    assert open_game(rec.path).moves() == list(game.moves[:5])
+
+
+def test_a_game_that_can_be_saved_nowhere_says_so_and_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import companion.recording.store as store
+
+    rec = _recorder_of(tmp_path / "games" / "g.db", 5)
+    _remove_folder(tmp_path / "games")
+    (tmp_path / "games").write_text("a file where the folder was")
+    monkeypatch.setattr(store, "_fallback_folders", lambda p: [tmp_path / "games" / "tmp"])
+    rec.close()
+    assert rec.lost is not None and "could not be saved elsewhere" in rec.lost
+    assert "cannot be written again" in rec.lost and str(tmp_path / "games" / "tmp") in rec.lost
+
+
 def test_another_database_put_in_the_games_place_is_never_written_into(tmp_path: Path) -> None:
     """The log of the game left beside the name held this game's frames: the next reader
     (`companion games`) applied them to the other database, which came out damaged."""
