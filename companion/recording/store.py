@@ -344,7 +344,30 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         raise RecordingError(f"{path}: {_describe_sqlite_error(exc)}") from None
     if not write:
         con.execute("PRAGMA query_only = ON")
+    con.text_factory = _LenientText(path)
     return con
+
+
+class _LenientText:
+    """A connection's ``text_factory``: text that is not UTF-8 (one byte changed by a disk
+    or a hand edit) is read with U+FFFD in place of the bytes, and said once. Strict
+    decoding made a whole game unreadable for export and replay over one byte in a name or
+    a note, while `companion games` (which never reads those) listed it as fine."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.said = False
+
+    def __call__(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not self.said:
+                self.said = True
+                log.warning("%s: text that is not UTF-8 (byte 0x%02x in %r); read with "
+                            "U+FFFD in its place", self.path, raw[exc.start],
+                            raw[max(0, exc.start - 20):exc.start + 20])
+            return raw.decode("utf-8", errors="replace")
 
 
 def _log_of(path: Path) -> Path:

@@ -213,6 +213,39 @@ def test_export_jsonl_of_a_garbled_state_names_the_file_and_event(
     assert f"{path}: the stored state of event 3 is not JSON" in err and "Traceback" not in err
 
 
+def test_text_that_is_not_utf8_is_read_with_a_replacement_character(
+        games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One byte not UTF-8 in an event's player or note, or in the game's players, made the
+    whole game unreadable for export and replay, while `companion games` listed it."""
+    import sqlite3
+
+    from companion.recording import rebuild_state
+
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    con = sqlite3.connect(path)
+    for (trigger,) in con.execute("SELECT name FROM sqlite_master WHERE type='trigger'"
+                                  ).fetchall():
+        con.execute(f"DROP TRIGGER {trigger}")
+    con.execute("UPDATE event SET player = CAST(? AS TEXT), note = CAST(? AS TEXT) "
+                "WHERE number = 5", (b"bl\xffue", b"n\xc3ote"))
+    con.commit()
+    con.close()
+    game = open_game(path)
+    assert game.event(5).player == "bl\ufffdue" and game.event(5).note == "n\ufffdote"
+    assert rebuild_state(game) is not None
+    assert main(["export", str(path), "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert json.loads(lines[6])["player"] == "bl\ufffdue"
+    con = sqlite3.connect(path)
+    con.execute("UPDATE game SET players = CAST(? AS TEXT)",
+                (json.dumps(list(bot_game().players)).encode().replace(b"red", b"r\xffd"),))
+    con.commit()
+    con.close()
+    assert open_game(path).players[0] == "r\ufffdd"
+    assert main(["export", str(path), "--format", "text"]) == 0
+    assert "r\ufffdd" in capsys.readouterr().out
+
+
 def test_a_hand_edited_turn_that_is_no_number_names_the_file_and_event(
         games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A turn of 'abc' (SQLite keeps what a hand edit writes) gave "internal error
