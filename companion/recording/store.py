@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -616,12 +617,26 @@ def summarize(path: Path | str) -> GameSummary:
 
 
 def _head(path: Path, size: int) -> bytes:
-    """The first ``size`` bytes of ``path`` (fewer for a shorter file; none unreadable)."""
+    """The first ``size`` bytes of ``path`` (fewer for a shorter file; none unreadable, and
+    none of what is not a regular file). A pipe or a FIFO (``--out /dev/stdout`` piped on,
+    a named pipe) is never read: reading it waited forever for a writer, or took the bytes
+    from the program feeding it."""
     try:
-        with open(path, "rb") as fh:
+        # (non-blocking: opening a FIFO for reading waits for a writer otherwise)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1     # (closed with fh)
             return fh.read(size)
     except OSError:
         return b""
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def is_sqlite_file(path: Path | str) -> bool:

@@ -290,6 +290,48 @@ def test_export_never_writes_over_another_recorded_game(
     assert done.read_bytes() == before
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+def test_export_to_a_fifo_writes_it_and_never_reads_it(games_dir: Path, tmp_path: Path) -> None:
+    """The check that --out is no game file opened it for reading: a FIFO (or a pipe)
+    with no writer held the export forever."""
+    import os
+    import threading
+
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    codes: list[int] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as fh:
+            got.append(fh.read())
+
+    exporter = threading.Thread(target=lambda: codes.append(
+        main(["export", str(path), "--format", "jsonl", "--out", str(fifo)])), daemon=True)
+    exporter.start()
+    exporter.join(1.0)      # (before the fix it hung here, in its check, with no reader)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    exporter.join(10.0)
+    reader.join(10.0)
+    assert codes == [0] and not exporter.is_alive()
+    assert got and json.loads(got[0].splitlines()[0])["type"] == "header"
+
+
+def test_export_to_its_own_stdout_piped_on_does_not_hang(games_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    path = games_dir / "zarcana-2024-05-01-153000.db"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "companion.cli", "export", str(path),
+                           "--format", "jsonl", "--out", "/dev/stdout"], cwd=root,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["type"] == "header"
+
+
 def test_an_unfinished_games_text_export_gives_the_scores_so_far(
         games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     partial = sorted(games_dir.glob("*.db"))[1]
