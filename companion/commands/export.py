@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from companion.recording.export import write_jsonl, write_text
-    from companion.recording.store import is_sqlite_file, open_game
+    from companion.recording.store import is_sqlite_file, open_game, side_file_of
 
     game = open_game(args.game)
     buf = io.StringIO()
@@ -51,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.expanduser()
     if out.resolve() == game.path.resolve():
         raise CompanionError(f"--out {args.out}: that is the game file itself")
+    side = side_file_of(out)
+    if side is not None:
+        # SQLite removes or empties it the next time its game is opened or closed: the
+        # export would be gone without a word
+        raise CompanionError(f"--out {args.out}: that name is the {side[1]} SQLite keeps "
+                             f"beside the game file {side[0]}, and SQLite would delete what "
+                             "is written there: give another name")
     if is_sqlite_file(out):
         raise CompanionError(f"--out {args.out}: that is a recorded game (or another "
                              "database); an export never writes over one: give a new name")

@@ -645,6 +645,25 @@ def is_sqlite_file(path: Path | str) -> bool:
     return _head(Path(path).expanduser(), len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
+#: The files SQLite keeps beside a database, by name ending: it removes or empties them when
+#: the database is next opened or closed, whatever else was written there.
+SIDE_FILES: dict[str, str] = {"-wal": "write-ahead log", "-shm": "shared-memory index",
+                              "-journal": "rollback journal"}
+
+
+def side_file_of(path: Path | str) -> tuple[Path, str] | None:
+    """``(the database, what the file is to it)`` where ``path`` (through links) is named as
+    one of the files SQLite keeps beside an SQLite file that is there (``GAME.db-wal``);
+    else None."""
+    real = Path(os.path.realpath(Path(path).expanduser()))
+    for ending, what in SIDE_FILES.items():
+        if real.name.endswith(ending) and len(real.name) > len(ending):
+            base = real.with_name(real.name[:-len(ending)])
+            if is_sqlite_file(base):
+                return base, what
+    return None
+
+
 def _is_game_file(path: Path) -> bool:
     """Whether ``path`` is an SQLite file that says it is a companion's game file (its
     application id), whatever its name: ``play --record game.sqlite`` makes one."""

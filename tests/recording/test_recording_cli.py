@@ -332,6 +332,19 @@ def test_export_to_its_own_stdout_piped_on_does_not_hang(games_dir: Path) -> Non
     assert json.loads(done.stdout.splitlines()[0])["type"] == "header"
 
 
+@pytest.mark.parametrize("ending", ["-wal", "-shm", "-journal"])
+def test_export_refuses_the_name_of_a_games_sqlite_side_file(
+        games_dir: Path, ending: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite removes or empties GAME.db-wal (-shm, -journal) when the game is next opened:
+    an export written there was deleted without a word."""
+    done, partial = sorted(games_dir.glob("*.db"))
+    out = done.with_name(done.name + ending)
+    assert main(["export", str(partial), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"beside the game file {done}" in err and "Traceback" not in err
+    assert not out.exists()
+
+
 def test_an_unfinished_games_text_export_gives_the_scores_so_far(
         games_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     partial = sorted(games_dir.glob("*.db"))[1]
