@@ -171,6 +171,7 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
         GameRecorder,
         RecordingError,
         accepted_moves,
+        check_not_recording,
         new_game_path,
         open_game,
     )
@@ -179,6 +180,9 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
         if not path.is_file():
             raise RecordingError(f"{path}: not a game file (not a regular file); give the "
                                  "name of a new file, or of a game file to continue")
+        # another companion making this very file at this moment holds its lock while the
+        # file is still an empty database: said as that, not as "not a game file"
+        check_not_recording(path)
         recorded = open_game(path)
         if recorded.finished:
             raise RecordingError(f"{path}: this game is finished; give a new file name to "

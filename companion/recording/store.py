@@ -804,6 +804,7 @@ class GameRecorder:
         try:
             os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:
+            check_not_recording(p)      # (another companion made it first: said so)
             raise exists from None
         except OSError as exc:
             raise RecordingError(f"{p}: cannot create the file ({exc.strerror or exc})") \

@@ -431,7 +431,8 @@ def test_a_create_that_loses_a_race_for_the_name_leaves_the_winners_file(
     first = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
     real_exists = Path.exists
     monkeypatch.setattr(Path, "exists", lambda p: False if p == path else real_exists(p))
-    with pytest.raises(RecordingError, match="a file of that name already exists"):
+    # (said as in use: "already exists" sent the user to look for a file they never made)
+    with pytest.raises(RecordingError, match="another companion is recording this game"):
         GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
     monkeypatch.undo()
     first.record("note", None, note="still here")
@@ -573,6 +574,28 @@ def test_a_file_that_lost_events_is_not_read_as_damaged_only_in_its_pictures(
     with pytest.raises(RecordingError) as exc:
         open_game(path)
     assert str(exc.value).count("the file is damaged") == 1 and "intact" not in str(exc.value)
+
+
+def test_a_run_that_loses_the_race_for_a_new_file_says_it_is_in_use(tmp_path: Path) -> None:
+    """Two `companion run --record NEW.db` at once: the second found the file the first was
+    still making (an empty database, its lock held) and called it "not a game file (an
+    empty SQLite database)"."""
+    import os
+
+    from companion.commands.run import open_recording
+    from companion.recording.store import _hold
+
+    path = tmp_path / "new.db"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")      # the header written, no table yet
+    held = _hold(path)
+    try:
+        with pytest.raises(RecordingError, match="another companion is recording this game"):
+            open_recording(path, game="zarcana", edition="looney", players=("red", "blue"))
+    finally:
+        con.close()
+        if held is not None:
+            os.close(held)
 
 
 def test_a_new_file_whose_lock_cannot_be_had_is_not_left_behind(
