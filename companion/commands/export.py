@@ -2,7 +2,8 @@
 
 ``jsonl`` is one JSON object per line (a header with the game's metadata, then one object
 per event; keyframes are flagged, not included); ``text`` is a readable game record.
-A missing or damaged game file is an error (exit code 2).
+A missing or damaged game file is an error (exit code 2); one cut short (an interrupted
+copy) gives the events it still holds, says where it stops, and exits with 1.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         write_text(game, buf)
     if args.out is None:
         sys.stdout.write(buf.getvalue())
-        return 0
+        # (a file cut short gives what it holds, said by open_game; not a whole game)
+        return 1 if game.cut_short is not None else 0
     out = args.out.expanduser()
     if out.resolve() == game.path.resolve():
         raise CompanionError(f"--out {args.out}: that is the game file itself")
@@ -67,4 +69,4 @@ def run(args: argparse.Namespace) -> int:
         raise CompanionError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     log.info("wrote %s (%s, %d events)", out, args.format, len(game.events))
     print(f"wrote {out} ({args.format}, {len(game.moves())} moves)", file=sys.stderr)
-    return 0
+    return 1 if game.cut_short is not None else 0

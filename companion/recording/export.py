@@ -54,7 +54,7 @@ def _time(t: datetime | None) -> str:
 
 def jsonl_records(game: RecordedGame) -> Iterator[dict[str, Any]]:
     """The header, then one object per event (keyframes as a flag; states as objects)."""
-    yield {
+    header: dict[str, Any] = {
         "type": "header", "format": JSONL_FORMAT, "version": JSONL_VERSION,
         "file": str(game.path), "game": game.game, "edition": game.edition,
         "players": list(game.players), "settings": game.settings, "seed": game.seed,
@@ -64,6 +64,9 @@ def jsonl_records(game: RecordedGame) -> Iterator[dict[str, Any]]:
         "scores": game.scores, "winners": None if game.winners is None else list(game.winners),
         "events": len(game.events), "moves": len(game.moves()),
     }
+    if game.cut_short is not None:
+        header["cut_short"] = game.cut_short
+    yield header
     for ev in game.events:
         yield {
             "type": "event", "number": ev.number, "time": ev.time.isoformat(), "kind": ev.kind,
@@ -135,6 +138,8 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
         yield f"ended:     not finished ({moves} move(s) recorded)"
     if game.app_version:
         yield f"recorded by companion {game.app_version}"
+    if game.cut_short is not None:
+        yield f"damaged:   {game.cut_short}"
     yield ""
     yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
     previous: RecordedEvent | None = None

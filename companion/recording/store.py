@@ -27,7 +27,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -160,6 +160,13 @@ class RecordedGame:
     winners: tuple[str, ...] | None
     events: tuple[RecordedEvent, ...]
     app_version: str = ""
+    #: what is lost where the file was cut short (an interrupted copy) and only the events
+    #: before the cut are read (:func:`open_game`); None for a whole file
+    cut_short: str | None = None
+    #: the keyframes of a file cut short, read with its events (the file itself no longer
+    #: opens): number -> JPEG
+    salvaged_keyframes: Mapping[int, bytes] | None = field(default=None, repr=False,
+                                                           compare=False)
 
     @property
     def finished(self) -> bool:
@@ -179,16 +186,19 @@ class RecordedGame:
 
     def keyframe(self, number: int) -> bytes | None:
         """The keyframe JPEG of event ``number``, or None if it has none."""
+        if self.salvaged_keyframes is not None:
+            return self.salvaged_keyframes.get(number)
         # The whole file was checked when it was opened; stepping through keyframes of a
         # replay should not re-read every page each time.
-        with _reading(self.path, integrity=False) as con:
-            try:
+        try:
+            with _reading(self.path, integrity=False) as con:
                 row = _query_one(self.path, con, "SELECT jpeg FROM keyframe WHERE number = ?",
                                  (number,))
-            except RecordingError as exc:
-                # a damaged page among the pictures (the moves were read): this one is lost
-                log.warning("%s", exc)
-                return None
+        except RecordingError as exc:
+            # a damaged page among the pictures (the moves were read), or the file changed
+            # since: this one is lost
+            log.warning("%s", exc)
+            return None
         return None if row is None else bytes(row[0])
 
 
@@ -556,6 +566,12 @@ def _read_events(path: Path, con: sqlite3.Connection) -> tuple[RecordedEvent, ..
         rows = [(*r, False) for r in _query(path, con, """
             SELECT number, time, kind, turn, player, move, observation, state, note
             FROM event ORDER BY number""")]
+    return _events_of(path, rows)
+
+
+def _events_of(path: Path, rows: Sequence[Sequence[Any]]) -> tuple[RecordedEvent, ...]:
+    """The events of ``rows`` (number, time, kind, turn, player, move, observation, state,
+    note, has a keyframe), checked; RecordingError names the event that is wrong."""
     undone = _undone_numbers([(int(r[0]), str(r[2])) for r in rows])
     events = []
     for number, at, kind, turn, player, move, obs, state, note, has_kf in rows:
@@ -594,13 +610,115 @@ def open_game(path: Path | str) -> RecordedGame:
     """Read a whole game file. RecordingError (naming the file) when it is missing, damaged
     or not a game file. The file is not changed."""
     p = Path(path).expanduser()
-    with _reading(p) as con:
-        meta = _read_meta(p, con)
-        events = _read_events(p, con)
+    try:
+        with _reading(p) as con:
+            meta = _read_meta(p, con)
+            events = _read_events(p, con)
+    except RecordingError:
+        # a file cut short (an interrupted copy) holds nearly every event still: those
+        # before the cut are read, and what is lost is said
+        salvaged = salvage(p)
+        if salvaged is None:
+            raise
+        log.warning("%s: %s", p, salvaged.cut_short)
+        return salvaged
+    return _game_of(p, meta, events)
+
+
+def _game_of(path: Path, meta: _Meta, events: tuple[RecordedEvent, ...],
+             cut_short: str | None = None) -> RecordedGame:
     return RecordedGame(
-        path=p, game=meta.game, edition=meta.edition, players=meta.players,
+        path=path, game=meta.game, edition=meta.edition, players=meta.players,
         settings=meta.settings, seed=meta.seed, created=meta.created, ended=meta.ended,
-        scores=meta.scores, winners=meta.winners, events=events, app_version=meta.app_version)
+        scores=meta.scores, winners=meta.winners, events=events, app_version=meta.app_version,
+        cut_short=cut_short)
+
+
+def _cut_size(path: Path) -> tuple[int, int, int] | None:
+    """``(file size, size the header gives, page size)`` of an SQLite file shorter than its
+    header says it is (cut by an interrupted copy or a full disk); None for any other."""
+    head = _head(path, 100)
+    if len(head) < 100 or not head.startswith(SQLITE_HEADER):
+        return None
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    # (the header's size counts only where its change counter matches the one it was
+    # written with, as SQLite itself checks)
+    if head[24:28] != head[92:96] or pages == 0 or page < 512:
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    return (size, pages * page, page) if size < pages * page else None
+
+
+def salvage(path: Path | str) -> RecordedGame | None:
+    """What a game file cut short (:func:`_cut_size`) still holds: its header and its events
+    up to the first one that is lost, read from a copy whose header no longer claims the
+    lost pages (SQLite then reads the pages there are, and stops at the first missing one
+    instead of refusing the whole file). ``cut_short`` says where the file stops. None
+    where the file is not cut short, its log holds moves (not in this copy), or not even
+    the game's header can be read."""
+    import tempfile
+
+    p = Path(path).expanduser()
+    cut = _cut_size(p) if p.is_file() else None
+    if cut is None or _log_holds_moves(p):
+        return None
+    size, whole, page = cut
+    try:
+        data = bytearray(p.read_bytes()[:size // page * page])   # (whole pages only)
+    except OSError:
+        return None
+    data[28:32] = bytes(4)
+    with tempfile.TemporaryDirectory(prefix="companion-salvage-") as tmp:
+        copy = Path(tmp) / p.name
+        try:
+            copy.write_bytes(bytes(data))
+            con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
+        except (OSError, sqlite3.Error) as exc:
+            log.debug("%s: no copy to salvage from (%s)", p, exc)
+            return None
+        con.text_factory = _LenientText(p)
+        try:
+            try:
+                _check_file(p, con, integrity=False)
+                meta = _read_meta(p, con)
+            except RecordingError:
+                return None
+            rows: list[tuple[Any, ...]] = []
+            pictures: dict[int, bytes] = {}
+            number = 0
+            while True:
+                try:
+                    row = con.execute("SELECT number, time, kind, turn, player, move, "
+                                      "observation, state, note FROM event WHERE number = ?",
+                                      (number,)).fetchone()
+                except sqlite3.Error:
+                    break       # (its page lies past the cut)
+                if row is None:
+                    if number == 0:
+                        number = 1      # (a game with no start event numbers from 1)
+                        continue
+                    break
+                try:
+                    jpeg = con.execute("SELECT jpeg FROM keyframe WHERE number = ?",
+                                       (number,)).fetchone()
+                except sqlite3.Error:
+                    jpeg = None         # (past the cut too)
+                if jpeg is not None:
+                    pictures[number] = bytes(jpeg[0])
+                rows.append((*row, jpeg is not None))
+                number += 1
+        finally:
+            con.close()
+    last = f"after event {rows[-1][0]}" if rows else "before its first event"
+    said = (f"the file is cut short ({size} of its {whole} bytes: an interrupted copy, or a "
+            f"full disk?); it stops {last}: any later event is lost")
+    game = _game_of(p, meta, _events_of(p, rows), said)
+    return replace(game, salvaged_keyframes=pictures)
 
 
 def summarize(path: Path | str) -> GameSummary:
@@ -704,6 +822,11 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
         except RecordingError as exc:
             if never_made(path):    # (asked only of a file that does not read as a game)
                 out.append(EmptyGame(path))
+                continue
+            salvaged = salvage(path)
+            if salvaged is not None:
+                out.append(BrokenGame(path, f"{salvaged.cut_short}; `companion export` gives "
+                                            f"the {len(salvaged.events)} event(s) it holds"))
                 continue
             prefix = f"{path}: "
             reason = str(exc)
