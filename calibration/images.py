@@ -138,6 +138,9 @@ def read_image(path: str | Path) -> np.ndarray:
                     + (f" (the decoder: {words[:200]})" if words else "")
                     + f": damaged, or a kind of {kind} that is not read; take or copy the "
                     "picture again, or save it as an 8-bit JPEG or PNG")
+            if _a_video(p, data):
+                raise ImageError(f"{name}: a video, not a picture: `companion run --source "
+                                 f"{name}` follows a game on video (this reads pictures)")
             raise ImageError(f"{name}: not an image OpenCV can decode ({len(data)} bytes; "
                              f"expected one of {', '.join(IMAGE_SUFFIXES)})")
     finally:
@@ -145,6 +148,18 @@ def read_image(path: str | Path) -> np.ndarray:
             if line not in folded:
                 os.write(2, (line + "\n").encode("utf-8", "replace"))
     return image
+
+
+#: what a video file is named with
+VIDEO_SUFFIXES = (".mp4", ".mov", ".m4v", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".wmv")
+
+
+def _a_video(path: Path, data: bytes) -> bool:
+    """Whether a file no image decoder took is a video: by its name, or by its first bytes
+    (an MP4 or QuickTime box, AVI's RIFF, Matroska's EBML)."""
+    return (path.suffix.lower() in VIDEO_SUFFIXES or data[4:8] == b"ftyp"
+            or (data[:4] == b"RIFF" and data[8:12] == b"AVI ")
+            or data[:4] == b"\x1a\x45\xdf\xa3")
 
 
 #: the tag OpenCV's log puts before a decoder's warning: ``[ WARN:0@0.037] global

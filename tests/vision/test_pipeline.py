@@ -628,6 +628,22 @@ def test_heic_photos_are_named_not_passed_over(tmp_path):
             read_image(p)
 
 
+def test_a_video_given_as_a_picture_is_named_as_one(tmp_path):
+    """``observe game.mp4`` said "not an image OpenCV can decode": it says it is a video and
+    which command follows one; by name or by its first bytes (an MP4 box, an AVI)."""
+    mp4 = b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2" + bytes(200)
+    avi = b"RIFF\x00\x10\x00\x00AVI LIST" + bytes(200)
+    for name, data in (("game.mp4", bytes(300)), ("clip.bin", mp4), ("old.dat", avi)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(ImageError, match=rf"{name}: a video, not a picture: `companion run "
+                                             rf"--source .*{name}` follows a game on video"):
+            read_image(path)
+    (tmp_path / "junk.bin").write_bytes(bytes(300))
+    with pytest.raises(ImageError, match="not an image OpenCV can decode"):
+        read_image(tmp_path / "junk.bin")
+
+
 # --- decks -------------------------------------------------------------------------------
 
 
