@@ -503,3 +503,24 @@ def test_an_image_or_truth_that_cannot_be_written_is_named(tarot, mat, tmp_path:
     with pytest.raises(SynthError, match=r"00004\.json: could not be written \(No space left"):
         write_example(tmp_path, 4, 3, tarot, mat, "zarcana", 0.0, (320, 240), False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_images_taken_as_scans_unlike_a_card_are_said(tmp_path: Path, caplog):
+    """Photos of cards given as scans (``--faces scans``, and every deck synth renders) were
+    taken whole, table and all, as the cards' faces with no word: those not shaped like
+    the deck's cards are named; card-shaped ones (landscape too) are not."""
+    import logging
+
+    import cv2
+
+    deck = tmp_path / "mine"
+    deck.mkdir()
+    cv2.imwrite(str(deck / "cups-01.png"), np.full((240, 140, 3), 200, np.uint8))
+    cv2.imwrite(str(deck / "cups-02.png"), np.full((140, 240, 3), 200, np.uint8))
+    cv2.imwrite(str(deck / "cups-03.png"), np.full((120, 160, 3), 200, np.uint8))
+    (deck / "deck.json").write_text(json.dumps({"cards": ["cups-01", "cups-02", "cups-03"],
+                                                "card_size_mm": [70, 120]}))
+    with caplog.at_level(logging.WARNING, logger="vision.synth.deck"):
+        load_deck(deck, faces="scans")
+    assert "1 image(s) taken as scans are not shaped like its 70 x 120 mm cards: cups-03 " \
+           "(120 x 160); photos of the cards?" in caplog.text
