@@ -1948,14 +1948,19 @@ class LiveSession:
         deadline = time.perf_counter() + MISREAD_BUDGET_S
         alts: list[tuple[Correction, TableView, str]] = []
         # one card id at a cell: the camera read another card than the one lying there
+        built = self._built_by_last_move()
         for cell, seen_id in sorted(view.cards.items()):
             was = before.cards.get(cell)
             if was is None or was == seen_id:
                 continue
             alt_cards = dict(view.cards)
             alt_cards[cell] = was
+            # (or the last move's picture misread the card it built: then the move is what
+            # is wrong, and "Take back move" has the table read again)
+            then = (f" Or was it built as {seen_id}, misread on the last move's picture? "
+                    "Then press \"Take back move\"" if cell in built else "")
             alts.append((CardCorrection(cell, seen_id, was), replace(view, cards=alt_cards),
-                         f"is the card at {format_cell(cell)} {was}, not {seen_id}?"))
+                         f"is the card at {format_cell(cell)} {was}, not {seen_id}?{then}"))
         # one attribute of one pyramid that appeared (colour, size, pose, cell, or none there)
         colors = list(st.all_colors)
         for cell in sorted(view.pyramids):
@@ -2002,6 +2007,18 @@ class LiveSession:
             if mv is not None:
                 out.append(Suggestion(correction, str(mv), f"{question} (then: {mv})"))
         return out
+
+    def _built_by_last_move(self) -> set[Cell]:
+        """The cells whose top card the last move put there as the camera read it (a build
+        of a card drawn unseen, named from its picture); none after a click or an
+        override."""
+        if not self._history or self._history[-1].kind != "move":
+            return set()
+        before, after = self._before_last(), self._history[-1].state
+        if before is None:
+            return set()
+        return {cell for cell, stack in after.board.items()
+                if stack[-1][1] and before.board.get(cell, ((None, False),))[-1] != stack[-1]}
 
     @staticmethod
     def _similar_cards(st: ZarcanaState, seen_id: str, before: str | None) -> list[str]:

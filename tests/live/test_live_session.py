@@ -1293,6 +1293,29 @@ def test_the_pyramid_a_move_made_not_seen_is_waited_on() -> None:
     assert_true_game(s)
 
 
+def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
+    """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
+    pentacles-03, and the build is taken so. The next picture, read right, asked only
+    whether pentacles-03 was there after all, which the players could not answer no to.
+    The question also offers the other reading, the build's picture misread, and says
+    "Take back move" reads it again; taken back, the game goes on to its true end."""
+    def misread_build(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 6:
+            return rec
+        return dict(rec, cards=[dict(c, id="pentacles-03") if c["id"] == "pentacles-02" else c
+                                for c in rec["cards"]])
+
+    s = sample_session()
+    heard = play(s, range(8), change=misread_build)
+    asked = [e for e in heard if e.kind is EventKind.QUESTION]
+    assert asked and "is the card at 1,1 pentacles-03, not pentacles-02? Or was it built as " \
+        "pentacles-02, misread on the last move's picture? Then press \"Take back move\"" \
+        in asked[-1].text, [e.text for e in heard[-3:]]
+    s.step_back()
+    play(s, range(7, 24))
+    assert_true_game(s)
+
+
 def test_a_misread_growth_is_not_taken_for_two_moves() -> None:
     """A pyramid's size misread on the picture of one move: two moves (a START, then a
     growth with no card) would explain it. The misread is what the players are asked
