@@ -475,6 +475,9 @@ class LiveSession:
         #: a click out of turn while the move before it is not yet in, kept with the
         #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
+        # the other moves that fit the last move's picture (with the state the move taken
+        # gave, which must still be the game's last for them to count)
+        self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
         # the table last waited on for a pyramid not seen (:meth:`_missed_pyramid`)
         self._missed_wait: TableView | None = None
         self._last_frame: int | None = None
@@ -671,6 +674,8 @@ class LiveSession:
             early = [] if events else self._keep_early_click(st, move)
             if early:
                 return self._emit(early)
+            if not events:
+                events = self._other_reading_for(st, move)
             events += self._apply_checked(move, source="click")
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
@@ -690,6 +695,45 @@ class LiveSession:
             # blue's draw clicked while red's draw was not yet)
             events += self._take_early_click()
         return self._emit(events)
+
+    def _others_now(self) -> tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None:
+        """The other moves that fit the last move's picture, while that move, taken from
+        the camera, is still the game's last (a take-back, a click or another picture since
+        leaves none)."""
+        kept = self._others
+        if (kept is None or not self._history or self._history[-1].kind != "move"
+                or self._history[-1].state is not kept[0] or self._state is not kept[0]):
+            return None
+        return kept
+
+    def _other_reading_for(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """The last move taken from a picture, replaced by another that fit the same picture
+        where only that one allows this click: the table cannot show what an Emperor's tax
+        asked for, whether Judgement took a card back, which hand Justice traded with, and
+        the simplest was taken; the payer's click of the tax then was refused ("another
+        decision must be made first"). The replacement is said and recorded (an undo, then
+        the move). None fits, or the click is legal as it is: nothing changes."""
+        kept = self._others_now()
+        if kept is None or st.check(move).legal:
+            return []
+        before = self._before_last()
+        other = next(((m, after) for m, after in kept[1] if after.check(move).legal), None)
+        if before is None or other is None:
+            return []
+        alt, after = other
+        last = self._history.pop()
+        self._state = before
+        self._others = None
+        why = f"the click {move} fits only that one; the picture fits both"
+        self._record("undo", None, player=last.player, state=before,
+                     note=f"read again: {last.move} (the click {move} fits only {alt})")
+        text = f"{last.player}'s move is read again: {alt}, not {last.move} ({why})"
+        events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
+                            frame=last.frame, source="click", notice=text)]
+        events += self._accept(alt, after, kind="move", source="camera", frame=last.frame,
+                               time_s=last.time_s, note=f"read again for the click {move}")
+        self._sync_tracker(after)
+        return events
 
     def _before_the_click(self, event: LiveEvent, asked: str) -> LiveEvent:
         """A move accepted from a picture taken before a click, which was first asked about
@@ -720,6 +764,14 @@ class LiveSession:
                 # click first (a draw), which agrees with them (_held_clicked); their
                 # buttons too, or the click would go to the player before them
                 out += [o for o in _click_options(held.after) if o not in out]
+            kept = self._others_now()
+            if kept is not None:
+                # a decision that another move fitting the last picture leaves (the tax an
+                # Emperor asked for: the table shows no number): its click reads that move
+                # instead (:meth:`_other_reading_for`)
+                for _, after in kept[1]:
+                    if after.pending:
+                        out += [o for o in _click_options(after) if o not in out]
             return out
 
     def hidden_cards(self) -> list[Cell]:
@@ -1312,6 +1364,9 @@ class LiveSession:
                         f"{ex.moves[1 if k == 0 else 0]}")
             events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
                                    obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note)
+            # the others that fit, kept for a click that only one of them allows
+            self._others = (ex.states[k], [
+                (m, after) for i, (m, after) in enumerate(zip(ex.moves, ex.states)) if i != k])
             self.tracker.remember(reading)
             self._sync_tracker(ex.states[k])
             return events

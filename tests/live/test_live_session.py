@@ -376,6 +376,43 @@ def test_a_picture_after_the_fool_says_its_drawn_card_is_to_be_named_first() -> 
     assert "red: reveal swords-09" in s.manual_options()
 
 
+@pytest.mark.parametrize("edition", ["1996", "looney"])
+def test_the_tax_an_emperor_asked_for_is_read_from_the_payers_click(edition: str) -> None:
+    """Blue's Emperor attacks green and asks a tax: the table shows the attack, never how
+    many cards were asked, and the simplest reading (no tax) was taken; green's payment was
+    then refused ("another decision must be made first") and could not be clicked at all.
+    The payments the other readings leave are offered, and a click of one reads the move
+    again with that tax."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue", "green"], edition=edition,
+                     board={"0,0": "cups-03", "1,1": "major-04", "2,1": "swords-02",
+                            "0,1": "cups-05"},
+                     pieces={"1,1": "blue2E", "2,1": "green1S", "0,0": "red1U"},
+                     hands={c: ["?"] * 4 for c in ("red", "blue", "green")}, deck=["?"] * 62,
+                     current="blue")
+    s = LiveSession("zarcana", edition=edition, players=["red", "blue", "green"], mat=MAT,
+                    initial_state=start)
+    attacked = TableView.of(start.apply("blue: use major-04 by blue2E@1,1: attack green1S@2,1"))
+    ev = s.observe(make_record(attacked.cards, attacked.pyramids), frame=1)
+    assert ev[0].move == "blue: use major-04 by blue2E@1,1: attack green1S@2,1"
+    assert "green: pay ?+?" in s.manual_options()
+    ev = s.manual("green: pay ?+?")
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED, EventKind.ACCEPTED]
+    assert ev[0].text.startswith("blue's move is read again: blue: use major-04 by blue2E@1,1: "
+                                 "attack green1S@2,1; tax 2, not ")
+    assert [h.move for h in s.history] == [
+        "blue: use major-04 by blue2E@1,1: attack green1S@2,1; tax 2", "green: pay ?+?"]
+    # a click the move as read allows leaves it as it is
+    s = LiveSession("zarcana", edition=edition, players=["red", "blue", "green"], mat=MAT,
+                    initial_state=start)
+    s.observe(make_record(attacked.cards, attacked.pyramids), frame=1)
+    ev = s.manual("green: draw 1")
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED]
+    assert s.history[0].move == "blue: use major-04 by blue2E@1,1: attack green1S@2,1"
+
+
 def test_a_session_from_a_known_position_names_cells_by_its_board() -> None:
     """Given the dealt position, the lattice takes the position's cell names from the card ids
     even when the camera's north-west card is not (0, 0) there."""
