@@ -321,8 +321,9 @@ class _Pending:
     frame: int | None = None
 
 
-def _click_options(st: ZarcanaState) -> list[str]:
-    """The legal moves the camera cannot see, for the player to move in ``st``."""
+def _click_options(st: ZarcanaState, watch_discard: bool = True) -> list[str]:
+    """The legal moves the camera cannot see, for the player to move in ``st``
+    (``watch_discard`` off: the discard pile is not seen either)."""
     who = st.to_move
     if who is None or st.is_over:
         return []
@@ -333,7 +334,8 @@ def _click_options(st: ZarcanaState) -> list[str]:
         return []  # the drawn card is played on the table (or discarded by the engine)
     out: list[Move] = [Draw(who, n) for n in range(1, st.settings.draw_amount + 1)]
     out += [Pass(who), DeclareEnd(who)]
-    return [str(m) for m in out if st.check(m).legal] + [str(m) for m in unseen_uses(st)]
+    return [str(m) for m in out if st.check(m).legal] + [
+        str(m) for m in unseen_uses(st, with_discard=watch_discard)]
 
 
 @dataclass(frozen=True)
@@ -757,13 +759,14 @@ class LiveSession:
             st = self._state
             if st is None or st.is_over or self.status is Status.OVER:
                 return []
-            out = _click_options(st)
+            out = _click_options(st, self.watch_discard)
             held = self._held_from(st)
             if held is not None and not held.after.is_over:
                 # moves seen at once, held for the next picture: the player after them may
                 # click first (a draw), which agrees with them (_held_clicked); their
                 # buttons too, or the click would go to the player before them
-                out += [o for o in _click_options(held.after) if o not in out]
+                out += [o for o in _click_options(held.after, self.watch_discard)
+                        if o not in out]
             kept = self._others_now()
             if kept is not None:
                 # a decision that another move fitting the last picture leaves (the tax an
@@ -771,7 +774,8 @@ class LiveSession:
                 # instead (:meth:`_other_reading_for`)
                 for _, after in kept[1]:
                     if after.pending:
-                        out += [o for o in _click_options(after) if o not in out]
+                        out += [o for o in _click_options(after, self.watch_discard)
+                                if o not in out]
             return out
 
     def hidden_cards(self) -> list[Cell]:

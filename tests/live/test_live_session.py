@@ -348,6 +348,19 @@ def test_territory_powers_no_camera_sees_are_offered_as_clicks() -> None:
     ev = s.manual("red: use major-11 by red1U@0,0: trade green")
     assert ev[0].kind is EventKind.ACCEPTED and s.state is not None
     assert s.state.to_move is Color.BLUE
+    # without a mat the discard pile is not watched: Judgement's draw from it is unseen too
+    from calibration.mat import virtual_mat
+
+    judged = position(["red", "blue"], edition="looney",
+                      board={"0,0": "major-20", "1,0": "cups-04", "0,1": "swords-02"},
+                      pieces={"0,0": "red1U"}, discard=["swords-04", "cups-09", "wands-02"],
+                      hands={c: ["?"] * 3 for c in ("red", "blue")}, deck=["?"] * 67)
+    for mat, draws in ((MAT, ["draw 0"]), (virtual_mat(), ["draw 0", "draw 1", "draw 2",
+                                                           "draw 3"])):
+        s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=mat,
+                        initial_state=judged)
+        uses = [o.rsplit(": ", 1)[1] for o in s.manual_options() if "major-20" in o]
+        assert uses == draws, (mat, uses)
 
 
 def test_a_picture_after_the_fool_says_its_drawn_card_is_to_be_named_first() -> None:

@@ -264,11 +264,12 @@ def one_pyramid_short(state: ZarcanaState, seen: TableView, *, compare_discard: 
     return None
 
 
-def unseen_uses(state: ZarcanaState) -> list[Move]:
+def unseen_uses(state: ZarcanaState, *, with_discard: bool = True) -> list[Move]:
     """The territory powers the player to move may use that leave the table as it was (a
-    trade of hands, cards drawn): no camera sees them, so the players say them (a click).
-    Without them a Justice trade read as no move, and the next player's move was judged as
-    this one's."""
+    trade of hands, cards drawn; ``with_discard`` off: the discard pile is not seen either,
+    and Judgement's draw from it leaves the table as it was too): no camera sees them, so
+    the players say them (a click). Without them a Justice trade read as no move, and the
+    next player's move was judged as this one's."""
     who = state.to_move
     if who is None or state.is_over or state.pending or state.phase != "play":
         return []
@@ -281,7 +282,7 @@ def unseen_uses(state: ZarcanaState) -> list[Move]:
             continue
         moves = state._card_actions(who, Source.TERRITORY, (t[0],), only=m)
         for mv, after in _legal_results(state, moves, shown, keys):
-            if TableView.of(after).same_as(shown):
+            if TableView.of(after).same_as(shown, with_discard=with_discard):
                 out.append(mv)
     return out
 
