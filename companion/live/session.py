@@ -950,6 +950,7 @@ class LiveSession:
             self._state = self._before_last()
             last = self._history.pop()
             self._early_click = None
+            self._missed_wait = None
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -1461,6 +1462,11 @@ class LiveSession:
                 return self._ask_held(three, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
         if missed is not None:
+            if full.illegal:
+                # (the next picture, the same, has it ruled on)
+                v = full.illegal[0]
+                missed += (f"; else {v.move} breaks a rule: "
+                           + "; ".join(x.reason for x in v.violations))
             return [LiveEvent(EventKind.WAITING, f"{missed} (hidden, or missed by the "
                               "camera?); waiting for the next picture", player=who,
                               changes=changes, frame=frame)]
@@ -1555,8 +1561,8 @@ class LiveSession:
 
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One pyramid of the game not seen on this picture, where the table with it put
-        back is the game's, or one legal move from it, said ("the red small (upright) at 0,2:
-        not seen ..."; else None). The camera misses a pyramid now and then (under a card's shadow, a
+        back is the game's, or one legal move from it, said ("the red small (upright) at
+        0,2: not seen ..."; else None). The camera misses a pyramid now and then (under a card's shadow, a
         clear one on a pale table), and that picture was ruled "no move explains this
         change", a red accusation the next picture took back. It is waited on once: the
         same table on the next picture is ruled on as before (a pyramid taken off for
@@ -1580,7 +1586,7 @@ class LiveSession:
                         compare_discard=self.watch_discard).explained:
                     self._missed_wait = view
                     return (f"the {p.describe()} at {format_cell(cell)}: not seen on this "
-                            "picture, and no move explains it being gone")
+                            "picture, and no legal move explains it being gone")
         # (or the one the move made: the pyramid that grew, moved or was cloned)
         short = one_pyramid_short(st, view, compare_discard=self.watch_discard)
         if short is not None:
@@ -1853,6 +1859,7 @@ class LiveSession:
                 note: str | None = None) -> list[LiveEvent]:
         old = self._state
         assert old is not None
+        self._missed_wait = None    # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
         self._state = new

@@ -1309,8 +1309,13 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
     heard = play(s, range(8), change=missing)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
     assert heard[-1].text.startswith("the red small (upright) at 0,2: not seen on this "
-                                     "picture, and no move explains it being gone")
+                                     "picture, and no legal move explains it being gone")
     assert not any(e.kind is EventKind.ILLEGAL for e in heard)
+    play(s, range(8, 9), clicks=False)
+    # the move taken back: the same picture is waited on again, not ruled on at once
+    s.step_back()
+    ev = s.observe(missing(7, sample_record(7)), frame=80)
+    assert ev[-1].kind is EventKind.WAITING, [e.text for e in ev]
     play(s, range(8, 24))
     assert_true_game(s)
     # the same table twice: ruled on, as before
