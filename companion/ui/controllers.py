@@ -660,6 +660,12 @@ class LiveController(_ViewBase):
                 w.alert.clear()
             self._wait_shown = False
             w.show_status(f"accepted: {e.text}")
+        elif e.kind in (EventKind.UNCHANGED, EventKind.INFO) and self._wait_shown:
+            # (a clear picture with no move since, the table put right: the wait is over)
+            if w.alert.kind == "info":
+                w.alert.clear()
+            self._wait_shown = False
+            w.show_status(e.text)
         elif e.kind is EventKind.WAITING:
             if not e.text.startswith("frame not used") and not (
                     w.alert.isVisible() and w.alert.kind != "info"):

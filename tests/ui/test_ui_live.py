@@ -395,7 +395,7 @@ def test_a_move_taken_from_a_picture_before_a_click_stays_on_show(qtbot: Any) ->
 def test_what_the_game_waits_for_stays_on_show_until_a_move_is_taken(qtbot: Any) -> None:
     """A wait the players must act on (here, a hand over part of the dealt board: cards not
     seen) went to the status bar alone, and the next line there replaced it: the banner
-    keeps it, until a move is taken. A frame not used for a hand is no such wait."""
+    keeps it, until a move is taken or a clear picture shows none."""
     lw = open_live(qtbot)
     w = lw.window
     lw.feed_until(1)
@@ -406,6 +406,10 @@ def test_what_the_game_waits_for_stays_on_show_until_a_move_is_taken(qtbot: Any)
     assert w.alert.text().startswith("<b>Waiting:</b> part of the table is covered")
     w.show_status("the frame source has ended")
     assert "part of the table is covered" in w.alert.text()
+    lw.feed(1)                                  # the hand gone, no move yet: over too
+    assert not w.alert.isVisible()
+    lw.feed(2, rec)
+    assert w.alert.isVisible()
     lw.feed(2)
     assert not w.alert.isVisible()
     assert w.log.moves()[-1] == "blue: start 2,2"
