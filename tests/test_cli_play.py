@@ -396,3 +396,15 @@ def test_a_lines_record_that_cannot_be_written_names_its_file_and_the_game_goes_
     err = capsys.readouterr().err
     assert err.count(f"{rec}: cannot be written any more (No space left on device)") == 2, err
     assert loads((tmp_path / "s.json").read_text()).is_over
+
+
+def test_a_colour_list_takes_a_comma_at_either_end_not_one_left_out() -> None:
+    """``red,blue,`` (a comma typed last) is red and blue; ``red,,blue`` leaves a colour
+    out, more often than not, and is refused (it became a game of two)."""
+    import argparse
+
+    from companion.commands.argtypes import colour_list
+
+    assert colour_list("red,blue,") == colour_list(",red, blue") == ("red", "blue")
+    with pytest.raises(argparse.ArgumentTypeError, match="a colour is missing between commas"):
+        colour_list("red,,blue")

@@ -59,7 +59,7 @@ def colour_list(text: str) -> tuple[str, ...]:
     from companion.core.errors import CompanionError
     from companion.core.pieces import Color
 
-    names = [t.strip() for t in text.split(",")]
+    names = [t.strip() for t in text.strip().strip(",").split(",")]    # (red,blue, is fine)
     if not any(names):
         raise argparse.ArgumentTypeError("expected colours separated by commas, e.g. red,blue")
     if not all(names):

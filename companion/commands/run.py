@@ -360,7 +360,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"no board was dealt: nothing recorded, and {path} is not kept")
             return code
     print(f"the game is recorded in {path} (companion replay {path})")
-    return code
+    # (saved elsewhere than its own file: said as an error above, and the run fails)
+    return 1 if recorder is not None and getattr(recorder, "saved_from", None) is not None \
+        else code
 
 
 __all__ = ["open_recording", "register", "run"]
