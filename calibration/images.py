@@ -154,10 +154,18 @@ def read_image(path: str | Path) -> np.ndarray:
 VIDEO_SUFFIXES = (".mp4", ".mov", ".m4v", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".wmv")
 
 
+#: the brands of an MP4 or QuickTime file's first box (not HEIF's or AVIF's, which are
+#: pictures in the same box format)
+VIDEO_BRANDS = (b"isom", b"iso2", b"iso4", b"iso5", b"iso6", b"mp41", b"mp42", b"avc1",
+                b"qt  ", b"M4V ", b"M4VH", b"M4VP", b"3gp4", b"3gp5", b"3gp6", b"3g2a",
+                b"mmp4", b"dash", b"f4v ", b"MSNV")
+
+
 def _a_video(path: Path, data: bytes) -> bool:
     """Whether a file no image decoder took is a video: by its name, or by its first bytes
-    (an MP4 or QuickTime box, AVI's RIFF, Matroska's EBML)."""
-    return (path.suffix.lower() in VIDEO_SUFFIXES or data[4:8] == b"ftyp"
+    (an MP4 or QuickTime box of a video's brand, AVI's RIFF, Matroska's EBML)."""
+    return (path.suffix.lower() in VIDEO_SUFFIXES
+            or (data[4:8] == b"ftyp" and data[8:12] in VIDEO_BRANDS)
             or (data[:4] == b"RIFF" and data[8:12] == b"AVI ")
             or data[:4] == b"\x1a\x45\xdf\xa3")
 

@@ -639,9 +639,12 @@ def test_a_video_given_as_a_picture_is_named_as_one(tmp_path):
         with pytest.raises(ImageError, match=rf"{name}: a video, not a picture: `companion run "
                                              rf"--source .*{name}` follows a game on video"):
             read_image(path)
+    # (a picture in the same box format is no video: an AVIF)
+    (tmp_path / "photo.avif").write_bytes(b"\x00\x00\x00\x1cftypavif" + bytes(200))
     (tmp_path / "junk.bin").write_bytes(bytes(300))
-    with pytest.raises(ImageError, match="not an image OpenCV can decode"):
-        read_image(tmp_path / "junk.bin")
+    for name in ("photo.avif", "junk.bin"):
+        with pytest.raises(ImageError, match="not an image OpenCV can decode"):
+            read_image(tmp_path / name)
 
 
 # --- decks -------------------------------------------------------------------------------
