@@ -152,7 +152,7 @@ def swapped_colours(named: list[str], seen: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
-    from calibration.table import TableCalibrator, lens_doubt
+    from calibration.table import TableCalibrator, lens_doubt, mat_fit_doubt
     from vision.pyramids.find import PyramidFinder
     from vision.pyramids.profile import default_profile_path, measure_profile
 
@@ -181,15 +181,11 @@ def run(args: argparse.Namespace) -> int:
         # (as observe says it: every position bent, the zone's pyramids looked for off
         # where they stand)
         raise ProfileError(f"{name}: {doubt}")
-    from companion.commands.observe import POOR_MAT_FIT_MM
-
-    fit = calib.reprojection_mm
-    if fit is not None and fit > POOR_MAT_FIT_MM:
-        # (another mat's file: the zone is looked for where it is not, and the colours
-        # learned are the table's; a tester's profile had red at Lab 177 174 153)
-        raise ProfileError(
-            f"{name}: the markers fit the mat file badly ({fit:.1f} mm RMS): is the mat file "
-            "(--mat, else the standard mat) the mat in the picture? No profile is written")
+    badly = mat_fit_doubt(calib.reprojection_mm, None if camera is None else str(camera))
+    if badly is not None:
+        # (as observe says it: another mat's file, the zone looked for where it is not and
+        # the table's colours learned; a tester's profile had red at Lab 177 174 153)
+        raise ProfileError(f"{name}: {badly} No profile is written")
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
     swapped = swapped_colours(args.colors, [s.guess for s in shown])

@@ -94,11 +94,6 @@ def _warn(text: str) -> None:
 _bar: Progress | None = None
 
 
-#: the markers' corners miss the mat file's by more than this (mm, RMS) when the file is not
-#: the mat in the picture (900 x 650 given for a 650 x 900 mat: 14 mm); on 40 renders (tilt,
-#: lens distortion, no camera file) at most 1.3 mm, on the sample frames 0.7 mm
-POOR_MAT_FIT_MM = 5.0
-
 
 #: the comment every annotated copy carries in its JPEG header: a file of the copy's name
 #: without it is someone's photo, which a copy must not replace (a camera names every day's
@@ -251,7 +246,7 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     0 (a blurred picture is read, its pyramids the likeliest missed: a warning)."""
     from calibration.mat import card_scale_doubt
     from calibration.sharpness import blurred_picture, coarse_picture
-    from calibration.table import lens_doubt
+    from calibration.table import lens_doubt, mat_fit_doubt
 
     failed = not record["calibrated"]
     if failed:
@@ -267,14 +262,8 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
         # (the markers fit the mat without the file: the file, not the mat, is wrong)
         _warn(f"error: {path}: {lens_wrong}")
         failed = True
-    elif fit is not None and fit > POOR_MAT_FIT_MM:
-        lens = (", or does the lens bend straight lines (a wide-angle webcam: `companion "
-                "calibrate-camera` measures it, and the lens is then undone)?"
-                if camera is None else
-                f", and is the camera file {str(camera)!r} this camera's lens? (--no-intrinsics "
-                "reads the picture without it)")
-        _warn(f"error: {path}: the markers fit the mat file badly ({fit:.1f} mm RMS): "
-              f"is the mat file (--mat, else the standard mat) the mat in the picture{lens}")
+    elif (badly := mat_fit_doubt(fit, None if camera is None else str(camera))) is not None:
+        _warn(f"error: {path}: {badly}")
         failed = True
     doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
     if doubt is not None:
