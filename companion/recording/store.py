@@ -610,6 +610,12 @@ def open_game(path: Path | str) -> RecordedGame:
     """Read a whole game file. RecordingError (naming the file) when it is missing, damaged
     or not a game file. The file is not changed."""
     p = Path(path).expanduser()
+    # (cut inside its last page, the file still opens: SQLite reads the missing bytes as
+    # zeros, and an event's state came back as nonsense "not JSON")
+    salvaged = salvage(p) if _cut_size(p) is not None else None
+    if salvaged is not None:
+        log.warning("%s: %s", p, salvaged.cut_short)
+        return salvaged
     try:
         with _reading(p) as con:
             meta = _read_meta(p, con)
@@ -654,13 +660,15 @@ def _cut_size(path: Path) -> tuple[int, int, int] | None:
     return (size, pages * page, page) if size < pages * page else None
 
 
-def salvage(path: Path | str) -> RecordedGame | None:
+def salvage(path: Path | str, *, keyframes: bool = True) -> RecordedGame | None:
     """What a game file cut short (:func:`_cut_size`) still holds: its header and its events
-    up to the first one that is lost, read from a copy whose header no longer claims the
+    up to the first one that is lost (with their keyframes, unless ``keyframes`` is off: a
+    listing counts the events only), read from a copy whose header no longer claims the
     lost pages (SQLite then reads the pages there are, and stops at the first missing one
     instead of refusing the whole file). ``cut_short`` says where the file stops. None
     where the file is not cut short, its log holds moves (not in this copy), or not even
     the game's header can be read."""
+    import shutil
     import tempfile
 
     p = Path(path).expanduser()
@@ -668,15 +676,16 @@ def salvage(path: Path | str) -> RecordedGame | None:
     if cut is None or _log_holds_moves(p):
         return None
     size, whole, page = cut
-    try:
-        data = bytearray(p.read_bytes()[:size // page * page])   # (whole pages only)
-    except OSError:
-        return None
-    data[28:32] = bytes(4)
     with tempfile.TemporaryDirectory(prefix="companion-salvage-") as tmp:
         copy = Path(tmp) / p.name
         try:
-            copy.write_bytes(bytes(data))
+            # (copied on disk, not through memory: a game file can hold hundreds of MB of
+            # pictures) whole pages only, the header's page count zeroed
+            shutil.copyfile(p, copy)
+            with open(copy, "r+b") as fh:
+                fh.truncate(size // page * page)
+                fh.seek(28)
+                fh.write(bytes(4))
             con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
         except (OSError, sqlite3.Error) as exc:
             log.debug("%s: no copy to salvage from (%s)", p, exc)
@@ -704,11 +713,12 @@ def salvage(path: Path | str) -> RecordedGame | None:
                         continue
                     break
                 try:
-                    jpeg = con.execute("SELECT jpeg FROM keyframe WHERE number = ?",
+                    jpeg = con.execute("SELECT jpeg FROM keyframe WHERE number = ?" if keyframes
+                                       else "SELECT 1 FROM keyframe WHERE number = ?",
                                        (number,)).fetchone()
                 except sqlite3.Error:
                     jpeg = None         # (past the cut too)
-                if jpeg is not None:
+                if jpeg is not None and keyframes:
                     pictures[number] = bytes(jpeg[0])
                 rows.append((*row, jpeg is not None))
                 number += 1
@@ -722,8 +732,11 @@ def salvage(path: Path | str) -> RecordedGame | None:
 
 
 def summarize(path: Path | str) -> GameSummary:
-    """The metadata of one game file and its number of moves (RecordingError if unreadable)."""
+    """The metadata of one game file and its number of moves (RecordingError if unreadable,
+    or cut short: :func:`salvage` reads what it holds)."""
     p = Path(path).expanduser()
+    if _cut_size(p) is not None and not _log_holds_moves(p):
+        raise RecordingError(f"{p}: the file is cut short")
     with _reading(p) as con:
         meta = _read_meta(p, con)
         kinds = _query(p, con, "SELECT number, kind FROM event WHERE kind IN "
@@ -823,7 +836,7 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
             if never_made(path):    # (asked only of a file that does not read as a game)
                 out.append(EmptyGame(path))
                 continue
-            salvaged = salvage(path)
+            salvaged = salvage(path, keyframes=False)
             if salvaged is not None:
                 out.append(BrokenGame(path, f"{salvaged.cut_short}; `companion export` gives "
                                             f"the {len(salvaged.events)} event(s) it holds"))
@@ -1010,6 +1023,10 @@ class GameRecorder:
                                          "it somewhere you can write and continue the copy"
                                          ) from None
                 # (else the connection says what is wrong with it)
+            if _cut_size(p) is not None and not _log_holds_moves(p):
+                # (cut inside its last page it still opens, its lost bytes read as zeros)
+                raise RecordingError(f"{p}: the file is damaged: cut short (an interrupted "
+                                     "copy?); `companion export` gives the events it holds")
         held = _hold(p) if p.is_file() else None
         con: sqlite3.Connection | None = None
         try:

@@ -149,19 +149,22 @@ def test_list_games_lists_the_good_ones_beside_the_broken(tmp_path: Path,
     assert "another kind" in broken["other-schema.db"]
 
 
-@pytest.mark.parametrize("kept", [0.5, 0.9])
+@pytest.mark.parametrize("kept", [0.5, 0.9, -2048])
 def test_a_file_cut_short_gives_the_events_before_the_cut(
         kept: float, tmp_path: Path, good_bytes: bytes,
         capsys: pytest.CaptureFixture[str]) -> None:
     """An interrupted copy cuts the file: SQLite refused the whole file as malformed, and
-    games, export and replay gave nothing though nearly every event was there."""
+    games, export and replay gave nothing though nearly every event was there. (Cut inside
+    its last page, -2048 bytes, the file opened, its missing bytes read as zeros: an
+    event's state was "not JSON", and `games` listed it as fine.)"""
     import json
 
     from companion.cli import main
     from companion.recording import rebuild_state
 
     path = tmp_path / "cut.db"
-    path.write_bytes(good_bytes[:int(len(good_bytes) * kept)])
+    cut = int(len(good_bytes) * kept) if kept > 0 else len(good_bytes) + int(kept)
+    path.write_bytes(good_bytes[:cut])
     before = path.read_bytes()
     game = open_game(path)
     n = len(game.events)
