@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
-from companion.core.files import atomic_file
+from companion.core.files import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -444,8 +444,7 @@ def _check_script(script: Any, path: Path) -> None:
 def _write_lines(path: Path, lines: list[str]) -> bool:
     """``lines`` written to ``path`` whole or not at all; False (said) where it cannot be."""
     try:
-        with atomic_file(path) as fh:
-            fh.write("\n".join(lines) + "\n")
+        write_text_atomic(path, "\n".join(lines) + "\n")
     except OSError as exc:
         print(f"companion demo: error: {path}: could not be written "
               f"({exc.strerror or exc})", file=sys.stderr)

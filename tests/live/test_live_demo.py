@@ -51,14 +51,14 @@ def test_a_move_list_that_cannot_be_written_is_named_and_fails_the_demo(
     and left moves.txt empty. The file is named, record.txt is still written, the run fails;
     neither a half-written move list nor an earlier run's is left in its place."""
     import companion.commands.demo as demo
-    from companion.core.files import atomic_file
+    from companion.core.files import write_text_atomic
 
-    def full(path: Path, binary: bool = False) -> object:
+    def full(path: Path, text: str) -> None:
         if path.name == "moves.txt":
             raise OSError(28, "No space left on device")
-        return atomic_file(path, binary)
+        write_text_atomic(path, text)
 
-    monkeypatch.setattr(demo, "atomic_file", full)
+    monkeypatch.setattr(demo, "write_text_atomic", full)
     out = tmp_path / "demo"
     out.mkdir()
     (out / "moves.txt").write_text("an earlier run's moves\n")
