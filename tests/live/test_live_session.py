@@ -59,6 +59,19 @@ def play(session: LiveSession, frames: range, *, clicks: bool = True,
     return events
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """``module.name`` replaced by itself counting its calls: the list grows by one a call."""
+    calls: list[int] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def assert_true_game(session: LiveSession) -> None:
     """The sample game's legal moves were accepted (" =card" names a build's card), and it
     ended with its true scores."""
@@ -849,14 +862,7 @@ def test_two_moves_that_end_the_game_are_asked_about_when_nothing_else_explains_
     assert ev[0].text.startswith("two moves since the last picture, ending the game? green: "
                                  "use cups-05 by green1U@1,2: clone 1, then red: play")
     assert s.status is Status.QUESTION and s.can_override
-    calls: list[int] = []
-    search = session_module.explain_two
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return search(*args, **kwargs)
-
-    monkeypatch.setattr(session_module, "explain_two", counted)
+    calls = _counted(monkeypatch, session_module, "explain_two")
     for frame in (24, 25):
         ev = s.observe(_red_ends_with_a_build(), frame=frame)
         assert [e.kind for e in ev] == [EventKind.WAITING]
@@ -1470,14 +1476,7 @@ def test_three_moves_asked_about_stay_asked_on_the_same_table_without_a_new_sear
     again for it."""
     import companion.live.session as session_module
 
-    calls: list[int] = []
-    search = session_module.explain_three
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return search(*args, **kwargs)
-
-    monkeypatch.setattr(session_module, "explain_three", counted)
+    calls = _counted(monkeypatch, session_module, "explain_three")
     s = sample_session()
     play(s, [k for k in range(6) if k not in (3, 4)])
     assert s.status is Status.QUESTION and len(calls) == 1
