@@ -610,24 +610,16 @@ def open_game(path: Path | str) -> RecordedGame:
     """Read a whole game file. RecordingError (naming the file) when it is missing, damaged
     or not a game file. The file is not changed."""
     p = Path(path).expanduser()
-    # (cut inside its last page, the file still opens: SQLite reads the missing bytes as
-    # zeros, and an event's state came back as nonsense "not JSON")
-    salvaged = salvage(p) if _cut_size(p) is not None else None
+    # a file cut short (an interrupted copy) holds nearly every event still: those before
+    # the cut are read, and what is lost is said (SQLite refused the whole file, or, cut
+    # inside its last page, read the lost bytes as zeros: a state of nonsense "not JSON")
+    salvaged = salvage(p)       # (None for a whole file)
     if salvaged is not None:
         log.warning("%s: %s", p, salvaged.cut_short)
         return salvaged
-    try:
-        with _reading(p) as con:
-            meta = _read_meta(p, con)
-            events = _read_events(p, con)
-    except RecordingError:
-        # a file cut short (an interrupted copy) holds nearly every event still: those
-        # before the cut are read, and what is lost is said
-        salvaged = salvage(p)
-        if salvaged is None:
-            raise
-        log.warning("%s: %s", p, salvaged.cut_short)
-        return salvaged
+    with _reading(p) as con:
+        meta = _read_meta(p, con)
+        events = _read_events(p, con)
     return _game_of(p, meta, events)
 
 
