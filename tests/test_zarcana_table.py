@@ -17,6 +17,7 @@ from companion.games.zarcana.table import (
     explain,
     explain_three,
     game_from_table,
+    pyramids_short,
 )
 
 LAYOUT = ["cups-03", "wands-05", "swords-10", "pentacles-02", "major-13", "cups-12",
@@ -132,6 +133,35 @@ def test_hidden_game_follows_the_table_and_flags_an_illegal_move() -> None:
     e = explain(st, view)
     assert not e.explained
     assert e.illegal and "wands.upright" in e.illegal[0].rules
+
+
+def _started() -> tuple[ZarcanaState, TableView]:
+    """A hidden game after red, blue and green started at 1,1, 0,0 and 2,2; red to move."""
+    st = game_from_table(["red", "blue", "green"], _start_table(), edition="looney")
+    view = st.table()
+    for who, cell in (("red", (1, 1)), ("blue", (0, 0)), ("green", (2, 2))):
+        view = _with(view, pyramids={cell: f"{who}1U"})
+        st = st.apply(explain(st, view).moves[0])
+    return st, view
+
+
+def test_pyramids_short_names_one_or_two_pyramids_not_seen() -> None:
+    st, view = _started()
+    # two of the game's pyramids not seen, no move: both named, in cell order
+    short = pyramids_short(st, _with(view, pyramids={(0, 0): "", (2, 2): ""}))
+    assert short is not None and short.move is None
+    assert [(str(p), c) for p, c in short.missing] == [("blue1U", (0, 0)), ("green1U", (2, 2))]
+    # one more than ``most``: none
+    assert pyramids_short(st, _with(view, pyramids={(0, 0): "", (2, 2): ""}), 1) is None
+    assert pyramids_short(st, _with(view, pyramids={(0, 0): "", (1, 1): "", (2, 2): ""})) is None
+    # red grows (the card on the pile), its grown pyramid and blue's not seen
+    seen = _with(view, pyramids={(0, 0): "", (1, 1): ""}, discard="cups-07")
+    short = pyramids_short(st, seen)
+    assert short is not None and str(short.move) == "red: play cups-07 by red1U@1,1: grow"
+    assert [(str(p), c) for p, c in short.missing] == [("blue1U", (0, 0)), ("red2U", (1, 1))]
+    assert short.after.table().pyramids[(1, 1)] == (parse_pyramid("red2U"),)
+    # a pyramid that is not the game's: none
+    assert pyramids_short(st, _with(view, pyramids={(0, 0): "", (2, 2): "red1U"})) is None
 
 
 def test_a_card_changing_by_itself_is_not_explained() -> None:

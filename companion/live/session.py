@@ -86,7 +86,7 @@ from companion.games.zarcana.table import (
     explain_three,
     explain_two,
     game_from_table,
-    one_pyramid_short,
+    pyramids_short,
     unseen_uses,
 )
 from companion.live.tablestate import (
@@ -301,6 +301,9 @@ THREE_MOVES_BUDGET_S = 2.0
 #: How many of the last moves a table taken back by hand is compared against (each one is
 #: one more position to compare, and only when no move explains the table).
 TAKE_BACK_DEPTH = 4
+#: At most this many pyramids of the game not seen on a picture are waited on once, as
+#: hidden or missed by the camera (a hand or an arm over them), before the table is ruled on.
+MISSED_PYRAMIDS = 2
 #: This many territories missing from one view means the table is covered, not a move: no
 #: Zarcana move destroys more than two at once (a double attack).
 OCCLUDED_CARDS = 3
@@ -1560,13 +1563,13 @@ class LiveSession:
         return events
 
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
-        """One pyramid of the game not seen on this picture, where the table with it put
-        back is the game's, or one legal move from it, said ("the red small (upright) at
-        0,2: not seen ..."; else None). The camera misses a pyramid now and then (under a card's shadow, a
-        clear one on a pale table), and that picture was ruled "no move explains this
-        change", a red accusation the next picture took back. It is waited on once: the
-        same table on the next picture is ruled on as before (a pyramid taken off for
-        good)."""
+        """One or two (:data:`MISSED_PYRAMIDS`) pyramids of the game not seen on this
+        picture, where the table with them put back is the game's, or one legal move from
+        it, said ("the red small (upright) at 0,2: not seen ..."; else None). The camera
+        misses a pyramid now and then (under a card's shadow, a clear one on a pale table,
+        a hand over two), and that picture was ruled "no move explains this change", a red
+        accusation the next picture took back. It is waited on once: the same table on the
+        next picture is ruled on as before (pyramids taken off for good)."""
         if self._missed_wait is not None and view.same_as(self._missed_wait,
                                                           with_discard=self.watch_discard):
             self._missed_wait = None
@@ -1587,14 +1590,16 @@ class LiveSession:
                     self._missed_wait = view
                     return (f"the {p.describe()} at {format_cell(cell)}: not seen on this "
                             "picture, and no legal move explains it being gone")
-        # (or the one the move made: the pyramid that grew, moved or was cloned)
-        short = one_pyramid_short(st, view, compare_discard=self.watch_discard)
+        # (or the ones the move made: the pyramid that grew, moved or was cloned; or two
+        # pyramids not seen, a hand or an arm over both)
+        short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
         if short is not None:
             self._missed_wait = view
-            mv, p, cell = short
-            what = f"the {p.describe()} at {format_cell(cell)}"
-            return (f"{mv} fits, but {what} it leaves is not seen on this picture"
-                    if mv is not None else f"{what}: not seen on this picture")
+            what = " and ".join(f"the {p.describe()} at {format_cell(cell)}"
+                                for p, cell in short.missing)
+            are = "is" if len(short.missing) == 1 else "are"
+            return (f"{short.move} fits, but {what} it leaves {are} not seen on this picture"
+                    if short.move is not None else f"{what}: not seen on this picture")
         return None
 
     def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,

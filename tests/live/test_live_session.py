@@ -1354,6 +1354,34 @@ def test_the_pyramid_a_move_made_not_seen_is_waited_on() -> None:
     assert_true_game(s)
 
 
+def test_two_pyramids_not_seen_on_one_picture_are_waited_on_not_ruled_on() -> None:
+    """Picture 6 (green builds at 1,1) misses both of red's pyramids at 0,2 (a hand over
+    them): it was ruled "no move explains this change", as only one pyramid not seen was
+    waited on. The build fits but for them: the picture is waited on, and the next one
+    takes the move; the same table again is ruled on."""
+    def no_red(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 6:
+            return rec
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "red"])
+
+    s = sample_session()
+    heard = play(s, range(7), change=no_red)
+    assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
+    assert heard[-1].text.startswith("green: use pentacles-04 by green1U@1,1: build 1,1")
+    assert ("fits, but the red small (upright) at 0,2 and the red small (upright) at 0,2 it "
+            "leaves are not seen on this picture (hidden, or missed by the camera?); waiting "
+            "for the next picture") in heard[-1].text
+    assert not any(e.kind is EventKind.ILLEGAL for e in heard)
+    play(s, range(7, 24))
+    assert_true_game(s)
+    # the same table twice: ruled on
+    s = sample_session()
+    play(s, range(7), change=no_red)
+    ev = s.observe(no_red(6, sample_record(6)), frame=60)
+    assert ev[-1].kind is EventKind.ILLEGAL, [e.text for e in ev]
+    assert s.status is Status.WRONG_TABLE
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only

@@ -238,30 +238,47 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
                 yield from state._card_actions(who, Source.WILD, (other, last))
 
 
-def one_pyramid_short(state: ZarcanaState, seen: TableView, *, compare_discard: bool = True
-                      ) -> tuple[Move | None, Pyramid, Cell] | None:
-    """A pyramid ``seen`` lacks where the table is otherwise the game's (move None) or one
-    legal move's result (a pyramid the camera missed: often the one the move grew or
-    moved), with that move, the pyramid and its cell; None when there is none."""
-    def short_by_one(full: TableView) -> tuple[Pyramid, Cell] | None:
+@dataclass(frozen=True)
+class PyramidsShort:
+    """A table seen with pyramids missing: ``move`` (None: no move, the table is the
+    game's) fits it but for ``missing``, each a pyramid and its cell; ``after`` is the
+    game after the move (the game itself when there is none)."""
+
+    move: Move | None
+    missing: tuple[tuple[Pyramid, Cell], ...]
+    after: ZarcanaState = field(repr=False)
+
+
+def pyramids_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
+                   compare_discard: bool = True) -> PyramidsShort | None:
+    """The pyramids (one to ``most``) ``seen`` lacks where the table is otherwise the
+    game's (move None) or one legal move's result (pyramids the camera missed: a hand over
+    them, often the one the move grew or moved), fewest missing first, the game's own
+    table first among equals; None when there are none."""
+    def short_of(full: TableView) -> tuple[tuple[Pyramid, Cell], ...] | None:
         if full.cards != seen.cards or (compare_discard and full.discard_top != seen.discard_top):
             return None
         extra: list[tuple[Pyramid, Cell]] = []
-        for cell in set(full.pyramids) | set(seen.pyramids):
+        for cell in sorted(set(full.pyramids) | set(seen.pyramids)):
             have, want = Counter(seen.pyramids.get(cell, ())), Counter(full.pyramids.get(cell, ()))
             if have - want:
                 return None
-            extra += [(p, cell) for p in (want - have).elements()]
-        return extra[0] if len(extra) == 1 else None
+            extra += [(p, cell) for p in sorted((want - have).elements())]
+        return tuple(extra) if 0 < len(extra) <= most else None
 
-    found = short_by_one(TableView.of(state))
+    best: PyramidsShort | None = None
+    found = short_of(TableView.of(state))
     if found is not None:
-        return None, found[0], found[1]
+        best = PyramidsShort(None, found, state)
+        if len(found) == 1:
+            return best
     for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
-        found = short_by_one(TableView.of(after))
-        if found is not None:
-            return mv, found[0], found[1]
-    return None
+        found = short_of(TableView.of(after))
+        if found is not None and (best is None or len(found) < len(best.missing)):
+            best = PyramidsShort(mv, found, after)
+            if len(found) == 1:
+                break
+    return best
 
 
 def unseen_uses(state: ZarcanaState, *, with_discard: bool = True) -> list[Move]:
@@ -535,5 +552,6 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
         yield replace(base, steps=(s,))
 
 
-__all__ = ["Change", "Explanation", "TableError", "TableView", "TwoMoves", "candidate_moves",
-           "diff", "explain", "explain_three", "explain_two", "game_from_table"]
+__all__ = ["Change", "Explanation", "PyramidsShort", "TableError", "TableView", "TwoMoves",
+           "candidate_moves", "diff", "explain", "explain_three", "explain_two",
+           "game_from_table", "pyramids_short"]
