@@ -164,6 +164,28 @@ def test_pyramids_short_names_one_or_two_pyramids_not_seen() -> None:
     assert pyramids_short(st, _with(view, pyramids={(0, 0): "", (2, 2): "red1U"})) is None
 
 
+def test_pyramids_short_reads_a_reorient_beside_pyramids_not_seen() -> None:
+    """Red lays its pyramid down (pointing E) while one or two others are not seen: the
+    reorient is read off the table all the same (it was looked for only where every
+    pyramid was seen, and the table was called short with no move to explain it)."""
+    st, view = _started()
+    turned = _with(view, pyramids={(1, 1): "red1E"})
+    for hidden, want in (({(0, 0): ""}, [("blue1U", (0, 0))]),
+                         ({(0, 0): "", (2, 2): ""}, [("blue1U", (0, 0)), ("green1U", (2, 2))])):
+        short = pyramids_short(st, _with(turned, pyramids=hidden))
+        assert short is not None and isinstance(short.move, Reorient)
+        assert str(short.move) == "red: reorient red1U@1,1>E"
+        assert [(str(p), c) for p, c in short.missing] == want
+    # two of red's own in one cell, one laid down and the other not seen
+    st2 = st.apply(next(m for m in st.legal_moves() if "clone" in str(m)))
+    st2 = st2.apply(next(m for m in st2.legal_moves() if str(m).startswith("blue: draw")))
+    st2 = st2.apply(next(m for m in st2.legal_moves() if str(m).startswith("green: draw")))
+    assert st2.table().pyramids[(1, 1)] == (parse_pyramid("red1U"),) * 2
+    short = pyramids_short(st2, _with(st2.table(), pyramids={(1, 1): "red1S"}))
+    assert short is not None and str(short.move) == "red: reorient red1U@1,1>S"
+    assert [(str(p), c) for p, c in short.missing] == [("red1U", (1, 1))]
+
+
 def test_a_card_changing_by_itself_is_not_explained() -> None:
     st = game_from_table(["red", "blue"], _start_table(), edition="1996")
     view = _with(st.table(), cards={(1, 1): "major-21"})

@@ -1382,6 +1382,26 @@ def test_two_pyramids_not_seen_on_one_picture_are_waited_on_not_ruled_on() -> No
     assert s.status is Status.WRONG_TABLE
 
 
+def test_a_reorient_beside_two_pyramids_not_seen_is_waited_on() -> None:
+    """Picture 7 (red lays a pyramid at 0,2 down) misses red's other pyramid there and
+    blue's: the reorient was only read off a table with every pyramid seen, so that picture
+    was ruled "no move explains this change". It is waited on, naming the reorient, and
+    the next picture takes it."""
+    def two_hidden(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 7:
+            return rec
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "blue"
+                                   and (p["color"] != "red" or not p["upright"])])
+
+    s = sample_session()
+    heard = play(s, range(8), change=two_hidden)
+    assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
+    assert heard[-1].text.startswith("red: reorient red1U@0,2>W fits, but "), heard[-1].text
+    assert not any(e.kind is EventKind.ILLEGAL for e in heard)
+    play(s, range(8, 24))
+    assert_true_game(s)
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only

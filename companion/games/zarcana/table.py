@@ -181,33 +181,61 @@ def _fill_builds(move: Move, seen: TableView) -> Move:
     return replace(move, steps=tuple(steps)) if changed else move
 
 
-def _reorients_from_diff(state: ZarcanaState, seen: TableView, *, own_only: bool = False
-                         ) -> Iterator[Move]:
+def _reorients_from_diff(state: ZarcanaState, seen: TableView, *, own_only: bool = False,
+                         short: int = 0) -> Iterator[Move]:
     """A REORIENT is read straight off the table: same cells and sizes, new poses.
 
     ``own_only``: only the mover's own pyramids, and a cell whose change is no reorient is
-    passed over (another move changed the table too: a picture missed between them)."""
+    passed over (another move changed the table too: a picture missed between them).
+    ``short``: up to this many of the game's pyramids may be missing from ``seen`` (hidden,
+    or missed by the camera): a reorient for each way of telling which ones those are."""
     who = state.to_move
     if who is None:
         return
-    turns: list[Turn] = []
-    for cell in set(state.pieces) | set(seen.pyramids):
+    ways: list[list[tuple[tuple[Turn, ...], int]]] = []
+    for cell in sorted(set(state.pieces) | set(seen.pyramids)):
         before = Counter(p for p in state.pieces.get(cell, ()) if not own_only or p.color is who)
         after = Counter(p for p in seen.pyramids.get(cell, ()) if not own_only or p.color is who)
-        gone = sorted((before - after).elements(), key=lambda p: (p.color.value, p.size))
-        came = sorted((after - before).elements(), key=lambda p: (p.color.value, p.size))
-        if len(gone) != len(came) or any((g.color, g.size) != (c.color, c.size)
-                                         for g, c in zip(gone, came)):
+        here = _cell_turns(cell, before - after, after - before, short)
+        if not here:
             if own_only:
                 continue
             return
-        turns += [Turn(Minion(cell, g), c.pose) for g, c in zip(gone, came)]
-    if turns:
-        yield Reorient(who, tuple(sorted(turns)))
+        ways.append(here)
+    done: set[tuple[Turn, ...]] = set()
+    for way in itertools.product(*ways):
+        if sum(n for _, n in way) > short:
+            continue
+        turns = tuple(sorted(t for ts, _ in way for t in ts))
+        if turns and turns not in done:
+            done.add(turns)
+            yield Reorient(who, turns)
 
 
-def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
-    """Moves worth testing against what the camera sees (a superset of the answers)."""
+def _cell_turns(cell: Cell, gone: Counter[Pyramid], came: Counter[Pyramid], short: int
+                ) -> list[tuple[tuple[Turn, ...], int]]:
+    """The ways one cell's change reads as turns of its pyramids, each with how many of
+    the pyramids gone are not seen (at most ``short``); none: no reorient changes it so."""
+    per_kind: list[list[tuple[tuple[Turn, ...], int]]] = []
+    for kind in sorted({(p.color.value, p.size) for p in gone + came}):
+        g = sorted(p for p in gone.elements() if (p.color.value, p.size) == kind)
+        c = sorted(p for p in came.elements() if (p.color.value, p.size) == kind)
+        unseen = len(g) - len(c)
+        if unseen < 0 or unseen > short:
+            return []
+        options: dict[tuple[Turn, ...], int] = {}
+        for kept in itertools.combinations(g, len(c)):
+            options.setdefault(tuple(Turn(Minion(cell, a), b.pose)
+                                     for a, b in zip(kept, c)), unseen)
+        per_kind.append(list(options.items()))
+    return [(tuple(t for ts, _ in combo for t in ts), sum(n for _, n in combo))
+            for combo in itertools.product(*per_kind)]
+
+
+def candidate_moves(state: ZarcanaState, seen: TableView, *, short: int = 0) -> Iterator[Move]:
+    """Moves worth testing against what the camera sees (a superset of the answers);
+    ``short``: up to this many of the game's pyramids may be missing from ``seen`` (a
+    reorient is read off the table with them)."""
     who = state.to_move
     if who is None:
         return
@@ -215,7 +243,7 @@ def candidate_moves(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
     if isinstance(top, (FoolPlay, FoolDraw)) or (top is not None and not isinstance(top, ExtraOption)):
         yield from state.legal_moves()
         return
-    yield from _reorients_from_diff(state, seen)
+    yield from _reorients_from_diff(state, seen, short=short)
     if not state.has_pieces(who):
         for cell in state.board:
             yield Start(who, cell)
@@ -272,7 +300,8 @@ def pyramids_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
         best = PyramidsShort(None, found, state)
         if len(found) == 1:
             return best
-    for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
+    for mv, after in _legal_results(state, candidate_moves(state, seen, short=most), seen,
+                                    set()):
         found = short_of(TableView.of(after))
         if found is not None and (best is None or len(found) < len(best.missing)):
             best = PyramidsShort(mv, found, after)
