@@ -1577,29 +1577,19 @@ class LiveSession:
         if (self.status is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view)):
             return None     # (ruled on already: not waited on again)
-        before = TableView.of(st)
-        for cell, ps in sorted(before.pyramids.items()):
-            gone = Counter(ps) - Counter(view.pyramids.get(cell, ()))
-            for p in sorted(gone):
-                pyr = dict(view.pyramids)
-                pyr[cell] = tuple(sorted(pyr.get(cell, ()) + (p,)))
-                back = replace(view, pyramids=pyr)
-                if back.same_as(before, with_discard=self.watch_discard) or explain(
-                        st, back, diagnose=False,
-                        compare_discard=self.watch_discard).explained:
-                    self._missed_wait = view
-                    return (f"the {p.describe()} at {format_cell(cell)}: not seen on this "
-                            "picture, and no legal move explains it being gone")
-        # (or the ones the move made: the pyramid that grew, moved or was cloned; or two
-        # pyramids not seen, a hand or an arm over both)
+        # (the game's table or one legal move's but for them: often the pyramid the move
+        # grew, moved, cloned or turned; or two, a hand or an arm over both)
         short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
         if short is not None:
             self._missed_wait = view
             what = " and ".join(f"the {p.describe()} at {format_cell(cell)}"
                                 for p, cell in short.missing)
             are = "is" if len(short.missing) == 1 else "are"
-            return (f"{short.move} fits, but {what} it leaves {are} not seen on this picture"
-                    if short.move is not None else f"{what}: not seen on this picture")
+            if short.move is None:
+                it = "it" if len(short.missing) == 1 else "them"
+                return (f"{what}: not seen on this picture, and no legal move explains {it} "
+                        "being gone")
+            return f"{short.move} fits, but {what} it leaves {are} not seen on this picture"
         return None
 
     def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,

@@ -1314,8 +1314,9 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
     s = sample_session()
     heard = play(s, range(8), change=missing)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
-    assert heard[-1].text.startswith("the red small (upright) at 0,2: not seen on this "
-                                     "picture, and no legal move explains it being gone")
+    # (the reorient is named: it was said that no legal move explains the pyramid gone)
+    assert heard[-1].text.startswith("red: reorient red1U@0,2>W fits, but the red small "
+                                     "(upright) at 0,2 it leaves is not seen on this picture")
     assert not any(e.kind is EventKind.ILLEGAL for e in heard)
     play(s, range(8, 9), clicks=False)
     # the move taken back: the same picture is waited on again, not ruled on at once
