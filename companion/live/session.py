@@ -184,6 +184,33 @@ def correction_text(c: Correction) -> str:
     return f"pyramid {format_cell(c.cell)} {c.seen}={actual}{at}"
 
 
+#: How a few pyramids alike are counted in words.
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
+def pyramid_words(p: Pyramid, cell: Cell, cards: Mapping[Cell, str], n: int = 1) -> str:
+    """A pyramid as the players see it, with the card it stands on (``cards``: the top card
+    of each cell): ``the red small (upright) pyramid on the 9 of Cups at 0,2``; ``n`` of
+    them alike there: ``the two red small (upright) pyramids on ...``."""
+    card = cards.get(cell)
+    if card is None:
+        on = "in the wasteland"
+    elif card == BACK:
+        on = "on a face-down card"
+    else:
+        try:
+            info = card_info(card)
+        except NotationError:
+            on = "on a card not yet named"
+        else:
+            name = info.name
+            on = ("on the " + name[4:] if name.startswith("The ") else
+                  "on the " + name if not info.is_major or " of " in name else "on " + name)
+    what = (f"{p.describe()} pyramid" if n == 1 else
+            f"{NUMBER_WORDS.get(n, str(n))} {p.describe()} pyramids")
+    return f"the {what} {on} at {format_cell(cell)}"
+
+
 def parse_correction(text: str) -> Correction:
     """The correction :func:`correction_text` wrote; NotationError for anything else."""
     parts = text.split()
@@ -1565,11 +1592,12 @@ class LiveSession:
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One or two (:data:`MISSED_PYRAMIDS`) pyramids of the game not seen on this
         picture, where the table with them put back is the game's, or one legal move from
-        it, said ("the red small (upright) at 0,2: not seen ..."; else None). The camera
-        misses a pyramid now and then (under a card's shadow, a clear one on a pale table,
-        a hand over two), and that picture was ruled "no move explains this change", a red
-        accusation the next picture took back. It is waited on once: the same table on the
-        next picture is ruled on as before (pyramids taken off for good)."""
+        it, said ("the red small (upright) pyramid on the 9 of Cups at 0,2: not seen ...";
+        else None). The camera misses a pyramid now and then (under a card's shadow, a
+        clear one on a pale table, a hand over two), and that picture was ruled "no move
+        explains this change", a red accusation the next picture took back. It is waited
+        on once: the same table on the next picture is ruled on as before (pyramids taken
+        off for good)."""
         if self._missed_wait is not None and view.same_as(self._missed_wait,
                                                           with_discard=self.watch_discard):
             self._missed_wait = None
@@ -1582,8 +1610,9 @@ class LiveSession:
         short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
         if short is not None:
             self._missed_wait = view
-            what = " and ".join(f"the {p.describe()} at {format_cell(cell)}"
-                                for p, cell in short.missing)
+            cards = TableView.of(short.after).cards
+            alike = Counter(short.missing)      # (two alike in one cell said once)
+            what = " and ".join(pyramid_words(p, cell, cards, n) for (p, cell), n in alike.items())
             are = "is" if len(short.missing) == 1 else "are"
             if short.move is None:
                 it = "it" if len(short.missing) == 1 else "them"
@@ -2209,4 +2238,5 @@ def _reorient_to(st: ZarcanaState, view: TableView) -> Reorient | None:
 
 
 __all__ = ["CardCorrection", "Correction", "EventKind", "HistoryEntry", "LiveError", "LiveEvent",
-           "LiveSession", "PyramidCorrection", "Recorder", "Status", "Suggestion"]
+           "LiveSession", "PyramidCorrection", "Recorder", "Status", "Suggestion",
+           "pyramid_words"]

@@ -19,6 +19,7 @@ from companion.live.session import (
     LiveSession,
     PyramidCorrection,
     Status,
+    pyramid_words,
 )
 
 
@@ -1316,7 +1317,8 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
     # (the reorient is named: it was said that no legal move explains the pyramid gone)
     assert heard[-1].text.startswith("red: reorient red1U@0,2>W fits, but the red small "
-                                     "(upright) at 0,2 it leaves is not seen on this picture")
+                                     "(upright) pyramid on the 9 of Cups at 0,2 it leaves is "
+                                     "not seen on this picture")
     assert not any(e.kind is EventKind.ILLEGAL for e in heard)
     play(s, range(8, 9), clicks=False)
     # the move taken back: the same picture is waited on again, not ruled on at once
@@ -1349,8 +1351,9 @@ def test_the_pyramid_a_move_made_not_seen_is_waited_on() -> None:
     heard = play(s, range(6), change=grown_missing)
     assert heard[-1].kind is EventKind.WAITING
     assert heard[-1].text == ("blue: play cups-07 by blue1U@2,2: grow fits, but the blue medium "
-                              "(upright) at 2,2 it leaves is not seen on this picture (hidden, "
-                              "or missed by the camera?); waiting for the next picture")
+                              "(upright) pyramid on the Queen of Swords at 2,2 it leaves is not "
+                              "seen on this picture (hidden, or missed by the camera?); waiting "
+                              "for the next picture")
     play(s, range(6, 24))
     assert_true_game(s)
 
@@ -1369,7 +1372,7 @@ def test_two_pyramids_not_seen_on_one_picture_are_waited_on_not_ruled_on() -> No
     heard = play(s, range(7), change=no_red)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
     assert heard[-1].text.startswith("green: use pentacles-04 by green1U@1,1: build 1,1")
-    assert ("fits, but the red small (upright) at 0,2 and the red small (upright) at 0,2 it "
+    assert ("fits, but the two red small (upright) pyramids on the 9 of Cups at 0,2 it "
             "leaves are not seen on this picture (hidden, or missed by the camera?); waiting "
             "for the next picture") in heard[-1].text
     assert not any(e.kind is EventKind.ILLEGAL for e in heard)
@@ -1397,10 +1400,44 @@ def test_a_reorient_beside_two_pyramids_not_seen_is_waited_on() -> None:
     s = sample_session()
     heard = play(s, range(8), change=two_hidden)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
-    assert heard[-1].text.startswith("red: reorient red1U@0,2>W fits, but "), heard[-1].text
+    assert heard[-1].text.startswith(
+        "red: reorient red1U@0,2>W fits, but the red small (upright) pyramid on the 9 of Cups "
+        "at 0,2 and the blue medium (upright) pyramid on the Queen of Swords at 2,2 it leaves "
+        "are not seen on this picture"), heard[-1].text
     assert not any(e.kind is EventKind.ILLEGAL for e in heard)
     play(s, range(8, 24))
     assert_true_game(s)
+
+
+def test_pyramids_not_seen_are_named_as_the_players_see_them() -> None:
+    """Picture 8 (blue's draw, clicked) misses green's pyramid and blue's: no move, and the
+    wait names each pyramid by the card it stands on, as the players see it (it said only
+    "the green small (upright) at 1,1")."""
+    def two_gone(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != 8:
+            return rec
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] == "red"])
+
+    s = sample_session()
+    heard = play(s, range(9), change=two_gone)
+    assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
+    assert heard[-1].text == (
+        "the green small (upright) pyramid on the 2 of Pentacles at 1,1 and the blue medium "
+        "(upright) pyramid on the Queen of Swords at 2,2: not seen on this picture, and no "
+        "legal move explains them being gone (hidden, or missed by the camera?); waiting for "
+        "the next picture")
+    play(s, range(9, 24))
+    assert_true_game(s)
+    # the wasteland, a face-down card, the trumps, a card not yet named
+    red = parse_pyramid("red1W")
+    said = [pyramid_words(red, (0, 2), {(0, 2): c}) for c in
+            ("major-00", "major-08", "back", "?")]
+    assert said == ["the red small (lying, pointing W) pyramid on the Fool at 0,2",
+                    "the red small (lying, pointing W) pyramid on Strength at 0,2",
+                    "the red small (lying, pointing W) pyramid on a face-down card at 0,2",
+                    "the red small (lying, pointing W) pyramid on a card not yet named at 0,2"]
+    assert pyramid_words(red, (-1, 2), {}, 2) == ("the two red small (lying, pointing W) "
+                                                  "pyramids in the wasteland at -1,2")
 
 
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
