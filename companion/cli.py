@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any, TextIO, cast
 
 from companion import __version__
 from companion.commands import COMMAND_MODULES
@@ -63,8 +64,54 @@ def hold_closed_streams() -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
 
 
+class _StderrGuard:
+    """``sys.stderr`` for the run: a write the system refuses (``2>/dev/full``, a reader of
+    stderr that has gone) is dropped, and the stream is pointed at the null device for the
+    rest of the run. What is said on stderr is never worth the records on stdout: the error
+    escaped the command, which the CLI took for stdout's and ended the run on."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _refused(self) -> None:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+            self._stream.flush()    # (what was held back goes to the null device)
+        except (OSError, ValueError, AttributeError):
+            self._stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._refused()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._refused()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     hold_closed_streams()
+    given = sys.stderr
+    sys.stderr = cast(TextIO, _StderrGuard(given))
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = given
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # a command whose work runs for minutes (training) reports its progress through logging

@@ -668,3 +668,23 @@ def test_a_file_and_its_no_option_together_are_refused(fake, capsys, tmp_path, p
     code, out, err = _run(capsys, pair[0], str(given), pair[1], str(FRAMES[0]))
     assert code == 2 and out == ""
     assert f"{pair[0]} and {pair[1]} contradict each other: give one" in err, err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_stderr_that_refuses_writes_never_loses_the_records(tmp_path):
+    """``observe ... 2>/dev/full``: the warning that cannot be written is dropped, not taken
+    for a failing stdout: every record is still printed, and the exit code is the run's."""
+    import subprocess
+    import sys
+
+    (tmp_path / "text.jpg").write_bytes(b"not a picture")
+    code = ("import sys; from companion.cli import main; sys.exit(main(sys.argv[1:]))")
+    args = [sys.executable, "-c", code, "observe", "--jsonl", str(tmp_path / "text.jpg"),
+            str(FRAMES[0])]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=full, env=env, timeout=120)
+    lines = done.stdout.decode().splitlines()
+    assert [json.loads(line)["image"] for line in lines] == [
+        str(tmp_path / "text.jpg"), str(FRAMES[0])], lines
+    assert done.returncode == 1
