@@ -115,11 +115,30 @@ def read_json(path: Path) -> Any:
         raise JsonTextError(f"is not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r});"
                             " save it as UTF-8") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as exc:
         raise JsonTextError(f"is not valid JSON: {exc}") from None
     except RecursionError:
         raise JsonTextError("is not valid JSON: nested too deeply") from None
+
+
+class LongInteger:
+    """An integer in a JSON file too long for Python to read (more than 4300 digits): not a
+    number to whoever checks the field, and said by its length (``read_json``). Python
+    refused the whole file with a ValueError, which no caller took for bad text."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
+
+
+def _json_int(text: str) -> int | LongInteger:
+    try:
+        return int(text)
+    except ValueError:
+        return LongInteger(len(text.lstrip("-")))
 
 
 def record_text(name: str) -> str:

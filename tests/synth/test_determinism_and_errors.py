@@ -151,6 +151,29 @@ def test_mat_file_bad_values(tmp_path):
     assert load_mat(p).width_mm == 900
 
 
+def test_mat_file_numbers_too_long_or_off_the_mat(tmp_path):
+    """An integer of 5000 digits (more than Python reads) is a field error naming the field,
+    not a ValueError out of the JSON reader; a zone far off the mat (1e300, -500) is refused
+    on load, not computed with later."""
+    p = tmp_path / "m.json"
+    head = '{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, '
+    for text, pat in ((head + '"height_mm": 6' + "5" * 5000 + "}",
+                       "field 'height_mm' must be a positive number of mm, got an integer of "
+                       "5001 digits"),
+                      (head + '"height_mm": 650, "zones": {"draw": [1, 2, 3, 4' + "0" * 5000
+                       + "]}}", "zones.draw"),
+                      (head + '"height_mm": 650, "zones": {"draw": [20, 560, 110, 1e300]}}',
+                       r"'zones.draw' is \[20, 560, 110, 1e\+300\], off the mat"),
+                      (head + '"height_mm": 650, "zones": {"draw": [-500, 560, 110, 640]}}',
+                       "off the mat: a zone lies within x -60 to 960 and y -60 to 710 mm")):
+        p.write_text(text)
+        with pytest.raises(MatError, match=pat):
+            load_mat(p)
+    # zones on the mat's paper around the play area are still taken
+    p.write_text(head + '"height_mm": 650, "zones": {"stash": [-40, 0, 0, 650]}}')
+    assert load_mat(p).zones["stash"] == (-40.0, 0.0, 0.0, 650.0)
+
+
 def test_observation_record_validation():
     good = {"image": "a.jpg", "calibrated": True,
             "cards": [{"id": "swords-07", "center_mm": [1, 2], "angle_deg": 450,

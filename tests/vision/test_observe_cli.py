@@ -148,6 +148,11 @@ def test_empty_folder_is_an_error(fake, capsys, tmp_path):
 @pytest.mark.parametrize("text, words", [
     ("{not json", "not valid JSON"),
     ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900}', "height_mm"),
+    # (more digits than Python reads: was "internal error", exit 1)
+    ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, "height_mm": 6'
+     + "5" * 5000 + "}", "field 'height_mm'"),
+    ('{"dictionary": "DICT_4X4_50", "marker_size_mm": 60, "width_mm": 900, "height_mm": 650, '
+     '"zones": {"draw": [20, 560, 110, 1e300]}}', "'zones.draw'"),
 ])
 def test_wrong_mat_is_a_usage_error(fake, capsys, tmp_path, text, words):
     mat = tmp_path / "mat.json"
@@ -688,3 +693,4 @@ def test_a_stderr_that_refuses_writes_never_loses_the_records(tmp_path):
     assert [json.loads(line)["image"] for line in lines] == [
         str(tmp_path / "text.jpg"), str(FRAMES[0])], lines
     assert done.returncode == 1
+
