@@ -62,16 +62,17 @@ def folder_images(folder: Path, suffixes: Sequence[str] = IMAGE_SUFFIXES,
     """The image files of ``folder`` (one of ``suffixes``, not hidden: a camera's temporary
     ``.`` file, macOS's ``._`` shadow of a photo), in :func:`natural_key` order; and its HEIC
     photos, which are not read (:data:`HEIF_WORDS`). Not recursive. Raises OSError when the
-    folder cannot be listed. ``broken_links``: links of an image's name that lead nowhere
-    count as images too, for :func:`read_image` to say so (not passed over unsaid)."""
+    folder cannot be listed. ``broken_links``: links of an image's name that lead nowhere,
+    and pipes, devices and sockets of one, count as images too, for :func:`read_image` to
+    say so (not passed over unsaid)."""
     found: list[Path] = []
     heif: list[Path] = []
     for p in folder.iterdir():
         if p.name.startswith("."):
             continue
         suffix = p.suffix.lower()
-        if suffix in suffixes and (p.is_file() or (broken_links and p.is_symlink()
-                                                   and not p.exists())):
+        if suffix in suffixes and (p.is_file() or (broken_links and not p.is_dir() and (
+                p.exists() or p.is_symlink()))):
             found.append(p)
         elif suffix in HEIF_SUFFIXES:
             heif.append(p)

@@ -694,3 +694,19 @@ def test_a_stderr_that_refuses_writes_never_loses_the_records(tmp_path):
         str(tmp_path / "text.jpg"), str(FRAMES[0])], lines
     assert done.returncode == 1
 
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_of_an_images_name_in_a_folder_is_named_not_passed_over(fake, capsys, tmp_path):
+    """A folder's pipe named b.jpg was left out without a word, as if not there: it gets its
+    line and record, as a pipe given by name does; a folder named *.jpg is still no image."""
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    shutil.copy(FRAMES[0], folder / FRAMES[0].name)
+    os.mkfifo(folder / "b.jpg")
+    (folder / "sub.jpg").mkdir()
+    code, out, err = _run(capsys, "--jsonl", str(folder))
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [Path(r["image"]).name for r in records] == [FRAMES[0].name, "b.jpg"]
+    assert "not a regular file" in records[1]["reason"]
+    assert f"error: {folder / 'b.jpg'}: not a regular file" in err
