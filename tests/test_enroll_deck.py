@@ -189,7 +189,8 @@ def test_out_and_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("case", ["missing", "empty", "incomplete", "bad-image", "bad-name",
                                   "misspelt", "two-images", "cards-not-a-list", "cards-empty",
-                                  "cards-twice", "endless-card", "seed", "shipped-name",
+                                  "cards-twice", "endless-card", "card-in-cm",
+                                  "cards-cups-15", "cards-major-22", "seed", "shipped-name",
                                   "shipped-folder-name"])
 def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str],
@@ -219,17 +220,29 @@ def test_bad_deck_is_a_clean_error(case: str, tmp_path: Path,
         make_deck(folder)
         shutil.copy(folder / "glyph-02.png", folder / "glyph-02.jpg")
         want = "two images of 'glyph-02': glyph-02.jpg and glyph-02.png; keep one"
-    elif case.startswith("cards-") or case == "endless-card":
+    elif case.startswith("cards-") or case in ("endless-card", "card-in-cm"):
         make_deck(folder)
+        # (a tarot id out of range: the card exists as a file, and was enrolled as a card)
+        for odd in ("cups-15", "major-22"):
+            shutil.copy(folder / "glyph-00.png", folder / f"{odd}.png")
         meta = json.loads((folder / "deck.json").read_text())
         meta.update({"cards-not-a-list": {"cards": 5}, "cards-empty": {"cards": []},
                      "cards-twice": {"cards": [*IDS, IDS[0]]},
-                     "endless-card": {"card_size_mm": [70, 1e308 * 10]}}[case])
+                     "cards-cups-15": {"cards": [*IDS, "cups-15"]},
+                     "cards-major-22": {"cards": [*IDS, "major-22"]},
+                     "endless-card": {"card_size_mm": [70, 1e308 * 10]},
+                     "card-in-cm": {"card_size_mm": [7, 12]}}[case])
         (folder / "deck.json").write_text(json.dumps(meta))
         want = {"cards-not-a-list": "cards must be a list of card ids",
                 "cards-empty": "cards must be a list of card ids",
                 "cards-twice": f"cards names {IDS[0]} twice",
-                "endless-card": "at most 400 mm"}[case]
+                "cards-cups-15": "card id 'cups-15' is not a tarot card: a suit card's rank "
+                                 "is 01 to 14",
+                "cards-major-22": "card id 'major-22' is not a tarot card: the major arcana "
+                                  "are major-00 (the Fool) to major-21",
+                "endless-card": "card_size_mm must be width <= height, both from 30 to 250 mm",
+                "card-in-cm": "card_size_mm must be width <= height, both from 30 to 250 mm"
+                }[case]
     elif case == "seed":
         make_deck(folder)
         with pytest.raises(SystemExit):

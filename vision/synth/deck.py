@@ -33,8 +33,11 @@ BACK_ID = "back"
 
 TAROT_SIZE_MM = (70.0, 120.0)
 DECKTET_SIZE_MM = (63.5, 89.0)
-#: no playing card is longer than this (mm): a size past it is a typo (or infinite)
-MAX_CARD_MM = 400.0
+#: no playing card is longer than this (mm): a size past it is a typo (or infinite); the
+#: largest decks sold (5 x 8 in oracle cards, 127 x 203 mm) fit
+MAX_CARD_MM = 250.0
+#: nor shorter than this each way (mm): mini tarot is 44 x 70 mm; [7, 12] is centimetres
+MIN_CARD_MM = 30.0
 
 _DECKTET_NAMES = (
     "ace-knots", "ace-leaves", "ace-moons", "ace-suns", "ace-waves", "ace-wyrms",
@@ -253,6 +256,34 @@ def _card_id_of(stem: str, listed: set[Any]) -> str:
     return key if key in _KNOWN_IDS else stem
 
 
+def _not_a_card_id(card_id: str) -> str | None:
+    """What is wrong with an id of a tarot or Decktet card's form that is no such card
+    (``cups-15``, ``major-22``, ``decktet-ace-stars``: shared/spec/table.md), else None. An
+    id of another form is a custom deck's own, taken as written."""
+    import re
+
+    from companion.core.cards import EXTRA_CARDS
+
+    if card_id in _KNOWN_IDS:
+        return None
+    if (spelt := card_id.lower().replace("_", "-")) in _KNOWN_IDS:
+        return f"card id {card_id!r} is written {spelt!r} (shared/spec/table.md)"
+    head = card_id.split("-", 1)[0].lower()
+    if re.fullmatch(r"(wands|cups|swords|pentacles)-\d+", card_id, re.IGNORECASE):
+        return (f"card id {card_id!r} is not a tarot card: a suit card's rank is 01 to 14, "
+                f"two digits ({head}-01 to {head}-14)")
+    if re.fullmatch(r"major-\d+", card_id, re.IGNORECASE):
+        return (f"card id {card_id!r} is not a tarot card: the major arcana are major-00 "
+                "(the Fool) to major-21 (the World), two digits")
+    if head == "decktet":
+        return (f"card id {card_id!r} is not a Decktet card: the Decktet's ids are "
+                f"{DECKTET_IDS[0]} to {DECKTET_IDS[-1]} (shared/decks/decktet)")
+    if head == "extra" and card_id not in EXTRA_CARDS:
+        return (f"card id {card_id!r} is not an extra card: those are "
+                f"{', '.join(sorted(EXTRA_CARDS))}")
+    return None
+
+
 def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, float] | None = None,
               validate: bool = True, faces: str = "scans") -> Deck:
     """Open and check a deck folder (default: the shared RWS tarot).
@@ -323,6 +354,10 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
                         f"({', '.join(IMAGE_SUFFIXES)} named by card id)")
     else:
         expected, kind = tuple(found), "custom"
+    for c in expected:
+        if (bad := _not_a_card_id(c)) is not None:
+            where = f"deck file {meta_file}" if "cards" in meta else f"deck folder {str(path)!r}"
+            raise DeckError(f"{where}: {bad}")
     missing = [c for c in expected if c not in found]
     if missing:
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
@@ -337,8 +372,10 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         raise DeckError(f"deck folder {str(path)!r} is missing {len(missing)} card image(s): "
                         f"{', '.join(missing[:10])}{more}{hint}{subset}")
     files = {c: found[c] for c in expected}
+    sized = f"deck {path}: card size"
     if card_size_mm is None:
         if "card_size_mm" in meta:
+            sized = f"deck file {meta_file}: card_size_mm"
             try:
                 w, h = (float(v) for v in meta["card_size_mm"])
             except (TypeError, ValueError):
@@ -348,9 +385,10 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
         else:
             card_size_mm = DECKTET_SIZE_MM if kind == "decktet" else TAROT_SIZE_MM
     w, h = card_size_mm
-    if not (0 < w <= h <= MAX_CARD_MM):
-        raise DeckError(f"deck {path}: card size must be width <= height, both positive and "
-                        f"at most {MAX_CARD_MM:g} mm; got {card_size_mm}")
+    if not (MIN_CARD_MM <= w <= h <= MAX_CARD_MM):
+        raise DeckError(f"{sized} must be width <= height, both from "
+                        f"{MIN_CARD_MM:g} to {MAX_CARD_MM:g} mm (a card's size in "
+                        f"millimetres, not centimetres or inches); got {card_size_mm}")
     # (the folder's own name also for "." or "..", which name no deck; a link keeps its
     # own name, not its target's)
     named = Path(os.path.abspath(path)).name
