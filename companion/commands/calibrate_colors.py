@@ -72,7 +72,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "(the mat's zone 'colors', else the middle of the mat), apart, west to "
                     "east in the order --colors names them, nothing else there; one photo "
                     "(or a camera) then gives a colour profile the pyramid finder uses, so "
-                    "unusual plastic and lighting still classify.")
+                    "unusual plastic and lighting still classify. A pyramid that looks "
+                    "another hue than its name is learned as named when the hues are "
+                    "neighbours (teal for green, warned of two steps round the colour wheel: "
+                    "green for blue); one that looks a far hue (green named purple, red named "
+                    "cyan) is refused, and no profile is written.")
     p.add_argument("source", metavar="IMAGE_OR_CAMERA",
                    help="photo from the table camera, or a camera number (0, 1, ...)")
     p.add_argument("--colors", required=True, type=_colors_arg, metavar="C1,C2,...",
@@ -150,6 +154,24 @@ def swapped_colours(named: list[str], seen: list[str]) -> list[str]:
     return out
 
 
+#: the spec's hues in the order of the colour wheel (red next to purple): a pyramid named one
+#: of them that the classifier calls another this many steps round is another colour, not
+#: the same plastic under odd light ...
+HUE_WHEEL = ("red", "orange", "yellow", "green", "cyan", "blue", "purple")
+#: ... refused at this many steps (green named purple, red named cyan); warned of at one
+#: step fewer (green named blue)
+HUE_STEPS_REFUSED = 3
+
+
+def hue_steps(named: str, seen: str) -> int:
+    """How many steps apart two spec hues are round :data:`HUE_WHEEL`; 0 where either is
+    not a hue (black, white, clear, none: their plastic is told by lightness, not hue)."""
+    if named not in HUE_WHEEL or seen not in HUE_WHEEL:
+        return 0
+    d = abs(HUE_WHEEL.index(named) - HUE_WHEEL.index(seen))
+    return min(d, len(HUE_WHEEL) - d)
+
+
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
     from calibration.table import TableCalibrator, lens_doubt, mat_fit_doubt
@@ -197,6 +219,18 @@ def run(args: argparse.Namespace) -> int:
             "pyramids down west to east in the order --colors names them, or name them in "
             "the order they lie (a colour that only looks like another, such as teal for "
             "green, is learned as named)")
+    far = [(n, s.guess) for n, s in zip(args.colors, shown)
+           if hue_steps(n, s.guess) >= HUE_STEPS_REFUSED]
+    if far:
+        raise ProfileError(
+            f"{name}: " + "; ".join(f"the pyramid named {n} looks {g}" for n, g in far)
+            + ": that is another colour, not the same plastic under this light, and learned "
+            "so it would be read as the wrong player's for every game after this. Name the "
+            "pyramids by their colours, west to east, or show the right ones")
+    for n, s in zip(args.colors, shown):
+        if hue_steps(n, s.guess) == HUE_STEPS_REFUSED - 1:
+            print(f"companion calibrate-colors: warning: the pyramid named {n} looks {s.guess}:"
+                  f" is it {n}? (it is learned as {n})", file=sys.stderr)
     if replacing is not None:
         print(replacing, file=sys.stderr)
     profile.save(out)

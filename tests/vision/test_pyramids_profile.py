@@ -269,6 +269,32 @@ def test_bad_profile_files(tmp_path):
         "white": dict(good, lab_cov=rounded)}}).names() == ["white"]
 
 
+def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
+    """The green pyramid shown as "purple" (the hue across the wheel): it was learned as
+    purple, only noted on stdout ("looked green before calibration"), and every green
+    pyramid after it read as the purple player's. Refused, no profile written; a
+    neighbouring hue (teal for green) is still learned as named."""
+    from companion.cli import main
+
+    image, _, _ = _shoot(tarot, _placements(SHOWN))
+    img = tmp_path / "shown.jpg"
+    cv2.imwrite(str(img), image)
+    out = tmp_path / "colors.json"
+    assert main(["calibrate-colors", str(img), "--colors", "red,blue,purple",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the pyramid named purple looks green: that is another colour" in err, err
+    assert not out.exists()
+    with pytest.raises(SystemExit):     # (a name that is no spec colour: refused at once)
+        main(["calibrate-colors", str(img), "--colors", "red,blue,pink"])
+    assert "unknown colour(s) 'pink'" in capsys.readouterr().err
+    from companion.commands.calibrate_colors import hue_steps
+
+    assert hue_steps("green", "purple") == 3 and hue_steps("red", "cyan") == 3
+    assert hue_steps("green", "cyan") == 1 and hue_steps("purple", "red") == 1
+    assert hue_steps("green", "black") == 0 and hue_steps("clear", "white") == 0
+
+
 def test_swapped_colours_are_rings_of_named_colours_only():
     from companion.commands.calibrate_colors import swapped_colours
 
