@@ -54,6 +54,14 @@ ARROW_MM = 20.0
 TICK_MM = 8.0
 
 
+def marker_reach_mm(mat: Mat) -> float:
+    """How far (mm) a marker's page reaches into the play area from its corner, each way:
+    half the marker and its white border (:func:`marker_sheet`)."""
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, mat.dictionary))
+    side = mat.marker_size_mm
+    return side / 2.0 + max(BORDER_MM, 1.5 * side / (dictionary.markerSize + 2))
+
+
 def marker_sheet(mat: Mat, marker_id: int, paper: str = "a4", dpi: int = 300) -> np.ndarray:
     """The page for marker ``marker_id`` (0-3) of ``mat``, greyscale, ``dpi`` dots an inch.
     Raises ValueError for a paper or marker the page cannot hold."""

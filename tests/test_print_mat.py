@@ -124,6 +124,21 @@ def test_print_mat_never_writes_over_what_it_did_not_write(tmp_path: Path,
     assert load_mat(tmp_path / "narrow" / "mat.json").zones == {}
 
 
+def test_markers_whose_pages_would_lie_over_each_other_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """60 mm markers 61 mm apart: the four pages were written, two corners' markers and
+    white borders over each other (neither readable, no play area between them)."""
+    for extra in (["--width-mm", "61"], ["--height-mm", "89"],
+                  ["--marker-mm", "100", "--width-mm", "149"]):
+        assert main(["print-mat", str(tmp_path / "m"), "--dpi", "72", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert "with their white border reach" in err and "would lie over each other" in err
+        assert "must be at least" in err and "Traceback" not in err
+        assert not (tmp_path / "m").exists()
+    # just apart is fine
+    assert main(["print-mat", str(tmp_path / "m"), "--dpi", "72", "--width-mm", "90"]) == 0
+
+
 def test_the_pages_laid_out_are_read_as_no_cards_or_pyramids(tmp_path: Path) -> None:
     """A page laid across the play area read as a card, and text or a drawing beside a
     marker as a face-down one (a tester's renders: 6 of 9 cameras on the standard mat).

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         CORNERS,
         SHEET_TAG,
         instructions_page,
+        marker_reach_mm,
         marker_sheet,
         png_bytes,
     )
@@ -85,6 +86,16 @@ def run(args: argparse.Namespace) -> int:
                                  marker_size_mm=args.marker_mm,
                                  zones={k: list(r) for k, r in zones.items()}),
                             source="the mat asked for")
+        reach = marker_reach_mm(mat)
+        if min(w, h) < 2 * reach:
+            # (two markers' white borders laid over each other: neither reads, and no play
+            # area is left between them)
+            raise CompanionError(
+                f"--marker-mm {args.marker_mm:g} markers with their white border reach "
+                f"{reach:g} mm into the play area from each corner: the pages of two corners "
+                f"would lie over each other, the play area between the markers' centres "
+                f"({w:g} x {h:g} mm) must be at least {2 * reach:g} mm each way; give a "
+                "larger --width-mm/--height-mm or a smaller --marker-mm")
         pages = [marker_sheet(mat, k, args.paper, args.dpi) for k in sorted(CORNERS)]
         pages.append(instructions_page(mat, args.paper, args.dpi))
     except (MatError, ValueError) as exc:
