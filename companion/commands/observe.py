@@ -81,8 +81,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _warn(text: str) -> None:
     """One line on stderr per problem: a control character (a newline in a file's name)
-    is written escaped, so that a tool reading the lines stays in step, and so is a byte
-    of a name that is not UTF-8 (a stream without Python's own escaping would fail on it)."""
+    is written escaped, so that a tool reading the lines stays in step; a byte of a name
+    that is not UTF-8 is U+FFFD, as the record and the annotated copy's name have it
+    (:func:`companion.core.files.record_text`), else escaped (a stream without Python's own
+    escaping would fail on it)."""
+    try:
+        text = record_text(text)
+    except UnicodeError:    # (a lone surrogate no file name gives)
+        pass
     text = "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cs")
                    else c for c in text)
     if _bar is not None:
@@ -109,7 +115,9 @@ def _named(base: str, tail: str) -> str:
     """``base + tail``, the base cut short where the whole would be longer than
     :data:`NAME_MAX` bytes (a photo's name of 250 characters, with "-annotated" added)."""
     room = NAME_MAX - len(tail.encode("utf-8"))
-    cut = base.encode("utf-8", "surrogateescape")[:max(room, 1)]
+    # (a byte of the photo's name that is not UTF-8 is U+FFFD, as the record names the
+    # photo: it was dropped, caf\xe9.jpg's copy named caf.jpg)
+    cut = record_text(base).encode("utf-8", "surrogateescape")[:max(room, 1)]
     return cut.decode("utf-8", "ignore") + tail
 
 
@@ -367,5 +375,5 @@ def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str,
             # the record itself is fine: print it, but the run did not do all it was asked
             _warn(f"error: {path}: cannot write the annotated image {out} ({why})")
             return record, False
-        record["annotated"] = str(out)
+        record["annotated"] = record_text(str(out))
     return record, True

@@ -710,3 +710,25 @@ def test_a_pipe_of_an_images_name_in_a_folder_is_named_not_passed_over(fake, cap
     assert [Path(r["image"]).name for r in records] == [FRAMES[0].name, "b.jpg"]
     assert "not a regular file" in records[1]["reason"]
     assert f"error: {folder / 'b.jpg'}: not a regular file" in err
+
+
+def test_a_name_that_is_not_utf8_is_named_alike_in_record_stderr_and_annotated_copy(
+        fake, capsys, tmp_path):
+    """caf\\xe9.jpg was caf\\ufffd.jpg in the record, caf\\udce9.jpg on stderr and caf.jpg as
+    the annotated copy (the byte dropped): the odd byte is U+FFFD in all three."""
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    shutil.copy(FRAMES[0], os.fsdecode(bytes(folder) + b"/caf\xe9.jpg"))
+    shutil.copy(FRAMES[0], os.fsdecode(bytes(folder) + b"/caf\xe8.jpg"))
+    Path(os.fsdecode(bytes(folder) + b"/b\xe9d.jpg")).write_bytes(b"not a picture")
+    seen = tmp_path / "seen"
+    code, out, err = _run(capsys, "--jsonl", str(folder), "--annotate", str(seen))
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [Path(r["image"]).name for r in records] == ["b\ufffdd.jpg", "caf\ufffd.jpg",
+                                                         "caf\ufffd.jpg"]
+    assert f"error: {folder}/b\ufffdd.jpg: not an image" in err, err
+    assert "\\udc" not in err
+    made = sorted(p.name for p in seen.iterdir())
+    assert made == ["caf\ufffd.jpg", "latin-caf\ufffd.jpg"], made
+    assert sorted(Path(r["annotated"]).name for r in records[1:]) == made
