@@ -20,7 +20,9 @@ Stages, each timed into the record's ``timings_ms``:
    too, and a cut read better as another card is kept (:data:`COVERED_SHIFTS_MM`). A patch
    the identifier takes for bare table is dropped when the detector was unsure of the box
    too (a false box); any other card the identifier is unsure of is kept with its nearest
-   card id, ``"identified": false`` and a low confidence.
+   card id, ``"identified": false`` and a low confidence. So is a face the gallery alone
+   reads as a back while the cut does not look like one
+   (:meth:`vision.cards.identify.Gallery.unknown_face`): a face up card is never a back.
 5. **pyramids**: :class:`vision.pyramids.find.PyramidFinder`, run beside stages 2-4 when
    ``threads >= 2``: the shipped finder in a process of its own
    (:mod:`vision.pyramids.process`; on a thread the two halves wait for each other's Python),
@@ -659,6 +661,13 @@ class TablePipeline:
                 log.debug("box at %s dropped: found only by the second look, and the "
                           "gallery is not sure of it", np.round(centers[i], 1))
                 continue
+            if m.best_id == BACK_ID and m.probs is None:
+                # the gallery's back (the network's reads are its own): a face it was never
+                # shown can lie nearer its back class than any face; unless the cut looks
+                # like a back, it is face up, its nearest face named unsurely
+                cut = warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
+                                   self.card_size_mm)
+                m = self.gallery.unknown_face(cut) or m
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
             symmetric = cid in self.gallery.half_turn_symmetric or (

@@ -242,6 +242,40 @@ def back_top_thumb(image_bgr: np.ndarray) -> np.ndarray:
     return t / n if n > 0 else t
 
 
+#: A cut the gallery names ``back`` is read as a face-up card it does not know (a card left
+#: out of an enrolled deck, a face it cannot name) where the back class is nearer than every
+#: face by less than FACE_UP_BACK_GAP (LDA units) and the cut does not look alike both ways up
+#: (:func:`half_turn_asymmetry` above FACE_UP_ASYMMETRY: backs are printed so, faces are not).
+#: On 40 renders with every fourth tarot card left out of a deck enrolled at enroll-deck's
+#: default 40 views a card (true boxes, seed 931000): true backs lay 0.9-15.3 nearer the back
+#: class than any face (5th percentile 3.2), faces left out -5.8-3.7 (95th percentile 2.6);
+#: a face's asymmetry is 0.23 or more, a back's 0.04-0.56 (under a pyramid or in a pile the
+#: cut shows more than the back), so the gap decides most. Figures: docs/vision-tuning.md
+FACE_UP_BACK_GAP = 3.0
+FACE_UP_ASYMMETRY = 0.3
+
+
+def half_turn_asymmetry(crop_bgr: np.ndarray) -> float:
+    """How unlike itself turned half-way round a card's cut (portrait) is, 0..1: 0 for art
+    alike both ways up (a card back), about 0.5 for unrelated halves. Read on an 8 x 14 grey
+    thumbnail inside the border (:data:`BACK_TOP_INSET`) with its best-fitting plane taken
+    away, so that light falling off across the card (which a half turn reverses) does not
+    count; the share of the thumbnail's variation that a half turn changes."""
+    g = crop_bgr if crop_bgr.ndim == 2 else cv2.cvtColor(crop_bgr[:, :, :3], cv2.COLOR_BGR2GRAY)
+    h, w = g.shape[:2]
+    dx, dy = int(round(w * BACK_TOP_INSET)), int(round(h * BACK_TOP_INSET))
+    t = cv2.resize(g[dy:h - dy, dx:w - dx], (8, 14), interpolation=cv2.INTER_AREA
+                   ).astype(np.float64)
+    ys, xs = np.mgrid[0:t.shape[0], 0:t.shape[1]].astype(np.float64)
+    A = np.stack([np.ones(t.size), xs.ravel(), ys.ravel()], axis=1)
+    coef = np.linalg.lstsq(A, t.ravel(), rcond=None)[0]
+    r = t - (A @ coef).reshape(t.shape)
+    turned = r[::-1, ::-1]
+    odd = float(np.sqrt(np.mean((r - turned) ** 2)))
+    even = float(np.sqrt(np.mean((r + turned) ** 2)))
+    return odd / (odd + even) if odd + even > 1e-6 else 0.0
+
+
 def art_angle_deg(quad_angle_deg: float, rotated: bool) -> float:
     """The record's ``angle_deg`` (centre -> art top) from the direction of the crop's top
     edge and :attr:`CardMatch.rotated`."""
@@ -441,6 +475,40 @@ class Gallery:
             return False
         t = back_top_thumb(crop)
         return float(np.sum(t[::-1, ::-1] * self._back_top)) > float(np.sum(t * self._back_top))
+
+    def unknown_face(self, crop: np.ndarray) -> CardMatch | None:
+        """Where this gallery would name ``crop`` (a cut, as :meth:`identify_batch` takes) a
+        back that is no back (:data:`FACE_UP_BACK_GAP`, :data:`FACE_UP_ASYMMETRY`): its
+        nearest face, unidentified (``card_id`` None), with the identifier's confidence of
+        the face over the next one, at most 0.5; else None (a back, or a face named
+        anyway). A back with a top (the Decktet's) is not alike both ways up: its cut is
+        compared with the back's own thumbnail instead, either way up."""
+        if BACK_ID not in self._names:
+            return None
+        dist = self._class_distances(self.embed([crop]))[0]
+        is_back = self._name_of_class == self._back
+        faces = ~is_back & (self._name_of_class != self._none)
+        if not faces.any() or not is_back.any():
+            return None
+        d_back = float(dist[is_back].min())
+        order = np.flatnonzero(faces)[np.argsort(dist[faces])]
+        best = int(order[0])
+        if not 0.0 <= float(dist[best]) - d_back < FACE_UP_BACK_GAP:
+            return None
+        if self._back_top is not None:
+            t = back_top_thumb(crop)
+            if max(float(np.sum(t * self._back_top)),
+                   float(np.sum(t[::-1, ::-1] * self._back_top))) >= 0.5:
+                return None
+        elif half_turn_asymmetry(crop) <= FACE_UP_ASYMMETRY:
+            return None
+        name = self._name_of_class[best]
+        other = next((int(c) for c in order[1:] if self._name_of_class[c] != name), best)
+        margin = float(dist[other] - dist[best])
+        conf = 1.0 / (1.0 + math.exp(-(margin - self.min_margin) * 3.0 / max(self.min_margin,
+                                                                              1e-6)))
+        return CardMatch(None, self._names[name], bool(self.class_rot[best]), min(conf, 0.5),
+                         margin, float("inf"), float(dist[best]))
 
     @property
     def half_turn_symmetric(self) -> frozenset[str]:
