@@ -108,6 +108,10 @@ class Calibration:
     # with a camera file in use and all four markers seen: the RMS of their corners through
     # a homography of the picture as taken, the lens not undone (:func:`lens_doubt`)
     reprojection_without_lens_mm: float | None = None
+    # the median seen marker's side measured through H over the mat file's marker size: a
+    # mat file whose width and height are not the mat's scales the markers as it does the
+    # cards (:func:`calibration.mat.card_scale_doubt`); None where not measured
+    marker_scale: float | None = None
 
     @property
     def blurred(self) -> bool:
@@ -571,6 +575,21 @@ def mat_fit_doubt(fit_mm: float | None, camera: str | None = None) -> str | None
             f"(--mat, else the standard mat) the mat in the picture{lens}")
 
 
+def marker_scale(found: dict[int, np.ndarray], H: np.ndarray, size_mm: float) -> float | None:
+    """The markers' size on the table as ``H`` (undistorted pixels -> mm) measures them, over
+    the mat file's ``size_mm``: the median over the markers ``found`` (id -> their four corners,
+    undistorted pixels) of each one's mean side. None where none maps to finite
+    millimetres."""
+    sides = []
+    for corners in found.values():
+        mm = cv2.perspectiveTransform(np.asarray(corners, np.float64).reshape(-1, 1, 2),
+                                      H).reshape(-1, 2)
+        side = float(np.linalg.norm(mm - np.roll(mm, -1, axis=0), axis=1).mean())
+        if math.isfinite(side):
+            sides.append(side)
+    return float(np.median(sides)) / float(size_mm) if sides and size_mm > 0 else None
+
+
 def _fit(img_pts: np.ndarray, tab_pts: np.ndarray) -> tuple[np.ndarray | None, float]:
     H, _ = cv2.findHomography(img_pts.reshape(-1, 1, 2), tab_pts.reshape(-1, 1, 2), 0)
     if H is None:
@@ -672,6 +691,9 @@ class TableCalibrator:
         if self.intrinsics is not None:
             found = {k: self.intrinsics.undistort_points(v) for k, v in found.items()}
         result = self._from_markers(found)
+        if result.calibrated and result.H is not None and found:
+            result = replace(result, marker_scale=marker_scale(found, result.H,
+                                                               self.mat.marker_size_mm))
         if self.intrinsics is not None and result.calibrated and len(as_taken) == 4:
             # the same fit without the lens: a camera file of another camera fits the
             # markers worse than none (lens_doubt); 16 points, a tenth of a millisecond

@@ -1004,6 +1004,10 @@ class TablePipeline:
                 sizes = np.array([c["size_mm"] for c in cards], np.float64)
                 calinfo["card_scale"] = round(float(np.median(
                     sizes / np.array(self.card_size_mm), axis=0).mean()), 3)
+                if calib.marker_scale is not None:
+                    # the markers' own size the same way: a wrong mat file scales them
+                    # too, cards misread on a light cloth do not (card_scale_doubt)
+                    calinfo["marker_scale"] = round(float(calib.marker_scale), 3)
             if dropped:
                 record["boxes_dropped"] = dropped
             if refined:

@@ -273,7 +273,8 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     elif (badly := mat_fit_doubt(fit, None if camera is None else str(camera))) is not None:
         _warn(f"error: {path}: {badly}")
         failed = True
-    doubt = card_scale_doubt(record.get("calibration", {}).get("card_scale"))
+    calib = record.get("calibration", {})
+    doubt = card_scale_doubt(calib.get("card_scale"), calib.get("marker_scale"))
     if doubt is not None:
         _warn(f"error: {path}: {doubt}")
         failed = True

@@ -1203,7 +1203,8 @@ class LiveSession:
         scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
         if scale is None:
             return []
-        return self._said_while("scale", card_scale_doubt(scale),
+        markers = calib.get("marker_scale") if isinstance(calib, Mapping) else None
+        return self._said_while("scale", card_scale_doubt(scale, markers),
                                 "the cards measure the deck's size again", frame)
 
     def _lens_doubt(self, obs: Observation, frame: int | None) -> list[LiveEvent]:

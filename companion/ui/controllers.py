@@ -93,7 +93,8 @@ def picture_warning(record: Mapping[str, Any]) -> str | None:
 
     said = blurred_picture(record)
     calib = record.get("calibration")
-    doubt = card_scale_doubt(calib.get("card_scale")) if isinstance(calib, Mapping) else None
+    doubt = card_scale_doubt(calib.get("card_scale"), calib.get("marker_scale")) \
+        if isinstance(calib, Mapping) else None
     words = ([] if said is None else [f"{said}: steady or focus the camera"]) + (
         [] if doubt is None else [doubt])
     return "; ".join(words) or None
