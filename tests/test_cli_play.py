@@ -408,3 +408,17 @@ def test_a_colour_list_takes_a_comma_at_either_end_not_one_left_out() -> None:
     assert colour_list("red,blue,") == colour_list(",red, blue") == ("red", "blue")
     with pytest.raises(argparse.ArgumentTypeError, match="a colour is missing between commas"):
         colour_list("red,,blue")
+
+
+@pytest.mark.parametrize("name", ["g.json", "g.ndjson"])
+def test_a_record_named_as_neither_format_is_refused_and_nothing_is_made(
+        tmp_path: Path, name: str) -> None:
+    """`--record g.json` made a SQLite game file named as JSON (a `--load` of it, or any
+    JSON reader, then failed on it)."""
+    rec = tmp_path / name
+    proc = run_cli("--players", "3", "--seed", "5", "--bots", "--quiet", "--record", str(rec))
+    assert_no_traceback(proc)
+    assert proc.returncode == 2
+    assert f"{rec}: a game file (SQLite) is not made under a name ending in" in proc.stderr
+    assert ".jsonl" in proc.stderr and ".db" in proc.stderr
+    assert list(tmp_path.iterdir()) == []

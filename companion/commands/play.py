@@ -32,7 +32,7 @@ from companion.core.files import write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
-from companion.recording.store import Backlog, GameRecorder, is_sqlite_file
+from companion.recording.store import Backlog, GameRecorder, create_lines_record, is_sqlite_file
 from companion.games.zarcana.moves import Action, Cull, Move, Reorient
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="save the game here when it ends or stops")
     p.add_argument("--load", type=Path, metavar="FILE", help="continue a saved game")
     p.add_argument("--record", type=Path, metavar="GAME.db|FILE.jsonl",
-                   help="record the game: a .db file is the game store that 'companion "
+                   help="record the game: a .db file (or .sqlite, .sqlite3, .db3, no ending) is "
+                        "the game store that 'companion "
                         "games', 'export' and 'replay' read (one committed transaction per "
                         "move); a .jsonl file gets JSON lines (header, moves, scores)")
     p.add_argument("--max-turns", type=positive_int, default=None, metavar="N",
@@ -659,14 +660,8 @@ def run(args: argparse.Namespace) -> int:
             # seed's deal: a seed beside it would have the replay check one against the other
             seed=None if args.load is not None else seed, initial_state=dumps(state))
     elif args.record is not None:
-        try:
-            # "x": an earlier game's record is never written over (as game files are not)
-            record = open(args.record, "x", encoding="utf-8")  # noqa: SIM115 (closed below)
-        except FileExistsError:
-            raise CompanionError(f"{args.record}: a file of that name already exists (game "
-                                 "records are never overwritten: give a new name)") from None
-        except OSError as exc:
-            raise CompanionError(f"cannot write {args.record}: {exc.strerror or exc}") from None
+        # (never over an earlier game's record, as game files are not)
+        record = create_lines_record(args.record)
     try:
         session = PlaySession(state, bots=bots, rng=rng, out=out, quiet=args.quiet,
                               save_path=args.save, record=record, max_turns=args.max_turns,

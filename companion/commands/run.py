@@ -133,7 +133,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="card deck: a shipped one (tarot, decktet), an enrolled name (or the "
                         "folder it was enrolled from) or a gallery file (default tarot)")
     p.add_argument("--record", type=Path, default=None, metavar="GAME.db",
-                   help="record into this file (an unfinished one is continued); default: a "
+                   help="record into this file (an unfinished one is continued; a new one's name "
+                        "ends in .db, .sqlite, .sqlite3, .db3 or nothing); default: a "
                         "new file in the recorded games folder")
     p.add_argument("--threads", type=thread_count, default=2, metavar="N",
                    help="CPU threads for the vision pipeline and OpenCV (default 2: the "

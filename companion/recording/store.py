@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from companion import __version__
 from companion.core.errors import CompanionError
@@ -61,6 +61,10 @@ KIND_ALIASES: dict[str, str] = {"setup": "start", "manual": "move", "clicked": "
 WRITE_WAIT_MS = 2000
 #: File name ending of game files; ``list_games`` looks at these.
 SUFFIX = ".db"
+#: The endings a new game file may have (or none): :meth:`GameRecorder.create` refuses others
+GAME_SUFFIXES: tuple[str, ...] = (".db", ".sqlite", ".sqlite3", ".db3")
+#: The ending of a game record in JSON lines (``companion play --record FILE.jsonl``)
+LINES_SUFFIX = ".jsonl"
 
 _SCHEMA = f"""
 CREATE TABLE game (
@@ -919,6 +923,7 @@ class GameRecorder:
         if p.is_dir():
             raise RecordingError(f"{p}: is a folder; give a file name for the game in it "
                                  "(NAME.db)")
+        _check_name(p, lines=False)
         if p.exists():
             raise exists
         try:
@@ -1330,6 +1335,34 @@ class GameRecorder:
     def __repr__(self) -> str:
         state = "closed" if self._con is None else "finished" if self._ended else "open"
         return f"GameRecorder({str(self.path)!r}, {self._next} events, {state})"
+
+
+def _check_name(path: Path, *, lines: bool) -> None:
+    """A new recording's name must end as its format's files do: a name ending as the other
+    format's (or as neither's) is a slip, and the file made would be read as what it is
+    not. Said before anything is made."""
+    suffix = path.suffix.lower()
+    if (suffix == LINES_SUFFIX) if lines else (suffix in GAME_SUFFIXES or not suffix):
+        return
+    made = "a game record in JSON lines" if lines else "a game file (SQLite)"
+    raise RecordingError(
+        f"{path}: {made} is not made under a name ending in {path.suffix or 'nothing'}: the "
+        f"formats accepted are a game file ({', '.join(GAME_SUFFIXES)} or no ending) and, "
+        f"with companion play only, a record in JSON lines ({LINES_SUFFIX})")
+
+
+def create_lines_record(path: Path | str) -> IO[str]:
+    """A new game record in JSON lines (``companion play --record FILE.jsonl``), opened for
+    writing; never over a file already there."""
+    p = Path(path).expanduser()
+    _check_name(p, lines=True)
+    try:
+        return open(p, "x", encoding="utf-8")  # noqa: SIM115 (the caller closes it)
+    except FileExistsError:
+        raise RecordingError(f"{path}: a file of that name already exists (game records are "
+                             "never overwritten: give a new name)") from None
+    except OSError as exc:
+        raise RecordingError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 class Backlog:

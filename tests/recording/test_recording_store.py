@@ -611,3 +611,36 @@ def test_a_new_file_whose_lock_cannot_be_had_is_not_left_behind(
         GameRecorder.create(tmp_path / "g.db", game="zarcana", edition="looney",
                             players=["red", "blue"])
     assert not (tmp_path / "g.db").exists()
+
+
+@pytest.mark.parametrize("name", ["g.jsonl", "g.JSONL", "g.json", "g.txt"])
+def test_a_game_file_is_never_made_under_another_formats_name(tmp_path: Path,
+                                                               name: str) -> None:
+    """`run --record g.jsonl` made a SQLite game file under the JSON lines' name (and
+    `play --record g.json` one under a JSON name): refused, naming the file and the formats
+    accepted, before anything is made."""
+    path = tmp_path / name
+    with pytest.raises(RecordingError) as err:
+        GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    assert str(err.value).startswith(f"{path}: a game file (SQLite) is not made under a name")
+    assert ".db, .sqlite, .sqlite3, .db3 or no ending" in str(err.value)
+    assert "(.jsonl)" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["g", "g.db", "g.sqlite", "g.SQLITE3", "g.db3"])
+def test_a_game_file_is_made_under_each_name_accepted(tmp_path: Path, name: str) -> None:
+    GameRecorder.create(tmp_path / name, game="zarcana", edition="looney",
+                        players=["red", "blue"]).close()
+    assert open_game(tmp_path / name).players == ("red", "blue")
+
+
+@pytest.mark.parametrize("name", ["g.db", "g", "g.json"])
+def test_a_lines_record_is_never_made_under_another_formats_name(tmp_path: Path,
+                                                                 name: str) -> None:
+    from companion.recording.store import create_lines_record
+
+    path = tmp_path / name
+    with pytest.raises(RecordingError, match="a game record in JSON lines is not made under"):
+        create_lines_record(path)
+    assert list(tmp_path.iterdir()) == []

@@ -501,3 +501,27 @@ def test_a_ctrl_c_while_the_window_is_being_made_ends_the_run_with_no_game_left(
     assert "no board was dealt: nothing recorded" in out, out
     assert not list(default_games_dir().glob("*.db*"))
     assert signal.getsignal(signal.SIGINT) == before
+
+
+@pytest.mark.parametrize("name", ["game.jsonl", "game.json"])
+def test_run_refuses_a_record_named_as_another_format_and_makes_nothing(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """`run --record game.jsonl` made a SQLite game file under the name of a record in JSON
+    lines: refused by name with the formats accepted, exit 2, nothing made."""
+    import vision.pipeline
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", TruthPipeline)
+    frames = sample_folder(tmp_path / "frames", range(2))
+    out = tmp_path / "out"
+    out.mkdir()
+    rec = out / name
+    # (the window, had it been opened, closed at once)
+    code, _ = run_until(["run", "--source", str(frames), "--fast", "--record", str(rec),
+                         "--mat", str(SAMPLE / "mat.json")], 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"companion run: error: {rec}: a game file (SQLite) is not made under a name " \
+           "ending in" in err, err
+    assert ".db, .sqlite, .sqlite3, .db3 or no ending" in err and "Traceback" not in err
+    assert list(out.iterdir()) == []
