@@ -112,8 +112,12 @@ def _event_line(ev: RecordedEvent, previous: RecordedEvent | None) -> str:
         what = f"took back: {ev.move}" if ev.move else "took back the last move"
     elif ev.kind == "illegal":
         what = f"refused: {ev.move}" if ev.move else "refused table change"
-    else:
+    elif ev.kind == "note":
         what = "note"
+    else:
+        # (a kind this version does not know: a newer companion's, or a hand edit) named as
+        # it is, never passed off as a note
+        what = f"unknown event kind {ev.kind!r}" + (f": {ev.move}" if ev.move else "")
     flags = (" [taken back]" if ev.undone else "") + (" [keyframe]" if ev.has_keyframe else "")
     return f"{ev.number:>5}  {when:>19}  {turn:>4}  {player:<7} {what}{flags}".rstrip()
 

@@ -353,3 +353,27 @@ def test_an_unfinished_games_text_export_gives_the_scores_so_far(
     at_12 = bot_game().states[11]
     assert out[-2:] == ["the game was not finished", "scores so far: " + ", ".join(
         f"{c.value} {v}" for c, v in at_12.scores().items())]
+
+
+def test_text_export_names_an_event_kind_it_does_not_know_and_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An event of a kind this version does not know (a newer companion's file) was written
+    as a "note", its move dropped: it is named as it is, and the events after it still
+    come."""
+    import companion.recording.store as store
+
+    path = tmp_path / "g.db"
+    with monkeypatch.context() as newer:      # a companion that knows one kind more
+        newer.setattr(store, "KINDS", (*store.KINDS, "pause"))
+        newer.setattr(store, "_SCHEMA", store._SCHEMA.replace("'note')", "'note', 'pause')"))
+        with GameRecorder.create(path, game="zarcana", edition="looney",
+                                 players=["red", "blue"]) as rec:
+            rec.record("move", "red: draw 3")
+            rec.record("pause", "red: waits")
+            rec.record("note", None, note="after the pause")
+    assert main(["export", str(path)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("    2 "))
+    assert line.endswith("unknown event kind 'pause': red: waits"), line
+    assert "note: after the pause" in out
