@@ -180,3 +180,66 @@ def test_a_file_given_to_the_wrong_option_is_said_to_be_of_its_kind(tmp_path: Pa
     with pytest.raises(ProfileError, match="is a mat file, not a colour profile"):
         load_profile(mat)
     assert load_mat(mat).width_mm == 900
+
+
+def test_a_json_file_that_is_a_folder_is_said_to_be_one(tmp_path: Path) -> None:
+    """A camera.json, colors.json or mat.json made a folder said "cannot be read: Is a
+    directory" (the system's words): each reader now names the path as a folder."""
+    from calibration.intrinsics import IntrinsicsError, read_camera_file
+    from calibration.mat import MatError, load_mat
+    from companion.core.files import JsonTextError, read_json
+    from vision.pyramids.profile import ProfileError, load_profile
+
+    folder = tmp_path / "camera.json"
+    folder.mkdir()
+    with pytest.raises(JsonTextError, match="^is a folder, not a file$"):
+        read_json(folder)
+    with pytest.raises(IntrinsicsError) as camera:
+        read_camera_file(folder)
+    assert str(camera.value) == f"camera file {str(folder)!r} is a folder, not a file"
+    with pytest.raises(ProfileError) as colours:
+        load_profile(folder)
+    assert str(colours.value) == f"colour profile {folder}: is a folder, not a file"
+    with pytest.raises(MatError) as mat:
+        load_mat(folder)
+    assert str(mat.value) == f"mat file {str(folder)!r} is a folder, not a file"
+
+
+@pytest.mark.parametrize("command", [
+    ["observe", "{image}", "--intrinsics", "{folder}"],
+    ["observe", "{image}", "--colors", "{folder}"],
+    ["calibrate-colors", "{image}", "--colors", "red,blue,green", "--intrinsics", "{folder}"],
+])
+def test_a_camera_or_colour_file_given_as_a_folder_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    from companion.cli import main
+
+    folder = tmp_path / "settings.json"
+    folder.mkdir()
+    image = Path(__file__).resolve().parents[1] / "sample_images" / "zarcana" / "0000.jpg"
+    argv = [a.format(image=image, folder=folder) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}" in err and "is a folder, not a file" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name, option", [("camera.json", "--intrinsics"),
+                                          ("colors.json", "--colors")])
+def test_a_saved_camera_or_colour_file_that_is_a_folder_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, option: str) -> None:
+    """The saved file made a folder was passed over without a word (the table read as if
+    the camera or the colours had never been calibrated)."""
+    import os
+
+    from companion.cli import main
+
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "arcana-companion" / name
+    folder.mkdir(parents=True)
+    image = Path(__file__).resolve().parents[1] / "sample_images" / "zarcana" / "0000.jpg"
+    assert main(["observe", str(image)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"companion observe: error: the saved {name} {folder} is a folder, "
+                           f"not a file: remove it, give {option} FILE, or read without it "
+                           f"(--no-{option[2:]})")
+    assert main(["observe", str(image), f"--no-{option[2:]}"]) == 0

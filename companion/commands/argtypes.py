@@ -153,6 +153,12 @@ def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path],
     if ignore:
         return None
     path = saved()
+    if path.is_dir():
+        # (left out without a word, the table was read as if never calibrated)
+        from companion.core.errors import CompanionError
+
+        raise CompanionError(f"the saved {path.name} {path} is a folder, not a file: remove "
+                             f"it, give {option} FILE, or read without it (--no-{option[2:]})")
     return path if path.is_file() else None
 
 

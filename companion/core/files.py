@@ -106,8 +106,16 @@ _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"),
 def read_json(path: Path) -> Any:
     """The JSON value in ``path``: UTF-8, or UTF-8, UTF-16 or UTF-32 with a byte-order
     mark. Raises OSError as it came (for the caller to word) and :class:`JsonTextError` for
-    text that is not JSON."""
-    data = Path(path).read_bytes()
+    text that is not JSON, or a folder (a camera.json or colors.json made a folder: "is a
+    folder, not a file", as the callers word it after the file's name)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except (IsADirectoryError, PermissionError):
+        # (Windows refuses to open a folder as PermissionError)
+        if p.is_dir():
+            raise JsonTextError("is a folder, not a file") from None
+        raise
     encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
     try:
         text = data.decode(encoding)
