@@ -400,7 +400,7 @@ class PlaySession:
     def _to_recorder(self, what: str, kw: dict[str, Any]) -> None:
         if self.recorder is None:
             return
-        self._backlog.events.append((what, kw))
+        self._backlog.add(what, kw)
         self._write_pending()
 
     def _write_pending(self) -> None:

@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from companion.core.cards import BACK, card_info
@@ -297,9 +298,10 @@ class Recorder(Protocol):
     def record(self, kind: str, move: str | None, *, player: str | None = None,
                observation: Mapping[str, Any] | None = None,
                keyframe_jpeg: bytes | None = None, state: Any = None,
-               note: str | None = None) -> Any: ...
+               note: str | None = None, at: datetime | None = None) -> Any: ...
 
-    def finish(self, scores: Mapping[str, int], winners: Sequence[str]) -> Any: ...
+    def finish(self, scores: Mapping[str, int], winners: Sequence[str], *,
+               at: datetime | None = None) -> Any: ...
 
     def close(self) -> Any: ...
 
@@ -1060,11 +1062,11 @@ class LiveSession:
         if kind == "start" and saved is not None:
             saved["table"] = self._table
         with self._lock:
-            self._backlog.events.append(("record", {
+            self._backlog.add("record", {
                 "kind": kind, "move": move, "player": player,
                 "observation": saved,
                 "keyframe_jpeg": keyframe_jpeg,
-                "state": None if state is None else dumps(state), "note": note or ""}))
+                "state": None if state is None else dumps(state), "note": note or ""})
             self.write_pending()
 
     @property
@@ -1955,7 +1957,7 @@ class LiveSession:
         scores = self.scores()
         winners = self.winners()
         if self.recorder is not None:
-            self._backlog.events.append(("finish", {"scores": scores, "winners": winners}))
+            self._backlog.add("finish", {"scores": scores, "winners": winners})
             self.write_pending()
         table = ", ".join(f"{c} {v}" for c, v in scores.items())
         # a Wheel of Fortune territory whose card nobody named is worth nothing here: said,

@@ -1068,7 +1068,7 @@ class GameRecorder:
     def record(self, kind: str, move: str | None, *, player: str | None = None,
                observation: Mapping[str, Any] | None = None, keyframe_jpeg: bytes | None = None,
                state: str | None = None, note: str | None = "",
-               turn: int | None = None) -> int:
+               turn: int | None = None, at: datetime | None = None) -> int:
         """Append one event; it is committed and synced when this returns its number.
 
         ``kind`` is one of :data:`KINDS` (or an alias of :data:`KIND_ALIASES`). ``state`` is
@@ -1076,7 +1076,8 @@ class GameRecorder:
         correction that changes the position, so a replay needs no re-simulation.
         ``player`` defaults to the colour before ``:`` in the move text (``red: draw 3``).
         ``turn`` defaults to the turn number of the last stored state (the turn this event
-        happened in). ``note`` None is the same as no note.
+        happened in). ``note`` None is the same as no note. ``at``: when the event happened
+        (default now; an event held back, :class:`Backlog`, is written with its own time).
         """
         kind = KIND_ALIASES.get(kind, kind)
         if note is None:
@@ -1137,8 +1138,8 @@ class GameRecorder:
                 con.execute(
                     "INSERT INTO event (number, time, kind, turn, player, move, observation, "
                     "state, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (number, _time_text(_now()), kind, when, player, move, obs_text, state,
-                     note))
+                    (number, _time_text(at or _now()), kind, when, player, move, obs_text,
+                     state, note))
                 if jpeg is not None:
                     con.execute("INSERT INTO keyframe (number, jpeg) VALUES (?, ?)",
                                 (number, jpeg))
@@ -1156,8 +1157,10 @@ class GameRecorder:
         log.debug("%s: event %d %s %s", self.path, number, kind, move or "")
         return number
 
-    def finish(self, scores: Mapping[str, int], winners: Sequence[str]) -> None:
-        """Mark the game ended with its final scores and winners (committed on return)."""
+    def finish(self, scores: Mapping[str, int], winners: Sequence[str], *,
+               at: datetime | None = None) -> None:
+        """Mark the game ended with its final scores and winners (committed on return);
+        ``at``: when it ended (default now)."""
         score_map = {_name(k): v for k, v in scores.items()}
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in score_map.values()):
             raise RecordingError(f"{self.path}: scores must be whole numbers, got {score_map!r}")
@@ -1170,7 +1173,7 @@ class GameRecorder:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 con.execute("UPDATE game SET ended = ?, scores = ?, winners = ? WHERE id = 1",
-                            (_time_text(_now()), json.dumps(score_map, sort_keys=True),
+                            (_time_text(at or _now()), json.dumps(score_map, sort_keys=True),
                              json.dumps(winner_list)))
                 con.execute("COMMIT")
             except sqlite3.Error as exc:
@@ -1370,7 +1373,9 @@ class Backlog:
     program), oldest first, each ``(what, its arguments)``: ``("record", kwargs of
     :meth:`GameRecorder.record`)`` or ``("finish", {"scores": ..., "winners": ...})``. A new
     event waits behind them, so the file never holds a move without the one before it;
-    :meth:`write` tries them all again. Shared by ``companion run``'s live session and
+    :meth:`write` tries them all again. Each is given the time it was :meth:`add`-ed, and
+    written with it, not the time the file took it (minutes later, after a full disk).
+    Shared by ``companion run``'s live session and
     ``companion play``, so that one failed write never ends a game. Not thread-safe: its
     owner's lock guards it."""
 
@@ -1378,6 +1383,11 @@ class Backlog:
         self.events: list[tuple[str, dict[str, Any]]] = []
         #: why the game file cannot be written now (None: everything is in it)
         self.error: str | None = None
+
+    def add(self, what: str, kw: dict[str, Any]) -> None:
+        """Hold an event (``"record"`` or ``"finish"`` and its arguments), stamped with the
+        time it happened (its ``at``, unless given); :meth:`write` writes it."""
+        self.events.append((what, {**kw, "at": kw.get("at") or _now()}))
 
     def write(self, recorder: Any, *, drop_bad: bool = False) -> str:
         """Write what it holds to ``recorder`` (a :class:`GameRecorder`, or what has its
@@ -1408,7 +1418,7 @@ class Backlog:
 
 def _write_event(recorder: Any, what: str, kw: dict[str, Any]) -> None:
     if what == "finish":
-        recorder.finish(kw["scores"], kw["winners"])
+        recorder.finish(kw["scores"], kw["winners"], at=kw.get("at"))
         return
     try:
         recorder.record(**kw)

@@ -34,11 +34,11 @@ class FlakyDisk:
                               "is full", full=True)
         return self.inner.record(kind, move, **kw)
 
-    def finish(self, scores: Any, winners: Any) -> Any:
+    def finish(self, scores: Any, winners: Any, **kw: Any) -> Any:
         if self.full:
             raise WriteFailed(f"{self.path}: the end of the game could not be written",
                               full=True)
-        return self.inner.finish(scores, winners)
+        return self.inner.finish(scores, winners, **kw)
 
     def close(self) -> None:
         self.inner.close()

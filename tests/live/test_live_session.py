@@ -40,7 +40,7 @@ class FakeRecorder:
         self.calls.append((kind, move, kw))
         return len(self.calls)
 
-    def finish(self, scores: dict[str, int], winners: list[str]) -> None:
+    def finish(self, scores: dict[str, int], winners: list[str], **kw: Any) -> None:
         self.finished = (dict(scores), list(winners))
 
     def close(self) -> None:

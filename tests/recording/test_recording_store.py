@@ -644,3 +644,48 @@ def test_a_lines_record_is_never_made_under_another_formats_name(tmp_path: Path,
     with pytest.raises(RecordingError, match="a game record in JSON lines is not made under"):
         create_lines_record(path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_events_held_back_are_written_with_the_time_they_happened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A move held back by a full disk got the time the disk had room again (minutes
+    later, or at the end of the game), as did the end of the game: each keeps its own."""
+    from datetime import timedelta, timezone
+
+    import companion.recording.store as store
+    from companion.recording.store import Backlog, WriteFailed
+
+    clock = [datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)]
+    monkeypatch.setattr(store, "_now", lambda: clock[0])
+    path = tmp_path / "g.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+
+    class FullDisk:
+        full = True
+
+        def record(self, kind: str, move: str | None, **kw: object) -> int:
+            if self.full:
+                raise WriteFailed(f"{path}: the disk is full", full=True)
+            return rec.record(kind, move, **kw)  # type: ignore[arg-type]
+
+        def finish(self, scores: dict[str, int], winners: list[str], **kw: object) -> None:
+            if self.full:
+                raise WriteFailed(f"{path}: the disk is full", full=True)
+            rec.finish(scores, winners, **kw)  # type: ignore[arg-type]
+
+    disk, backlog = FullDisk(), Backlog()
+    backlog.add("record", {"kind": "note", "move": None, "note": "first"})
+    assert backlog.write(disk) == "failing"
+    clock[0] += timedelta(minutes=3)
+    backlog.add("record", {"kind": "note", "move": None, "note": "second"})
+    backlog.add("finish", {"scores": {"red": 4, "blue": 6}, "winners": ["blue"]})
+    assert backlog.write(disk) == ""
+    clock[0] += timedelta(minutes=20)
+    disk.full = False
+    assert backlog.write(disk) == "recovered" and not backlog.events
+    rec.close()
+    game = open_game(path)
+    start = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+    assert [(e.note, e.time) for e in game.events] == [
+        ("first", start), ("second", start + timedelta(minutes=3))]
+    assert game.ended == start + timedelta(minutes=3)

@@ -255,8 +255,8 @@ def test_a_game_file_that_cannot_be_written_is_shown_until_it_can(qtbot: Any,
                 raise WriteFailed(f"{self.path}: database or disk is full")
             return self.inner.record(kind, move, **kw)
 
-        def finish(self, scores: Any, winners: Any) -> Any:
-            return self.inner.finish(scores, winners)
+        def finish(self, scores: Any, winners: Any, **kw: Any) -> Any:
+            return self.inner.finish(scores, winners, **kw)
 
         def close(self) -> None:
             self.inner.close()
