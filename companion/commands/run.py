@@ -337,12 +337,34 @@ def run(args: argparse.Namespace) -> int:
         # from here on is the one that holds it)
         path = recorder.path
         lost = getattr(recorder, "lost", None)
+        saved_from = getattr(recorder, "saved_from", None)
+        if own_file and session is not None and session.state is None and (
+                lost is not None or saved_from is not None):
+            from companion.recording.store import remove_empty_game
+
+            # its own file lost before any deal (the games folder replaced by a file): there
+            # was no game to lose, and a copy of the empty one elsewhere is not kept; but the
+            # folder it records into is broken, and the run fails saying so
+            gone = saved_from or path
+            if lost is not None or remove_empty_game(path):
+                folder = gone.parent
+                if lost is not None:
+                    why = lost
+                elif not folder.exists():
+                    why = f"its folder {folder} is gone"
+                elif not folder.is_dir():
+                    why = f"its folder {folder} is no longer a folder"
+                else:
+                    why = "it was removed or replaced"
+                print(f"companion run: error: {gone}: the game file could not be kept ({why}); "
+                      "no board was dealt: nothing recorded, and no game file is kept",
+                      file=sys.stderr)
+                return 1
         if lost is not None:
             # never a name that holds nothing of the game
             print(f"companion run: error: {path}: the game could not be saved: {lost}",
                   file=sys.stderr)
             return 1
-        saved_from = getattr(recorder, "saved_from", None)
         if saved_from is not None:
             print(f"companion run: error: {saved_from}: the game file could not be kept "
                   f"there; the game so far is saved to {path} instead", file=sys.stderr)

@@ -525,3 +525,48 @@ def test_run_refuses_a_record_named_as_another_format_and_makes_nothing(
            "ending in" in err, err
     assert ".db, .sqlite, .sqlite3, .db3 or no ending" in err and "Traceback" not in err
     assert list(out.iterdir()) == []
+
+
+def test_a_games_folder_replaced_by_a_file_before_any_deal_fails_the_run_saying_so(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The games folder replaced by a file while the window waited for a table: the empty
+    game was saved elsewhere, the run said so, then removed that copy saying it was not
+    kept, and ended with 0 as if all was well."""
+    import vision.pipeline
+
+    import companion.recording.store as store
+    import companion.ui.app as ui_app
+    from companion.recording.store import default_games_dir
+
+    games = default_games_dir()
+    real = ui_app.run_live
+
+    def folder_replaced(*args: Any, **kwargs: Any) -> Any:
+        shutil.move(str(games), str(tmp_path / "moved"))     # (the run's file is in it)
+        games.write_text("not a folder any more")
+        return real(*args, **kwargs)
+
+    class NoTable(TruthPipeline):       # (no board is ever dealt)
+        def observe(self, image: Any, name: str) -> dict[str, Any]:
+            return {"image": name, "calibrated": False, "reason": "no markers", "cards": [],
+                    "pyramids": []}
+
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", NoTable)
+    monkeypatch.setattr(ui_app, "run_live", folder_replaced)
+    elsewhere = tmp_path / "elsewhere"       # (where the recorder saves what it cannot keep)
+    elsewhere.mkdir()
+    monkeypatch.setattr(store, "_fallback_folders", lambda path: [elsewhere])
+    code, _ = run_until(["run", "--source", str(sample_folder(tmp_path / "frames", range(2))),
+                         "--fast"], 0)
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    assert "Traceback" not in out + err
+    (line,) = err.splitlines()
+    assert line.startswith(f"companion run: error: {games}/zarcana-"), line
+    assert line.endswith(f".db: the game file could not be kept (its folder {games} is no "
+                         "longer a folder); no board was dealt: nothing recorded, and no "
+                         "game file is kept"), line
+    assert "saved to" not in out + err and "not kept" not in out
+    assert games.is_file() and not list(elsewhere.iterdir())
+
