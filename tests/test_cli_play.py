@@ -422,3 +422,42 @@ def test_a_record_named_as_neither_format_is_refused_and_nothing_is_made(
     assert f"{rec}: a game file (SQLite) is not made under a name ending in" in proc.stderr
     assert ".jsonl" in proc.stderr and ".db" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_game_file_lost_during_the_game_is_saved_elsewhere_whole_and_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The game file's folder replaced by a file mid-game: the moves after it were held
+    back, the game saved elsewhere at the close without them, and where it went was only
+    in a log line. The copy now holds the whole game, and the run names it and fails."""
+    import shutil
+
+    import companion.recording.store as store
+    from companion.cli import main
+    from companion.recording.store import GameRecorder, open_game, rebuild_state
+
+    folder = tmp_path / "games"
+    db = folder / "g.db"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setattr(store, "_fallback_folders", lambda path: [elsewhere])
+    real = GameRecorder.record
+    count = {"n": 0}
+
+    def record(self: GameRecorder, *a: object, **k: object) -> int:
+        count["n"] += 1
+        if count["n"] == 6:
+            shutil.move(str(folder), str(tmp_path / "moved"))
+            folder.write_text("not a folder any more")
+        return real(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GameRecorder, "record", record)
+    assert main(["play", "zarcana", "--players", "3", "--seed", "5", "--bots", "--quiet",
+                 "--record", str(db)]) == 1
+    err = capsys.readouterr().err
+    saved = elsewhere / "g.db"
+    assert f"companion play: error: {db}: the game file could not be kept there; the game " \
+           f"is saved to {saved} instead" in err, err
+    assert "lacks the last" not in err
+    game = open_game(saved)
+    assert game.finished and rebuild_state(game).is_over

@@ -416,8 +416,20 @@ class PlaySession:
     def record_problem(self) -> str | None:
         """What the recorded files lack at the end and why, else None."""
         problems = []
-        if self.recorder is not None and self._backlog.events:
-            self._write_pending()        # a last try
+        if self.recorder is not None:
+            if self._backlog.events:
+                self._write_pending()        # a last try
+            # the game is over: closed here, so that a file gone (that cannot be made again)
+            # is saved elsewhere now, what is held back is written into that copy, and
+            # where the game went is said
+            self.recorder.close()
+            self._backlog.into_saved_copy(self.recorder)
+            if self.recorder.lost is not None:
+                problems.append(f"{self.recorder.path}: the game could not be saved: "
+                                f"{self.recorder.lost}")
+            elif self.recorder.saved_from is not None:
+                problems.append(f"{self.recorder.saved_from}: the game file could not be kept "
+                                f"there; the game is saved to {self.recorder.path} instead")
             if self._backlog.events:
                 left = len(self._backlog.events)
                 problems.append(f"{self.recorder.path} lacks the last {left} event(s) of the "

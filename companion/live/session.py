@@ -1017,6 +1017,9 @@ class LiveSession:
                 self._recorder_closed = True
                 try:
                     self.recorder.close()
+                    # (the game saved elsewhere at the close, its file gone: what is held
+                    # back goes into that copy)
+                    self._backlog.into_saved_copy(self.recorder, drop_bad=True)
                 except Exception as exc:  # noqa: BLE001 - a recorder failure must not lose the game
                     log.warning("the recorder could not be closed: %s", exc)
 

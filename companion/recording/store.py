@@ -1416,6 +1416,26 @@ class Backlog:
         return ""
 
 
+    def into_saved_copy(self, recorder: Any, *, drop_bad: bool = False) -> None:
+        """After ``recorder`` is closed: where it had to save the game elsewhere at its close
+        (its file gone, :attr:`GameRecorder.saved_from`), what is still held is written into
+        that copy, which can take it; left out, those moves were missing from the only file
+        that holds the game."""
+        if (not self.events or getattr(recorder, "saved_from", None) is None
+                or getattr(recorder, "lost", None) is not None):
+            return
+        try:
+            copy = GameRecorder.resume(recorder.path)
+        except RecordingError as exc:
+            log.warning("%s: the moves held back cannot be written into it: %s",
+                        recorder.path, exc)
+            return
+        try:
+            self.write(copy, drop_bad=drop_bad)
+        finally:
+            copy.close()
+
+
 def _write_event(recorder: Any, what: str, kw: dict[str, Any]) -> None:
     if what == "finish":
         recorder.finish(kw["scores"], kw["winners"], at=kw.get("at"))

@@ -570,3 +570,38 @@ def test_a_games_folder_replaced_by_a_file_before_any_deal_fails_the_run_saying_
     assert "saved to" not in out + err and "not kept" not in out
     assert games.is_file() and not list(elsewhere.iterdir())
 
+
+
+def test_a_game_saved_elsewhere_than_its_folder_fails_the_run_naming_where_it_went(
+        qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The games folder replaced by a file after the deal: the game is saved elsewhere, the
+    run names where and fails (as it did), and the move held back since the folder went is
+    in that copy too (it was left out, said as missing from it)."""
+    import vision.pipeline
+
+    import companion.recording.store as store
+    from companion.recording.store import default_games_dir, open_game
+
+    games = default_games_dir()
+
+    class Replacing(TruthPipeline):
+        def observe(self, image: Any, name: str) -> dict[str, Any]:
+            if Path(name).stem == "0002" and games.is_dir():
+                shutil.move(str(games), str(tmp_path / "moved"))
+                games.write_text("not a folder any more")
+            return super().observe(image, name)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setattr(store, "_fallback_folders", lambda path: [elsewhere])
+    monkeypatch.setattr(vision.pipeline, "TablePipeline", Replacing)
+    code, seen = run_until(["run", "--source", str(sample_folder(tmp_path / "frames",
+                                                                   range(3))), "--fast"], 2)
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    (saved,) = elsewhere.iterdir()
+    assert f"the game so far is saved to {saved} instead" in err, err
+    assert f"the game is recorded in {saved} (companion replay" in out
+    assert "Traceback" not in out + err and "could not be written" not in err
+    assert open_game(saved).moves() == seen == ["red: start 0,2", "blue: start 2,2"]
