@@ -929,7 +929,13 @@ class GameRecorder:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise RecordingError(f"{p}: cannot create its folder ({exc.strerror or exc})") from None
+            # (the games folder replaced by a file: "File exists" or "Not a directory", of
+            # no name, said which)
+            in_way = next((d for d in (p.parent, *p.parent.parents)
+                           if d.exists() and not d.is_dir()), None)
+            why = (f"{in_way} is a file, not a folder" if in_way is not None
+                   else exc.strerror or exc)
+            raise RecordingError(f"{p}: cannot create its folder ({why})") from None
         # Made here, and only if no one else made it first: two companions starting the same
         # new file at once both passed the check above, and the one that then failed removed
         # the file the other was recording into (a whole game lost, nothing said). The

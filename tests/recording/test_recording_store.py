@@ -689,3 +689,17 @@ def test_events_held_back_are_written_with_the_time_they_happened(
     assert [(e.note, e.time) for e in game.events] == [
         ("first", start), ("second", start + timedelta(minutes=3))]
     assert game.ended == start + timedelta(minutes=3)
+
+
+@pytest.mark.parametrize("under", ["g.db", "sub/g.db"])
+def test_a_game_file_whose_folder_is_a_file_names_that_file(tmp_path: Path,
+                                                            under: str) -> None:
+    """The games folder replaced by a file said "cannot create its folder (File exists)"
+    (or "Not a directory"), naming no file in the way."""
+    games = tmp_path / "games"
+    games.write_text("not a folder")
+    path = games / under
+    with pytest.raises(RecordingError) as err:
+        GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
+    assert str(err.value) == f"{path}: cannot create its folder ({games} is a file, not a folder)"
+    assert games.read_text() == "not a folder"
