@@ -243,3 +243,25 @@ def test_a_saved_camera_or_colour_file_that_is_a_folder_is_said(
                            f"not a file: remove it, give {option} FILE, or read without it "
                            f"(--no-{option[2:]})")
     assert main(["observe", str(image), f"--no-{option[2:]}"]) == 0
+
+
+def test_a_colour_profile_with_an_integer_too_long_names_no_class_of_ours(
+        tmp_path: Path) -> None:
+    """read_json gives an integer of 5000 digits as a placeholder: a reader that converts
+    the field (``float(v)``, ``int(v)``) said "... not 'LongInteger'", a class of ours, in a
+    user's error; it says the number is too long."""
+    import json
+
+    from vision.pyramids.profile import VERSION, ProfileError, load_profile
+
+    colour = {"lab_mean": [50, 0, 0], "lab_cov": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+              "hist": {"3": 1.0}, "pixels": 5}
+    text = json.dumps({"version": VERSION, "colors": {"red": colour}})
+    for field, too_long in (('"pixels": 5', '"pixels": ' + "9" * 5000),
+                            ('"lab_mean": [50, 0, 0]', '"lab_mean": [50, 0, ' + "9" * 5000 + "]")):
+        path = tmp_path / "colors.json"
+        path.write_text(text.replace(field, too_long))
+        with pytest.raises(ProfileError) as err:
+            load_profile(path)
+        assert "LongInteger" not in str(err.value)
+        assert "an integer of 5000 digits is too long to be a number" in str(err.value), err.value

@@ -141,6 +141,17 @@ class LongInteger:
     def __repr__(self) -> str:
         return f"an integer of {self.digits} digits"
 
+    def _too_long(self) -> ValueError:
+        # (a reader that converts the field, ``float(v)``, says this, as for text that is
+        # no number; a TypeError named this class)
+        return ValueError(f"{self!r} is too long to be a number")
+
+    def __int__(self) -> int:
+        raise self._too_long()
+
+    def __float__(self) -> float:
+        raise self._too_long()
+
 
 def _json_int(text: str) -> int | LongInteger:
     try:
