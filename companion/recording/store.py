@@ -1349,8 +1349,11 @@ class GameRecorder:
 def _check_name(path: Path, *, lines: bool) -> None:
     """A new recording's name must end as its format's files do: a name ending as the other
     format's (or as neither's) is a slip, and the file made would be read as what it is
-    not. Said before anything is made."""
+    not. Said before anything is made. A dot before digits or a space is no format's ending
+    (``2026.12.01``, ``game 1.5``): such a name is one of no ending."""
     suffix = path.suffix.lower()
+    if not (suffix[1:2].isalpha() and suffix[1:].isalnum()):
+        suffix = ""
     if (suffix == LINES_SUFFIX) if lines else (suffix in GAME_SUFFIXES or not suffix):
         return
     made = "a game record in JSON lines" if lines else "a game file (SQLite)"

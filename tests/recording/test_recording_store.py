@@ -703,3 +703,13 @@ def test_a_game_file_whose_folder_is_a_file_names_that_file(tmp_path: Path,
         GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
     assert str(err.value) == f"{path}: cannot create its folder ({games} is a file, not a folder)"
     assert games.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("name", ["2026.12.01", "game 1.5", "night.2 at Ann's"])
+def test_a_game_file_name_with_a_dot_that_is_no_ending_is_made(tmp_path: Path,
+                                                                name: str) -> None:
+    """`run --record 2026.12.01` made a game file before names were checked for a format's
+    ending; its ".01" was then taken for an ending neither format has, and refused."""
+    GameRecorder.create(tmp_path / name, game="zarcana", edition="looney",
+                        players=["red", "blue"]).close()
+    assert open_game(tmp_path / name).players == ("red", "blue")
