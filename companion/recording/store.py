@@ -251,6 +251,13 @@ def _time_text(t: datetime) -> str:
     return t.isoformat(timespec="milliseconds")
 
 
+def _at_text(at: datetime | None) -> str:
+    """When an event happened (``at``, default now) as a game file stores it: with its
+    offset from UTC, as every time there is; a time without one (``datetime.now()``) is
+    taken as this computer's local time."""
+    return _time_text(_now() if at is None else at if at.tzinfo is not None else at.astimezone())
+
+
 def _name(x: object) -> str:
     """A player as text; an enum member (a Color) gives its value."""
     value = getattr(x, "value", x)
@@ -1144,7 +1151,7 @@ class GameRecorder:
                 con.execute(
                     "INSERT INTO event (number, time, kind, turn, player, move, observation, "
                     "state, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (number, _time_text(at or _now()), kind, when, player, move, obs_text,
+                    (number, _at_text(at), kind, when, player, move, obs_text,
                      state, note))
                 if jpeg is not None:
                     con.execute("INSERT INTO keyframe (number, jpeg) VALUES (?, ?)",
@@ -1179,7 +1186,7 @@ class GameRecorder:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 con.execute("UPDATE game SET ended = ?, scores = ?, winners = ? WHERE id = 1",
-                            (_time_text(at or _now()), json.dumps(score_map, sort_keys=True),
+                            (_at_text(at), json.dumps(score_map, sort_keys=True),
                              json.dumps(winner_list)))
                 con.execute("COMMIT")
             except sqlite3.Error as exc:

@@ -713,3 +713,19 @@ def test_a_game_file_name_with_a_dot_that_is_no_ending_is_made(tmp_path: Path,
     GameRecorder.create(tmp_path / name, game="zarcana", edition="looney",
                         players=["red", "blue"]).close()
     assert open_game(tmp_path / name).players == ("red", "blue")
+
+
+def test_an_event_time_given_without_an_offset_is_stored_with_one(tmp_path: Path) -> None:
+    """record(at=) and finish(at=) stored a time without an offset from UTC as given, beside
+    times that all have one: read back, it could not be compared with them (TypeError)."""
+    path = tmp_path / "g.db"
+    naive = datetime(2026, 3, 1, 20, 0)
+    with GameRecorder.create(path, game="zarcana", edition="looney",
+                             players=["red", "blue"]) as rec:
+        rec.record("note", None, note="held", at=naive)
+        rec.finish({"red": 4, "blue": 6}, ["blue"], at=naive)
+    game = open_game(path)
+    assert game.events[0].time == naive.astimezone()
+    assert game.ended == naive.astimezone()
+    assert game.created <= datetime.now().astimezone()
+    assert game.events[0].time.utcoffset() is not None and game.ended.utcoffset() is not None
