@@ -139,15 +139,16 @@ class Mat:
             if not (x1 > x0 and y1 > y0):
                 raise MatError(f"{source}: field {where!r} must have x0 < x1 and y0 < y1, "
                                f"got {rect!r}")
-            # a zone lies on the mat: its play area, and the paper around it that the corner
-            # markers stand on (a zone of 1e300 mm, or far off it, is a typo the finders
-            # would compute with)
-            m = nums["marker_size_mm"]
-            lo_x, hi_x, lo_y, hi_y = -m, nums["width_mm"] + m, -m, nums["height_mm"] + m
+            # a zone lies on or beside the mat: a discard pile just off its edge is still in
+            # view and read (cards up to about 290 mm south of a 900 x 650 mat were found), so
+            # the play area and half its size around it; a zone of 1e300 mm, or far off the
+            # mat, is a typo the finders would compute with
+            w, h = nums["width_mm"], nums["height_mm"]
+            lo_x, hi_x, lo_y, hi_y = -w / 2, w * 1.5, -h / 2, h * 1.5
             if not (lo_x <= x0 and x1 <= hi_x and lo_y <= y0 and y1 <= hi_y):
                 raise MatError(f"{source}: field {where!r} is {rect!r}, off the mat: a zone "
                                f"lies within x {lo_x:g} to {hi_x:g} and y {lo_y:g} to {hi_y:g} "
-                               "mm (the play area and the marker's width around it)")
+                               "mm (the play area and half its size around it)")
             zones[str(zname)] = (x0, y0, x1, y1)
         return cls(dictionary, nums["marker_size_mm"], nums["width_mm"], nums["height_mm"], zones)
 

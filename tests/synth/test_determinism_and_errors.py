@@ -165,13 +165,16 @@ def test_mat_file_numbers_too_long_or_off_the_mat(tmp_path):
                       (head + '"height_mm": 650, "zones": {"draw": [20, 560, 110, 1e300]}}',
                        r"'zones.draw' is \[20, 560, 110, 1e\+300\], off the mat"),
                       (head + '"height_mm": 650, "zones": {"draw": [-500, 560, 110, 640]}}',
-                       "off the mat: a zone lies within x -60 to 960 and y -60 to 710 mm")):
+                       "off the mat: a zone lies within x -450 to 1350 and y -325 to 975 mm")):
         p.write_text(text)
         with pytest.raises(MatError, match=pat):
             load_mat(p)
     # zones on the mat's paper around the play area are still taken
     p.write_text(head + '"height_mm": 650, "zones": {"stash": [-40, 0, 0, 650]}}')
     assert load_mat(p).zones["stash"] == (-40.0, 0.0, 0.0, 650.0)
+    # ... and so is a discard pile laid just off the mat's south edge, still in view
+    p.write_text(head + '"height_mm": 650, "zones": {"discard": [130, 700, 220, 790]}}')
+    assert load_mat(p).zones["discard"] == (130.0, 700.0, 220.0, 790.0)
 
 
 def test_observation_record_validation():
