@@ -333,6 +333,9 @@ TAKE_BACK_DEPTH = 4
 #: At most this many pyramids of the game not seen on a picture are waited on once, as
 #: hidden or missed by the camera (a hand or an arm over them), before the table is ruled on.
 MISSED_PYRAMIDS = 2
+#: The tables waited on for pyramids not seen since the last move, remembered to be ruled
+#: on when seen again (the camera missing another pyramid on every other picture).
+MISSED_WAITS_KEPT = 16
 #: This many territories missing from one view means the table is covered, not a move: no
 #: Zarcana move destroys more than two at once (a double attack).
 OCCLUDED_CARDS = 3
@@ -512,8 +515,9 @@ class LiveSession:
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
-        # the table last waited on for a pyramid not seen (:meth:`_missed_pyramid`)
-        self._missed_wait: TableView | None = None
+        # the tables waited on for pyramids not seen since the last move (:meth:`_missed_pyramid`),
+        # the last :data:`MISSED_WAITS_KEPT` of them
+        self._missed_waits: list[TableView] = []
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -982,7 +986,7 @@ class LiveSession:
             self._state = self._before_last()
             last = self._history.pop()
             self._early_click = None
-            self._missed_wait = None
+            self._missed_waits = []
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -1602,11 +1606,11 @@ class LiveSession:
         else None). The camera misses a pyramid now and then (under a card's shadow, a
         clear one on a pale table, a hand over two), and that picture was ruled "no move
         explains this change", a red accusation the next picture took back. It is waited
-        on once: the same table on the next picture is ruled on as before (pyramids taken
-        off for good)."""
-        if self._missed_wait is not None and view.same_as(self._missed_wait,
-                                                          with_discard=self.watch_discard):
-            self._missed_wait = None
+        on once: the same table on a later picture, before a move is taken, is ruled on as
+        before (pyramids taken off for good; every table waited on is remembered, so a
+        camera that misses another pyramid on every other picture cannot keep the table
+        from being ruled on)."""
+        if any(view.same_as(w, with_discard=self.watch_discard) for w in self._missed_waits):
             return None
         if (self.status is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view)):
@@ -1615,7 +1619,7 @@ class LiveSession:
         # grew, moved, cloned or turned; or two, a hand or an arm over both)
         short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
         if short is not None:
-            self._missed_wait = view
+            self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
             cards = TableView.of(short.after).cards
             alike = Counter(short.missing)      # (two alike in one cell said once)
             what = " and ".join(pyramid_words(p, cell, cards, n) for (p, cell), n in alike.items())
@@ -1889,7 +1893,7 @@ class LiveSession:
                 note: str | None = None) -> list[LiveEvent]:
         old = self._state
         assert old is not None
-        self._missed_wait = None    # (a table waited on before this move is another game's)
+        self._missed_waits = []     # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
         self._state = new

@@ -1440,6 +1440,24 @@ def test_pyramids_not_seen_are_named_as_the_players_see_them() -> None:
                                                   "pyramids in the wasteland at -1,2")
 
 
+def test_a_pyramid_taken_off_is_ruled_on_while_the_camera_misses_another_by_turns() -> None:
+    """Green's pyramid taken off the table after picture 8 (no move does that), and the
+    camera misses blue's on every other picture: each picture was another table than the one
+    waited on last, so each was waited on again, and the table was never ruled on. A table
+    waited on once is ruled on when it is seen again."""
+    s = sample_session()
+    play(s, range(9))
+    rec = sample_record(8)
+    gone = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "green"])
+    also = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] not in ("green", "blue")])
+    kinds = [s.observe(r, frame=50 + i)[-1].kind for i, r in enumerate((gone, also, gone, also))]
+    assert kinds[:2] == [EventKind.WAITING, EventKind.WAITING]
+    assert kinds[2] is EventKind.ILLEGAL and s.status is Status.WRONG_TABLE
+    # the table put back: the game goes on
+    play(s, range(8, 24))
+    assert_true_game(s)
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only
