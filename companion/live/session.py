@@ -515,8 +515,8 @@ class LiveSession:
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
-        # the tables waited on for pyramids not seen since the last move (:meth:`_missed_pyramid`),
-        # the last :data:`MISSED_WAITS_KEPT` of them
+        # the tables waited on for pyramids not seen since the last move or the last picture
+        # of the game's table (:meth:`_missed_pyramid`), the last :data:`MISSED_WAITS_KEPT`
         self._missed_waits: list[TableView] = []
         self._last_frame: int | None = None
         self._camera_ok = True
@@ -1389,6 +1389,8 @@ class LiveSession:
         events: list[LiveEvent] = []
         if ex.unchanged:
             self.tracker.remember(reading)
+            # (every pyramid seen again: one not seen on a later picture is hidden anew)
+            self._missed_waits = []
             if was in (Status.WRONG_TABLE, Status.QUESTION):
                 self._pending = None
                 self.status = Status.PLAYING
@@ -1606,8 +1608,9 @@ class LiveSession:
         else None). The camera misses a pyramid now and then (under a card's shadow, a
         clear one on a pale table, a hand over two), and that picture was ruled "no move
         explains this change", a red accusation the next picture took back. It is waited
-        on once: the same table on a later picture, before a move is taken, is ruled on as
-        before (pyramids taken off for good; every table waited on is remembered, so a
+        on once: the same table on a later picture, before a move is taken or the game's
+        table seen again, is ruled on as before (pyramids taken off for good; every table
+        waited on is remembered, so a
         camera that misses another pyramid on every other picture cannot keep the table
         from being ruled on)."""
         if any(view.same_as(w, with_discard=self.watch_discard) for w in self._missed_waits):

@@ -1458,6 +1458,22 @@ def test_a_pyramid_taken_off_is_ruled_on_while_the_camera_misses_another_by_turn
     assert_true_game(s)
 
 
+def test_a_pyramid_hidden_again_after_a_clear_picture_is_waited_on_again() -> None:
+    """A hand over green's pyramid after picture 8, lifted (the game's table seen again),
+    then over it again: the second was ruled "no move explains this change", as the table
+    last waited on, though every pyramid had been seen between them."""
+    s = sample_session()
+    play(s, range(9))
+    rec = sample_record(8)
+    hidden = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "green"])
+    kinds = [s.observe(r, frame=50 + i)[-1].kind for i, r in enumerate((hidden, rec, hidden))]
+    assert kinds == [EventKind.WAITING, EventKind.UNCHANGED, EventKind.WAITING]
+    # and seen so once more: ruled on
+    assert s.observe(hidden, frame=53)[-1].kind is EventKind.ILLEGAL
+    play(s, range(8, 24))
+    assert_true_game(s)
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only
