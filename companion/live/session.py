@@ -79,6 +79,7 @@ from companion.games.zarcana.state import (
 )
 from companion.games.zarcana.table import (
     Explanation,
+    PyramidsShort,
     TableView,
     ThreeMoves,
     TwoMoves,
@@ -518,6 +519,8 @@ class LiveSession:
         # the tables waited on for pyramids not seen since the last move or the last picture
         # of the game's table (:meth:`_missed_pyramid`), the last :data:`MISSED_WAITS_KEPT`
         self._missed_waits: list[TableView] = []
+        # the last of them, where a legal move fitted it (:meth:`_missed_pyramid`)
+        self._missed_move: PyramidsShort | None = None
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -987,6 +990,7 @@ class LiveSession:
             last = self._history.pop()
             self._early_click = None
             self._missed_waits = []
+            self._missed_move = None
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -1391,6 +1395,7 @@ class LiveSession:
             self.tracker.remember(reading)
             # (every pyramid seen again: one not seen on a later picture is hidden anew)
             self._missed_waits = []
+            self._missed_move = None
             if was in (Status.WRONG_TABLE, Status.QUESTION):
                 self._pending = None
                 self.status = Status.PLAYING
@@ -1610,9 +1615,11 @@ class LiveSession:
         explains this change", a red accusation the next picture took back. It is waited
         on once: the same table on a later picture, before a move is taken or the game's
         table seen again, is ruled on as before (pyramids taken off for good; every table
-        waited on is remembered, so a
-        camera that misses another pyramid on every other picture cannot keep the table
-        from being ruled on)."""
+        waited on is remembered, so a camera that misses another pyramid on every other
+        picture cannot keep the table from being ruled on). The move the last wait named
+        and one more after it, with pyramids still not seen (the hand stayed while the next
+        player moved), are waited on as well: the picture was ruled "no move explains this
+        change", and the next one, with every pyramid seen, took both moves."""
         if any(view.same_as(w, with_discard=self.watch_discard) for w in self._missed_waits):
             return None
         if (self.status is Status.WRONG_TABLE and self._pending is not None
@@ -1621,12 +1628,28 @@ class LiveSession:
         # (the game's table or one legal move's but for them: often the pyramid the move
         # grew, moved, cloned or turned; or two, a hand or an arm over both)
         short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
+        first, self._missed_move = self._missed_move, None
+        if short is None and first is not None and not first.after.is_over:
+            # (the move the last wait named, then the next decision's: no further)
+            short = pyramids_short(first.after, view, MISSED_PYRAMIDS,
+                                   compare_discard=self.watch_discard)
+        else:
+            first = None
         if short is not None:
             self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
+            if first is None and short.move is not None:
+                self._missed_move = short
             cards = TableView.of(short.after).cards
             alike = Counter(short.missing)      # (two alike in one cell said once)
             what = " and ".join(pyramid_words(p, cell, cards, n) for (p, cell), n in alike.items())
             are = "is" if len(short.missing) == 1 else "are"
+            if first is not None:
+                assert first.move is not None
+                if short.move is None:
+                    return (f"{first.move} fits, but {what} it leaves {are} not seen on this "
+                            "picture")
+                return (f"{first.move} and then {short.move} fit, but {what} they leave {are} "
+                        "not seen on this picture")
             if short.move is None:
                 it = "it" if len(short.missing) == 1 else "them"
                 return (f"{what}: not seen on this picture, and no legal move explains {it} "
@@ -1897,6 +1920,7 @@ class LiveSession:
         old = self._state
         assert old is not None
         self._missed_waits = []     # (a table waited on before this move is another game's)
+        self._missed_move = None
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
         self._state = new

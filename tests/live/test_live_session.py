@@ -1474,6 +1474,32 @@ def test_a_pyramid_hidden_again_after_a_clear_picture_is_waited_on_again() -> No
     assert_true_game(s)
 
 
+def test_a_pyramid_still_not_seen_after_the_next_move_is_waited_on() -> None:
+    """Blue's pyramid not seen on picture 6 (green builds: waited on) nor on picture 7 (red
+    turns a pyramid too): the second was ruled "no move explains this change", though the
+    build and the reorient fit it but for that pyramid, and picture 7 seen whole took both.
+    It is waited on, naming both moves."""
+    def no_blue(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "blue"])
+
+    s = sample_session()
+    play(s, range(6))
+    heard = [s.observe(no_blue(k, sample_record(k)), frame=100 + k)[-1] for k in (6, 7)]
+    assert [e.kind for e in heard] == [EventKind.WAITING, EventKind.WAITING]
+    assert heard[1].text.startswith(
+        "green: use pentacles-04 by green1U@1,1: build 1,1 =pentacles-02 and then red: "
+        "reorient red1U@0,2>W fit, but the blue medium (upright) pyramid on the Queen of "
+        "Swords at 2,2 they leave is not seen on this picture"), heard[1].text
+    events = play(s, range(7, 24))
+    assert [e.frame for e in events if e.kind is EventKind.ILLEGAL] == [11]
+    assert_true_game(s)
+    # no further than that: a third move on, the picture is ruled on
+    s = sample_session()
+    play(s, range(6))
+    kinds = [s.observe(no_blue(k, sample_record(k)), frame=100 + k)[-1].kind for k in (6, 7, 9)]
+    assert kinds == [EventKind.WAITING, EventKind.WAITING, EventKind.ILLEGAL]
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only
