@@ -370,3 +370,48 @@ def test_another_mats_file_writes_no_profile(tarot, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the markers fit the mat file badly" in err and "No profile is written" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("surface", ["wood", "newspaper"])
+def test_pyramids_shown_on_a_busy_table_in_dim_light_are_counted(tarot, finder, surface):
+    """Five pyramids on a wooden table or a newspaper, dimly lit: the zone's one typical
+    colour was the bar, so the grain or print stood out as more pyramids (wood: 7 found)
+    and a newspaper's pyramids did not; a tester's dim renders were refused for the count in
+    22 of 30 on wood, 20 of 20 on a newspaper. Each pixel is now judged against the table
+    around it, what the heat map is cold near is dropped where too many were found, and a
+    hot spot no blob was found near is one more."""
+    from vision.pyramids.profile import measure_profile
+
+    spec = [("red", 2, True, (300.0, 320.0)), ("orange", 1, False, (380.0, 300.0)),
+            ("yellow", 3, True, (460.0, 340.0)), ("green", 2, False, (540.0, 310.0)),
+            ("blue", 1, True, (610.0, 330.0))]
+    cam = camera_over_mat(DEFAULT_MAT, (1920, 1080), tilt=10.0, yaw=5.0, tilt_dir=30.0)
+    st = plain_style(seed=3)
+    st.plain_color, st.surface, st.exposure, st.ambient = None, surface, 0.45, 0.35
+    image, _ = render(TableScene(pyramids=_placements(spec)), tarot, DEFAULT_MAT, cam, st)
+    calib = TableCalibrator(DEFAULT_MAT, Intrinsics(cam.K, cam.dist)).calibrate(image)
+    _, shown = measure_profile(finder, image, calib, [c for c, *_ in spec])
+    for s, (_, _, _, xy) in zip(shown, spec):
+        assert abs(s.center_mm[0] - xy[0]) < 15 and abs(s.center_mm[1] - xy[1]) < 15
+
+
+def test_more_found_than_named_drops_what_the_heat_map_is_cold_near(finder, monkeypatch):
+    """Where more things are found than colours named, the ones the heat map is cold near
+    (wood grain, print) and the lesser of two pieces of one pyramid (a clear one, the table
+    seen through it) are dropped, if that leaves as many as named; else all are said."""
+    from vision.pyramids import profile as prof
+
+    calib = type("C", (), {"calibrated": True, "reason": ""})()  # (only its flag is read)
+    pixels = np.full((40, 3), 120, np.uint8)
+
+    def shown(*things):
+        monkeypatch.setattr(prof, "find_shown", lambda *a: [
+            prof.Shown((x, 320.0), pixels[:n], guess, heat) for x, guess, heat, n in things])
+
+    shown((300.0, "red", 0.8, 40), (340.0, "none", 0.05, 40), (380.0, "blue", 0.7, 40),
+          (530.0, "none", 0.6, 35), (545.0, "clear", 0.6, 31))
+    _, got = prof.measure_profile(finder, None, calib, ["red", "blue", "clear"])
+    assert [s.center_mm[0] for s in got] == [300.0, 380.0, 545.0]
+    shown((300.0, "red", 0.8, 40), (340.0, "none", 0.5, 40), (380.0, "blue", 0.7, 40))
+    with pytest.raises(ProfileError, match=r"found 3 pyramid\(s\)"):
+        prof.measure_profile(finder, None, calib, ["red", "blue"])

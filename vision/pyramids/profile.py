@@ -68,6 +68,21 @@ PROBE_MM = 4.0
 #: there).
 NOT_SHOWN_HEAT = 0.1
 SHOWN_HEAT_MM = 12.0
+#: the table around a pixel, that it is compared with to find the shown pyramids: a median
+#: over a square this wide (mm), over twice a lying pyramid's length
+BACKGROUND_MM = 60.0
+#: the heat map's peaks of at least this, that no blob was found near (within
+#: HOT_MISSED_APART_MM), are pyramids too: the pixels within HOT_MISSED_MM of it that
+#: differ from the table at all
+HOT_MISSED = 0.5
+HOT_MISSED_APART_MM = 20.0
+HOT_MISSED_MM = 14.0
+#: more things found in the zone than colours named: those the heat map stays under this
+#: near are dropped, where that leaves as many as named (the pattern of a cloth, print and
+#: wood grain: 350 of 355 such things on 116 dim renders had under 0.25, 11 of 495 pyramids;
+#: a newspaper's black print named black had 0.07)
+TEXTURE_HEAT = 0.25
+PIECES_MM = 25.0
 
 
 class ProfileError(CompanionError, ValueError):
@@ -260,7 +275,8 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     """The pyramids standing in ``zone`` (table mm), west to east.
 
     The zone is expected to hold nothing but the shown pyramids on the bare table or mat,
-    so a pyramid is whatever differs from the zone's own typical colour; the shape
+    so a pyramid is whatever differs from the table around it (or where the heat map is
+    sure of one, :func:`_hot_missed`); the shape
     classifier then gives its outline, and the pixels inside that outline (a millimetre in)
     and different from the table are its plastic. Colour plays no part in finding them, so
     an unusual colour is found as well as a spec one."""
@@ -276,49 +292,102 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     if x1 - x0 < 20 or y1 - y0 < 20:
         raise ProfileError(f"calibration zone {list(zone)} is not on the mat")
     crop = look.view[y0:y1, x0:x1]
-    lab = cv2.cvtColor(cv2.GaussianBlur(crop, (3, 3), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
-    med = np.median(lab.reshape(-1, 3), axis=0)
-    diff = np.linalg.norm(lab - med, axis=2)
+    lab8 = cv2.cvtColor(cv2.GaussianBlur(crop, (3, 3), 0), cv2.COLOR_BGR2LAB)
+    # each pixel against the table around it (a median over BACKGROUND_MM), not the zone's
+    # one typical colour: a newspaper or a cloth's edge in the zone, or light falling off
+    # across it, made everything else differ from "the table" and raised the bar over the
+    # pyramids (none found on a newspaper)
+    k = max(3, int(BACKGROUND_MM * ppm)) | 1
+    bg = cv2.medianBlur(cv2.copyMakeBorder(lab8, k, k, k, k, cv2.BORDER_REFLECT), k)[k:-k, k:-k]
+    diff = np.linalg.norm(lab8.astype(np.float32) - bg.astype(np.float32), axis=2)
     mad = float(np.median(np.abs(diff - np.median(diff))))
     fg = (diff > max(14.0, np.median(diff) + 6 * mad)).astype(np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     n, comp, stats, cents = cv2.connectedComponentsWithStats(fg, connectivity=8)
-    found: list[Shown] = []
+    blobs: list[tuple[np.ndarray, np.ndarray]] = []
     for i in range(1, n):
         area = stats[i, 4] / ppm ** 2
         if not 80.0 <= area <= 4000.0:
             continue
         c = np.array([(x0 + cents[i][0] + 0.5) / ppm, (y0 + cents[i][1] + 0.5) / ppm])
-        patch = look.patches(image, c[None])
-        pw = finder.what.probs(patch)[0]
-        ps = finder.how.probs(patch)[0]
-        names = finder.how.names
-        k = int(np.argmax(ps))
-        pips, pose = int(names[k][0]), names[k][1:]
-        upright = pose == "U"
-        from vision.pyramids.classifier import SECTOR_DEG, patch_up_deg
-
-        ang = 0.0 if upright else float(patch_up_deg(c[None], look.camera[:2])[0]
-                                         + int(pose[1:]) * SECTOR_DEG)
-        # the silhouette's centroid on the blob's, then its inside, 1 mm in, as plastic
-        fp = footprint_mm(pips, upright, ang, c, look.camera)
-        hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
-        m = cv2.moments(hull)
-        if m["m00"] > 0:
-            hull = hull + (c - np.array([m["m10"], m["m01"]]) / m["m00"])
-        inside = np.zeros(fg.shape, np.uint8)
-        poly = ((hull * ppm - 0.5 - np.array([x0, y0])) * 16).round().astype(np.int32)
-        cv2.fillConvexPoly(inside, poly, 1, cv2.LINE_8, 4)
-        inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) & (comp == i).astype(np.uint8)
-        px = crop[inside.astype(bool)]
-        if len(px) < 30:
-            continue
-        guess = finder.what.names[int(np.argmax(pw))]
-        found.append(Shown((float(c[0]), float(c[1])), px, guess,
-                           None if heat is None else _heat_near(heat, c)))
+        blobs.append((c, comp == i))
+    if heat is not None:
+        blobs += _hot_missed(heat, diff, blobs, (x0, y0), ppm)
+    found: list[Shown] = []
+    for c, mask in blobs:
+        shown = _shown_at(finder, image, look, crop, mask, c, (x0, y0), heat)
+        if shown is not None:
+            found.append(shown)
     found.sort(key=lambda s: s.center_mm[0])
     return found
+
+
+def _hot_missed(heat: Any, diff: np.ndarray, blobs: list[tuple[np.ndarray, np.ndarray]],
+                origin: tuple[int, int], ppm: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Where the heat map is sure of a pyramid (:data:`HOT_MISSED`) that differs from the
+    table too little to stand out from a busy one (print, a patterned cloth, dark wood in
+    dim light): the pixels within :data:`HOT_MISSED_MM` of its peak that differ from the
+    table at all, as one more blob."""
+    x0, y0 = origin
+    h, w = diff.shape
+    pts, _ = heat.peaks(HOT_MISSED)
+    mad = float(np.median(np.abs(diff - np.median(diff))))
+    low = diff > max(10.0, float(np.median(diff)) + 2 * mad)
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    for p in pts:
+        u, v = p[0] * ppm - x0, p[1] * ppm - y0
+        if not (0 <= u < w and 0 <= v < h):
+            continue
+        if any(float(np.hypot(*(p - c))) < HOT_MISSED_APART_MM for c, _ in blobs + out):
+            continue
+        disk = np.zeros((h, w), np.uint8)
+        cv2.circle(disk, (int(round(u)), int(round(v))), int(round(HOT_MISSED_MM * ppm)), 1, -1)
+        mask = disk.astype(bool) & low
+        if mask.sum() / ppm ** 2 < 80.0:
+            continue
+        vs, us = np.nonzero(mask)
+        c = np.array([(x0 + us.mean() + 0.5) / ppm, (y0 + vs.mean() + 0.5) / ppm])
+        out.append((c, mask))
+    return out
+
+
+def _shown_at(finder: PyramidFinder, image: np.ndarray, look: Look, crop: np.ndarray,
+              blob: np.ndarray, c: np.ndarray, origin: tuple[int, int],
+              heat: Any) -> Shown | None:
+    """The pyramid whose blob (a mask over ``crop``) has its middle at ``c`` (mm): the shape
+    classifier's outline there, a millimetre in, within the blob, is its plastic."""
+    from vision.pyramids.classifier import SECTOR_DEG, patch_up_deg
+    from vision.pyramids.find import VIEW_PPM
+    from vision.pyramids.geometry import footprint_mm
+
+    ppm = VIEW_PPM
+    x0, y0 = origin
+    patch = look.patches(image, c[None])
+    pw = finder.what.probs(patch)[0]
+    ps = finder.how.probs(patch)[0]
+    names = finder.how.names
+    k = int(np.argmax(ps))
+    pips, pose = int(names[k][0]), names[k][1:]
+    upright = pose == "U"
+    ang = 0.0 if upright else float(patch_up_deg(c[None], look.camera[:2])[0]
+                                     + int(pose[1:]) * SECTOR_DEG)
+    # the silhouette's centroid on the blob's, then its inside, 1 mm in, as plastic
+    fp = footprint_mm(pips, upright, ang, c, look.camera)
+    hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
+    m = cv2.moments(hull)
+    if m["m00"] > 0:
+        hull = hull + (c - np.array([m["m10"], m["m01"]]) / m["m00"])
+    inside = np.zeros(blob.shape, np.uint8)
+    poly = ((hull * ppm - 0.5 - np.array([x0, y0])) * 16).round().astype(np.int32)
+    cv2.fillConvexPoly(inside, poly, 1, cv2.LINE_8, 4)
+    inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) & blob.astype(np.uint8)
+    px = crop[inside.astype(bool)]
+    if len(px) < 30:
+        return None
+    guess = finder.what.names[int(np.argmax(pw))]
+    return Shown((float(c[0]), float(c[1])), px, guess,
+                 None if heat is None else _heat_near(heat, c))
 
 
 def _heat_near(heat: Any, center_mm: np.ndarray) -> float:
@@ -343,6 +412,28 @@ def sample_of(name: str, pixels_bgr: np.ndarray) -> ColorSample:
     return ColorSample(name, (float(m[0]), float(m[1]), float(m[2])), rows, hist, len(labf))
 
 
+def _texture_dropped(shown: list[Shown], count: int) -> list[Shown]:
+    """``shown`` without what the heat map is cold near (under :data:`TEXTURE_HEAT`: a
+    cloth's pattern, print, the grain of wood), where more than ``count`` things were found
+    and that leaves ``count``; else ``shown`` as found. With no more than ``count`` found
+    nothing is dropped: a lone thing that is no pyramid, named as a hue, is refused as such
+    (card art in the zone)."""
+    if len(shown) <= count:
+        return shown
+    keep = [s for s in shown if s.heat is None or s.heat >= TEXTURE_HEAT]
+    if len(keep) > count:
+        # pieces of one pyramid (a clear one, the table seen through it, stands out from the
+        # table around it in pieces): of two within PIECES_MM, the one the colour classifier
+        # names, else the larger, is kept
+        def rank(s: Shown) -> tuple[bool, int]:
+            return s.guess != "none", len(s.pixels_bgr)
+
+        keep = [s for s in keep if not any(
+            t is not s and rank(t) > rank(s) and math.dist(s.center_mm, t.center_mm) < PIECES_MM
+            for t in keep)]
+    return keep if len(keep) == count else shown
+
+
 def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
                     names: list[str], zone: tuple[float, float, float, float] | None = None,
                     source: str = "") -> tuple[ColorProfile, list[Shown]]:
@@ -356,7 +447,7 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
         raise ProfileError(f"{source or 'image'}: the mat's markers are not in sight "
                            f"({calib.reason})")
     zone = zone or calibration_zone(finder.mat)
-    shown = find_shown(finder, image, calib, zone)
+    shown = _texture_dropped(find_shown(finder, image, calib, zone), len(names))
     if len(shown) != len(names):
         where = ", ".join(f"{s.guess}-looking at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
                           for s in shown) or "none"
