@@ -227,3 +227,30 @@ def test_a_card_on_the_discard_pile_at_the_deal_is_not_counted_hidden_too() -> N
                          discard=("pentacles-05",))
     assert st.discard == ("pentacles-05",) and not invariant_errors(st)
     assert dumps(loads(dumps(st))) == dumps(st)
+
+
+def test_a_draw_that_rebuilds_the_draw_pile_explains_the_discard_pile_gone() -> None:
+    """The draw pile is empty: a draw shuffles the discard pile into a new one, and the
+    table shows the pile gone. It was "no move explains this change: discard pile now shows
+    nothing" (a draw was never a candidate: it changes nothing else on the table)."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.moves import Draw
+
+    st = position(["red", "blue"], edition="looney",
+                  board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                  pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                  deck=["?"], discard=["cups-07", "major-04", "wands-02"], box=["?"] * 65)
+    seen = TableView(dict(TableView.of(st).cards), dict(TableView.of(st).pyramids), None)
+    e = explain(st, seen)
+    assert e.explained, e.describe()
+    assert [str(m) for m in e.moves] == ["red: draw 2", "red: draw 3"]
+    assert all(isinstance(m, Draw) for m in e.moves)
+    after = e.states[0]
+    assert after.discard == () and after.reshuffles == 1 and len(after.hand(after.players[0])) == 5
+    # the draw pile still holding enough: a draw leaves the pile where it was
+    more = position(["red", "blue"], edition="looney",
+                    board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                    pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                    deck=["?"] * 3, discard=["cups-07", "major-04", "wands-02"],
+                    box=["?"] * 63)
+    assert not explain(more, seen, diagnose=False).explained

@@ -1404,6 +1404,10 @@ class LiveSession:
             return [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move", player=who,
                               frame=frame)]
         if ex.explained:
+            rebuilt = self._pile_rebuilt(ex, view)
+            if rebuilt is not None:
+                return [LiveEvent(EventKind.WAITING, rebuilt, player=who,
+                                  changes=tuple(str(c) for c in ex.changes), frame=frame)]
             if was is Status.WRONG_TABLE:
                 events.append(LiveEvent(EventKind.INFO, "the flagged table is put right",
                                         frame=frame))
@@ -1540,6 +1544,23 @@ class LiveSession:
         self._record("illegal", None, player=who, observation=obs, keyframe_jpeg=jpeg,
                      note=text)
         return [LiveEvent(EventKind.ILLEGAL, text, player=who, changes=changes, frame=frame)]
+
+    @staticmethod
+    def _pile_rebuilt(ex: Explanation, view: TableView) -> str | None:
+        """What to say where the one change seen is the discard pile gone, shuffled into a
+        new draw pile by a draw (None where it is not): a draw is clicked, as ever, and the
+        camera cannot tell how many cards were drawn, nor whether by the turn's draw or a
+        power's (a High Priestess on a territory), so the session waits for the click. The
+        simplest was taken from the picture (a power's draw, or "draw 1" for a draw of 3),
+        the hands' sizes wrong from then on, and the click after it refused or kept for
+        the player's next turn."""
+        if view.discard_top is not None or any(c.cell is not None for c in ex.changes):
+            return None
+        if not any(isinstance(m, Draw) for m in ex.moves):
+            return None
+        options = " | ".join(str(m) for m in ex.moves[:6])
+        return ("the discard pile is gone: shuffled into a new draw pile by a draw? the "
+                f"camera cannot see which; click it ({options})")
 
     @staticmethod
     def _hidden_cells(st: ZarcanaState, view: TableView) -> list[tuple[int, int]]:

@@ -1630,3 +1630,61 @@ def test_three_moves_asked_about_stay_asked_on_the_same_table_without_a_new_sear
     assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
     assert ev[0].text.startswith("still waiting for an answer: three moves since the last")
     assert len(calls) == 1 and s.can_override
+
+
+def test_a_discard_pile_shuffled_into_a_new_draw_pile_waits_for_the_draw_clicked() -> None:
+    """Red's draw pile is empty: red shuffles the discard pile into a new draw pile and
+    draws 3, and the camera sees the pile gone before the click. It was ruled "illegal: no
+    move explains this change: discard pile now shows nothing" (and recorded so); a power
+    that draws (the High Priestess on red's territory) would have been taken for it, or
+    the simplest draw (1 card, not 3). The camera cannot tell which: the session waits for
+    the click, which it then takes, the table agreeing."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "major-02", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"], discard=["cups-07", "major-04", "wands-02"], box=["?"] * 65)
+    rec = FakeRecorder()
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start, recorder=rec)
+    view = TableView.of(start)
+    gone = make_record(dict(view.cards), view.pyramids, discard=[], draw=1)
+    ev = s.observe(gone, frame=1)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert "draw 3" in ev[0].text and "use major-02" in ev[0].text
+    assert s.history == [] and s.status is Status.PLAYING
+    assert not [c for c in rec.calls if c[0] == "illegal"]
+    ev = s.manual("draw 3")
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    st = s.state
+    assert st is not None and st.discard == () and len(st.hand(Color.RED)) == 6
+    ev = s.observe(gone, frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    assert [h.move for h in s.history] == ["red: draw 3"]
+
+
+def test_a_draw_that_alone_fits_the_discard_pile_gone_is_still_clicked_not_taken() -> None:
+    """The one draw the hand limit allows rebuilt the draw pile: taken from the picture, the
+    player's click of it (as every draw is clicked) was then kept for the player's next turn
+    and refused there ("drawing may not take the hand past six cards")."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 5, "blue": ["?"] * 3},
+                     deck=[], discard=["cups-07", "major-04", "wands-02"], box=["?"] * 64)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    gone = make_record(dict(view.cards), view.pyramids, discard=[], draw=1)
+    ev = s.observe(gone, frame=1)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert "red: draw 1" in ev[0].text and s.history == []
+    ev = s.manual("draw 1")
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    ev = s.observe(gone, frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    assert [h.move for h in s.history] == ["red: draw 1"] and s.to_move is Color.BLUE

@@ -25,6 +25,7 @@ from companion.games.zarcana.moves import (
     UNKNOWN,
     Action,
     Build,
+    Draw,
     Move,
     Reorient,
     Source,
@@ -244,6 +245,7 @@ def candidate_moves(state: ZarcanaState, seen: TableView, *, short: int = 0) -> 
         yield from state.legal_moves()
         return
     yield from _reorients_from_diff(state, seen, short=short)
+    yield from _rebuilding_draws(state, seen)
     if not state.has_pieces(who):
         for cell in state.board:
             yield Start(who, cell)
@@ -264,6 +266,20 @@ def candidate_moves(state: ZarcanaState, seen: TableView, *, short: int = 0) -> 
         for other in sorted(state.unseen_cards() | set(state.hand(who)) - {UNKNOWN}):
             if state._pair_ok(other, last) and state.could_hold(who, (other, last)):
                 yield from state._card_actions(who, Source.WILD, (other, last))
+
+
+def _rebuilding_draws(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
+    """The draws (the turn option) that take more cards than the draw pile holds, where
+    the discard pile is gone from the table: the pile is shuffled into a new draw pile
+    (the rules' reshuffle), and the draw is the one move that empties it. Without them a
+    draw that rebuilt the deck was "no move explains this change: discard pile now shows
+    nothing" (a draw changes nothing else on the table)."""
+    who = state.to_move
+    if who is None or seen.discard_top is not None or not state.discard or \
+            state.phase != "play":
+        return
+    for n in range(len(state.deck) + 1, state.settings.draw_amount + 1):
+        yield Draw(who, n)
 
 
 @dataclass(frozen=True)
