@@ -254,3 +254,27 @@ def test_a_draw_that_rebuilds_the_draw_pile_explains_the_discard_pile_gone() -> 
                     deck=["?"] * 3, discard=["cups-07", "major-04", "wands-02"],
                     box=["?"] * 63)
     assert not explain(more, seen, diagnose=False).explained
+
+
+def test_a_face_down_territory_destroyed_is_named_by_its_card_on_the_discard_pile() -> None:
+    """Red's Swords territory destroys a face-down territory (a Wheel of Fortune build,
+    its card unknown to the game): the card lands face up on the discard pile. It was "no
+    move explains: 1,0: card back removed; discard pile now shows major-10"."""
+    from companion.games.zarcana.engine import invariant_errors, position
+
+    st = position(["red", "blue"], edition="1996",
+                  board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                  pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                  deck=["?"] * 68, discard=["wands-03"])
+    assert not invariant_errors(st)
+    view = TableView.of(st)
+    seen = TableView({c: k for c, k in view.cards.items() if c != (1, 0)}, view.pyramids,
+                     "major-10")
+    e = explain(st, seen)
+    assert [str(m) for m in e.moves] == ["red: use swords-05 by red1E@0,0: attack @1,0"], \
+        e.describe()
+    assert e.states[0].discard == ("wands-03", "major-10")
+    assert TableView.of(e.states[0]).same_as(seen) and not invariant_errors(e.states[0])
+    # a card the game knows to lie elsewhere is no face-down card's
+    elsewhere = TableView(seen.cards, seen.pyramids, "cups-02")
+    assert not explain(st, elsewhere, diagnose=False).explained

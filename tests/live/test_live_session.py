@@ -1688,3 +1688,27 @@ def test_a_draw_that_alone_fits_the_discard_pile_gone_is_still_clicked_not_taken
     ev = s.observe(gone, frame=2)
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
     assert [h.move for h in s.history] == ["red: draw 1"] and s.to_move is Color.BLUE
+
+
+def test_a_face_down_territory_destroyed_is_taken_its_card_read_off_the_discard_pile() -> None:
+    """A territory power destroys a face-down territory, whose card lands face up on the
+    discard pile: every picture was "card(s) at 1,0 not seen and no move explains it: is
+    something covering the table?", and the game waited for good."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 68, discard=["wands-03"])
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].move == "red: use swords-05 by red1E@0,0: attack @1,0"
+    st = s.state
+    assert st is not None and st.discard_top() == "major-10" and s.to_move is Color.BLUE
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]

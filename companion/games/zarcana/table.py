@@ -388,6 +388,8 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     found: list[Move] = []
     states: list[ZarcanaState] = []
     for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
+        if compare_discard:
+            after = _discarded_named(after, seen)
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
             found.append(mv)
             states.append(after)
@@ -398,6 +400,22 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         return Explanation(changes, tuple(found[i] for i in order), (),
                            tuple(states[i] for i in order))
     return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
+
+
+def _discarded_named(after: ZarcanaState, seen: TableView) -> ZarcanaState:
+    """``after`` with the card on top of its discard pile named from ``seen`` where the
+    game does not know it (a face-down territory, a Wheel of Fortune build, destroyed and
+    discarded face up) and the camera shows a card the game has not seen elsewhere.
+    Without it the destroyed card's face was "no move explains this change", and a card
+    missing from the table beside it read as covered: the game waited for good."""
+    shown = seen.discard_top
+    if after.discard_top() != UNKNOWN or shown is None or shown in (BACK, UNKNOWN) or \
+            shown not in after.unseen_cards():
+        return after
+    named = after.copy()
+    named.events = after.events
+    named.discard = after.discard[:-1] + (shown,)
+    return named
 
 
 @dataclass(frozen=True)
