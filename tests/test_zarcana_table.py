@@ -278,3 +278,27 @@ def test_a_face_down_territory_destroyed_is_named_by_its_card_on_the_discard_pil
     # a card the game knows to lie elsewhere is no face-down card's
     elsewhere = TableView(seen.cards, seen.pyramids, "cups-02")
     assert not explain(st, elsewhere, diagnose=False).explained
+
+
+def test_a_wheel_build_seen_face_down_is_explained_where_the_draw_pile_is_known() -> None:
+    """A game whose draw pile the engine knows (a simulated game, a game file of ``play``):
+    the Wheel builds the top card face down and the camera sees its back. It was "no move
+    explains" (the build, naming no card, was checked against the known top card)."""
+    from companion.games.zarcana.engine import invariant_errors, position
+
+    st = position(["red", "blue"], edition="looney",
+                  board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                  pieces={"1,0": "red1U"}, hands={"red": ["major-10", "cups-01", "cups-02"],
+                                                  "blue": ["wands-01", "wands-02", "wands-03"]})
+    assert not st.hidden
+    view = TableView.of(st)
+    cards = dict(view.cards)
+    cards[(1, 0)] = "back"
+    e = explain(st, TableView(cards, view.pyramids, "major-10"))
+    assert [str(m) for m in e.moves] == ["red: play major-10 by red1U@1,0: build 1,0 =?"], \
+        e.describe()
+    after = e.states[0]
+    assert after.board[(1, 0)][-1] == (st.deck[-1], False) and not invariant_errors(after)
+    # a card named that is not the top card is still refused
+    wrong = "cups-05" if st.deck[-1] != "cups-05" else "cups-06"
+    assert not st.check(f"red: play major-10 by red1U@1,0: build 1,0 ={wrong}").legal

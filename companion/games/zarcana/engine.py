@@ -879,7 +879,10 @@ class ZarcanaState(StateData):
                 elif s.card is not None:
                     probe = self.copy()
                     drawn = probe._draw_one()
-                    if drawn != UNKNOWN and s.card != drawn:
+                    if drawn != UNKNOWN and s.card != drawn and not (
+                            s.card == UNKNOWN and p is Power.WHEEL):
+                        # (a Wheel build seen face down names no card: from a known draw
+                        # pile it is the top card, as the build does)
                         v(violation("pentacles.drawn", ed, f"the top card is not {s.card}"))
                     elif drawn == UNKNOWN and s.card not in probe.unseen_cards() and not (
                             s.card == UNKNOWN and p is Power.WHEEL):
