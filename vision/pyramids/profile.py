@@ -281,7 +281,6 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     and different from the table are its plastic. Colour plays no part in finding them, so
     an unusual colour is found as well as a spec one."""
     from vision.pyramids.find import VIEW_PPM
-    from vision.pyramids.geometry import footprint_mm
 
     look = finder.look(image, calib)
     heat = None if finder.heat is None else finder.heat(look.view, VIEW_PPM, look.blurred)
@@ -300,8 +299,9 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     k = max(3, int(BACKGROUND_MM * ppm)) | 1
     bg = cv2.medianBlur(cv2.copyMakeBorder(lab8, k, k, k, k, cv2.BORDER_REFLECT), k)[k:-k, k:-k]
     diff = np.linalg.norm(lab8.astype(np.float32) - bg.astype(np.float32), axis=2)
-    mad = float(np.median(np.abs(diff - np.median(diff))))
-    fg = (diff > max(14.0, np.median(diff) + 6 * mad)).astype(np.uint8)
+    typical = float(np.median(diff))
+    mad = float(np.median(np.abs(diff - typical)))
+    fg = (diff > max(14.0, typical + 6 * mad)).astype(np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     n, comp, stats, cents = cv2.connectedComponentsWithStats(fg, connectivity=8)
@@ -313,7 +313,7 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
         c = np.array([(x0 + cents[i][0] + 0.5) / ppm, (y0 + cents[i][1] + 0.5) / ppm])
         blobs.append((c, comp == i))
     if heat is not None:
-        blobs += _hot_missed(heat, diff, blobs, (x0, y0), ppm)
+        blobs += _hot_missed(heat, diff, typical, mad, blobs, (x0, y0), ppm)
     found: list[Shown] = []
     for c, mask in blobs:
         shown = _shown_at(finder, image, look, crop, mask, c, (x0, y0), heat)
@@ -323,17 +323,18 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     return found
 
 
-def _hot_missed(heat: Any, diff: np.ndarray, blobs: list[tuple[np.ndarray, np.ndarray]],
-                origin: tuple[int, int], ppm: float) -> list[tuple[np.ndarray, np.ndarray]]:
+def _hot_missed(heat: Any, diff: np.ndarray, typical: float, mad: float,
+                blobs: list[tuple[np.ndarray, np.ndarray]], origin: tuple[int, int],
+                ppm: float) -> list[tuple[np.ndarray, np.ndarray]]:
     """Where the heat map is sure of a pyramid (:data:`HOT_MISSED`) that differs from the
     table too little to stand out from a busy one (print, a patterned cloth, dark wood in
     dim light): the pixels within :data:`HOT_MISSED_MM` of its peak that differ from the
-    table at all, as one more blob."""
+    table at all (``diff``, with its median ``typical`` and median absolute deviation
+    ``mad``, as :func:`find_shown` has them), as one more blob."""
     x0, y0 = origin
     h, w = diff.shape
     pts, _ = heat.peaks(HOT_MISSED)
-    mad = float(np.median(np.abs(diff - np.median(diff))))
-    low = diff > max(10.0, float(np.median(diff)) + 2 * mad)
+    low = diff > max(10.0, typical + 2 * mad)
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for p in pts:
         u, v = p[0] * ppm - x0, p[1] * ppm - y0
