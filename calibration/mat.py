@@ -13,7 +13,7 @@ This module is pure Python: OpenCV is only needed by whoever draws or detects th
 from __future__ import annotations
 
 import json
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,11 +208,7 @@ def card_scale_doubt(scale: object, marker_scale: object = None) -> str | None:
     (``calibration.marker_scale``, where the record has it) another size than the mat file's
     the same way (:data:`MARKER_SCALE_DOUBT`), or the cards alone are far off
     (:data:`CARD_SCALE_ALONE`); else None."""
-    def number(v: object) -> float | None:
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) \
-            and math.isfinite(v) else None
-
-    card, marker = number(scale), number(marker_scale)
+    card, marker = (float(v) if finite_number(v) else None for v in (scale, marker_scale))
     if card is None or abs(card - 1.0) <= CARD_SCALE_DOUBT:
         return None
     if marker is not None and abs(card - 1.0) <= CARD_SCALE_ALONE and not (
@@ -223,6 +219,15 @@ def card_scale_doubt(scale: object, marker_scale: object = None) -> str | None:
             "right? (its width and height are measured between the markers' centres; every "
             "position is off by as much) Or are the cards another deck than the one named "
             "(--deck; tarot by default)?")
+
+
+def calibration_scale_doubt(calib: object) -> str | None:
+    """:func:`card_scale_doubt` of a record's ``calibration`` object (its ``card_scale``
+    and ``marker_scale``); None where there is none. The one reading of those two fields
+    for ``observe``, the live session and the window."""
+    if not isinstance(calib, Mapping):
+        return None
+    return card_scale_doubt(calib.get("card_scale"), calib.get("marker_scale"))
 
 
 def virtual_mat(width_mm: float = 2 * NO_MAT_REACH_MM,

@@ -252,7 +252,7 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     (its record printed all the same): no table found in it, a mat file that is not the
     mat in the picture (every position off), or no colour to read the pyramids' by; else
     0 (a blurred picture is read, its pyramids the likeliest missed: a warning)."""
-    from calibration.mat import card_scale_doubt
+    from calibration.mat import calibration_scale_doubt
     from calibration.sharpness import blurred_picture, coarse_picture
     from calibration.table import lens_doubt, mat_fit_doubt
 
@@ -273,8 +273,7 @@ def _say_of(path: Path, record: dict[str, Any], camera: Path | None = None) -> i
     elif (badly := mat_fit_doubt(fit, None if camera is None else str(camera))) is not None:
         _warn(f"error: {path}: {badly}")
         failed = True
-    calib = record.get("calibration", {})
-    doubt = card_scale_doubt(calib.get("card_scale"), calib.get("marker_scale"))
+    doubt = calibration_scale_doubt(record.get("calibration"))
     if doubt is not None:
         _warn(f"error: {path}: {doubt}")
         failed = True

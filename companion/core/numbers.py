@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 
-def finite_number(v: Any) -> bool:
+def finite_number(v: Any) -> TypeGuard[int | float]:
     """Whether ``v`` is a JSON number (an int or a float, not true or false) that a float
     holds and that is finite. JSON allows an integer of 400 digits, which no float holds:
     ``math.isfinite`` raises on it instead of answering."""

@@ -1210,14 +1210,12 @@ class LiveSession:
         ``calibration.card_scale``): the mat file is most likely not the mat's size, every
         position is off in proportion, and on a board that grows the lattice's cells drift
         off the cards. Said once, until the cards measure right again."""
-        from calibration.mat import card_scale_doubt
+        from calibration.mat import calibration_scale_doubt
 
         calib = obs.extra.get("calibration")
-        scale = calib.get("card_scale") if isinstance(calib, Mapping) else None
-        if scale is None:
+        if not isinstance(calib, Mapping) or calib.get("card_scale") is None:
             return []
-        markers = calib.get("marker_scale") if isinstance(calib, Mapping) else None
-        return self._said_while("scale", card_scale_doubt(scale, markers),
+        return self._said_while("scale", calibration_scale_doubt(calib),
                                 "the cards measure the deck's size again", frame)
 
     def _lens_doubt(self, obs: Observation, frame: int | None) -> list[LiveEvent]:

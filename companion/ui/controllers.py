@@ -88,13 +88,11 @@ def picture_warning(record: Mapping[str, Any]) -> str | None:
     """What the window keeps saying about a settled frame's picture: blurred (the record's
     ``blurred``, read on the mat's marker edges), the cards another size than the deck's
     (``calibration.card_scale``: the mat file is not the mat's size), else nothing."""
-    from calibration.mat import card_scale_doubt
+    from calibration.mat import calibration_scale_doubt
     from calibration.sharpness import blurred_picture
 
     said = blurred_picture(record)
-    calib = record.get("calibration")
-    doubt = card_scale_doubt(calib.get("card_scale"), calib.get("marker_scale")) \
-        if isinstance(calib, Mapping) else None
+    doubt = calibration_scale_doubt(record.get("calibration"))
     words = ([] if said is None else [f"{said}: steady or focus the camera"]) + (
         [] if doubt is None else [doubt])
     return "; ".join(words) or None
