@@ -989,8 +989,7 @@ class LiveSession:
             self._state = self._before_last()
             last = self._history.pop()
             self._early_click = None
-            self._missed_waits = []
-            self._missed_move = None
+            self._forget_missed_waits()
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING
@@ -1392,8 +1391,7 @@ class LiveSession:
         if ex.unchanged:
             self.tracker.remember(reading)
             # (every pyramid seen again: one not seen on a later picture is hidden anew)
-            self._missed_waits = []
-            self._missed_move = None
+            self._forget_missed_waits()
             if was in (Status.WRONG_TABLE, Status.QUESTION):
                 self._pending = None
                 self.status = Status.PLAYING
@@ -1624,6 +1622,12 @@ class LiveSession:
         self.tracker.remember(reading)
         self._sync_tracker(ex.states[k])
         return events
+
+    def _forget_missed_waits(self) -> None:
+        """Forget the tables waited on for pyramids not seen, and the move the last wait
+        named (:meth:`_missed_pyramid`): a move taken or taken back, or every pyramid seen."""
+        self._missed_waits = []
+        self._missed_move = None
 
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One or two (:data:`MISSED_PYRAMIDS`) pyramids of the game not seen on this
@@ -1938,8 +1942,7 @@ class LiveSession:
                 note: str | None = None) -> list[LiveEvent]:
         old = self._state
         assert old is not None
-        self._missed_waits = []     # (a table waited on before this move is another game's)
-        self._missed_move = None
+        self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
         self._state = new
