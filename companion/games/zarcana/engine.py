@@ -876,18 +876,15 @@ class ZarcanaState(StateData):
                     v(violation("sun.not-in-hand", ed, "the 1996 Sun builds from the hand"))
                 if self.cards_available() == 0:
                     v(violation("pentacles.no-card", ed))
-                elif s.card is not None:
+                elif s.card is not None and not (s.card == UNKNOWN and p is Power.WHEEL):
+                    # (the Wheel builds face down, naming no card: from a known draw pile it
+                    # is the top card, as the build does; from an unknown one a card nobody
+                    # has seen yet, named later or when it is turned up)
                     probe = self.copy()
                     drawn = probe._draw_one()
-                    if drawn != UNKNOWN and s.card != drawn and not (
-                            s.card == UNKNOWN and p is Power.WHEEL):
-                        # (a Wheel build seen face down names no card: from a known draw
-                        # pile it is the top card, as the build does)
+                    if drawn != UNKNOWN and s.card != drawn:
                         v(violation("pentacles.drawn", ed, f"the top card is not {s.card}"))
-                    elif drawn == UNKNOWN and s.card not in probe.unseen_cards() and not (
-                            s.card == UNKNOWN and p is Power.WHEEL):
-                        # (the Wheel builds face down: from an unknown draw pile, a card
-                        # nobody has seen yet, named later or when it is turned up)
+                    elif drawn == UNKNOWN and s.card not in probe.unseen_cards():
                         v(violation("pentacles.drawn", ed, f"{s.card} cannot be in the draw pile"))
             return out
         if isinstance(s, Place):
