@@ -331,6 +331,10 @@ def run(args: argparse.Namespace) -> int:
         elif recorder is not None:
             recorder.close()
         pipeline.close()
+    from companion.recording.store import remove_empty_game
+
+    # (the window closed, or the game file was lost, before a board was dealt)
+    undealt = own_file and session is not None and session.state is None
     if recorder is not None:
         # (the recorder writes the game again beside its file where that file was replaced
         # during the game, or elsewhere where it could not be kept there: the name said
@@ -338,10 +342,7 @@ def run(args: argparse.Namespace) -> int:
         path = recorder.path
         lost = getattr(recorder, "lost", None)
         saved_from = getattr(recorder, "saved_from", None)
-        if own_file and session is not None and session.state is None and (
-                lost is not None or saved_from is not None):
-            from companion.recording.store import remove_empty_game
-
+        if undealt and (lost is not None or saved_from is not None):
             # its own file lost before any deal (the games folder replaced by a file): there
             # was no game to lose, and a copy of the empty one elsewhere is not kept; but the
             # folder it records into is broken, and the run fails saying so
@@ -374,9 +375,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion run: error: {problem}", file=sys.stderr)
         print(f"the game is recorded in {path} only up to that point")
         return 1
-    if own_file and session is not None and session.state is None:
-        from companion.recording.store import remove_empty_game
-
+    if undealt:
         # the window closed before a board was dealt (a wrong camera, say): the game file
         # this run named and made holds nothing, and is not left in the games folder
         if remove_empty_game(path):
