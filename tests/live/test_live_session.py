@@ -1339,16 +1339,22 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
 
 
 
+def pyramids_hidden(at: int, hidden: Callable[[dict[str, Any]], bool]
+                    ) -> Callable[[int, dict[str, Any]], dict[str, Any]]:
+    """A ``change`` for :func:`play`: picture ``at`` without the pyramids ``hidden`` picks
+    (a hand over them, or the camera missing them); every other picture as it is."""
+    def change(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if k != at:
+            return rec
+        return dict(rec, pyramids=[p for p in rec["pyramids"] if not hidden(p)])
+    return change
+
+
 def test_the_pyramid_a_move_made_not_seen_is_waited_on() -> None:
     """Picture 5 (blue grows its pyramid with cups-07) misses the grown pyramid: the move
     fits but for it, and the picture is waited on, then taken from the next."""
-    def grown_missing(k: int, rec: dict[str, Any]) -> dict[str, Any]:
-        if k != 5:
-            return rec
-        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "blue"])
-
     s = sample_session()
-    heard = play(s, range(6), change=grown_missing)
+    heard = play(s, range(6), change=pyramids_hidden(5, lambda p: p["color"] == "blue"))
     assert heard[-1].kind is EventKind.WAITING
     assert heard[-1].text == ("blue: play cups-07 by blue1U@2,2: grow fits, but the blue medium "
                               "(upright) pyramid on the Queen of Swords at 2,2 it leaves is not "
@@ -1363,11 +1369,7 @@ def test_two_pyramids_not_seen_on_one_picture_are_waited_on_not_ruled_on() -> No
     them): it was ruled "no move explains this change", as only one pyramid not seen was
     waited on. The build fits but for them: the picture is waited on, and the next one
     takes the move; the same table again is ruled on."""
-    def no_red(k: int, rec: dict[str, Any]) -> dict[str, Any]:
-        if k != 6:
-            return rec
-        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "red"])
-
+    no_red = pyramids_hidden(6, lambda p: p["color"] == "red")
     s = sample_session()
     heard = play(s, range(7), change=no_red)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
@@ -1391,12 +1393,8 @@ def test_a_reorient_beside_two_pyramids_not_seen_is_waited_on() -> None:
     blue's: the reorient was only read off a table with every pyramid seen, so that picture
     was ruled "no move explains this change". It is waited on, naming the reorient, and
     the next picture takes it."""
-    def two_hidden(k: int, rec: dict[str, Any]) -> dict[str, Any]:
-        if k != 7:
-            return rec
-        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != "blue"
-                                   and (p["color"] != "red" or not p["upright"])])
-
+    two_hidden = pyramids_hidden(7, lambda p: p["color"] == "blue"
+                                 or (p["color"] == "red" and p["upright"]))
     s = sample_session()
     heard = play(s, range(8), change=two_hidden)
     assert heard[-1].kind is EventKind.WAITING, [e.text for e in heard[-3:]]
@@ -1413,10 +1411,7 @@ def test_pyramids_not_seen_are_named_as_the_players_see_them() -> None:
     """Picture 8 (blue's draw, clicked) misses green's pyramid and blue's: no move, and the
     wait names each pyramid by the card it stands on, as the players see it (it said only
     "the green small (upright) at 1,1")."""
-    def two_gone(k: int, rec: dict[str, Any]) -> dict[str, Any]:
-        if k != 8:
-            return rec
-        return dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] == "red"])
+    two_gone = pyramids_hidden(8, lambda p: p["color"] != "red")
 
     s = sample_session()
     heard = play(s, range(9), change=two_gone)
