@@ -87,6 +87,7 @@ from companion.games.zarcana.table import (
     explain,
     explain_three,
     explain_two,
+    face_down_named,
     game_from_table,
     pyramids_short,
     unseen_uses,
@@ -842,19 +843,23 @@ class LiveSession:
             new = st.copy()
             # an unknown card becomes a known one: the count of unaccounted cards stays right
             new.board[cell] = stack[:-1] + ((card, False),)
-            # and it was that card in every position it lay face down in: a move taken back
-            # does not forget the name (as the game file's replay does not)
-            names = names_given(st, new)
-            if self._initial is not None:
-                states = name_back([self._initial] + [h.state for h in self._history], names)
-                self._initial = states[0]
-                self._history = [h if named is h.state else replace(h, state=named)
-                                 for h, named in zip(self._history, states[1:])]
+            self._name_back(st, new)
             self._state = new
             text = f"the face-down card at {format_cell(cell)} is {card}"
             self._record("correction", None, state=new, note=text)
             events = [LiveEvent(EventKind.INFO, text, source="correction", frame=self._last_frame)]
         return self._emit(events)
+
+    def _name_back(self, st: ZarcanaState, named: ZarcanaState) -> None:
+        """The face-down cards ``named`` names (``st`` being the game's last position) named
+        in every position they lay face down in: a move taken back does not forget the name
+        (as the game file's replay does not)."""
+        names = names_given(st, named)
+        if self._initial is not None:
+            states = name_back([self._initial] + [h.state for h in self._history], names)
+            self._initial = states[0]
+            self._history = [h if state is h.state else replace(h, state=state)
+                             for h, state in zip(self._history, states[1:])]
 
     def correct(self, correction: Correction) -> list[LiveEvent]:
         """The user fixes a misread card or pyramid; the last settled table is judged again.
@@ -1945,6 +1950,7 @@ class LiveSession:
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
+        self._face_down_seen(old, move, new, text)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s))
         self._record("override" if kind == "override" else "move", text, player=player,
@@ -1962,6 +1968,29 @@ class LiveSession:
         if new.is_over:
             events += self._game_over("the game is over")
         return events
+
+    def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
+                        text: str) -> None:
+        """A face-down territory ``move`` destroyed, its card read off the discard pile
+        (table.explain): named back in the positions it lay face down in, and recorded as
+        a correction before the move, so that the game file's replay of the move puts that
+        card on the pile too. The game file kept the card on the pile with the move alone,
+        which replayed as "?" there: "the replayed state disagrees with the stored one"."""
+        card = new.discard_top()
+        if card is None or card == UNKNOWN:
+            return
+        try:
+            named = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
+                                    card)
+        except CompanionError:
+            return
+        if named is None:
+            return
+        self._name_back(old, named)
+        cell = next(c for c in named.board if named.board[c] != old.board[c])
+        self._record("correction", None, state=named,
+                     note=f"the face-down card at {format_cell(cell)} is {card}: seen on the "
+                          f"discard pile as {text} destroyed it")
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
         st = self._require_state()

@@ -337,3 +337,42 @@ def test_a_name_is_not_given_to_an_earlier_card_that_lay_at_the_same_place() -> 
     s.step_back()
     s.step_back()
     assert s.state.board[(1, 0)] == (("?", False),)
+
+
+def test_a_face_down_card_destroyed_is_named_from_the_discard_pile_and_the_file_replays(
+        tmp_path: Path) -> None:
+    """Red's Swords territory destroys the face-down card at 1,0, which lands face up on
+    the discard pile as major-10. The game file kept the move with major-10 on the pile,
+    but the move replayed from the position before (the card unknown) puts "?" there: the
+    file did not replay ("the replayed state disagrees with the stored one"), and the
+    positions the card lay face down in, the start among them, still said "?"."""
+    from companion.games.zarcana.engine import position
+    from companion.recording.export import text_lines
+    from companion.recording.store import GameRecorder, accepted_moves
+    from companion.games.zarcana.table import TableView
+    from live_support import MAT, make_record
+
+    players = ["red", "blue"]
+    start = position(players, edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 68, discard=["wands-03"])
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    initial_state=start)
+    view = TableView.of(start)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [e.move for e in ev] == ["red: use swords-05 by red1E@0,0: attack @1,0"], \
+        [e.text for e in ev]
+    assert "major-10 at 1,0 is destroyed" in ev[0].text
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    game = open_game(path)
+    assert rebuild_state(game).discard == ("wands-03", "major-10")
+    first, moves = accepted_moves(game)
+    assert first.board[(1, 0)] == (("major-10", False),) and len(moves) == 1
+    text = "\n".join(text_lines(game))
+    assert "the face-down card at 1,0 is major-10" in text, text

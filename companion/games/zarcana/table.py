@@ -389,7 +389,7 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     states: list[ZarcanaState] = []
     for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
         if compare_discard:
-            after = _discarded_named(after, seen)
+            after = _discarded_named(state, mv, after, seen)
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
             found.append(mv)
             states.append(after)
@@ -402,20 +402,49 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
 
 
-def _discarded_named(after: ZarcanaState, seen: TableView) -> ZarcanaState:
-    """``after`` with the card on top of its discard pile named from ``seen`` where the
-    game does not know it (a face-down territory, a Wheel of Fortune build, destroyed and
-    discarded face up) and the camera shows a card the game has not seen elsewhere.
+def _discarded_named(state: ZarcanaState, move: Move, after: ZarcanaState,
+                     seen: TableView) -> ZarcanaState:
+    """``after`` (``move`` made in ``state``) with the card on top of its discard pile
+    named from ``seen`` where the game does not know it (a face-down territory, a Wheel of
+    Fortune build, destroyed and discarded face up) and the camera shows a card the game
+    has not seen elsewhere: the move made with the card named (:func:`face_down_named`).
     Without it the destroyed card's face was "no move explains this change", and a card
     missing from the table beside it read as covered: the game waited for good."""
     shown = seen.discard_top
-    if after.discard_top() != UNKNOWN or shown is None or shown in (BACK, UNKNOWN) or \
-            shown not in after.unseen_cards():
+    if after.discard_top() != UNKNOWN or shown is None:
         return after
-    named = after.copy()
-    named.events = after.events
-    named.discard = after.discard[:-1] + (shown,)
-    return named
+    named = face_down_named(state, move, shown)
+    # (made again, not patched: the engine's own words then name the card destroyed)
+    return after if named is None else named.apply(move)
+
+
+def face_down_named(before: ZarcanaState, move: Move, card: str) -> ZarcanaState | None:
+    """``before`` with the face-down territory ``move`` destroys named ``card``, the card
+    seen face up on top of the discard pile after it: the card it was in every position it
+    lay face down in (:func:`~companion.games.zarcana.state.name_back`), so that the move
+    made from there discards it, as a replay of the game file does. None where the move
+    puts no unknown card on top of the pile, or ``card`` cannot be it (the game knows it
+    to lie elsewhere)."""
+    if not any(s and s[-1] == (UNKNOWN, False) for s in before.board.values()) or \
+            card in (BACK, UNKNOWN) or card not in before.unseen_cards():
+        return None
+    try:
+        plain = before.apply(move)
+    except CompanionError:
+        return None
+    if plain.discard_top() != UNKNOWN:
+        return None
+    for cell, stack in sorted(before.board.items()):
+        if not stack or stack[-1] != (UNKNOWN, False) or plain.board.get(cell) == stack:
+            continue
+        named = before.copy()
+        named.board[cell] = stack[:-1] + ((card, False),)
+        try:
+            if named.apply(move).discard_top() == card:
+                return named
+        except CompanionError:
+            continue
+    return None
 
 
 @dataclass(frozen=True)
@@ -617,4 +646,4 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
 
 __all__ = ["Change", "Explanation", "PyramidsShort", "TableError", "TableView", "TwoMoves",
            "candidate_moves", "diff", "explain", "explain_three", "explain_two",
-           "game_from_table", "pyramids_short"]
+           "face_down_named", "game_from_table", "pyramids_short"]
