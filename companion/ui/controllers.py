@@ -53,6 +53,7 @@ from companion.ui.gamemodel import (
     describe_targets,
     final_scoring,
     minion_targets,
+    move_line,
 )
 from companion.ui.overlay import (
     Hit,
@@ -771,7 +772,9 @@ class LiveController(_ViewBase):
         else:
             note = None if live else "an earlier position"
             w.scores.show_position(describe_position(self.state_at(k)), note=note)
-        w.log.set_moves([h.move for h in snap.history], k if n else None)
+        # (a card built face down named once known: the notation stays what was seen)
+        w.log.set_moves([move_line(h.move, h.state) for h in snap.history],
+                        k if n else None)
         labels = [m.split(": ", 1)[1] if ": " in m else m for m in snap.manual]
         extra = [f"name the face-down card at {format_cell(c)}" for c in snap.hidden]
         w.manual.set_options(list(snap.manual) + extra, labels + extra)

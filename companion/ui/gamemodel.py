@@ -11,9 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from companion.core.cards import card_words
+from companion.core.errors import NotationError
 from companion.core.pieces import Cell, Minion, format_cell
 from companion.games.zarcana.engine import ZarcanaState, pending_text
 from companion.games.zarcana.moves import (
+    UNKNOWN,
     Action,
     Attack,
     Build,
@@ -24,6 +26,7 @@ from companion.games.zarcana.moves import (
     Place,
     Reorient,
     Transport,
+    parse_move,
 )
 
 
@@ -128,6 +131,29 @@ def describe_position(state: ZarcanaState) -> Position:
         over=over,
         winners=tuple(c.value for c in state.winners()) if over else (),
     )
+
+
+def move_line(move: str, after: ZarcanaState) -> str:
+    """``move`` as the move log shows it: a card it built face down (a Wheel of Fortune
+    build, "=?") named once the game knows it (the players named it, or the camera read it
+    off the discard pile as it was destroyed), from ``after``, the position after the move,
+    which holds the name then (named back into every position the card lay face down in).
+    The notation stays what was seen at the time, as the game file keeps it."""
+    if f"={UNKNOWN}" not in move:
+        return move
+    try:
+        mv = parse_move(move)
+    except NotationError:
+        return move
+    if not isinstance(mv, Action):
+        return move
+    names = []
+    for step in mv.steps:
+        if isinstance(step, Build) and not step.from_hand and step.card == UNKNOWN:
+            top = after.top(step.cell)
+            if top is not None and not top[1] and top[0] != UNKNOWN:
+                names.append(top[0])
+    return f"{move} (face down: {', '.join(names)})" if names else move
 
 
 # ------------------------------------------------------------------------ scoring ---
@@ -242,4 +268,4 @@ def describe_targets(targets: Sequence[MinionTarget]) -> list[str]:
 
 __all__ = ["MinionTarget", "PlayerLine", "Position", "ScoreRow", "TARGET_KINDS", "Territory",
            "describe_position", "describe_targets", "end_text", "final_scoring",
-           "minion_targets", "score_series"]
+           "minion_targets", "move_line", "score_series"]

@@ -413,3 +413,44 @@ def test_what_the_game_waits_for_stays_on_show_until_a_move_is_taken(qtbot: Any)
     lw.feed(2)
     assert not w.alert.isVisible()
     assert w.log.moves()[-1] == "blue: start 2,2"
+
+
+def _window_on(qtbot: Any, session: Any) -> Any:
+    """A live window on ``session`` (a position of the test's own), fed by the test."""
+    from ui_support import SAMPLE, LiveWindow
+
+    from calibration.mat import load_mat
+    from companion.ui.controllers import LiveController
+    from companion.ui.views import MainWindow
+
+    window = MainWindow("test")
+    qtbot.addWidget(window)
+    controller = LiveController(window, session, mat=load_mat(SAMPLE / "mat.json"),
+                                display_fps=0)
+    window.show()
+    qtbot.waitExposed(window)
+    return LiveWindow(window, controller, session)
+
+
+def test_a_face_down_build_named_is_named_in_the_move_log(qtbot: Any) -> None:
+    """Red's Wheel of Fortune build lays a card face down; the players name it through the
+    window: the log line of the build said "build 1,0 =?" still."""
+    from companion.games.zarcana.engine import position
+    from companion.live.session import LiveSession
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
+                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    lw = _window_on(qtbot, LiveSession("zarcana", edition="looney", players=["red", "blue"],
+                                       initial_state=start))
+    lw.controller.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
+    assert lw.controller.wait_idle()
+    assert lw.window.log.moves() == ["red: play major-10 by red1E@0,0: build 1,0 =?"]
+    assert "name the face-down card at 1,0" in lw.window.manual.options()
+    lw.controller.manual("name the face-down card at 1,0")
+    dialog = lw.controller._dialog
+    dialog.card_box.setCurrentText("cups-05")
+    dialog.accept()
+    assert lw.controller.wait_idle()
+    assert lw.window.log.moves() == [
+        "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"]

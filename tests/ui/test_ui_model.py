@@ -183,3 +183,26 @@ def test_the_overlay_goes_through_the_cameras_lens() -> None:
     assert np.abs(drawn - np.array(flat.to_px(corners))).max() > 10
     back = np.array(mapping_from_calibration(calib).to_mm(drawn.tolist()))
     assert np.abs(back - np.array(corners)).max() < 0.05
+
+
+def test_a_face_down_build_names_its_card_in_the_move_log_once_known() -> None:
+    """A Wheel of Fortune build lays a card face down ("build 1,0 =?"); once the players
+    name it (or the camera reads it off the discard pile as it is destroyed) the move log
+    said "=?" still. The move's notation stays what was seen; the log adds the name."""
+    from companion.games.zarcana.engine import position
+    from companion.live.session import LiveSession
+    from companion.ui.gamemodel import move_line
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
+                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], initial_state=start)
+    s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
+    s.manual("blue: draw 1")
+    build, draw = s.history
+    assert move_line(build.move, build.state) == "red: play major-10 by red1E@0,0: build 1,0 =?"
+    s.name_hidden_card((1, 0), "cups-05")
+    build, draw = s.history
+    assert move_line(build.move, build.state) == \
+        "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"
+    assert move_line(draw.move, draw.state) == "blue: draw 1"
