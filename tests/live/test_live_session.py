@@ -1707,3 +1707,33 @@ def test_a_face_down_territory_destroyed_is_taken_its_card_read_off_the_discard_
     assert st is not None and st.discard_top() == "major-10" and s.to_move is Color.BLUE
     ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=2)
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+
+
+def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_offered_as_a_click() -> None:
+    """Red's High Priestess territory draws 2 with one card left in the draw pile: the
+    discard pile is shuffled into a new draw pile. The picture of the pile gone waits for
+    the click, naming that draw, but the buttons offered only the power's draws that leave
+    the table as it was (0 and 1 cards): the click had to be typed."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "major-02", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"], discard=["cups-07", "major-04", "wands-02"], box=["?"] * 65)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    power = "red: use major-02 by red1U@1,0: draw 2"
+    view = TableView.of(start)
+    gone = make_record(dict(view.cards), view.pyramids, discard=[], draw=1)
+    ev = s.observe(gone, frame=1)
+    assert [e.kind for e in ev] == [EventKind.WAITING] and power in ev[0].text, \
+        [e.text for e in ev]
+    options = s.manual_options()
+    assert power in options and "red: draw 2" in options, options
+    ev = s.manual(power)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    st = s.state
+    assert st is not None and st.discard == () and st.reshuffles == 1
+    ev = s.observe(gone, frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]

@@ -454,3 +454,34 @@ def test_a_face_down_build_named_is_named_in_the_move_log(qtbot: Any) -> None:
     assert lw.controller.wait_idle()
     assert lw.window.log.moves() == [
         "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"]
+
+
+def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red's High Priestess territory draws 2 with one card left in the draw pile (the
+    discard pile shuffled into a new draw pile): the window had no button for it, only for
+    the power's draws of 0 and 1 card; the live referee waits for that click."""
+    from companion.games.zarcana.engine import position
+    from companion.live.session import LiveSession
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "major-02", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"], discard=["cups-07", "major-04", "wands-02"], box=["?"] * 65)
+    from calibration.mat import load_mat
+    from ui_support import SAMPLE
+
+    # (on a mat with a discard zone: the pile is watched, as at a real table)
+    lw = _window_on(qtbot, LiveSession("zarcana", edition="looney", players=["red", "blue"],
+                                       mat=load_mat(SAMPLE / "mat.json"), initial_state=start))
+    assert lw.session.watch_discard
+    lw.controller.refresh()
+    calls = spy(monkeypatch, lw.session, "manual")
+    label = "use major-02 by red1U@1,0: draw 2"
+    button = next((b for b in lw.window.manual.buttons if b.text() == label), None)
+    assert button is not None, [b.text() for b in lw.window.manual.buttons]
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert lw.controller.wait_idle()
+    assert calls == [(f"red: {label}",)]
+    assert lw.window.log.moves() == [f"red: {label}"]
+    assert lw.session.state.discard == () and lw.session.state.reshuffles == 1

@@ -331,7 +331,9 @@ def unseen_uses(state: ZarcanaState, *, with_discard: bool = True) -> list[Move]
     trade of hands, cards drawn; ``with_discard`` off: the discard pile is not seen either,
     and Judgement's draw from it leaves the table as it was too): no camera sees them, so
     the players say them (a click). Without them a Justice trade read as no move, and the
-    next player's move was judged as this one's."""
+    next player's move was judged as this one's. A draw that shuffles the discard pile into
+    a new draw pile is one too: the camera sees the pile gone, not how many cards were
+    drawn nor by which draw (the live referee waits for the click), and it had no button."""
     who = state.to_move
     if who is None or state.is_over or state.pending or state.phase != "play":
         return []
@@ -344,7 +346,8 @@ def unseen_uses(state: ZarcanaState, *, with_discard: bool = True) -> list[Move]
             continue
         moves = state._card_actions(who, Source.TERRITORY, (t[0],), only=m)
         for mv, after in _legal_results(state, moves, shown, keys):
-            if TableView.of(after).same_as(shown, with_discard=with_discard):
+            rebuilt = after.reshuffles > state.reshuffles
+            if TableView.of(after).same_as(shown, with_discard=with_discard and not rebuilt):
                 out.append(mv)
     return out
 
