@@ -2008,6 +2008,15 @@ class LiveSession:
         except CompanionError as exc:
             return [LiveEvent(EventKind.ILLEGAL, f"cannot carry out {move}: {exc}",
                               move=str(move), player=who, frame=self._last_frame, source=source)]
+        shown = self._last_reading.view.discard_top if self._last_reading is not None \
+            and self.watch_discard else None
+        if new.discard_top() == UNKNOWN and shown is not None:
+            # a face-down territory destroyed by a click (a reading taken back and put
+            # right): its card is the one the last picture shows on the pile, which the game
+            # does not know to lie elsewhere (as table.explain names it from a picture)
+            named = face_down_named(st, move, shown)
+            if named is not None:
+                new = named.apply(move)
         events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame)
         self._sync_tracker(new)
         return events

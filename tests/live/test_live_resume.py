@@ -376,3 +376,43 @@ def test_a_face_down_card_destroyed_is_named_from_the_discard_pile_and_the_file_
     assert first.board[(1, 0)] == (("major-10", False),) and len(moves) == 1
     text = "\n".join(text_lines(game))
     assert "the face-down card at 1,0 is major-10" in text, text
+
+
+def test_a_face_down_card_destroyed_by_a_click_is_named_from_the_discard_pile(
+        tmp_path: Path) -> None:
+    """swords-07 on the discard pile fits red playing it from the hand as well as red's
+    Swords territory destroying the face-down card at 1,0 that was swords-07: the hand's
+    play is taken. The players take it back and click the territory's attack: it put "?"
+    on the pile, the picture showing swords-07 was then a change no move explains, and
+    the game file held a pile the camera never saw."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+    from companion.live.session import EventKind
+    from companion.recording.store import GameRecorder
+    from live_support import MAT, make_record
+
+    players = ["red", "blue"]
+    start = position(players, edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 68, discard=["wands-03"])
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    initial_state=start)
+    view = TableView.of(start)
+    seen = make_record({c: k for c, k in view.cards.items() if c != (1, 0)}, view.pyramids,
+                       discard=["swords-07"])
+    ev = s.observe(seen, frame=1)
+    assert [e.move for e in ev] == ["red: play swords-07 by red1E@0,0: attack @1,0"], \
+        [e.text for e in ev]
+    s.step_back()
+    ev = s.manual("red: use swords-05 by red1E@0,0: attack @1,0")
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    assert "swords-07 at 1,0 is destroyed" in ev[0].text
+    assert s.state.discard == ("wands-03", "swords-07")
+    ev = s.observe(seen, frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    s.close()
+    assert rebuild_state(open_game(path)).discard == ("wands-03", "swords-07")
