@@ -1931,7 +1931,19 @@ class LiveSession:
 
     @staticmethod
     def _pick(ex: Explanation, reading: TableReading) -> int:
-        """Among moves that fit, prefer those whose discarded cards the camera saw."""
+        """Among moves that fit, prefer those whose discarded cards the camera saw.
+
+        So where a card played from the hand and a face-down territory destroyed by a
+        territory's power both fit (swords-07 on the pile: played, or the face-down card),
+        the hand's play is taken and the other kept for a click. Deliberately: nothing the
+        camera sees tells them apart, then or later (the top card is the same; the card under
+        it, the destroyed one or the pile's old top, is seen only on a spread pile, whose
+        order the camera does not know), and though a player would more often use the free
+        territory power, that reading names the face-down card, a name kept through a
+        take-back (as a name the players give is): had it been the hand's play, the move
+        taken back could not then be played from the hand. The hand's play names nothing; if
+        it was wrong, it is taken back and the territory's attack clicked, which names the
+        card from the pile (:meth:`_apply_checked`)."""
         seen = set(reading.discard_seen)
 
         def score(i: int) -> tuple[int, int]:
