@@ -95,17 +95,58 @@ def write_jsonl(game: RecordedGame, out: TextIO) -> None:
 
 # ---------------------------------------------------------------------------- text ---
 
-def _event_line(ev: RecordedEvent, previous: RecordedEvent | None) -> str:
+def _face_down_names(game: RecordedGame) -> dict[int, str]:
+    """The moves that built a card face down ("build 1,0 =?", a Wheel of Fortune build), by
+    event number, each with the card a later correction names there (the players named it,
+    or the camera read it off the discard pile as it was destroyed): the move's line names
+    it too, as the window's move log does; the move itself stays as it was recorded."""
+    if game.game != "zarcana":
+        return {}
+    from companion.core.errors import NotationError
+    from companion.core.pieces import format_cell
+    from companion.games.zarcana.moves import UNKNOWN, Action, Build, parse_move
+
+    out: dict[int, str] = {}
+    unnamed: dict[str, int] = {}    # cell -> the move that built its face-down card
+    for ev in game.events:
+        if ev.kind in ("move", "override") and ev.move and not ev.undone:
+            try:
+                mv = parse_move(ev.move)
+            except NotationError:
+                continue
+            for step in mv.steps if isinstance(mv, Action) else ():
+                if isinstance(step, Build):
+                    # (a card built over it later is another card)
+                    unnamed.pop(format_cell(step.cell), None)
+                    if step.card == UNKNOWN and not step.from_hand:
+                        unnamed[format_cell(step.cell)] = ev.number
+        elif ev.kind == "correction" and ev.state is not None and unnamed:
+            try:
+                board = {str(c): s for c, s in json.loads(ev.state)["board"]}
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+            for cell, number in list(unnamed.items()):
+                top = (board.get(cell) or [None])[-1]
+                if isinstance(top, list) and len(top) == 2 and top[1] is False \
+                        and isinstance(top[0], str) and top[0] != UNKNOWN:
+                    out[number] = top[0]
+                    del unnamed[cell]
+    return out
+
+
+def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,
+                named: str | None = None) -> str:
     day_changed = previous is None or previous.time.date() != ev.time.date()
     when = ev.time.strftime("%Y-%m-%d %H:%M:%S" if day_changed else "%H:%M:%S")
     turn = "" if ev.turn is None else str(ev.turn)
     player = ev.player or ""
+    move = ev.move if named is None else f"{ev.move} (face down: {named})"
     if ev.kind == "start":
         what = "start position"
     elif ev.kind == "move":
-        what = ev.move or ""
+        what = move or ""
     elif ev.kind == "override":
-        what = f"{ev.move}   [override: accepted against the rules]"
+        what = f"{move}   [override: accepted against the rules]"
     elif ev.kind == "correction":
         what = f"correction: {ev.move}" if ev.move else "correction"
     elif ev.kind == "undo":
@@ -147,8 +188,9 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
     yield ""
     yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
     previous: RecordedEvent | None = None
+    named = _face_down_names(game)
     for ev in game.events:
-        yield _event_line(ev, previous)
+        yield _event_line(ev, previous, named.get(ev.number))
         if ev.note:
             for line in ev.note.splitlines() or [""]:
                 yield f"{'':>40}note: {line}"
