@@ -83,6 +83,7 @@ from companion.games.zarcana.table import (
     TableView,
     ThreeMoves,
     TwoMoves,
+    broken_short,
     candidate_moves,
     explain,
     explain_three,
@@ -212,6 +213,18 @@ def pyramid_words(p: Pyramid, cell: Cell, cards: Mapping[Cell, str], n: int = 1)
     what = (f"{p.describe()} pyramid" if n == 1 else
             f"{NUMBER_WORDS.get(n, str(n))} {p.describe()} pyramids")
     return f"the {what} {on} at {format_cell(cell)}"
+
+
+def _pyramids_words(missing: Sequence[tuple[Pyramid, Cell]], cards: Mapping[Cell, str]) -> str:
+    """Pyramids not seen, each as the players see it (two alike in one cell said once)."""
+    alike = Counter(missing)
+    return " and ".join(pyramid_words(p, cell, cards, n) for (p, cell), n in alike.items())
+
+
+def _same_illegal(before: Explanation | None, now: Explanation) -> bool:
+    """Whether two rulings name the same rule-breaking move first."""
+    return (before is not None and bool(before.illegal) and bool(now.illegal)
+            and before.illegal[0].move == now.illegal[0].move)
 
 
 def parse_correction(text: str) -> Correction:
@@ -1513,6 +1526,21 @@ class LiveSession:
             if three is not None:
                 return self._ask_held(three, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
+        broken = None if missed is not None or full.illegal else broken_short(
+            st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
+        if broken is not None:
+            # a rule broken beside pyramids not seen: waited on once, as a legal move is,
+            # then ruled on naming the rule (it was "no move explains this change", and the
+            # clear picture after it a second illegal entry, naming the rule)
+            v, gone = broken
+            if self._waited_on(view):
+                full = replace(full, illegal=(v,))
+            else:
+                self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
+                are = "is" if len(gone) == 1 else "are"
+                missed = (f"{v.move} fits, but {_pyramids_words(gone, view.cards)} it leaves "
+                          f"{are} not seen on this picture, and it breaks a rule: "
+                          + "; ".join(x.reason for x in v.violations))
         if missed is not None:
             if full.illegal:
                 # (the next picture, the same, has it ruled on)
@@ -1523,8 +1551,11 @@ class LiveSession:
                               "camera?); waiting for the next picture", player=who,
                               changes=changes, frame=frame)]
         self._held = None       # a move that breaks a rule explains it: that is ruled on
+        # (the same table, or the same rule-breaking move seen anew: a hand lifted off a
+        # pyramid it hid, is ruled on once)
         same = (was is Status.WRONG_TABLE and self._pending is not None
-                and self._pending.reading.view.same_as(view))
+                and (self._pending.reading.view.same_as(view)
+                     or _same_illegal(self._pending.explanation, full)))
         self._pending = _Pending(reading, obs, full, (), frame)
         self.status = Status.WRONG_TABLE
         if same:
@@ -1634,6 +1665,14 @@ class LiveSession:
         self._missed_waits = []
         self._missed_move = None
 
+    def _waited_on(self, view: TableView) -> bool:
+        """Whether this table was waited on already for pyramids not seen, or ruled on: it
+        is not waited on again (:meth:`_missed_pyramid`)."""
+        if any(view.same_as(w, with_discard=self.watch_discard) for w in self._missed_waits):
+            return True
+        return (self.status is Status.WRONG_TABLE and self._pending is not None
+                and self._pending.reading.view.same_as(view))
+
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One or two (:data:`MISSED_PYRAMIDS`) pyramids of the game not seen on this
         picture, where the table with them put back is the game's, or one legal move from
@@ -1648,11 +1687,8 @@ class LiveSession:
         and one more after it, with pyramids still not seen (the hand stayed while the next
         player moved), are waited on as well: the picture was ruled "no move explains this
         change", and the next one, with every pyramid seen, took both moves."""
-        if any(view.same_as(w, with_discard=self.watch_discard) for w in self._missed_waits):
+        if self._waited_on(view):
             return None
-        if (self.status is Status.WRONG_TABLE and self._pending is not None
-                and self._pending.reading.view.same_as(view)):
-            return None     # (ruled on already: not waited on again)
         # (the game's table or one legal move's but for them: often the pyramid the move
         # grew, moved, cloned or turned; or two, a hand or an arm over both)
         short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
@@ -1667,9 +1703,7 @@ class LiveSession:
             self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
             if first is None and short.move is not None:
                 self._missed_move = short
-            cards = TableView.of(short.after).cards
-            alike = Counter(short.missing)      # (two alike in one cell said once)
-            what = " and ".join(pyramid_words(p, cell, cards, n) for (p, cell), n in alike.items())
+            what = _pyramids_words(short.missing, TableView.of(short.after).cards)
             are = "is" if len(short.missing) == 1 else "are"
             if first is not None:
                 assert first.move is not None

@@ -1495,6 +1495,39 @@ def test_a_pyramid_still_not_seen_after_the_next_move_is_waited_on() -> None:
     assert kinds == [EventKind.WAITING, EventKind.WAITING, EventKind.ILLEGAL]
 
 
+def test_a_rule_broken_beside_a_pyramid_not_seen_is_ruled_on_once_naming_the_rule() -> None:
+    """Picture 11 (blue moves an upright pyramid: illegal) misses green's pyramid (a hand
+    over it): it was ruled "no move explains this change", naming no rule, and the clear
+    picture after it a second illegal entry, naming it. The first is waited on, naming the
+    move and the rule, and the one illegal entry names the rule; seen twice, the picture
+    is ruled on naming the rule, and the clear one after it is not ruled on again."""
+    no_green = pyramids_hidden(11, lambda p: p["color"] == "green")
+    for seen in ((no_green(11, sample_record(11)),),
+                 (no_green(11, sample_record(11)), no_green(11, sample_record(11)))):
+        rec = FakeRecorder()
+        s = sample_session(recorder=rec)
+        play(s, range(11))
+        heard = [e for k, r in enumerate(seen + (sample_record(11),))
+                 for e in s.observe(r, frame=110 + k)]
+        first = heard[0]
+        if len(seen) == 1:
+            assert first.kind is EventKind.WAITING, first.text
+            assert first.text.startswith(
+                "blue: play wands-09 by blue2U@2,2: move 2,1 fits, but the green small (lying, "
+                "pointing E) pyramid on the 2 of Pentacles at 1,1 it leaves is not seen on this "
+                "picture, and it breaks a rule: an upright pyramid has no direction to move in"
+            ), first.text
+        ruled = [e for e in heard if e.kind is EventKind.ILLEGAL]
+        assert [e.move for e in ruled] == ["blue: play wands-09 by blue2U@2,2: move 2,1"]
+        assert ruled[0].rules == ("wands.upright",)
+        notes = [c[2]["note"] for c in rec.calls if c[0] == "illegal"]
+        assert len(notes) == 1 and notes[0].endswith("[rule wands.upright]"), notes
+        if len(seen) == 2:
+            assert heard[-1].text.startswith("still waiting for the table to be put right")
+        play(s, range(12, 24))
+        assert_true_game(s)
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only

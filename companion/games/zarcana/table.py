@@ -300,15 +300,7 @@ def pyramids_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
     them, often the one the move grew or moved), fewest missing first, the game's own
     table first among equals; None when there are none."""
     def short_of(full: TableView) -> tuple[tuple[Pyramid, Cell], ...] | None:
-        if full.cards != seen.cards or (compare_discard and full.discard_top != seen.discard_top):
-            return None
-        extra: list[tuple[Pyramid, Cell]] = []
-        for cell in sorted(set(full.pyramids) | set(seen.pyramids)):
-            have, want = Counter(seen.pyramids.get(cell, ())), Counter(full.pyramids.get(cell, ()))
-            if have - want:
-                return None
-            extra += [(p, cell) for p in sorted((want - have).elements())]
-        return tuple(extra) if 0 < len(extra) <= most else None
+        return _short_of(full, seen, most, compare_discard)
 
     best: PyramidsShort | None = None
     found = short_of(TableView.of(state))
@@ -323,6 +315,38 @@ def pyramids_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
             best = PyramidsShort(mv, found, after)
             if len(found) == 1:
                 break
+    return best
+
+
+def _short_of(full: TableView, seen: TableView, most: int, compare_discard: bool
+              ) -> tuple[tuple[Pyramid, Cell], ...] | None:
+    """The pyramids (one to ``most``) of ``full`` that ``seen`` lacks, where the two are
+    otherwise the same table; None where they are not."""
+    if full.cards != seen.cards or (compare_discard and full.discard_top != seen.discard_top):
+        return None
+    extra: list[tuple[Pyramid, Cell]] = []
+    for cell in sorted(set(full.pyramids) | set(seen.pyramids)):
+        have, want = Counter(seen.pyramids.get(cell, ())), Counter(full.pyramids.get(cell, ()))
+        if have - want:
+            return None
+        extra += [(p, cell) for p in sorted((want - have).elements())]
+    return tuple(extra) if 0 < len(extra) <= most else None
+
+
+def broken_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
+                 compare_discard: bool = True
+                 ) -> tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]] | None:
+    """A move that breaks a rule and fits ``seen`` but for one to ``most`` of the pyramids it
+    leaves (a hand over them as the rule was broken), with those pyramids and their cells;
+    fewest missing first, then fewest rules broken; None when none does. Without it such a
+    picture was "no move explains this change", and the next, clear one named the rule: two
+    illegal entries for one move."""
+    best: tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]] | None = None
+    for verdict, after in _relaxed_results(state, seen, short=most):
+        found = _short_of(TableView.of(after), seen, most, compare_discard)
+        if found is not None and (best is None or (len(found), len(verdict.violations))
+                                  < (len(best[1]), len(best[0].violations))):
+            best = (verdict, found)
     return best
 
 
@@ -566,14 +590,28 @@ def _complexity(move: Move) -> tuple[int, int, str]:
 
 def _diagnose(state: ZarcanaState, seen: TableView, compare_discard: bool) -> Iterator[Verdict]:
     """Rule-breaking moves that would explain the change: carried out with the checks off."""
+    out: dict[str, Verdict] = {}
+    for verdict, scratch in _relaxed_results(state, seen):
+        if TableView.of(scratch).same_as(seen, with_discard=compare_discard):
+            out[verdict.move] = verdict
+    # Prefer the explanations that break the fewest rules.
+    ranked = sorted(out.values(), key=lambda v: len(v.violations))
+    yield from ranked[:5]
+
+
+def _relaxed_results(state: ZarcanaState, seen: TableView, short: int = 0
+                     ) -> Iterator[tuple[Verdict, ZarcanaState]]:
+    """Each rule-breaking move shaped like the change (once), its verdict and the game after
+    it carried out with the checks off; ``short`` as for :func:`candidate_moves`."""
     who = state.to_move
     if who is None:
         return
-    out: dict[str, Verdict] = {}
-    for mv in _relaxed_candidates(state, seen, who):
+    tried: set[str] = set()
+    for mv in _relaxed_candidates(state, seen, who, short):
         mv = _fill_builds(mv, seen)
-        if str(mv) in out:
+        if str(mv) in tried:
             continue
+        tried.add(str(mv))
         verdict = state.check(mv)
         if verdict.legal:
             continue
@@ -583,16 +621,13 @@ def _diagnose(state: ZarcanaState, seen: TableView, compare_discard: bool) -> It
             scratch._cull_void()
         except (AssertionError, KeyError, ValueError, IndexError, CompanionError):
             continue
-        if TableView.of(scratch).same_as(seen, with_discard=compare_discard):
-            out[str(mv)] = verdict
-    # Prefer the explanations that break the fewest rules.
-    ranked = sorted(out.values(), key=lambda v: len(v.violations))
-    yield from ranked[:5]
+        yield verdict, scratch
 
 
-def _relaxed_candidates(state: ZarcanaState, seen: TableView, who: Color) -> Iterator[Move]:
+def _relaxed_candidates(state: ZarcanaState, seen: TableView, who: Color, short: int = 0
+                        ) -> Iterator[Move]:
     """Moves shaped like the change, generated without the legality filter."""
-    yield from _reorients_from_diff(state, seen)
+    yield from _reorients_from_diff(state, seen, short=short)
     own = state.minions_of(who)
     cards: list[tuple[Source, str]] = []
     if seen.discard_top not in (None, state.discard_top()):
@@ -649,4 +684,4 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
 
 __all__ = ["Change", "Explanation", "PyramidsShort", "TableError", "TableView", "TwoMoves",
            "candidate_moves", "diff", "explain", "explain_three", "explain_two",
-           "face_down_named", "game_from_table", "pyramids_short"]
+           "broken_short", "face_down_named", "game_from_table", "pyramids_short"]
