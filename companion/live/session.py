@@ -85,6 +85,7 @@ from companion.games.zarcana.table import (
     TwoMoves,
     broken_short,
     candidate_moves,
+    diff,
     explain,
     explain_three,
     explain_two,
@@ -535,6 +536,11 @@ class LiveSession:
         self._missed_waits: list[TableView] = []
         # the last of them, where a legal move fitted it (:meth:`_missed_pyramid`)
         self._missed_move: PyramidsShort | None = None
+        # the last two pictures judged: the table seen, the game's position then, and
+        # whether the picture was complained of (an illegal change, a question), or waited
+        # on as the camera's flip-flop (:meth:`_flip_flop`)
+        self._judged: list[tuple[TableView, ZarcanaState, bool]] = []
+        self._flipped = False
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -1389,6 +1395,47 @@ class LiveSession:
         if st.is_over:
             return []
         view = reading.view
+        self._flipped = False
+        events = self._ruling(reading, obs, frame, jpeg, time_s)
+        p = self._pending
+        complained = self._flipped or any(e.kind in (EventKind.ILLEGAL, EventKind.QUESTION)
+                                          for e in events) or (
+            self.status in (Status.WRONG_TABLE, Status.QUESTION) and p is not None
+            and p.reading.view.same_as(view))
+        self._judged = self._judged[-1:] + [(view, st, complained)]
+        return events
+
+    def _flip_flop(self, st: ZarcanaState, view: TableView, frame: int | None
+                   ) -> list[LiveEvent]:
+        """A wait instead of a complaint (an illegal change, a question), where the camera
+        goes back and forth between two tables with the game standing still (a hand over a
+        piece and lifted, by turns; two readings of one table): this picture shows the table
+        of the picture before last, which was complained of, and the last picture another
+        (else nothing). The complaint made again, each time the other table was put right
+        or complained of in turn, was a ruling each way in turn and an illegal entry each
+        time; the table seen twice in a row is ruled on again."""
+        if len(self._judged) < 2:
+            return []
+        (before, st_before, complained), (last, st_last, _) = self._judged
+        if not complained or st_before is not st or st_last is not st:
+            return []
+        wd = self.watch_discard
+        if not view.same_as(before, with_discard=wd) or view.same_as(last, with_discard=wd):
+            return []
+        self._flipped = True
+        flips = tuple(str(c) for c in diff(last, view) if wd or c.cell is not None)
+        who = st.to_move.value if st.to_move is not None else None
+        return [LiveEvent(EventKind.WAITING, "the camera sees two tables by turns ("
+                          + "; ".join(flips[:4]) + "): cannot tell yet which is right; "
+                          "waiting for a steady picture", player=who, changes=flips,
+                          frame=frame)]
+
+    def _ruling(self, reading: TableReading, obs: Observation, frame: int | None,
+                jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        """What this picture, no flip-flop, says of the game (:meth:`_judge`)."""
+        st = self._state
+        assert st is not None
+        view = reading.view
         if self._held is not None:
             agreed = self._held_agreed(st, reading, obs, jpeg, frame, time_s)
             if agreed:
@@ -1505,6 +1552,9 @@ class LiveSession:
                     and self._pending.reading.view.same_as(view)
                     and bool(self._pending.suggestions)
                     and self._pending.suggestions[0].text == suggestions[0].text)
+            flip = [] if same else self._flip_flop(st, view, frame)
+            if flip:
+                return flip
             self._pending = _Pending(reading, obs, ex, suggestions, frame)
             self.status = Status.QUESTION
             if same:
@@ -1556,6 +1606,9 @@ class LiveSession:
         same = (was is Status.WRONG_TABLE and self._pending is not None
                 and (self._pending.reading.view.same_as(view)
                      or _same_illegal(self._pending.explanation, full)))
+        flip = [] if same else self._flip_flop(st, view, frame)
+        if flip:
+            return flip
         self._pending = _Pending(reading, obs, full, (), frame)
         self.status = Status.WRONG_TABLE
         if same:

@@ -1528,6 +1528,44 @@ def test_a_rule_broken_beside_a_pyramid_not_seen_is_ruled_on_once_naming_the_rul
         assert_true_game(s)
 
 
+def test_a_camera_going_back_and_forth_between_two_tables_waits_instead_of_ruling_each_way(
+        ) -> None:
+    """The camera sees blue's illegal move and the table put right by turns (a hand over the
+    pyramid and lifted, two readings of one table): each was ruled in turn, "illegal" and
+    "put right", an illegal entry each time. From the third picture on it waits, saying it
+    cannot tell which table is right; the table seen twice in a row is ruled on. So for a
+    misread asked about and the game's table by turns."""
+    rec = FakeRecorder()
+    s = sample_session(recorder=rec)
+    play(s, range(11))
+    illegal, right = sample_record(11), sample_record(10)
+    heard = [s.observe(r, frame=110 + k)[-1] for k, r in enumerate([illegal, right] * 3)]
+    assert [e.kind for e in heard] == [EventKind.ILLEGAL, EventKind.INFO, EventKind.WAITING,
+                                       EventKind.UNCHANGED, EventKind.WAITING,
+                                       EventKind.UNCHANGED], [e.text for e in heard]
+    assert heard[2].text.startswith("the camera sees two tables by turns (2,1: blue medium "
+                                    "(upright) arrived; 2,2: blue medium (upright) left; "
+                                    "discard pile now shows wands-09): cannot tell yet"), \
+        heard[2].text
+    assert [c[0] for c in rec.calls].count("illegal") == 1
+    # the illegal table twice in a row: ruled on (a second entry), and the game goes on
+    assert [s.observe(illegal, frame=120 + k)[-1].kind for k in range(2)] == [
+        EventKind.WAITING, EventKind.ILLEGAL]
+    assert [c[0] for c in rec.calls].count("illegal") == 2
+    play(s, range(12, 24))
+    assert_true_game(s)
+    # a pyramid's size misread and read right by turns: asked once
+    s = sample_session()
+    play(s, range(9))
+    big = sample_record(8)
+    big["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p for p in big["pyramids"]]
+    kinds = [s.observe(r, frame=90 + k)[-1].kind
+             for k, r in enumerate([big, sample_record(8)] * 2)]
+    assert kinds == [EventKind.QUESTION, EventKind.INFO, EventKind.WAITING, EventKind.UNCHANGED]
+    play(s, range(9, 24))
+    assert_true_game(s)
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only
