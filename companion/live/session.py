@@ -223,9 +223,11 @@ def _pyramids_words(missing: Sequence[tuple[Pyramid, Cell]], cards: Mapping[Cell
 
 
 def _same_illegal(before: Explanation | None, now: Explanation) -> bool:
-    """Whether two rulings name the same rule-breaking move first."""
-    return (before is not None and bool(before.illegal) and bool(now.illegal)
-            and before.illegal[0].move == now.illegal[0].move)
+    """Whether two rulings find a rule-breaking move in common (one table seen twice, or
+    seen with pyramids hidden, where several moves fit it: the one that took the pyramid
+    hidden could have gone anywhere)."""
+    return before is not None and bool({v.move for v in before.illegal}
+                                       & {v.move for v in now.illegal})
 
 
 def parse_correction(text: str) -> Correction:
@@ -1576,21 +1578,26 @@ class LiveSession:
             if three is not None:
                 return self._ask_held(three, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
-        broken = None if missed is not None or full.illegal else broken_short(
+        broken = [] if missed is not None or full.illegal else broken_short(
             st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
-        if broken is not None:
+        if broken:
             # a rule broken beside pyramids not seen: waited on once, as a legal move is,
             # then ruled on naming the rule (it was "no move explains this change", and the
             # clear picture after it a second illegal entry, naming the rule)
-            v, gone = broken
+            v, gone = broken[0]
+            why = "; ".join(x.reason for x in v.violations)
             if self._waited_on(view):
-                full = replace(full, illegal=(v,))
+                full = replace(full, illegal=tuple(b for b, _ in broken))
             else:
                 self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
                 are = "is" if len(gone) == 1 else "are"
                 missed = (f"{v.move} fits, but {_pyramids_words(gone, view.cards)} it leaves "
-                          f"{are} not seen on this picture, and it breaks a rule: "
-                          + "; ".join(x.reason for x in v.violations))
+                          f"{are} not seen on this picture, and it breaks a rule: {why}"
+                          if len(broken) == 1 else
+                          # (the pyramid the move took is the one hidden: where it went
+                          # is not seen)
+                          f"{len(broken)} moves that break a rule fit but for pyramids not "
+                          f"seen on this picture, e.g. {v.move}: {why}")
         if missed is not None:
             if full.illegal:
                 # (the next picture, the same, has it ruled on)

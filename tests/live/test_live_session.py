@@ -1528,6 +1528,26 @@ def test_a_rule_broken_beside_a_pyramid_not_seen_is_ruled_on_once_naming_the_rul
         assert_true_game(s)
 
 
+def test_a_rule_broken_with_the_pyramid_it_moved_hidden_is_ruled_on_once() -> None:
+    """Picture 11 without blue's pyramid, the one the illegal move took (a hand still on
+    it): any move of it fits, and the first found was ruled on, the clear picture after it
+    a second illegal entry for the true one. One entry, naming the rule, however the two
+    pictures come."""
+    hidden = pyramids_hidden(11, lambda p: p["color"] == "blue")(11, sample_record(11))
+    for seen in ([hidden, hidden, sample_record(11)],
+                 [hidden, sample_record(11), hidden, sample_record(11)]):
+        rec = FakeRecorder()
+        s = sample_session(recorder=rec)
+        play(s, range(11))
+        heard = [e for k, r in enumerate(seen) for e in s.observe(r, frame=110 + k)]
+        notes = [c[2]["note"] for c in rec.calls if c[0] == "illegal"]
+        assert len(notes) == 1, notes
+        assert notes[0].endswith("[rule wands.upright]"), notes
+        assert heard[-1].text.startswith("still waiting for the table to be put right")
+        play(s, range(12, 24))
+        assert_true_game(s)
+
+
 def test_a_camera_going_back_and_forth_between_two_tables_waits_instead_of_ruling_each_way(
         ) -> None:
     """The camera sees blue's illegal move and the table put right by turns (a hand over the

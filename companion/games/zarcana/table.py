@@ -335,19 +335,21 @@ def _short_of(full: TableView, seen: TableView, most: int, compare_discard: bool
 
 def broken_short(state: ZarcanaState, seen: TableView, most: int = 2, *,
                  compare_discard: bool = True
-                 ) -> tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]] | None:
-    """A move that breaks a rule and fits ``seen`` but for one to ``most`` of the pyramids it
-    leaves (a hand over them as the rule was broken), with those pyramids and their cells;
-    fewest missing first, then fewest rules broken; None when none does. Without it such a
-    picture was "no move explains this change", and the next, clear one named the rule: two
-    illegal entries for one move."""
-    best: tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]] | None = None
+                 ) -> list[tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]]]:
+    """The moves that break a rule and fit ``seen`` but for one to ``most`` of the pyramids
+    they leave (a hand over them as the rule was broken), each with those pyramids and
+    their cells: those with the fewest missing, fewest rules broken first (several where
+    the pyramid the move took is the one hidden); none: empty. Without it
+    such a picture was "no move explains this change", and the next, clear one named the
+    rule: two illegal entries for one move."""
+    fits: list[tuple[Verdict, tuple[tuple[Pyramid, Cell], ...]]] = []
     for verdict, after in _relaxed_results(state, seen, short=most):
         found = _short_of(TableView.of(after), seen, most, compare_discard)
-        if found is not None and (best is None or (len(found), len(verdict.violations))
-                                  < (len(best[1]), len(best[0].violations))):
-            best = (verdict, found)
-    return best
+        if found is not None:
+            fits.append((verdict, found))
+    fewest = min((len(f) for _, f in fits), default=0)
+    fits = [vf for vf in fits if len(vf[1]) == fewest]
+    return sorted(fits, key=lambda vf: len(vf[0].violations))
 
 
 def unseen_uses(state: ZarcanaState, *, with_discard: bool = True) -> list[Move]:
