@@ -231,15 +231,15 @@ def _plain_propose(seg):
     return keep
 
 
-def _pyramid_labels(seed: int, h: int = 300, w: int = 420) -> np.ndarray:
-    """A colour table's labels as a view of pyramids gives them: discs and squares of every
-    class, touching and overlapping (one blob of several colours, two of one colour), big
-    patches of card paper and art, and speckle."""
+def _pyramid_labels(seed: int, h: int = 300, w: int = 420, shapes: int = 40) -> np.ndarray:
+    """A colour table's labels as a view of pyramids gives them: ``shapes`` discs and squares
+    of every class, touching and overlapping (one blob of several colours, two of one
+    colour), big patches of card paper and art, and speckle."""
     from vision.pyramids.colors import BACKGROUND
 
     rng = np.random.default_rng(seed)
     label = np.full((h, w), BACKGROUND, np.uint8)
-    for _ in range(40):
+    for _ in range(shapes):
         c = int(rng.integers(0, 10))
         x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
         r = int(rng.choice([4, 8, 12, 16, 30]))
@@ -256,9 +256,11 @@ def test_candidates_are_the_plain_components_and_merge():
     from vision.pyramids.proposals import Segmentation, propose
 
     kinds = set()
-    for seed in range(6):
-        for ppm in (1.0, 0.8):
-            seg = Segmentation(_pyramid_labels(seed), ppm)
+    # 40 shapes, and a crowded table of 150 (most blobs neither of several colours nor
+    # large enough for distance peaks: read in one pass, the others one by one)
+    for seed, shapes in [*((s, 40) for s in range(6)), (6, 150), (7, 150)]:
+        for ppm in (1.0, 0.8, 0.75):
+            seg = Segmentation(_pyramid_labels(seed, shapes=shapes), ppm)
             want = _plain_propose(seg)
             got = propose(seg)
             assert len(want) > 10

@@ -120,17 +120,19 @@ def _propose_group(seg: Segmentation, fg: np.ndarray, max_area: float, peak_limi
                          minlength=len(starts) * (BACKGROUND + 1)
                          ).reshape(len(starts), BACKGROUND + 1)[:, :BACKGROUND]
     mains = np.argmax(counts, axis=1)
-    out: list[Candidate] = []
-    for k in range(len(starts)):
-        a_mm = float(area[k]) / ppm2
-        out.append(Candidate(((cx[k] + 0.5) / ppm, (cy[k] + 0.5) / ppm), int(mains[k]), a_mm,
-                             "blob"))
-        # each colour strong enough to be a pyramid of its own
-        strong = [c for c in np.flatnonzero(counts[k]) if parts
-                  and counts[k, c] / ppm2 >= MIN_AREA_MM2 and counts[k, c] < 0.9 * area[k]]
-        peaks = PEAKS_FROM_MM2 <= a_mm <= peak_limit
-        if not strong and not peaks:
-            continue
+    a_mm = area / ppm2
+    # each blob's candidate; then, in the loop, only the blobs that hold a colour strong
+    # enough to be a pyramid of its own or are large enough for distance peaks (on a table
+    # of card art most blobs are neither: a Python pass over each cost more than the rest)
+    out: list[Candidate] = [
+        Candidate(((x + 0.5) / ppm, (y + 0.5) / ppm), m, a, "blob")
+        for x, y, m, a in zip(cx, cy, mains.tolist(), a_mm.tolist())]
+    strong_of = ((counts / ppm2 >= MIN_AREA_MM2) & (counts < 0.9 * area[:, None])) if parts \
+        else np.zeros(counts.shape, bool)
+    with_peaks = (PEAKS_FROM_MM2 <= a_mm) & (a_mm <= peak_limit)
+    for k in np.flatnonzero(strong_of.any(axis=1) | with_peaks):
+        strong = np.flatnonzero(strong_of[k])
+        peaks = bool(with_peaks[k])
         x, y = int(x0[k]), int(y0[k])
         h, w = int(y1[k]) - y + 1, int(x1[k]) - x + 1
         sub = np.zeros((h, w), bool)
@@ -146,7 +148,7 @@ def _propose_group(seg: Segmentation, fg: np.ndarray, max_area: float, peak_limi
                     out.append(Candidate(((x + cc[j][0] + 0.5) / ppm, (y + cc[j][1] + 0.5) / ppm),
                                          int(c), st[j, 4] / ppm2, "part"))
         if peaks:
-            out.extend(_peaks(sub, (x, y), ppm, lab, a_mm))
+            out.extend(_peaks(sub, (x, y), ppm, lab, float(a_mm[k])))
     return out
 
 
