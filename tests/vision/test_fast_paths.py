@@ -268,3 +268,38 @@ def test_candidates_are_the_plain_components_and_merge():
                 [(c.center_mm, c.color, c.area_mm2, c.source) for c in want], (seed, ppm)
             kinds |= {c.source for c in want}
     assert kinds == {"blob", "part", "peak"}
+
+
+
+def _plain_peaks(p, min_p):
+    """The heat map's peaks the plain way: each local maximum's 3x3 window on its own."""
+    from vision.pyramids.heat import CELL_MM
+
+    mx = cv2.dilate(p, np.ones((3, 3), np.uint8))
+    pad = np.pad(p, 1)
+    pts, vals = [], []
+    for v, u in zip(*np.nonzero((p >= mx) & (p >= min_p))):
+        win = pad[v:v + 3, u:u + 3].astype(np.float64)
+        s = win.sum()
+        du = (win.sum(axis=0) @ np.array([-1.0, 0.0, 1.0])) / s
+        dv = (win.sum(axis=1) @ np.array([-1.0, 0.0, 1.0])) / s
+        pts.append(((u + 0.5 + du) * CELL_MM, (v + 0.5 + dv) * CELL_MM))
+        vals.append(p[v, u])
+    return np.array(pts, np.float64).reshape(-1, 2), np.array(vals, np.float32)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_heat_peaks_are_each_windows_weighted_middle(seed):
+    from vision.pyramids.heat import HeatMap
+
+    rng = np.random.default_rng(seed)
+    # thousands of peaks (a few sums in another order would round otherwise), some on the
+    # map's edges (their window reaches past it: zeros there)
+    p = (rng.random((150, 210)) ** 4).astype(np.float32)
+    for min_p in (0.05, 0.3, 0.9):
+        pts, vals = HeatMap(p).peaks(min_p)
+        want, want_vals = _plain_peaks(p, min_p)
+        assert len(want) > (0 if min_p == 0.9 else 20)
+        assert pts.dtype == np.float64 and pts.shape == want.shape
+        assert np.array_equal(pts, want) and np.array_equal(vals, want_vals)
+    assert HeatMap(np.zeros((5, 5), np.float32)).peaks(0.1)[0].shape == (0, 2)

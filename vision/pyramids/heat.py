@@ -102,13 +102,17 @@ class HeatMap:
         if not len(vs):
             return np.zeros((0, 2)), np.zeros(0, np.float32)
         pad = np.pad(p, 1)
-        pts = np.empty((len(vs), 2))
-        for i, (v, u) in enumerate(zip(vs, us)):
-            win = pad[v:v + 3, u:u + 3].astype(np.float64)
-            s = win.sum()
-            du = (win.sum(axis=0) @ np.array([-1.0, 0.0, 1.0])) / s
-            dv = (win.sum(axis=1) @ np.array([-1.0, 0.0, 1.0])) / s
-            pts[i] = ((u + 0.5 + du) * CELL_MM, (v + 0.5 + dv) * CELL_MM)
+        # every peak's 3x3 window at once (a frame has a hundred or more peaks: a pass each
+        # took most of a millisecond), each summed in the order one window alone is: the same
+        # centres to the bit
+        win = np.stack([pad[vs + dv, us + du] for dv in range(3) for du in range(3)],
+                       axis=1).astype(np.float64)
+        s = win.sum(axis=1)
+        win = win.reshape(-1, 3, 3)
+        cols, rows = win.sum(axis=1), win.sum(axis=2)
+        du = (cols[:, 2] - cols[:, 0]) / s
+        dv = (rows[:, 2] - rows[:, 0]) / s
+        pts = np.stack([(us + 0.5 + du) * CELL_MM, (vs + 0.5 + dv) * CELL_MM], axis=1)
         return pts, p[vs, us]
 
 
