@@ -4,6 +4,7 @@ stand on (:func:`geometry.ground_footprint_mm`) overlaps too much."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -83,3 +84,46 @@ def test_two_colours_cannot_stand_in_one_place_either(finder: Any,
     assert finder._one_per_pyramid(ps, CAMERA) == [ps[1]]
     monkeypatch.setattr(find, "SAME_GROUND", 0.0)
     assert len(finder._one_per_pyramid(ps, CAMERA)) == 2
+
+
+def _plain_one_per_pyramid(finds: list[PyramidFind], cam: np.ndarray) -> list[PyramidFind]:
+    """The rule the plain way: in confidence order, a find stays unless it is one pyramid
+    with one kept (every pair tested in full)."""
+    from vision.pyramids.geometry import footprint_mm
+
+    keep: list[tuple[PyramidFind, np.ndarray, np.ndarray]] = []
+    for f in sorted(finds, key=lambda f: -f.confidence):
+        fp = footprint_mm(f.pips, f.upright, f.pointing_deg or 0.0, np.array(f.base_center_mm),
+                          cam)
+        hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
+        ground = ground_footprint_mm(f.pips, f.upright, f.pointing_deg,
+                                     np.array(f.base_center_mm))
+        if all(not find._same_pyramid(f, hull, k, h) and not find._same_ground(f, ground, k, g)
+               for k, h, g in keep):
+            keep.append((f, hull, ground))
+    return [k for k, _, _ in keep]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_crowded_table_keeps_what_testing_every_pair_keeps(seed: int) -> None:
+    """Pairs whose silhouettes' boxes are apart are passed over without the overlap test:
+    the same finds kept, on tables where many are near, touching or one pyramid read
+    twice."""
+    rng = np.random.default_rng(seed)
+    cams = [CAMERA, np.array([-300.0, 900.0, 500.0])]     # and one low, off the mat
+    finds = []
+    for _ in range(60):
+        x, y = rng.uniform(0, 300), rng.uniform(0, 200)
+        upright = bool(rng.random() < 0.5)
+        finds.append(_find("red", int(rng.integers(1, 4)), x, y, upright,
+                           None if upright else float(rng.uniform(0, 360)),
+                           float(rng.uniform(0.1, 1.0))))
+        if rng.random() < 0.3:   # a second read of it, a few mm off
+            finds.append(replace(finds[-1], base_center_mm=(x + rng.normal(0, 4),
+                                                             y + rng.normal(0, 4)),
+                                 confidence=finds[-1].confidence * 0.9))
+    finder = find.PyramidFinder.__new__(find.PyramidFinder)
+    for cam in cams:
+        want = _plain_one_per_pyramid(finds, cam)
+        assert 10 < len(want) < len(finds)
+        assert finder._one_per_pyramid(finds, cam) == want
