@@ -39,7 +39,7 @@ from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
     from calibration.table import Calibration
-    from vision.pyramids.find import Look, PyramidFinder
+    from vision.pyramids.find import Look, PyramidFind, PyramidFinder
 
 log = logging.getLogger(__name__)
 
@@ -435,6 +435,68 @@ def _texture_dropped(shown: list[Shown], count: int) -> list[Shown]:
     return keep if len(keep) == count else shown
 
 
+def _finds_with(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
+                zone: tuple[float, float, float, float], found: list[Shown],
+                count: int) -> list[Shown] | None:
+    """The shown pyramids as the pyramid finder finds them in ``zone``, with each of
+    ``found`` no find is near (within :data:`PIECES_MM`) that the heat map is warm near
+    (:data:`TEXTURE_HEAT`), where that makes ``count``; else None. A find near one of
+    ``found`` is that one (its plastic as :func:`find_shown` cut it); one alone is sampled
+    inside the ground it stands on (:func:`_shown_found`). For a busy table (print, a
+    patterned cloth), where what differs from the table is no guide: the finder reads
+    outline and shading too, and finds white and clear plastic that the table's print
+    hides."""
+    finds = [f for f in finder.find(image, calib)
+             if zone[0] <= f.base_center_mm[0] <= zone[2]
+             and zone[1] <= f.base_center_mm[1] <= zone[3]]
+    if not finds or len(finds) > count:
+        return None
+
+    def near(s: Shown, f: PyramidFind) -> float:
+        return math.dist(s.center_mm, f.base_center_mm)
+
+    out = [s for s in found if s.heat is not None and s.heat >= TEXTURE_HEAT
+           and all(near(s, f) >= PIECES_MM for f in finds)]
+    if len(finds) + len(out) != count:
+        return None
+    look = None
+    for f in finds:
+        mine = [s for s in found if near(s, f) < PIECES_MM]
+        if mine:
+            one = min(mine, key=lambda s: near(s, f))
+            if any(s is one for s in out):
+                return None             # (one thing taken for two finds: the count is off)
+            out.append(one)
+            continue
+        look = look or finder.look(image, calib)
+        shown = _shown_found(finder, image, look, f)
+        if shown is None:
+            return None
+        out.append(shown)
+    return sorted(out, key=lambda s: s.center_mm[0])
+
+
+def _shown_found(finder: PyramidFinder, image: np.ndarray, look: Look,
+                 f: PyramidFind) -> Shown | None:
+    """The pyramid the finder found as ``f``: the ground it stands on, a millimetre in (no
+    camera sees past the pyramid to it), is its plastic."""
+    from vision.pyramids.find import VIEW_PPM
+    from vision.pyramids.geometry import ground_footprint_mm
+
+    ppm = VIEW_PPM
+    c = np.array(f.base_center_mm, np.float64)
+    ground = ground_footprint_mm(f.pips, f.upright, f.pointing_deg, c)
+    inside = np.zeros(look.view.shape[:2], np.uint8)
+    poly = ((ground * ppm - 0.5) * 16).round().astype(np.int32)
+    cv2.fillConvexPoly(inside, poly, 1, cv2.LINE_8, 4)
+    px = look.view[cv2.erode(inside, np.ones((3, 3), np.uint8)).astype(bool)]
+    if len(px) < 30:
+        return None
+    pw = finder.what.probs(look.patches(image, c[None]))[0]
+    return Shown((float(c[0]), float(c[1])), px, finder.what.names[int(np.argmax(pw))],
+                 None)
+
+
 def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
                     names: list[str], zone: tuple[float, float, float, float] | None = None,
                     source: str = "") -> tuple[ColorProfile, list[Shown]]:
@@ -448,7 +510,10 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
         raise ProfileError(f"{source or 'image'}: the mat's markers are not in sight "
                            f"({calib.reason})")
     zone = zone or calibration_zone(finder.mat)
-    shown = _texture_dropped(find_shown(finder, image, calib, zone), len(names))
+    found = find_shown(finder, image, calib, zone)
+    shown = _texture_dropped(found, len(names))
+    if len(shown) != len(names):
+        shown = _finds_with(finder, image, calib, zone, found, len(names)) or shown
     if len(shown) != len(names):
         where = ", ".join(f"{s.guess}-looking at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
                           for s in shown) or "none"
