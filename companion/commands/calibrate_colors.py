@@ -76,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "another hue than its name is learned as named when the hues are "
                     "neighbours (teal for green, warned of two steps round the colour wheel: "
                     "green for blue); one that looks a far hue (green named purple, red named "
-                    "cyan) is refused, and no profile is written.")
+                    "cyan), or a hue where white or clear is named (or the other way round), "
+                    "is refused, and no profile is written.")
     p.add_argument("source", metavar="IMAGE_OR_CAMERA",
                    help="photo from the table camera, or a camera number (0, 1, ...)")
     p.add_argument("--colors", required=True, type=_colors_arg, metavar="C1,C2,...",
@@ -172,6 +173,17 @@ def hue_steps(named: str, seen: str) -> int:
     return min(d, len(HUE_WHEEL) - d)
 
 
+def another_colour(named: str, seen: str) -> bool:
+    """A pyramid named ``named`` that looks ``seen`` is another colour, not the same plastic
+    under odd light: a hue :data:`HUE_STEPS_REFUSED` or more steps round the wheel, or a hue
+    where white or clear is named, or the other way round (on dim renders, 2 of 1060
+    correctly named pyramids looked so: a yellow one white, a green one clear). Black is
+    not judged so: blue, green and cyan plastic in dim light looks black (5 of 1060)."""
+    light = ("white", "clear")
+    return hue_steps(named, seen) >= HUE_STEPS_REFUSED or (
+        named in light and seen in HUE_WHEEL) or (named in HUE_WHEEL and seen in light)
+
+
 def run(args: argparse.Namespace) -> int:
     from calibration.mat import load_mat
     from calibration.table import TableCalibrator, lens_doubt, mat_fit_doubt
@@ -210,26 +222,28 @@ def run(args: argparse.Namespace) -> int:
         raise ProfileError(f"{name}: {badly} No profile is written")
     finder = PyramidFinder(mat)
     profile, shown = measure_profile(finder, image, calib, args.colors, args.zone, name)
-    swapped = swapped_colours(args.colors, [s.guess for s in shown])
+    # (the finder's reading where it found the pyramid: the first guess alone misread 91
+    # of 1060 correctly named pyramids on dim renders, the finder 30)
+    seen = [s.read or s.guess for s in shown]
+    swapped = swapped_colours(args.colors, seen)
     if swapped:
         raise ProfileError(
-            f"{name}: the pyramids look like {', '.join(s.guess for s in shown)} west to east, "
+            f"{name}: the pyramids look like {', '.join(seen)} west to east, "
             f"not {', '.join(args.colors)} as --colors names them: "
             f"{' and '.join(swapped)} would be swapped for every game after this. Put the "
             "pyramids down west to east in the order --colors names them, or name them in "
             "the order they lie (a colour that only looks like another, such as teal for "
             "green, is learned as named)")
-    far = [(n, s.guess) for n, s in zip(args.colors, shown)
-           if hue_steps(n, s.guess) >= HUE_STEPS_REFUSED]
+    far = [(n, g) for n, g in zip(args.colors, seen) if another_colour(n, g)]
     if far:
         raise ProfileError(
             f"{name}: " + "; ".join(f"the pyramid named {n} looks {g}" for n, g in far)
             + ": that is another colour, not the same plastic under this light, and learned "
             "so it would be read as the wrong player's for every game after this. Name the "
             "pyramids by their colours, west to east, or show the right ones")
-    for n, s in zip(args.colors, shown):
-        if hue_steps(n, s.guess) == HUE_STEPS_REFUSED - 1:
-            print(f"companion calibrate-colors: warning: the pyramid named {n} looks {s.guess}:"
+    for n, g in zip(args.colors, seen):
+        if hue_steps(n, g) == HUE_STEPS_REFUSED - 1:
+            print(f"companion calibrate-colors: warning: the pyramid named {n} looks {g}:"
                   f" is it {n}? (it is learned as {n})", file=sys.stderr)
     if replacing is not None:
         print(replacing, file=sys.stderr)

@@ -59,6 +59,7 @@ def test_calibrate_under_orange_light_then_find_with_the_profile(tarot, finder, 
     image, calib, _ = _shoot(tarot, _placements(SHOWN))
     profile, shown = measure_profile(finder, image, calib, ["red", "blue", "green"])
     assert profile.names() == ["red", "blue", "green"]
+    assert [s.read for s in shown] == ["red", "blue", "green"]     # the finder's reading
     for s, (_, _, _, xy) in zip(shown, SHOWN):
         assert abs(s.center_mm[0] - xy[0]) < 15 and abs(s.center_mm[1] - xy[1]) < 15
     for c in profile.colors:
@@ -129,7 +130,8 @@ def test_only_a_hue_the_heat_map_sees_nothing_near_is_refused(finder, monkeypatc
     table) are not judged so."""
     from vision.pyramids import profile as prof
 
-    calib = type("C", (), {"calibrated": True, "reason": ""})()  # (only its flag is read)
+    # (only its flag is read; no H: the pyramid finder finds nothing)
+    calib = type("C", (), {"calibrated": True, "reason": "", "H": None})()
     pixels = np.full((40, 3), 120, np.uint8)
 
     def shown(*things):
@@ -285,6 +287,13 @@ def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the pyramid named purple looks green: that is another colour" in err, err
     assert not out.exists()
+    # white or clear named for a hue's plastic (and the other way round) is another colour
+    # too: the blue pyramid named white was learned as white (hues alone were judged)
+    assert main(["calibrate-colors", str(img), "--colors", "red,white,green",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the pyramid named white looks blue: that is another colour" in err, err
+    assert not out.exists()
     with pytest.raises(SystemExit):     # (a name that is no spec colour: refused at once)
         main(["calibrate-colors", str(img), "--colors", "red,blue,pink"])
     assert "unknown colour(s) 'pink'" in capsys.readouterr().err
@@ -293,6 +302,15 @@ def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
     assert hue_steps("green", "purple") == 3 and hue_steps("red", "cyan") == 3
     assert hue_steps("green", "cyan") == 1 and hue_steps("purple", "red") == 1
     assert hue_steps("green", "black") == 0 and hue_steps("clear", "white") == 0
+    from companion.commands.calibrate_colors import another_colour
+
+    assert another_colour("green", "purple") and not another_colour("green", "blue")
+    assert another_colour("white", "red") and another_colour("cyan", "clear")
+    # black is not judged against the hues (dark plastic in dim light), nor white or clear
+    # against each other or black
+    assert not another_colour("blue", "black") and not another_colour("black", "yellow")
+    assert not another_colour("white", "clear") and not another_colour("white", "black")
+    assert not another_colour("red", "none")
 
 
 def test_swapped_colours_are_rings_of_named_colours_only():
