@@ -640,10 +640,15 @@ class TablePipeline:
             first = self.card_net.probs(crops)
             nets = dict(zip(reread, self.card_net.matches(first)))
             det = {i: (boxes.centers_mm[i], float(boxes.angles_deg[i])) for i, _ in moved}
+            read_at = centers.copy(), axes.copy()
             nets = self._net_recut(ideal, ideal_calib, centers, axes, nets, det,
                                    dict(zip(reread, first)))
             for i, n in nets.items():
-                matches[i] = _fuse(matches[i], n)
+                g = matches[i]
+                if not (np.array_equal(centers[i], read_at[0][i]) and axes[i] == read_at[1][i]):
+                    # the network moved the box: the cut the gallery read is not the card's
+                    g = replace(g, cut=None, class_distances=None)
+                matches[i] = _fuse(g, n)
         cards: list[dict[str, Any]] = []
         dropped = 0
         # which boxes only the detector's second look found (an injected detector's
@@ -664,10 +669,12 @@ class TablePipeline:
             if m.best_id == BACK_ID and m.probs is None:
                 # the gallery's back (the network's reads are its own): a face it was never
                 # shown can lie nearer its back class than any face; unless the cut looks
-                # like a back, it is face up, its nearest face named unsurely
-                cut = warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
-                                   self.card_size_mm)
-                m = self.gallery.unknown_face(cut) or m
+                # like a back, it is face up, its nearest face named unsurely. The cut the
+                # gallery read, and what it made of it, are asked again (a stand-in gallery
+                # keeps neither: the card is cut again)
+                cut = m.cut if m.cut is not None else warp_card_mm(
+                    ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
+                m = self.gallery.unknown_face(cut, m.class_distances) or m
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
             symmetric = cid in self.gallery.half_turn_symmetric or (
@@ -683,8 +690,8 @@ class TablePipeline:
                 angle = float(axes[i])  # (a gallery that does not say: the box's direction)
             else:
                 # a back with a top (the Decktet's): which way up it lies, from its cut
-                cut = warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
-                                   self.card_size_mm)
+                cut = m.cut if m.cut is not None else warp_card_mm(
+                    ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
                 angle = art_angle_deg(float(axes[i]), self.gallery.back_turned(cut))
             corners = image_points(calib, card_corners_mm(centers[i], angle, self.card_size_mm))
             cards.append({

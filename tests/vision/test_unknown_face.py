@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pytest
@@ -34,26 +34,34 @@ def _near(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any] | Non
                                                   truth["center_mm"]) <= 25 else None
 
 
-def test_a_face_the_enrolled_deck_lacks_is_not_called_a_back(shared: Path,
-                                                             tmp_path: Path) -> None:
+def _enrolled_less_every_fourth(scans: Path, ids: Sequence[str], folder: Path,
+                                card_size_mm: Sequence[float]) -> tuple[Any, set[str]]:
+    """A gallery enrolled from ``scans`` (links, no copies) less every fourth card of
+    ``ids``, at enroll-deck's default 40 views a card; and the cards left out."""
+    from vision.cards.identify import enroll
+
+    left_out = set(ids[::4])
+    kept = [c for c in ids if c not in left_out]
+    folder.mkdir()
+    for p in scans.iterdir():
+        if p.stem in kept or p.stem == "back":
+            (folder / p.name).symlink_to(p)
+    (folder / "deck.json").write_text(json.dumps({"name": "most", "cards": kept,
+                                                  "card_size_mm": list(card_size_mm)}))
+    return enroll(folder, seed=0), left_out
+
+
+def _observe(gallery: Any, scans: Path, seed: int, index: int
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record of render ``index`` of ``seed`` (true boxes, the renderer's lens) read with
+    ``gallery``, and the render's truth."""
     from calibration.mat import DEFAULT_MAT
     from calibration.table import Intrinsics
-    from vision.cards.identify import enroll
     from vision.pipeline import TablePipeline
-    from vision.synth.deck import TAROT_IDS, load_deck
+    from vision.synth.deck import load_deck
     from vision.synth.generate import make_example
 
-    scans = shared / "decks" / "rws-tarot"
-    left_out = set(TAROT_IDS[::4])
-    folder = tmp_path / "deck"
-    folder.mkdir()
-    kept = [c for c in TAROT_IDS if c not in left_out]
-    for cid in kept:
-        (folder / f"{cid}.jpg").symlink_to(scans / f"{cid}.jpg")
-    (folder / "deck.json").write_text(json.dumps({"name": "most", "card_size_mm": [70, 120],
-                                                  "cards": kept}))
-    gallery = enroll(folder, seed=0)           # enroll-deck's default 40 views a card
-    image, truth, _ = make_example(SEED, INDEX, load_deck(scans, validate=False), DEFAULT_MAT,
+    image, truth, _ = make_example(seed, index, load_deck(scans, validate=False), DEFAULT_MAT,
                                    game="mixed", hands=0.0, size=(1920, 1080))
     boxes = TruthBoxes()
     boxes.fallback = truth
@@ -62,7 +70,22 @@ def test_a_face_the_enrolled_deck_lacks_is_not_called_a_back(shared: Path,
                        pyramid_finder=_NoPyramids(), threads=1, pyramid_process=False,
                        intrinsics=Intrinsics(np.array(cam["K"], np.float64),
                                              np.array(cam["dist"], np.float64))) as pipeline:
-        record = pipeline.observe(image, "unknown-faces")
+        return pipeline.observe(image, "unknown-faces"), truth
+
+
+@pytest.fixture(scope="module")
+def most_tarot(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, set[str]]:
+    from vision.synth.deck import TAROT_IDS
+
+    return _enrolled_less_every_fourth(shared / "decks" / "rws-tarot", TAROT_IDS,
+                                       tmp_path_factory.mktemp("tarot") / "deck", (70, 120))
+
+
+def test_a_face_the_enrolled_deck_lacks_is_not_called_a_back(
+        shared: Path, most_tarot: tuple[Any, set[str]]) -> None:
+    gallery, left_out = most_tarot
+    record, truth = _observe(gallery, shared / "decks" / "rws-tarot", SEED, INDEX)
+    kept = set(gallery.card_ids)
     seen = [t for t in truth["cards"] if t.get("in_frame", True) and t["visible"] >= 0.5]
     unknown = [t for t in seen if t["face_up"] and t["card_id"] in left_out]
     backs = [t for t in seen if not t["face_up"]]
@@ -78,3 +101,37 @@ def test_a_face_the_enrolled_deck_lacks_is_not_called_a_back(shared: Path,
         if not found["identified"]:
             assert found["confidence"] <= 0.5 and found["id_confidence"] <= 0.5
     assert sum(c["id"] == "back" for c in record["cards"]) == len(backs)
+
+
+def test_a_back_the_gallery_names_is_checked_on_the_cut_it_read(
+        shared: Path, most_tarot: tuple[Any, set[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check that a back is no face reads the cut and the distances the gallery's batch
+    worked out: no card is cut out and embedded again for it."""
+    gallery, _ = most_tarot
+    batches: list[int] = []
+    embedded: list[int] = []
+    identify_batch, embed = gallery.identify_batch, gallery.embed
+
+    def counted_batch(crops: Any) -> Any:
+        batches.append(len(crops))
+        return identify_batch(crops)
+
+    def counted_embed(crops: Any) -> Any:
+        embedded.append(len(crops))
+        return embed(crops)
+
+    checked: list[bool] = []
+    unknown_face = gallery.unknown_face
+
+    def checked_face(crop: Any, class_distances: Any = None) -> Any:
+        checked.append(class_distances is not None)
+        return unknown_face(crop) if class_distances is None else unknown_face(
+            crop, class_distances)
+
+    monkeypatch.setattr(gallery, "identify_batch", counted_batch)
+    monkeypatch.setattr(gallery, "embed", counted_embed)
+    monkeypatch.setattr(gallery, "unknown_face", checked_face)
+    record, _ = _observe(gallery, shared / "decks" / "rws-tarot", SEED, INDEX)
+    assert len(checked) >= 2 and all(checked)      # the back, and faces the gallery calls one
+    assert sum(embedded) == sum(batches)
+    assert sum(c["id"] == "back" for c in record["cards"]) == 1

@@ -85,7 +85,10 @@ class CardMatch:
     pipeline weighs each one's view of both names (:func:`vision.pipeline._fuse`), so each
     reader also says what it makes of every card: the gallery its distance to the card's
     nearest prototype (``distances``), the identity network its probability (``probs``),
-    either orientation; None where the reader does not say.
+    either orientation; None where the reader does not say. The gallery also keeps the cut
+    it read (``cut``) and its distance to every class (``class_distances``, as
+    :meth:`Gallery.unknown_face` takes them), so that a back it names is checked without
+    cutting and embedding the card again.
     """
 
     card_id: str | None
@@ -97,6 +100,8 @@ class CardMatch:
     distance: float
     distances: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
     probs: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
+    cut: np.ndarray | None = field(default=None, compare=False, repr=False)
+    class_distances: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def accepted(self) -> bool:
@@ -476,16 +481,20 @@ class Gallery:
         t = back_top_thumb(crop)
         return float(np.sum(t[::-1, ::-1] * self._back_top)) > float(np.sum(t * self._back_top))
 
-    def unknown_face(self, crop: np.ndarray) -> CardMatch | None:
+    def unknown_face(self, crop: np.ndarray, class_distances: np.ndarray | None = None
+                     ) -> CardMatch | None:
         """Where this gallery would name ``crop`` (a cut, as :meth:`identify_batch` takes) a
         back that is no back (:data:`FACE_UP_BACK_GAP`, :data:`FACE_UP_ASYMMETRY`): its
         nearest face, unidentified (``card_id`` None), with the identifier's confidence of
         the face over the next one, at most 0.5; else None (a back, or a face named
         anyway). A back with a top (the Decktet's) is not alike both ways up: its cut is
-        compared with the back's own thumbnail instead, either way up."""
+        compared with the back's own thumbnail instead, either way up. ``class_distances``:
+        the crop's, where :meth:`identify_batch` has worked them out already
+        (:attr:`CardMatch.class_distances`)."""
         if BACK_ID not in self._names:
             return None
-        dist = self._class_distances(self.embed([crop]))[0]
+        dist = (class_distances if class_distances is not None
+                else self._class_distances(self.embed([crop]))[0])
         is_back = self._name_of_class == self._back
         faces = ~is_back & (self._name_of_class != self._none)
         if not faces.any() or not is_back.any():
@@ -575,7 +584,8 @@ class Gallery:
                 rotated = bool(self.class_rot[card]) and cid != BACK_ID
             out.append(CardMatch(cid if ok else None, cid, rotated, conf if ok else min(conf, 0.5),
                                  margin, o_margin, d_best,
-                                 distances=dict(zip(self._names, per_card[i].tolist()))))
+                                 distances=dict(zip(self._names, per_card[i].tolist())),
+                                 cut=crops[i], class_distances=dist[i]))
         return out
 
     # -- persistence ------------------------------------------------------------------------
