@@ -135,3 +135,31 @@ def test_a_back_the_gallery_names_is_checked_on_the_cut_it_read(
     assert len(checked) >= 2 and all(checked)      # the back, and faces the gallery calls one
     assert sum(embedded) == sum(batches)
     assert sum(c["id"] == "back" for c in record["cards"]) == 1
+
+
+def test_a_face_like_a_back_with_a_top_is_still_a_face(shared: Path) -> None:
+    """A back with a top (the Decktet's) is told from a face by its thumbnail, not by a half
+    turn: a Decktet face shares much of the back's light and shade (the Penitent's scan
+    correlates 0.62 with it, against the back's 1.0), and a face the gallery finds barely
+    nearer its back than any card was kept a back. The gallery's distances are given, with
+    the back class just nearer than the cut's nearest face."""
+    from models import model_path
+    from vision.cards.identify import CROP_SIZE, Gallery
+
+    gallery = Gallery.load(model_path("cards-decktet.npz"))
+    assert gallery.back_has_top
+    is_back = np.array([c == "back" for c in gallery.class_ids])
+    is_face = np.array([c not in ("back", "__none__") for c in gallery.class_ids])
+
+    def read(name: str) -> Any:
+        cut = cv2.resize(cv2.imread(str(shared / "decks" / "decktet" / f"{name}.png")),
+                         CROP_SIZE, interpolation=cv2.INTER_AREA)
+        dist = gallery._class_distances(gallery.embed([cut]))[0]
+        dist[is_back] = float(dist[is_face].min()) - 1.0
+        return gallery.unknown_face(cut, dist)
+
+    for name in ("decktet-6-penitent", "decktet-3-journey"):    # like the back 0.62, 0.15
+        face = read(name)
+        assert face is not None and face.card_id is None, name
+        assert face.best_id == name and face.confidence <= 0.5
+    assert read("back") is None

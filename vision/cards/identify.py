@@ -258,6 +258,14 @@ def back_top_thumb(image_bgr: np.ndarray) -> np.ndarray:
 #: cut shows more than the back), so the gap decides most. Figures: docs/vision-tuning.md
 FACE_UP_BACK_GAP = 3.0
 FACE_UP_ASYMMETRY = 0.3
+#: For a back with a top (the Decktet's) the cut is like a back where its thumbnail correlates
+#: with the back's (:func:`back_top_thumb`, the better way up) at least this well. A Decktet
+#: face shares the back's broad light and shade: with a quarter of the Decktet left out of the
+#: deck (true boxes, seeds 444000, 455000, 466000) faces' cuts reached 0.68 (median 0.47; 170
+#: of 394 at 0.5 or more, kept as backs where the gallery took them for one), backs' 0.15-1.0
+#: (median 0.89; 22 of 185 under 0.7, all but one 4.7 or more nearer the back class than any
+#: face, so the gap keeps them; the one is under 0.5 too)
+FACE_UP_BACK_LIKE = 0.7
 
 
 def half_turn_asymmetry(crop_bgr: np.ndarray) -> float:
@@ -488,7 +496,8 @@ class Gallery:
         nearest face, unidentified (``card_id`` None), with the identifier's confidence of
         the face over the next one, at most 0.5; else None (a back, or a face named
         anyway). A back with a top (the Decktet's) is not alike both ways up: its cut is
-        compared with the back's own thumbnail instead, either way up. ``class_distances``:
+        compared with the back's own thumbnail instead, either way up
+        (:data:`FACE_UP_BACK_LIKE`). ``class_distances``:
         the crop's, where :meth:`identify_batch` has worked them out already
         (:attr:`CardMatch.class_distances`)."""
         if BACK_ID not in self._names:
@@ -507,7 +516,7 @@ class Gallery:
         if self._back_top is not None:
             t = back_top_thumb(crop)
             if max(float(np.sum(t * self._back_top)),
-                   float(np.sum(t[::-1, ::-1] * self._back_top))) >= 0.5:
+                   float(np.sum(t[::-1, ::-1] * self._back_top))) >= FACE_UP_BACK_LIKE:
                 return None
         elif half_turn_asymmetry(crop) <= FACE_UP_ASYMMETRY:
             return None
