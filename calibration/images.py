@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from companion.core.errors import CompanionError
-from companion.core.files import image_format
+from companion.core.files import given_path, image_format
 
 #: the image files a folder is read for: photos of the table or the board, a deck's scans
 #: (a GIF as its first frame: read when named alone, it was left out of a folder unsaid)
@@ -85,7 +85,7 @@ def read_image(path: str | Path) -> np.ndarray:
     A JPEG cut short still decodes (libjpeg fills the missing rows with grey and only
     warns), and half a grey table would read as cards gone missing; so a file that ends
     before its image data does is refused, not guessed at."""
-    p = Path(path)
+    p = given_path(path)
     name = str(p)
     if p.is_dir():
         raise ImageError(f"{name}: is a folder, not an image")

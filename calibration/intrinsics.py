@@ -33,7 +33,8 @@ from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images, natura
 from calibration.mat import BOARD_DICTIONARY, COMMON_DICTIONARIES, KNOWN_DICTIONARIES
 from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json, write_text_atomic, wrong_kind
+from companion.core.files import (JsonTextError, given_path, read_json, write_text_atomic,
+                                  wrong_kind)
 from companion.core.numbers import finite_number
 
 log = logging.getLogger(__name__)
@@ -346,7 +347,7 @@ def image_files(inputs: Iterable[str | Path], suffixes: Sequence[str],
     problem and fails for it."""
     out: list[Path] = []
     for item in inputs:
-        p = Path(item)
+        p = given_path(item)
         if p.is_dir():
             try:
                 found, heif = folder_images(p, suffixes, broken_links=True)
@@ -488,7 +489,7 @@ def save_intrinsics(path: str | Path, K: np.ndarray, dist: np.ndarray,
                     image_size: tuple[int, int], rms_px: float | None = None,
                     board: BoardSpec | None = None, views: int | None = None) -> Path:
     """Write a camera file (atomically: an interrupted save leaves the old one intact)."""
-    path = Path(path).expanduser()
+    path = given_path(path).expanduser()
     K = np.asarray(K, np.float64).reshape(3, 3)
     dist = np.asarray(dist, np.float64).ravel()
     data: dict[str, Any] = {
@@ -521,7 +522,7 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
     try:
         return _read_camera_file(path)
     except IntrinsicsError as exc:
-        p = Path(path).expanduser()
+        p = given_path(path).expanduser()
         if p.is_file() and (other := wrong_kind(p, "a camera file")) is not None:
             # (a colour profile or a mat file given as --intrinsics: said as such)
             raise IntrinsicsError(f"camera file {str(p)!r} {other}") from None
@@ -533,7 +534,7 @@ def read_camera_file(path: str | Path) -> dict[str, Any]:
 
 
 def _read_camera_file(path: str | Path) -> dict[str, Any]:
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     src = f"camera file {str(p)!r}"
     try:
         data = read_json(p)
@@ -597,12 +598,12 @@ def load_intrinsics(path: str | Path, image_size: tuple[int, int] | None = None)
                 # (a phone held upright: the same lens, but which way it turned the picture
                 # is not known here, and the principal point moves with it)
                 raise IntrinsicsError(
-                    f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch} and the "
+                    f"camera file {str(path)!r} was calibrated at {cw}x{ch} and the "
                     f"images are {w}x{h}: the camera is turned between landscape and "
                     "portrait. Hold it as when its board photos were taken, calibrate it "
                     "again held this way, or read them without it (--no-intrinsics)")
             raise IntrinsicsError(
-                f"camera file {str(Path(path))!r} was calibrated at {cw}x{ch}; images of "
+                f"camera file {str(path)!r} was calibrated at {cw}x{ch}; images of "
                 f"{w}x{h} have another aspect ratio (another camera, or a crop): calibrate "
                 "at this resolution, or read them without it (--no-intrinsics)")
         S = np.array([[sx, 0, 0.5 * sx - 0.5], [0, sy, 0.5 * sy - 0.5], [0, 0, 1.0]])

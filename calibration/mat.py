@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json, wrong_kind
+from companion.core.files import JsonTextError, given_path, read_json, wrong_kind
 from companion.core.numbers import finite_number
 
 #: Dictionaries a mat may name (OpenCV aruco predefined dictionary names).
@@ -244,7 +244,7 @@ def load_mat(path: str | Path | None) -> Mat:
     """Read a mat file; ``None`` gives :data:`DEFAULT_MAT`."""
     if path is None:
         return DEFAULT_MAT
-    p = Path(path)
+    p = given_path(path)
     try:
         data = read_json(p)
     except FileNotFoundError:

@@ -265,3 +265,89 @@ def test_a_colour_profile_with_an_integer_too_long_names_no_class_of_ours(
             load_profile(path)
         assert "LongInteger" not in str(err.value)
         assert "an integer of 5000 digits is too long to be a number" in str(err.value), err.value
+
+
+#: a file or folder option of each command, named as a user may type it ("./" and "//"):
+#: (the command line, what is made before it runs: "x.jpg" a junk file, "x/" a folder)
+TYPED_PATHS = [
+    (["play", "zarcana", "--load", "./odd//s.json"], ()),
+    (["play", "zarcana", "--bots", "--quiet", "--record", "./odd//x.jpg"], ()),
+    (["print-mat", "./odd//x.jpg"], ("x.jpg",)),
+    (["calibrate-camera", "./odd//x.jpg"], ()),
+    (["calibrate-camera", "--print-board", "./odd//x", "{image}"], ("x/",)),
+    (["calibrate-camera", "--out", "./odd//x.jpg", "{image}"], ("x.jpg",)),
+    (["enroll-deck", "./odd//deck"], ()),
+    (["games", "--dir", "./odd//games"], ()),
+    (["export", "./odd//g.db"], ()),
+    (["export", "./odd//x.jpg"], ("x.jpg",)),
+    (["replay", "./odd//g.db"], ()),
+    (["observe", "./odd//x.jpg"], ()),
+    (["observe", "{image}", "--mat", "./odd//m.json"], ()),
+    (["observe", "{image}", "--intrinsics", "./odd//c.json"], ()),
+    (["observe", "{image}", "--colors", "./odd//p.json"], ()),
+    (["observe", "{image}", "--deck", "./odd//deck.npz"], ()),
+    (["observe", "{image}", "--annotate", "./odd//x.jpg"], ("x.jpg",)),
+    (["run", "--source", "./odd//x.mp4"], ()),
+    (["run", "--source", "{image}", "--mat", "./odd//m.json"], ()),
+    (["run", "--source", "{image}", "--intrinsics", "./odd//c.json"], ()),
+    (["run", "--source", "{image}", "--colors", "./odd//p.json"], ()),
+    (["calibrate-colors", "--colors", "red,blue", "./odd//x.jpg"], ("x.jpg",)),
+    (["calibrate-colors", "--colors", "red,blue", "--mat", "./odd//m.json", "{image}"], ()),
+    (["calibrate-colors", "--colors", "red,blue", "--intrinsics", "./odd//c.json", "{image}"],
+     ()),
+    (["demo", "--headless", "--frames", "./odd//frames"], ()),
+    (["synth", "--out", "./odd//x.jpg"], ("x.jpg",)),
+    (["synth", "--out", "out", "--mat", "./odd//m.json"], ()),
+    (["synth", "--out", "out", "--deck", "./odd//deck"], ()),
+]
+
+
+def _option_of(command: list[str]) -> str:
+    at = next(k for k, a in enumerate(command) if a.startswith("./odd//"))
+    return f"{command[0]} {command[at - 1] if command[at - 1].startswith('--') else 'arg'}"
+
+
+@pytest.mark.parametrize("command, made", TYPED_PATHS,
+                         ids=[_option_of(c) + (" made" if m else "") for c, m in TYPED_PATHS])
+def test_a_path_is_named_as_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], command: list[str],
+                                  made: tuple[str, ...]) -> None:
+    """A message named ``odd/x.jpg`` for ``./odd//x.jpg`` (Path drops ``./`` and ``//``):
+    the path the user typed is the one to look for."""
+    from companion.cli import main
+
+    if command[0] == "run":     # (its window is checked for before its files)
+        pytest.importorskip("PySide6")
+        monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "odd").mkdir()
+    for name in made:
+        if name.endswith("/"):
+            (tmp_path / "odd" / name).mkdir()
+        else:
+            (tmp_path / "odd" / name).write_text("junk\n", encoding="utf-8")
+    image = Path(__file__).resolve().parents[1] / "sample_images" / "zarcana" / "0000.jpg"
+    argv = [a.format(image=image) for a in command]
+    typed = next(a for a in argv if a.startswith("./odd//"))
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert typed in err, err
+    assert "Traceback" not in err
+
+
+def test_a_typed_path_is_the_same_path() -> None:
+    """given_path keeps the spelling for messages, not another file: a trailing separator
+    is left out (the system would take ``x.jpg/`` for a folder), and a worker process
+    (the pyramid finder's) gets it as typed."""
+    import pickle
+
+    from companion.core.files import given_path
+
+    for typed, shown in (("./odd//x.jpg", "./odd//x.jpg"), ("photos/", "photos"),
+                         ("a/./", "a"), ("/", "/"), ("", ".")):
+        path = given_path(typed)
+        assert (str(path), os.fspath(path)) == (shown, shown)
+        assert path == Path(typed)
+    kept = pickle.loads(pickle.dumps(given_path("./odd//x.jpg")))
+    assert str(kept) == "./odd//x.jpg" and kept == Path("odd/x.jpg")
+    assert str(given_path("./odd//x.jpg").parent) == "odd"

@@ -56,7 +56,7 @@ from calibration.motion import deblur
 from calibration.sharpness import blur_limit_px, edge_blur_px, markers_px_per_mm
 from calibration.table import Calibration, Intrinsics, TableCalibrator
 from companion.core.errors import CompanionError
-from companion.core.files import record_text
+from companion.core.files import given_path, record_text
 from companion.core.observation import record_deg
 from vision.cards.fit import fit_card_boxes
 from vision.cards.identify import (BACK_ID, CardMatch, Gallery, GalleryError, art_angle_deg,
@@ -247,7 +247,7 @@ def load_deck_gallery(deck: str | Path | Gallery | None = None) -> Gallery:
     if str(deck).strip() == "":
         raise GalleryError("the deck's name is empty: give a shipped deck (tarot, decktet), "
                            "an enrolled deck's name, or a gallery file")
-    p = Path(deck).expanduser()
+    p = given_path(deck).expanduser()
     if p.is_dir():
         enrolled = _enrolled_from(p, deck)
         if enrolled is not None:

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from companion.core.files import given_path
+
 if TYPE_CHECKING:
     from calibration.mat import Mat
 
@@ -48,6 +50,10 @@ thread_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS, f"1 to {MAX_THREADS}
 process_count = ranged(int, lambda v: 1 <= v <= MAX_THREADS,
                        f"1 to {MAX_THREADS} worker processes")
 
+#: the argument type of a file or folder: kept as typed, for messages to name it so
+user_path = given_path
+
+
 #: pages to print (the mat's, the camera's board): a printer needs no more than 1200 dpi, and
 #: an A4 page at 1200 is already 140 megapixels
 print_dpi = ranged(int, lambda v: 72 <= v <= 1200, "72 to 1200 dots per inch")
@@ -84,9 +90,7 @@ def player_colours(text: str) -> tuple[str, ...]:
 
 def add_mat_options(p: argparse.ArgumentParser, mat_help: str) -> None:
     """``--mat FILE`` and ``--no-mat``, for the commands that read a table."""
-    from pathlib import Path
-
-    p.add_argument("--mat", type=Path, default=None, metavar="FILE", help=mat_help)
+    p.add_argument("--mat", type=user_path, default=None, metavar="FILE", help=mat_help)
     p.add_argument("--no-mat", action="store_true",
                    help="there is no printed mat: calibrate from the cards themselves (see "
                         "docs/calibration.md for how well that works)")
@@ -109,7 +113,7 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
     ``companion calibrate-camera`` and the players' colour profile of ``companion
     calibrate-colors``, the saved ones by default (:func:`camera_file`, :func:`colour_profile`)."""
     add_intrinsics_options(p)
-    p.add_argument("--colors", type=Path, default=None, metavar="FILE",
+    p.add_argument("--colors", type=user_path, default=None, metavar="FILE",
                    help="players' colour profile from 'companion calibrate-colors' (default: "
                         "the saved one, when there is one)")
     p.add_argument("--no-colors", action="store_true", help="ignore the saved colour profile")
@@ -118,7 +122,7 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
 def add_intrinsics_options(p: argparse.ArgumentParser) -> None:
     """``--intrinsics FILE`` / ``--no-intrinsics``: the camera file of ``companion
     calibrate-camera``, the saved one by default (:func:`camera_file`)."""
-    p.add_argument("--intrinsics", type=Path, default=None, metavar="FILE",
+    p.add_argument("--intrinsics", type=user_path, default=None, metavar="FILE",
                    help="camera file from 'companion calibrate-camera' (default: the saved "
                         "one, when there is one)")
     p.add_argument("--no-intrinsics", action="store_true",
@@ -149,7 +153,7 @@ def _given_or_saved(given: Path | None, ignore: bool, saved: Callable[[], Path],
 
         raise CompanionError(f"{option} and --no-{option[2:]} contradict each other: give one")
     if given is not None:
-        return Path(given)
+        return given
     if ignore:
         return None
     path = saved()

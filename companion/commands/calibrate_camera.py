@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from companion.commands.argtypes import check_output, json_with, print_dpi, ranged
+from companion.commands.argtypes import (check_output, json_with, print_dpi, ranged,
+                                         user_path)
 
 if TYPE_CHECKING:
     from calibration.intrinsics import BoardSpec
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "markers come from another dictionary than the calibration mat's, so the "
                     "mat may stay in view (unless --dictionary names the mat's own, "
                     "DICT_4X4_50: then take the photos away from it).")
-    p.add_argument("images", nargs="*", type=Path, metavar="IMAGES",
+    p.add_argument("images", nargs="*", type=user_path, metavar="IMAGES",
                    help="photos of the board, or folders of them")
     p.add_argument("--board", type=_board_arg, default=DEFAULT_BOARD,
                    metavar="SQUARESxSQUARES",
@@ -70,10 +71,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="side of a marker as printed, mm (default 22)")
     p.add_argument("--dictionary", choices=KNOWN_DICTIONARIES, default=BOARD_DICTIONARY,
                    metavar="DICT", help="ArUco dictionary of the board (default DICT_5X5_100, unlike the mat's)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=user_path, default=None,
                    help="camera file to write (default $XDG_CONFIG_HOME/arcana-companion/"
                         "camera.json, i.e. ~/.config/arcana-companion/camera.json)")
-    p.add_argument("--print-board", type=Path, default=None, metavar="FILE.png",
+    p.add_argument("--print-board", type=user_path, default=None, metavar="FILE.png",
                    help="write the board as an image to print at 100%% scale (and calibrate "
                         "too when photos are given)")
     p.add_argument("--dpi", type=print_dpi, default=300,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.commands.argtypes import (add_intrinsics_options, camera_file, check_output,
-                                         json_with)
+                                         json_with, user_path)
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +82,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="photo from the table camera, or a camera number (0, 1, ...)")
     p.add_argument("--colors", required=True, type=_colors_arg, metavar="C1,C2,...",
                    help="the shown pyramids' colours, west to east (e.g. red,blue,green)")
-    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+    p.add_argument("--mat", type=user_path, default=None, metavar="FILE",
                    help="mat file (default: the standard 900 x 650 mm mat)")
     p.add_argument("--zone", type=_zone_arg, default=None, metavar="X0,Y0,X1,Y1",
                    help="calibration zone in table mm (default: the mat's zone 'colors', "
                         "else the middle of the mat)")
     add_intrinsics_options(p)
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=user_path, default=None,
                    help="profile file to write (default $XDG_CONFIG_HOME/arcana-companion/"
                         "colors.json, i.e. ~/.config/arcana-companion/colors.json)")
     p.set_defaults(func=run)
@@ -131,7 +131,7 @@ def _read_image(source: str, dictionary: str) -> tuple[Any, str]:
         if last is not None:
             return last, f"camera {source}"
         raise ProfileError(f"camera {source} gives no picture")
-    path = Path(source)
+    path = user_path(source)
     if not path.exists():
         raise ProfileError(f"{source}: no such image file (or camera number)")
     return read_image(path), str(path)

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from companion.commands.argtypes import user_path
 from companion.core.errors import CompanionError
 from companion.core.files import write_text_atomic
 
@@ -56,10 +57,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--headless", action="store_true",
                    help="no window: write annotated frames and the record to --out")
-    p.add_argument("--out", type=Path, default=Path("companion-demo"),
+    p.add_argument("--out", type=user_path, default=Path("companion-demo"),
                    help="folder for annotated frames, record.txt, moves.txt and game.db "
                         "(default: ./companion-demo)")
-    p.add_argument("--frames", type=Path, default=None,
+    p.add_argument("--frames", type=user_path, default=None,
                    help="the sample game folder (default: sample_images/zarcana of this "
                         f"checkout, or ${ENV_SAMPLES}/zarcana)")
     p.add_argument("--observations", choices=("truth", "vision"), default=None,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from companion.commands.argtypes import check_output, positive_int, seed_arg
+from companion.commands.argtypes import check_output, positive_int, seed_arg, user_path
 from vision.synth.deck import FACES
 
 log = logging.getLogger(__name__)
@@ -38,12 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "cut out of a photo of the card) is rendered many times as a camera might "
                     "see it (printing, light, blur, tilt, occluders) and the gallery is saved "
                     "for the table pipeline.")
-    p.add_argument("folder", type=Path, metavar="FOLDER",
+    p.add_argument("folder", type=user_path, metavar="FOLDER",
                    help="deck folder: one scan or photo per card named by card id "
                         "(cups-07.jpg), optional back.png and deck.json")
     p.add_argument("--name", default=None,
                    help="name to save the gallery under (default: the deck's name)")
-    p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
+    p.add_argument("--out", type=user_path, default=None, metavar="FILE.npz",
                    help="gallery file to write (default $XDG_DATA_HOME/arcana-companion/decks/"
                         "NAME.npz, i.e. ~/.local/share/arcana-companion/decks/NAME.npz)")
     p.add_argument("--per-card", type=positive_int, default=40, metavar="N",

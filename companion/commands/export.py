@@ -12,8 +12,8 @@ import argparse
 import io
 import logging
 import sys
-from pathlib import Path
 
+from companion.commands.argtypes import user_path
 from companion.core.errors import CompanionError
 from companion.core.files import write_text_atomic
 
@@ -28,10 +28,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Write a recorded game (a .db file from the games folder) as a readable "
                     "game record (text) or as JSON lines (a header, then one object per "
                     "event).")
-    p.add_argument("game", type=Path, metavar="GAME.db", help="the recorded game file")
+    p.add_argument("game", type=user_path, metavar="GAME.db", help="the recorded game file")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (a readable record, the default) or jsonl")
-    p.add_argument("--out", type=Path, metavar="FILE",
+    p.add_argument("--out", type=user_path, metavar="FILE",
                    help="write here instead of to standard output")
     p.set_defaults(func=run)
 

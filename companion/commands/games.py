@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from companion.commands.argtypes import user_path
 
 #: Exit code when some file in the folder could not be read.
 EXIT_BROKEN = 1
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="List the recorded games: file, start time, game and edition, players, "
                     "moves, finished or not, final scores. Damaged files are listed as "
                     "broken (exit code 1).")
-    p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+    p.add_argument("--dir", type=user_path, default=None, metavar="DIR",
                    help="the games folder (default: $XDG_DATA_HOME/arcana-companion/games)")
     p.set_defaults(func=run)
 

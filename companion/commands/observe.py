@@ -33,6 +33,7 @@ from companion.commands.argtypes import (
     colour_profile,
     table_mat,
     thread_count,
+    user_path,
 )
 from companion.core.files import atomic_file, carries_tag, record_text
 
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "code 1 when an image could not be read, showed no table, or gave a record "
                     "not to be trusted (a mat file that is not the mat in the picture, a "
                     "picture with no colour); 2 for a bad mat, deck, camera file or model.")
-    p.add_argument("images", nargs="+", type=Path, metavar="IMAGE",
+    p.add_argument("images", nargs="+", type=user_path, metavar="IMAGE",
                    help="photos of the table, or folders of them")
     add_mat_options(p, "mat file (JSON: marker dictionary and size, play area; default: the "
                     "standard 900 x 650 mm mat)")
@@ -65,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_camera_options(p)
     p.add_argument("--jsonl", action="store_true",
                    help="one record per line even for a single image")
-    p.add_argument("--annotate", type=Path, default=None, metavar="DIR",
+    p.add_argument("--annotate", type=user_path, default=None, metavar="DIR",
                    help="write each image with what was seen drawn on it to DIR, as "
                         "NAME.jpg (NAME-annotated.jpg where DIR holds another photo of that "
                         "name: it is kept). A copy never replaces an image given: NAME.jpg "

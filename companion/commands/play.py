@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from companion.commands.argtypes import colour_list, player_colours, positive_int, seed_arg
+from companion.commands.argtypes import (colour_list, player_colours, positive_int, seed_arg,
+                                         user_path)
 from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
 from companion.core.files import write_text_atomic
@@ -105,10 +106,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--bots", action="store_true", help="every seat is a bot")
     p.add_argument("--bot-seats", type=colour_list, default=(), metavar="COLOURS",
                    help="these seats are bots, e.g. blue,green")
-    p.add_argument("--save", type=Path, metavar="FILE",
+    p.add_argument("--save", type=user_path, metavar="FILE",
                    help="save the game here when it ends or stops")
-    p.add_argument("--load", type=Path, metavar="FILE", help="continue a saved game")
-    p.add_argument("--record", type=Path, metavar="GAME.db|FILE.jsonl",
+    p.add_argument("--load", type=user_path, metavar="FILE", help="continue a saved game")
+    p.add_argument("--record", type=user_path, metavar="GAME.db|FILE.jsonl",
                    help="record the game: a .db file (or .sqlite, .sqlite3, .db3, no ending) is "
                         "the game store that 'companion "
                         "games', 'export' and 'replay' read (one committed transaction per "

@@ -16,7 +16,8 @@ import math
 import sys
 from pathlib import Path
 
-from companion.commands.argtypes import check_output, json_with, print_dpi, ranged
+from companion.commands.argtypes import (check_output, json_with, print_dpi, ranged,
+                                         user_path)
 
 #: the mat file's and the instructions page's names in the folder
 MAT_FILE = "mat.json"
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "what every command assumes without "
                     "--mat. Laid out otherwise: measure, and run this again with "
                     "--width-mm/--height-mm (and --marker-mm if the printer scaled it).")
-    p.add_argument("folder", type=Path, metavar="FOLDER",
+    p.add_argument("folder", type=user_path, metavar="FOLDER",
                    help="folder to write marker-0.png ... marker-3.png, instructions.png "
                         "and mat.json into")
     p.add_argument("--paper", choices=("a4", "letter"), default="a4",

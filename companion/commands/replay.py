@@ -10,7 +10,8 @@ cannot be read, or a game that does not replay, gives a clear error.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from companion.commands.argtypes import user_path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,8 +19,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "replay", help="reopen a recorded game in the window and step through it",
         description="Reopen a recorded game (a .db file from `companion run` or `companion "
                     "demo`) in the window, read-only, and step through its moves.")
-    p.add_argument("game", type=Path, metavar="GAME.db", help="the recorded game file")
-    p.add_argument("--mat", type=Path, default=None, metavar="FILE",
+    p.add_argument("game", type=user_path, metavar="GAME.db", help="the recorded game file")
+    p.add_argument("--mat", type=user_path, default=None, metavar="FILE",
                    help="the calibration mat file the game was played on, for the overlay "
                         "(default: the one the game file names, else the standard mat)")
     p.set_defaults(func=run)

@@ -29,6 +29,7 @@ from companion.commands.argtypes import (
     player_colours,
     table_mat,
     thread_count,
+    user_path,
 )
 from companion.core.errors import CompanionError
 from companion.games.zarcana.rules import (
@@ -132,7 +133,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--deck", default=None, metavar="NAME",
                    help="card deck: a shipped one (tarot, decktet), an enrolled name (or the "
                         "folder it was enrolled from) or a gallery file (default tarot)")
-    p.add_argument("--record", type=Path, default=None, metavar="GAME.db",
+    p.add_argument("--record", type=user_path, default=None, metavar="GAME.db",
                    help="record into this file (an unfinished one is continued; a new one's name "
                         "ends in .db, .sqlite, .sqlite3, .db3 or nothing); default: a "
                         "new file in the recorded games folder")

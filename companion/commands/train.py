@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from companion.commands.argtypes import (count_arg, positive_float, positive_int, process_count,
-                                         seed_arg, share_arg, thread_count)
+                                         seed_arg, share_arg, thread_count, user_path)
 from companion.core.errors import CompanionError
 from vision.train_extra import MODEL_PACKAGES
 
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "reader telling white pyramids from clear ones, pyramid-point = the "
                         "reader of a lying pyramid's apex, pyramid-color-read = the reader of a "
                         "found pyramid's colour (these four on a closer patch)")
-    p.add_argument("--out", required=True, type=Path, help="working folder (data, runs, ONNX)")
+    p.add_argument("--out", required=True, type=user_path, help="working folder (data, runs, ONNX)")
     p.add_argument("--train-count", type=positive_int, default=1300,
                    help="rendered training scenes (default 1300)")
     p.add_argument("--val-count", type=positive_int, default=120,
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "the training's seed (default 0)")
     p.add_argument("--decktet-share", type=share_arg, default=0.15,
                    help="share of training scenes dealt with the Decktet (default 0.15)")
-    p.add_argument("--render", type=Path, action="append", default=None,
+    p.add_argument("--render", type=user_path, action="append", default=None,
                    help="use this already rendered synth folder for training instead of "
                         "rendering (repeatable); card-net: its cards are cut and added to "
                         "the simulated crops; pyramid-verify, pyramid-size, "
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pyramid-heat need none once "
                         "--out holds "
                         "their cut samples from an earlier run")
-    p.add_argument("--val-render", type=Path, action="append", default=None,
+    p.add_argument("--val-render", type=user_path, action="append", default=None,
                    help="already rendered validation folder (repeatable); card-net: "
                         "crops of its cards choose the best epoch")
     p.add_argument("--imgsz", type=positive_int, default=384, help="input size (default 384)")
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--device", type=_device_arg, default="cpu",
                    help="cpu, or a CUDA device such as 0")
     p.add_argument("--jobs", type=process_count, default=2, help="render worker processes")
-    p.add_argument("--deck", type=Path, default=None,
+    p.add_argument("--deck", type=user_path, default=None,
                    help="card-net: the deck folder, one image per card (default: the shared "
                         "Rider-Waite-Smith tarot)")
     p.add_argument("--per-card", type=positive_int, default=500,
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="every model but cards: torch threads (default 2)")
     p.add_argument("--workers", type=count_arg, default=None,
                    help="data-loader workers (default: cards 2, pyramids 0)")
-    p.add_argument("--init", type=Path, default=None,
+    p.add_argument("--init", type=user_path, default=None,
                    help="go on from earlier weights instead of starting afresh: cards, a "
                         "best.pt or an exported detector (models/cards-obb.onnx: its "
                         "weights are rebuilt into a checkpoint); pyramid-heat, a best.pt; "
@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="pyramid-verify: the candidates cut for it: every one the finder "
                         "asks it about (default), or the doubtful ones alone (what its "
                         "versions before 2026-11-26 learned from)")
-    p.add_argument("--samples", type=Path, action="append", default=None,
+    p.add_argument("--samples", type=user_path, action="append", default=None,
                    help="pyramid-verify: an earlier run's cut samples.npz to train on as well "
                         "(repeatable; each keeps its own validation scenes)")
     p.add_argument("--max-none", default="45000,4000",

@@ -16,7 +16,45 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+
+if TYPE_CHECKING:
+    _ConcretePath = Path
+else:
+    _ConcretePath = type(Path())    # (Path itself cannot be subclassed before Python 3.12)
+
+
+class GivenPath(_ConcretePath):
+    """A path the user named, whose ``str`` is as they typed it: ``Path`` drops ``./`` and
+    ``//``, and a message naming ``odd/x.jpg`` for ``./odd//x.jpg`` sends them looking for
+    a file they never named. Paths made from it (its parent, a file in it) are spelt as
+    ``Path`` spells them."""
+
+    _typed: str | None = None
+
+    def __str__(self) -> str:
+        return self._typed if self._typed is not None else super().__str__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (kept as typed in another process too: the pyramid finder's reads the profile)
+        return given_path, (str(self),)
+
+
+def given_path(path: Path | str) -> Path:
+    """``path`` as a :class:`Path`, a text kept as typed for messages (:class:`GivenPath`);
+    where ``Path(path)`` would drop what a path already kept. Trailing separators are left
+    out (``photos/`` is ``photos``): the system takes ``x.jpg/`` for a folder, where
+    ``Path`` opens the file."""
+    if isinstance(path, Path):
+        return path
+    out = GivenPath(path)
+    shown = path
+    while shown[1:].endswith(("/", os.sep)) or shown.endswith(("/.", os.sep + ".")):
+        shown = shown[:-1]
+    if shown and Path(shown) == out:
+        out._typed = shown
+    return out
 
 
 @contextmanager
@@ -108,7 +146,7 @@ def read_json(path: Path) -> Any:
     mark. Raises OSError as it came (for the caller to word) and :class:`JsonTextError` for
     text that is not JSON, or a folder (a camera.json or colors.json made a folder: "is a
     folder, not a file", as the callers word it after the file's name)."""
-    p = Path(path)
+    p = given_path(path)
     try:
         data = p.read_bytes()
     except (IsADirectoryError, PermissionError):

@@ -35,7 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from companion import __version__
 from companion.core.errors import CompanionError
-from companion.core.files import SQLITE_HEADER
+from companion.core.files import SQLITE_HEADER, given_path
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
@@ -281,7 +281,7 @@ def new_game_path(game: str = "zarcana", folder: Path | str | None = None,
 
     Names sort by start time; a second game started in the same second gets ``-2``, ``-3``...
     """
-    where = Path(folder).expanduser() if folder is not None else default_games_dir()
+    where = given_path(folder).expanduser() if folder is not None else default_games_dir()
     stamp = (when or _now()).strftime("%Y-%m-%d-%H%M%S")
     path = where / f"{game}-{stamp}{SUFFIX}"
     n = 2
@@ -620,7 +620,7 @@ def _undone_numbers(kinds: Sequence[tuple[int, str]]) -> set[int]:
 def open_game(path: Path | str) -> RecordedGame:
     """Read a whole game file. RecordingError (naming the file) when it is missing, damaged
     or not a game file. The file is not changed."""
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     # a file cut short (an interrupted copy) holds nearly every event still: those before
     # the cut are read, and what is lost is said (SQLite refused the whole file, or, cut
     # inside its last page, read the lost bytes as zeros: a state of nonsense "not JSON")
@@ -674,7 +674,7 @@ def salvage(path: Path | str, *, keyframes: bool = True) -> RecordedGame | None:
     import shutil
     import tempfile
 
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     cut = _cut_size(p) if p.is_file() else None
     if cut is None or _log_holds_moves(p):
         return None
@@ -737,7 +737,7 @@ def salvage(path: Path | str, *, keyframes: bool = True) -> RecordedGame | None:
 def summarize(path: Path | str) -> GameSummary:
     """The metadata of one game file and its number of moves (RecordingError if unreadable,
     or cut short: :func:`salvage` reads what it holds)."""
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     if _cut_size(p) is not None and not _log_holds_moves(p):
         raise RecordingError(f"{p}: the file is cut short")
     with _reading(p) as con:
@@ -776,7 +776,7 @@ def _head(path: Path, size: int) -> bytes:
 def is_sqlite_file(path: Path | str) -> bool:
     """Whether ``path`` is an SQLite database (a game file, most likely, or another
     program's): what must never be written over as text."""
-    return _head(Path(path).expanduser(), len(SQLITE_HEADER)) == SQLITE_HEADER
+    return _head(given_path(path).expanduser(), len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
 #: The files SQLite keeps beside a database, by name ending: it removes or empties them when
@@ -789,7 +789,7 @@ def side_file_of(path: Path | str) -> tuple[Path, str] | None:
     """``(the database, what the file is to it)`` where ``path`` (through links) is named as
     one of the files SQLite keeps beside an SQLite file that is there (``GAME.db-wal``);
     else None."""
-    real = Path(os.path.realpath(Path(path).expanduser()))
+    real = Path(os.path.realpath(given_path(path).expanduser()))
     for ending, what in SIDE_FILES.items():
         if real.name.endswith(ending) and len(real.name) > len(ending):
             base = real.with_name(real.name[:-len(ending)])
@@ -815,7 +815,7 @@ def list_games(folder: Path | str) -> list[GameSummary | BrokenGame | EmptyGame]
     log (``NAME-wal``) without its file beside it is a :class:`BrokenGame` too: it may hold
     the game's last moves. A folder that does not exist holds no games.
     """
-    where = Path(folder).expanduser()
+    where = given_path(folder).expanduser()
     if not where.is_dir():
         return []
     out: list[GameSummary | BrokenGame | EmptyGame] = []
@@ -907,7 +907,7 @@ class GameRecorder:
                initial_state: str | None = None) -> "GameRecorder":
         """Start a new game file (never overwrites one). ``initial_state``, if given, is
         recorded as event 0 ("start") in the same transaction as the metadata."""
-        p = Path(path).expanduser()
+        p = given_path(path).expanduser()
         if not isinstance(game, str) or not game.strip():
             raise RecordingError(f"{p}: the game name is empty")
         if not isinstance(edition, str):
@@ -1015,7 +1015,7 @@ class GameRecorder:
     @classmethod
     def resume(cls, path: Path | str) -> "GameRecorder":
         """Continue an unfinished game file (after a crash, or a game saved and closed)."""
-        p = Path(path).expanduser()
+        p = given_path(path).expanduser()
         if p.is_file():
             # SQLite opens a write-protected file read-only without a word, and every move
             # of the sitting would then fail to be written: said now, before play
@@ -1373,7 +1373,7 @@ def _check_name(path: Path, *, lines: bool) -> None:
 def create_lines_record(path: Path | str) -> IO[str]:
     """A new game record in JSON lines (``companion play --record FILE.jsonl``), opened for
     writing; never over a file already there."""
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     _check_name(p, lines=True)
     try:
         return open(p, "x", encoding="utf-8")  # noqa: SIM115 (the caller closes it)
@@ -1579,7 +1579,7 @@ def never_made(path: Path | str) -> bool:
     """Whether ``path`` is what a crash leaves while a game file is being made: an empty
     file, or an SQLite database with no table yet (and no log holding any). Nothing of a
     game is in it; it may be removed."""
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     try:
         if not p.is_file() or _log_holds_moves(p):
             return False
@@ -1600,7 +1600,7 @@ def never_made(path: Path | str) -> bool:
 def check_not_recording(path: Path | str) -> None:
     """Raise :class:`RecordingError` when another companion is recording into the game file
     ``path`` right now (its lock is held): it must not be removed or replaced."""
-    held = _hold(Path(path).expanduser())
+    held = _hold(given_path(path).expanduser())
     if held is not None:
         os.close(held)
 
@@ -1608,7 +1608,7 @@ def check_not_recording(path: Path | str) -> None:
 def remove_empty_game(path: Path | str) -> bool:
     """Remove the game file ``path`` if it holds no event at all (a game never dealt);
     whether it did. A file that holds anything, or cannot be read, is kept."""
-    p = Path(path).expanduser()
+    p = given_path(path).expanduser()
     try:
         if open_game(p).events:
             return False

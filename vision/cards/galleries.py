@@ -12,6 +12,7 @@ import re
 import zipfile
 from pathlib import Path
 
+from companion.core.files import given_path
 from vision.cards.identify import Gallery, GalleryError
 
 APP_DIR = "arcana-companion"
@@ -58,7 +59,7 @@ def resolve(name_or_path: str | Path) -> Path:
     """A path (it has a directory part or ends in ``.npz``, or is an existing file) as is;
     anything else is a gallery name."""
     text = str(name_or_path)
-    p = Path(text).expanduser()
+    p = given_path(text).expanduser()
     if isinstance(name_or_path, Path) or os.sep in text or "/" in text \
             or text.endswith(SUFFIX) or p.is_file():
         return p

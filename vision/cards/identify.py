@@ -41,7 +41,7 @@ import cv2
 import numpy as np
 
 from companion.core.errors import CompanionError
-from companion.core.files import atomic_file
+from companion.core.files import atomic_file, given_path
 
 if TYPE_CHECKING:
     from vision.synth.deck import Deck
@@ -624,7 +624,7 @@ class Gallery:
 
     @classmethod
     def load(cls, path: str | Path) -> "Gallery":
-        path = Path(path)
+        path = given_path(path)
         if path.exists() and not path.is_file():
             raise GalleryError(f"card gallery {str(path)!r} is not a file (a folder, a "
                                "device or a pipe?)")

@@ -741,7 +741,7 @@ class PyramidFinder:
         self.mat = mat
         profile = colors
         if profile is not None and not isinstance(profile, ColorProfile):
-            profile = load_profile(Path(profile))
+            profile = load_profile(profile)
         self.profile: ColorProfile | None = profile
         base = model or default_model()
         self.model = profile.adapt(base) if profile is not None else base

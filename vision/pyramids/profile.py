@@ -34,7 +34,8 @@ import numpy as np
 
 from calibration.mat import Mat
 from companion.core.errors import CompanionError
-from companion.core.files import JsonTextError, read_json, write_text_atomic, wrong_kind
+from companion.core.files import (JsonTextError, given_path, read_json, write_text_atomic,
+                                  wrong_kind)
 from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
@@ -223,10 +224,10 @@ class ColorProfile:
         return path
 
 
-def load_profile(path: Path) -> ColorProfile:
+def load_profile(path: Path | str) -> ColorProfile:
     """The colour profile in ``path``; the saved one that cannot be read says how to make
     it again (it is used without being named)."""
-    path = Path(path)
+    path = given_path(path)
     try:
         try:
             data = read_json(path)

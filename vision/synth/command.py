@@ -11,7 +11,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from companion.commands.argtypes import positive_int, process_count, seed_arg
+from companion.commands.argtypes import positive_int, process_count, seed_arg, user_path
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,15 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         description="Render overhead-camera images of random table states, each with its "
                     "truth record (NNNNN.jpg + NNNNN.json), mat.json and a dataset card. "
                     "The same seed gives the same bytes.")
-    p.add_argument("--out", required=True, type=Path, help="output folder")
+    p.add_argument("--out", required=True, type=user_path, help="output folder")
     p.add_argument("--count", type=positive_int, default=10, help="number of images (default 10)")
     p.add_argument("--seed", type=seed_arg, default=0, help="run seed (default 0)")
-    p.add_argument("--deck", type=Path, default=None,
+    p.add_argument("--deck", type=user_path, default=None,
                    help="deck folder (default: shared/decks/rws-tarot beside the repository, "
                         "or $ARCANA_SHARED/decks/rws-tarot)")
     p.add_argument("--card-size", type=_card_size, default=None, metavar="WxH",
                    help="card size in mm when the deck folder does not say (e.g. 70x120)")
-    p.add_argument("--mat", type=Path, default=None, help="mat file (default: the spec's mat)")
+    p.add_argument("--mat", type=user_path, default=None, help="mat file (default: the spec's mat)")
     p.add_argument("--game", choices=("zarcana", "free", "mixed", "crowded"),
                    default="zarcana",
                    help="layouts: Zarcana lattice, free rows (Arcanoid/Arcanum), a mix of "

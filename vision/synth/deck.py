@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.core.cards import tarot_deck
-from companion.core.files import JsonTextError, read_json
+from companion.core.files import JsonTextError, given_path, read_json
 from vision.synth.errors import DeckError, SceneError
 
 log = logging.getLogger(__name__)
@@ -298,7 +298,7 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
 
     if faces not in FACES:
         raise DeckError(f"faces must be one of {', '.join(FACES)}; got {faces!r}")
-    path = Path(folder) if folder is not None else default_deck_dir()
+    path = given_path(folder) if folder is not None else default_deck_dir()
     if not path.is_dir():
         raise DeckError(f"deck folder {str(path)!r} does not exist or is not a folder")
     meta: dict[str, Any] = {}
