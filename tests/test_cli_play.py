@@ -457,7 +457,7 @@ def test_a_game_file_lost_during_the_game_is_saved_elsewhere_whole_and_said(
     err = capsys.readouterr().err
     saved = elsewhere / "g.db"
     assert f"companion play: error: {db}: the game file could not be kept there; the game " \
-           f"is saved to {saved} instead" in err, err
+           f"so far is saved to {saved} instead" in err, err
     assert "lacks the last" not in err
     game = open_game(saved)
     assert game.finished and rebuild_state(game).is_over

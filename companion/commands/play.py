@@ -425,12 +425,8 @@ class PlaySession:
             # where the game went is said
             self.recorder.close()
             self._backlog.into_saved_copy(self.recorder)
-            if self.recorder.lost is not None:
-                problems.append(f"{self.recorder.path}: the game could not be saved: "
-                                f"{self.recorder.lost}")
-            elif self.recorder.saved_from is not None:
-                problems.append(f"{self.recorder.saved_from}: the game file could not be kept "
-                                f"there; the game is saved to {self.recorder.path} instead")
+            if (not_kept := self.recorder.not_kept()) is not None:
+                problems.append(not_kept)
             if self._backlog.events:
                 left = len(self._backlog.events)
                 problems.append(f"{self.recorder.path} lacks the last {left} event(s) of the "

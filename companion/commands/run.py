@@ -362,14 +362,10 @@ def run(args: argparse.Namespace) -> int:
                       "no board was dealt: nothing recorded, and no game file is kept",
                       file=sys.stderr)
                 return 1
-        if lost is not None:
-            # never a name that holds nothing of the game
-            print(f"companion run: error: {path}: the game could not be saved: {lost}",
-                  file=sys.stderr)
-            return 1
-        if saved_from is not None:
-            print(f"companion run: error: {saved_from}: the game file could not be kept "
-                  f"there; the game so far is saved to {path} instead", file=sys.stderr)
+        if (not_kept := recorder.not_kept()) is not None:
+            print(f"companion run: error: {not_kept}", file=sys.stderr)
+            if lost is not None:
+                return 1    # (never a name that holds nothing of the game)
     problem = session.record_problem() if session is not None else None
     if problem is not None:
         # (a full disk, a file gone read-only: the moves it lacks are said, not lost unseen)

@@ -1335,6 +1335,17 @@ class GameRecorder:
                      f"({'; '.join(tried) or 'no folder to save it in'})")
         log.error("%s: the game could not be saved: %s", old, self.lost)
 
+    def not_kept(self) -> str | None:
+        """Once closed, where the game is not in the file it was recorded into, the words
+        for the players (``companion run`` and ``companion play`` alike): the file it was
+        saved to instead, or why it could not be saved at all; None where it is there."""
+        if self.lost is not None:
+            return f"{self.path}: the game could not be saved: {self.lost}"
+        if self.saved_from is not None:
+            return (f"{self.saved_from}: the game file could not be kept there; the game so "
+                    f"far is saved to {self.path} instead")
+        return None
+
     def _let_go(self) -> None:
         """Let the file's lock go (closing its descriptor does)."""
         if self._held is not None:

@@ -218,6 +218,9 @@ def test_a_game_that_cannot_be_written_again_on_closing_is_saved_elsewhere(
     rec.close()
     assert rec.path == tmp_path / "tmp" / "g.db" and rec.lost is None
     assert rec.saved_from == tmp_path / "games" / "g.db"
+    # (one wording for companion run and companion play)
+    assert rec.not_kept() == (f"{tmp_path / 'games' / 'g.db'}: the game file could not be "
+                              f"kept there; the game so far is saved to {rec.path} instead")
     assert open_game(rec.path).moves() == list(game.moves[:5])
 
 
@@ -231,6 +234,7 @@ def test_a_game_that_can_be_saved_nowhere_says_so_and_why(
     monkeypatch.setattr(store, "_fallback_folders", lambda p: [tmp_path / "games" / "tmp"])
     rec.close()
     assert rec.lost is not None and "could not be saved elsewhere" in rec.lost
+    assert rec.not_kept() == f"{rec.path}: the game could not be saved: {rec.lost}"
     assert "cannot be written again" in rec.lost and str(tmp_path / "games" / "tmp") in rec.lost
 
 
