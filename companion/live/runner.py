@@ -217,6 +217,8 @@ class LiveRunner:
             jpeg = encode_jpeg(frame.image, self.keyframe_quality)
         events += self.session.observe(obs, frame=frame.index, keyframe_jpeg=jpeg,
                                        time_s=frame.time_s)
+        if self.session.wants_another_look:
+            self.detector.look_again()
         ms = (time.perf_counter() - t0) * 1000.0
         if trusted:
             self.stats.verdict_ms.append(ms)

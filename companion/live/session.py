@@ -543,6 +543,8 @@ class LiveSession:
         # on as the camera's flip-flop (:meth:`_flip_flop`)
         self._judged: list[tuple[TableView, ZarcanaState, bool]] = []
         self._flipped = False
+        # the last picture waits for the same table seen again (:attr:`wants_another_look`)
+        self._look_again = False
         self._last_frame: int | None = None
         self._camera_ok = True
         # whether the last record called its frame blurred (None: no record said yet)
@@ -581,6 +583,14 @@ class LiveSession:
     @property
     def is_over(self) -> bool:
         return self.status is Status.OVER
+
+    @property
+    def wants_another_look(self) -> bool:
+        """Whether the last picture was waited on until its table is seen once more (the
+        camera going back and forth between two tables; a rule broken beside pyramids not
+        seen): a table left standing is not judged again by itself, and the move it shows
+        was never ruled on (:meth:`SettleDetector.look_again`)."""
+        return self._look_again
 
     @property
     def can_override(self) -> bool:
@@ -657,6 +667,7 @@ class LiveSession:
         obs = as_observation(record, f"frame {frame}" if frame is not None else "observation")
         with self._lock:
             self._last_frame = frame
+            self._look_again = False
             events = self._observe(obs, frame, keyframe_jpeg, time_s)
         self.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
         return self._emit(events)
@@ -1424,7 +1435,7 @@ class LiveSession:
         wd = self.watch_discard
         if not view.same_as(before, with_discard=wd) or view.same_as(last, with_discard=wd):
             return []
-        self._flipped = True
+        self._flipped = self._look_again = True
         flips = tuple(str(c) for c in diff(last, view) if wd or c.cell is not None)
         who = st.to_move.value if st.to_move is not None else None
         return [LiveEvent(EventKind.WAITING, "the camera sees two tables by turns ("
@@ -1590,6 +1601,7 @@ class LiveSession:
                 full = replace(full, illegal=tuple(b for b, _ in broken))
             else:
                 self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
+                self._look_again = True
                 are = "is" if len(gone) == 1 else "are"
                 missed = (f"{v.move} fits, but {_pyramids_words(gone, view.cards)} it leaves "
                           f"{are} not seen on this picture, and it breaks a rule: {why}"

@@ -72,6 +72,7 @@ class SettleDetector:
         self._checked: np.ndarray | None = None      # the still period already judged
         self._still_since: float | None = None
         self._still_frames = 0
+        self._again = False    # the next still period is judged though the table is the same
 
     def thumbnail(self, image: np.ndarray) -> np.ndarray:
         """The small blurred grey image the detector compares."""
@@ -128,9 +129,10 @@ class SettleDetector:
         # pixel, with the new one)
         change = 1.0 if self._settled is None or self._settled.shape != small.shape else \
             self._share(small, self._settled)[0]
-        if change <= cfg.change_fraction:
+        if change <= cfg.change_fraction and not self._again:
             return SettleDecision(False, motion, change, still, False,
                                   "still, and the same as the last settled table")
+        self._again = False
         self._before_candidate = self._settled
         self._settled = self._candidate = small
         return SettleDecision(True, motion, change, still, False, "settled after a change")
@@ -150,9 +152,10 @@ class SettleDetector:
         self._checked = self._anchor
         change = 1.0 if self._settled is None or self._settled.shape != last.shape else \
             self._share(last, self._settled)[0]
-        if change <= cfg.change_fraction:
+        if change <= cfg.change_fraction and not self._again:
             return SettleDecision(False, 0.0, change, 0.0, False,
                                   "ended on the same table as the last settled one")
+        self._again = False
         self._before_candidate = self._settled
         self._settled = self._candidate = last
         return SettleDecision(True, 0.0, change, 0.0, False, "the source ended on a still table")
@@ -173,6 +176,14 @@ class SettleDetector:
         """Judge the still table in view once more at the next frame (the user resumed the
         watching: a table that settled while paused was refused, and nothing has moved
         since to make it new)."""
+        self._checked = None
+
+    def look_again(self) -> None:
+        """Judge the still table in view once more at the next frame (or the source's end),
+        though it does not change: the session waits to see it twice (a camera that went
+        back and forth between two tables), and a player's move left standing was never
+        ruled on."""
+        self._again = True
         self._checked = None
 
     def reject(self) -> None:

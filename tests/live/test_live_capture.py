@@ -384,3 +384,55 @@ def test_a_camera_number_with_no_camera_says_what_to_check() -> None:
     with pytest.raises(CaptureError, match=r"camera 63: cannot be opened \(is a camera plugged "
                                            r"in, and is 63 its number\? The first camera is 0\)"):
         src.open()
+
+
+class Tables(FrameSource):
+    """A 10 fps video of still tables, one grey each, ``per`` frames each, the last held
+    ``hold`` frames more (no hands, no noise: a table left standing)."""
+
+    kind = "video"
+
+    def __init__(self, tables: int, per: int, hold: int) -> None:
+        super().__init__("tables")
+        self.tables, self.per, self.hold, self.k = tables, per, hold, 0
+
+    def open(self) -> None:
+        pass
+
+    def read(self) -> Frame | SourceEvent | None:
+        if self.k >= self.tables * self.per + self.hold:
+            self.ended = "the tables ended"
+            return None
+        t = min(self.k // self.per, self.tables - 1)
+        frame = Frame(self.k, self.k / 10.0, small_image(40 + 60 * (t % 3)), f"tables#{self.k}")
+        self.k += 1
+        return frame
+
+
+def test_a_move_waited_on_until_its_table_is_seen_again_is_ruled_on_the_table_left_standing(
+        ) -> None:
+    """Blue's illegal move (picture 11) made, taken back and made again, then left: the
+    third picture waits for a steady one (the camera going back and forth), and one with a
+    pyramid the camera keeps missing waits to see it again; the table left standing never
+    settled anew, so the move was never ruled on (the game said "playing"). It is judged
+    once more after staying still."""
+    missed = dict(sample_record(11), pyramids=[p for p in sample_record(11)["pyramids"]
+                                               if p["color"] != "green"])
+    for records in ([sample_record(11), sample_record(10), sample_record(11)], [missed]):
+        session = sample_session()
+        clicks = scripted_clicks()
+        for k in range(11):
+            if k in clicks:
+                session.manual(clicks[k])
+            session.observe(sample_record(k), frame=k)
+        heard: list[LiveEvent] = []
+        session.subscribe(heard.append)
+
+        def observe(image: np.ndarray, name: str, records: list[dict[str, object]] = records
+                    ) -> dict[str, object]:
+            return records[min(int(name.rsplit("#", 1)[1]) // 8, len(records) - 1)]
+
+        LiveRunner(Tables(len(records), 8, 30), session, observe).run()
+        assert heard[-2].kind is EventKind.WAITING, [e.text for e in heard]
+        assert heard[-1].kind is EventKind.ILLEGAL and heard[-1].rules == ("wands.upright",), \
+            [e.text for e in heard]

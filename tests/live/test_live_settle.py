@@ -179,3 +179,18 @@ def test_a_table_refused_while_paused_is_judged_again_on_resume() -> None:
     assert feed(det, [moved] * 10, start=50) == []
     det.retry()                                    # resumed
     assert feed(det, [moved] * 30, start=60) == [60]
+
+
+def test_a_table_to_be_looked_at_again_is_judged_once_more_though_it_does_not_change() -> None:
+    """The session waits to see the table in view twice (a camera that went back and forth
+    between two tables): the still table is judged at the next frame, or at the source's
+    end, once; it was never judged again, as it did not change."""
+    det = SettleDetector()
+    t = table()
+    assert feed(det, [t] * 20) == [15]
+    det.look_again()
+    assert feed(det, [t] * 20, start=20) == [20]
+    det.look_again()
+    assert det.at_end().settled
+    assert not det.at_end().settled
+    assert feed(det, [t] * 20, start=40) == []
