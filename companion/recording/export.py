@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
+from companion.core.files import record_text
 from companion.recording.store import RecordedEvent, RecordedGame, RecordingError
 
 #: ``format`` of the JSON lines header, and its version.
@@ -56,7 +57,7 @@ def jsonl_records(game: RecordedGame) -> Iterator[dict[str, Any]]:
     """The header, then one object per event (keyframes as a flag; states as objects)."""
     header: dict[str, Any] = {
         "type": "header", "format": JSONL_FORMAT, "version": JSONL_VERSION,
-        "file": str(game.path), "game": game.game, "edition": game.edition,
+        "file": record_text(str(game.path)), "game": game.game, "edition": game.edition,
         "players": list(game.players), "settings": game.settings, "seed": game.seed,
         "created": game.created.isoformat(),
         "ended": None if game.ended is None else game.ended.isoformat(),
@@ -167,7 +168,7 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
     """A readable game record: header, numbered events with time, turn and player, notes,
     final scores."""
     yield f"{game_title(game)}: recorded game"
-    yield f"file:      {game.path}"
+    yield f"file:      {record_text(str(game.path))}"
     yield f"players:   {', '.join(game.players)} (in turn order)"
     yield f"edition:   {game.edition}"
     if game.seed is not None:

@@ -406,3 +406,21 @@ def test_export_text_names_a_card_built_face_down_once_a_correction_names_it(
     out = capsys.readouterr().out
     assert f"{build} (face down: cups-05)" in out, out
     assert "blue: draw 1\n" in out and "note: the face-down card at 1,0 is cups-05" in out
+
+
+def test_export_of_a_game_file_whose_name_is_not_utf8_writes_its_record(
+        games_dir: Path, tmp_path: Path) -> None:
+    """A game file named in bytes that are not UTF-8 (a Latin-1 locale's é): the record
+    names its file, and writing it failed ("internal error (UnicodeEncodeError ...)"); the
+    JSON lines carried a "\\udce9" escape strict parsers refuse. The odd byte is U+FFFD."""
+    import os
+
+    odd = games_dir / os.fsdecode(b"partie-\xe9.db")
+    (games_dir / "zarcana-2024-05-01-153000.db").rename(odd)
+    text, lines = tmp_path / "g.txt", tmp_path / "g.jsonl"
+    assert main(["export", str(odd), "--out", str(text)]) == 0
+    assert main(["export", str(odd), "--format", "jsonl", "--out", str(lines)]) == 0
+    assert f"file:      {games_dir}/partie-\ufffd.db\n" in text.read_text(encoding="utf-8")
+    header = json.loads(lines.read_text(encoding="utf-8").splitlines()[0])
+    assert header["file"] == f"{games_dir}/partie-\ufffd.db"
+    assert "\\udc" not in lines.read_text(encoding="utf-8")
