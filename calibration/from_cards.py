@@ -31,7 +31,9 @@ How it works (figures in docs/calibration.md):
    per side; sides that still disagree are dropped. A free homography fitted to small cards
    readily skews or stretches the table; a camera's cannot. New cards must agree with the
    fit so far. Steps 2-4 repeat until no card is added, then each side is looked for again
-   where the fit puts it.
+   where the fit puts it. A fit that ran along the art's frame lines inside the cards' white
+   borders (a close camera: every card the same share too small) is scaled to the cards'
+   edges, found just outside all the cards at one common factor.
 5. **The table frame.** Without a mat there is no absolute frame: the x axis runs along the
    dominant card axis (lattice cards are parallel or perpendicular to it, so the Zarcana
    lattice's axes are the frame's axes), turned to the quarter nearest the image's right,
@@ -1210,6 +1212,49 @@ def _grow(imgf: np.ndarray, start: _Start, size: tuple[float, float], aspect: fl
     return _Grown(cards, H, poses, per)
 
 
+def _sides_stepping(imgf: np.ndarray, H: np.ndarray, poses: list[tuple[float, float, float]],
+                    model: np.ndarray, pol: int) -> tuple[int, float]:
+    """How many sides of the cards at ``poses`` (and their summed median step) show a clear
+    brightness step of polarity ``pol`` along their whole length, as in :func:`_see_card`."""
+    seen, total = 0, 0.0
+    for q in _predicted(H, poses, model):
+        q = clockwise_from_top_left(q)
+        for k in range(4):
+            a, b = q[k], q[(k + 1) % 4]
+            L = float(np.linalg.norm(b - a))
+            on = _on_line(imgf, a, b, pol, np.linspace(0.12, 0.88, int(np.clip(L / 3, 6, 40))))
+            med = float(np.median(on))
+            if med >= MIN_STEP and float(np.mean(on > 0.5 * MIN_STEP)) >= 0.75:
+                seen += 1
+                total += med
+    return seen, total
+
+
+def _border_factor(imgf: np.ndarray, H: np.ndarray, poses: list[tuple[float, float, float]],
+                   model: np.ndarray) -> float:
+    """How much larger than the fitted rectangles the cards really are: 1 when the fit runs
+    on their edges. On a close camera a fit can run on the art's frame line inside the white
+    border on every card alike (the rectangle search scores the frame as well as the edge,
+    and where cards touch their edges do not show all round), every card the same share too
+    small. Such a fit has the border brighter just outside it on half its sides at least;
+    the factor is the one (1.03-1.2) at which a brighter-inside step (the border against the
+    table) shows just outside the most sides, on at least 35% of them, with a plain band
+    between it and the fitted outline (else it is the fitted edge itself, blurred outward)."""
+    need = max(3, 0.35 * 4 * len(poses))
+    framed = max(_sides_stepping(imgf, H, poses, model * f, -1)[0]
+                 for f in np.arange(1.0, 1.0301, 0.0025))
+    if framed < max(need, 0.5 * 4 * len(poses)):
+        return 1.0
+    factors = np.arange(1.0, 1.2001, 0.0025)
+    scores = [_sides_stepping(imgf, H, poses, model * f, 1) for f in factors]
+    first = int(np.searchsorted(factors, 1.03 - 1e-9))
+    i = max(range(first, len(factors)), key=lambda j: scores[j])
+    seen = scores[i][0]
+    if seen < need or min(s[0] for s in scores[:i]) > 0.5 * seen:
+        return 1.0
+    return float(factors[i])
+
+
 # ---------------------------------------------------------------------------------------------
 # the table frame and the public API
 
@@ -1373,6 +1418,20 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
                                    intrinsics=intrinsics, image_size=image_size))
     model = _rect_model(size)
     quads = [c.quad for c in best.cards]
+    seen, seen_model = quads, model
+    if len(best.cards) >= 2:
+        border = _border_factor(imgf, best.H, best.poses, model)
+        if border > 1.0:
+            # the fit ran on the frame lines: the table is that much smaller than it made it
+            # (the same fit with the card size divided by the factor), and the cards are the
+            # outlines around the frames
+            log.debug("the fit ran %.1f%% inside the cards' edges (frame lines): corrected",
+                      100.0 * (1.0 - 1.0 / border))
+            S = np.diag([1.0 / border, 1.0 / border, 1.0])
+            poses = [(x / border, y / border, th) for x, y, th in best.poses]
+            best = _Grown(best.cards, S @ best.H, poses, best.per_card)
+            quads = [clockwise_from_top_left(q) for q in _predicted(best.H, poses, model)]
+            seen_model = model / border
     T = _frame(best.H, best.poses, quads)
     H = T @ best.H
     H /= H[2, 2]
@@ -1380,10 +1439,12 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
     errs = []
     centers = []
     axes = []
-    for q in quads:
+    for q, q_seen in zip(quads, seen):
         p = _persp(H, q)
         R, t = _rigid(model, p)
-        errs.append(float(np.sum((model @ R.T + t - p) ** 2)))
+        p_seen = _persp(H, q_seen)
+        R_seen, t_seen = _rigid(seen_model, p_seen)
+        errs.append(float(np.sum((seen_model @ R_seen.T + t_seen - p_seen) ** 2)))
         centers.append((float(t[0]), float(t[1])))
         axes.append(float(math.degrees(math.atan2(R[1, 1], R[0, 1])) % 180.0))
     rms_mm = math.sqrt(sum(errs) / (4 * len(errs)))
