@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,17 @@ def scripted_clicks() -> dict[int, str]:
     """Move number -> the move the camera cannot see (the user's click)."""
     return {k: e["move"] for k, e in enumerate(SCRIPT["moves"], start=1)
             if e.get("visible") is False}
+
+
+def play_sample(session: "LiveSession", frames: "Iterable[int]") -> "LiveSession":
+    """``session`` shown the sample game's pictures ``frames``, each move the camera cannot
+    see clicked before its picture, as the players did."""
+    clicks = scripted_clicks()
+    for k in frames:
+        if k in clicks:
+            session.manual(clicks[k])
+        session.observe(sample_record(k), frame=k)
+    return session
 
 
 def scripted_moves() -> list[str]:

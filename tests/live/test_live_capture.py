@@ -10,8 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from live_support import (SAMPLES, SCRIPT, sample_record, sample_session, scripted_clicks,
-                          small_image)
+from live_support import (SAMPLES, SCRIPT, play_sample, sample_record, sample_session,
+                          scripted_clicks, small_image)
 
 from companion.live.capture import (
     CaptureError,
@@ -419,12 +419,7 @@ def test_a_move_waited_on_until_its_table_is_seen_again_is_ruled_on_the_table_le
     missed = dict(sample_record(11), pyramids=[p for p in sample_record(11)["pyramids"]
                                                if p["color"] != "green"])
     for records in ([sample_record(11), sample_record(10), sample_record(11)], [missed]):
-        session = sample_session()
-        clicks = scripted_clicks()
-        for k in range(11):
-            if k in clicks:
-                session.manual(clicks[k])
-            session.observe(sample_record(k), frame=k)
+        session = play_sample(sample_session(), range(11))
         heard: list[LiveEvent] = []
         session.subscribe(heard.append)
 

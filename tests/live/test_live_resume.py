@@ -6,25 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from live_support import SCRIPT, sample_record, sample_session, scripted_clicks, scripted_moves
+from live_support import (SCRIPT, play_sample, sample_record, sample_session, scripted_clicks,
+                          scripted_moves)
 
 from companion.commands.run import open_recording, restore_recorded_corrections
 from companion.live.session import LiveSession
 from companion.recording.store import open_game, rebuild_state
 from companion.games.zarcana.engine import dumps
+from companion.games.zarcana.table import TableView
 
 
 def sitting(path: Path, frames: range) -> LiveSession:
     recorder, start, history, _, _ = open_recording(
         path, game="zarcana", edition=SCRIPT["edition"], players=tuple(SCRIPT["players"]))
-    s = sample_session(recorder=recorder,
-                    initial_state=start, history=history)
-    clicks = scripted_clicks()
-    for k in frames:
-        if k in clicks:
-            s.manual(clicks[k])
-        s.observe(sample_record(k), frame=k)
-    return s
+    return play_sample(sample_session(recorder=recorder, initial_state=start,
+                                      history=history), frames)
 
 
 def test_a_continued_game_shows_every_move_and_ends_with_the_true_scores(tmp_path: Path) -> None:
@@ -339,6 +335,24 @@ def test_a_name_is_not_given_to_an_earlier_card_that_lay_at_the_same_place() -> 
     assert s.state.board[(1, 0)] == (("?", False),)
 
 
+def _face_down_destroyed(path: Path) -> tuple[LiveSession, TableView]:
+    """A two-player game recorded to ``path`` where red's Swords territory at 0,0 can
+    destroy the face-down card at 1,0, and the table as it starts."""
+    from companion.games.zarcana.engine import position
+    from companion.recording.store import GameRecorder
+    from live_support import MAT
+
+    players = ["red", "blue"]
+    start = position(players, edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 68, discard=["wands-03"])
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    return (LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                        initial_state=start), TableView.of(start))
+
+
 def test_a_face_down_card_destroyed_is_named_from_the_discard_pile_and_the_file_replays(
         tmp_path: Path) -> None:
     """Red's Swords territory destroys the face-down card at 1,0, which lands face up on
@@ -346,23 +360,12 @@ def test_a_face_down_card_destroyed_is_named_from_the_discard_pile_and_the_file_
     but the move replayed from the position before (the card unknown) puts "?" there: the
     file did not replay ("the replayed state disagrees with the stored one"), and the
     positions the card lay face down in, the start among them, still said "?"."""
-    from companion.games.zarcana.engine import position
     from companion.recording.export import text_lines
-    from companion.recording.store import GameRecorder, accepted_moves
-    from companion.games.zarcana.table import TableView
-    from live_support import MAT, make_record
+    from companion.recording.store import accepted_moves
+    from live_support import make_record
 
-    players = ["red", "blue"]
-    start = position(players, edition="1996",
-                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
-                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
-                     deck=["?"] * 68, discard=["wands-03"])
     path = tmp_path / "game.db"
-    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
-                              settings=start.settings.to_dict(), initial_state=dumps(start))
-    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
-                    initial_state=start)
-    view = TableView.of(start)
+    s, view = _face_down_destroyed(path)
     cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
     ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
     assert [e.move for e in ev] == ["red: use swords-05 by red1E@0,0: attack @1,0"], \
@@ -385,23 +388,11 @@ def test_a_face_down_card_destroyed_by_a_click_is_named_from_the_discard_pile(
     play is taken. The players take it back and click the territory's attack: it put "?"
     on the pile, the picture showing swords-07 was then a change no move explains, and
     the game file held a pile the camera never saw."""
-    from companion.games.zarcana.engine import position
-    from companion.games.zarcana.table import TableView
     from companion.live.session import EventKind
-    from companion.recording.store import GameRecorder
-    from live_support import MAT, make_record
+    from live_support import make_record
 
-    players = ["red", "blue"]
-    start = position(players, edition="1996",
-                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
-                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
-                     deck=["?"] * 68, discard=["wands-03"])
     path = tmp_path / "game.db"
-    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
-                              settings=start.settings.to_dict(), initial_state=dumps(start))
-    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
-                    initial_state=start)
-    view = TableView.of(start)
+    s, view = _face_down_destroyed(path)
     seen = make_record({c: k for c, k in view.cards.items() if c != (1, 0)}, view.pyramids,
                        discard=["swords-07"])
     ev = s.observe(seen, frame=1)

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from live_support import (MAT, SCRIPT, make_record, sample_record, sample_session, scripted_clicks,
-                          scripted_moves)
+from live_support import (MAT, SCRIPT, make_record, play_sample, sample_record, sample_session,
+                          scripted_clicks, scripted_moves)
 
 from companion.core.errors import NotationError
 from companion.core.pieces import Color, parse_pyramid
@@ -813,13 +813,7 @@ def _red_ends_with_a_build() -> dict[str, Any]:
 
 
 def _before_the_last_two_moves() -> LiveSession:
-    clicks = scripted_clicks()
-    s = sample_session()
-    for k in range(22):
-        if k in clicks:
-            s.manual(clicks[k])
-        s.observe(sample_record(k), frame=k)
-    return s
+    return play_sample(sample_session(), range(22))
 
 
 def test_two_moves_that_end_the_game_are_offered_beside_the_misread_asked() -> None:
