@@ -2098,12 +2098,13 @@ class LiveSession:
         if card is None or card == UNKNOWN:
             return
         try:
-            named = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
+            found = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
                                     card)
         except CompanionError:
             return
-        if named is None:
+        if found is None:
             return
+        named = found[0]
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
         self._record("correction", None, state=named,
@@ -2132,9 +2133,9 @@ class LiveSession:
             # a face-down territory destroyed by a click (a reading taken back and put
             # right): its card is the one the last picture shows on the pile, which the game
             # does not know to lie elsewhere (as table.explain names it from a picture)
-            named = face_down_named(st, move, shown)
+            named = face_down_named(st, move, shown, plain=new)
             if named is not None:
-                new = named.apply(move)
+                new = named[1]
         events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame)
         self._sync_tracker(new)
         return events

@@ -442,23 +442,26 @@ def _discarded_named(state: ZarcanaState, move: Move, after: ZarcanaState,
     shown = seen.discard_top
     if after.discard_top() != UNKNOWN or shown is None:
         return after
-    named = face_down_named(state, move, shown)
+    named = face_down_named(state, move, shown, plain=after)
     # (made again, not patched: the engine's own words then name the card destroyed)
-    return after if named is None else named.apply(move)
+    return after if named is None else named[1]
 
 
-def face_down_named(before: ZarcanaState, move: Move, card: str) -> ZarcanaState | None:
+def face_down_named(before: ZarcanaState, move: Move, card: str, *,
+                    plain: ZarcanaState | None = None
+                    ) -> tuple[ZarcanaState, ZarcanaState] | None:
     """``before`` with the face-down territory ``move`` destroys named ``card``, the card
     seen face up on top of the discard pile after it: the card it was in every position it
     lay face down in (:func:`~companion.games.zarcana.state.name_back`), so that the move
-    made from there discards it, as a replay of the game file does. None where the move
-    puts no unknown card on top of the pile, or ``card`` cannot be it (the game knows it
-    to lie elsewhere)."""
+    made from there discards it, as a replay of the game file does; with the game after
+    that move. None where the move puts no unknown card on top of the pile, or ``card``
+    cannot be it (the game knows it to lie elsewhere). ``plain``: ``move`` made in
+    ``before`` already, where the caller has it."""
     if not any(s and s[-1] == (UNKNOWN, False) for s in before.board.values()) or \
             card in (BACK, UNKNOWN) or card not in before.unseen_cards():
         return None
     try:
-        plain = before.apply(move)
+        plain = before.apply(move) if plain is None else plain
     except CompanionError:
         return None
     if plain.discard_top() != UNKNOWN:
@@ -469,10 +472,11 @@ def face_down_named(before: ZarcanaState, move: Move, card: str) -> ZarcanaState
         named = before.copy()
         named.board[cell] = stack[:-1] + ((card, False),)
         try:
-            if named.apply(move).discard_top() == card:
-                return named
+            after = named.apply(move)
         except CompanionError:
             continue
+        if after.discard_top() == card:
+            return named, after
     return None
 
 
