@@ -1442,8 +1442,11 @@ def fit_cards(image_bgr: np.ndarray, card_size_mm: Sequence[float], *,
     for q, q_seen in zip(quads, seen):
         p = _persp(H, q)
         R, t = _rigid(model, p)
-        p_seen = _persp(H, q_seen)
-        R_seen, t_seen = _rigid(seen_model, p_seen)
+        # (the error on the sides seen: those of the frame lines where the fit was scaled)
+        p_seen, R_seen, t_seen = p, R, t
+        if q_seen is not q:
+            p_seen = _persp(H, q_seen)
+            R_seen, t_seen = _rigid(seen_model, p_seen)
         errs.append(float(np.sum((seen_model @ R_seen.T + t_seen - p_seen) ** 2)))
         centers.append((float(t[0]), float(t[1])))
         axes.append(float(math.degrees(math.atan2(R[1, 1], R[0, 1])) % 180.0))
