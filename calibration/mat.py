@@ -202,8 +202,9 @@ CARD_SCALE_ALONE = 0.15
 MARKER_SCALE_DOUBT = 0.03
 #: ... and with the markers off that way, the cards need only be off by this share: a mat
 #: file 5% large (width and height) gave cards 1.042-1.113 and markers 1.009-1.100 on 140
-#: held-out renders (seed 910000 with and without the camera file, 944000 on a white cloth;
-#: 125 measure the cards), and was said on 111 at 5%, on 120 at 4%; a right mat file was
+#: renders, the ones it was chosen on, so not held-out figures (seed 910000, that of
+#: bench/calibration.py, with and without the camera file; 944000 on a white cloth; 125
+#: measure the cards), and was said on 111 at 5%, on 120 at 4%; a right mat file was
 #: said on none of 180 either way (its nearest: cards 1.027 with markers 1.048 on a white
 #: cloth; its cards over 4% came with markers at most 1.015)
 CARD_SCALE_WITH_MARKERS = 0.04

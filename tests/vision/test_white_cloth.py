@@ -71,8 +71,8 @@ def test_the_cards_doubt_the_mat_file_with_its_markers_or_far_off_alone() -> Non
     assert card_scale_doubt(1.076, 1.002) is None
     assert card_scale_doubt(1.08, 0.96) is None
     assert card_scale_doubt(0.92, 1.01) is None
-    # a mat file 5% large (held-out renders): cards and markers 4-5% large together are
-    # said; a right one's cards on a white cloth with its markers large are not
+    # a mat file 5% large (the renders the 4% was chosen on): cards and markers 4-5% large
+    # together are said; a right one's cards on a white cloth with its markers large are not
     assert "the cards measure 5% larger" in (card_scale_doubt(1.047, 1.041) or "")
     assert "the cards measure 4% smaller" in (card_scale_doubt(0.958, 0.965) or "")
     assert card_scale_doubt(1.027, 1.048) is None and card_scale_doubt(1.047, 1.02) is None
