@@ -51,6 +51,7 @@ from companion.core.pieces import (
     parse_cell,
     parse_pyramid,
 )
+from companion.core.verdict import Verdict
 from companion.games.zarcana.engine import ZarcanaState, dumps
 from companion.games.zarcana.moves import (
     UNKNOWN,
@@ -538,11 +539,13 @@ class LiveSession:
         self._missed_waits: list[TableView] = []
         # the last of them, where a legal move fitted it (:meth:`_missed_pyramid`)
         self._missed_move: PyramidsShort | None = None
-        # the last two pictures judged: the table seen, the game's position then, and
-        # whether the picture was complained of (an illegal change, a question), or waited
-        # on as the camera's flip-flop (:meth:`_flip_flop`)
-        self._judged: list[tuple[TableView, ZarcanaState, bool]] = []
+        # the last two pictures judged: the table seen, the game's position then, whether
+        # the picture was complained of (an illegal change, a question), or waited on as the
+        # camera's flip-flop (:meth:`_flip_flop`), and the rule-breaking move complained of
+        self._judged: list[tuple[TableView, ZarcanaState, bool, Verdict | None]] = []
         self._flipped = False
+        # the rule-breaking move the last flip-flop wait named (None: none)
+        self._flip_broke: Verdict | None = None
         # the last picture waits for the same table seen again (:attr:`wants_another_look`)
         self._look_again = False
         self._last_frame: int | None = None
@@ -1415,7 +1418,12 @@ class LiveSession:
                                           for e in events) or (
             self.status in (Status.WRONG_TABLE, Status.QUESTION) and p is not None
             and p.reading.view.same_as(view))
-        self._judged = self._judged[-1:] + [(view, st, complained)]
+        # (the rule this table was ruled to break, for a flip-flop back to it to name)
+        broke = self._flip_broke if self._flipped else (
+            p.explanation.illegal[0] if self.status is Status.WRONG_TABLE and p is not None
+            and p.reading.view.same_as(view) and p.explanation is not None
+            and p.explanation.illegal else None)
+        self._judged = self._judged[-1:] + [(view, st, complained, broke)]
         return events
 
     def _flip_flop(self, st: ZarcanaState, view: TableView, frame: int | None
@@ -1426,22 +1434,29 @@ class LiveSession:
         of the picture before last, which was complained of, and the last picture another
         (else nothing). The complaint made again, each time the other table was put right
         or complained of in turn, was a ruling each way in turn and an illegal entry each
-        time; the table seen twice in a row is ruled on again."""
+        time; the table seen twice in a row is ruled on again. The rule this table was ruled
+        to break, if any, is named; the next picture is asked for (a camera's, or another
+        photo of a folder), as the other waits ask."""
         if len(self._judged) < 2:
             return []
-        (before, st_before, complained), (last, st_last, _) = self._judged
+        (before, st_before, complained, broke), (last, st_last, _, _) = self._judged
         if not complained or st_before is not st or st_last is not st:
             return []
         wd = self.watch_discard
         if not view.same_as(before, with_discard=wd) or view.same_as(last, with_discard=wd):
             return []
         self._flipped = self._look_again = True
+        self._flip_broke = broke
         flips = tuple(str(c) for c in diff(last, view) if wd or c.cell is not None)
         who = st.to_move.value if st.to_move is not None else None
+        rule = "" if broke is None else (f"; on this one, {broke.move} breaks a rule: "
+                                         + "; ".join(x.reason for x in broke.violations))
         return [LiveEvent(EventKind.WAITING, "the camera sees two tables by turns ("
-                          + "; ".join(flips[:4]) + "): cannot tell yet which is right; "
-                          "waiting for a steady picture", player=who, changes=flips,
-                          frame=frame)]
+                          + "; ".join(flips[:4]) + "): cannot tell yet which is right" + rule
+                          + "; waiting for the next picture (the table seen on two pictures "
+                          "in a row is ruled on)", player=who, changes=flips,
+                          move=None if broke is None else str(broke.move),
+                          rules=() if broke is None else broke.rules, frame=frame)]
 
     def _ruling(self, reading: TableReading, obs: Observation, frame: int | None,
                 jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:

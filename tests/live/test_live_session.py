@@ -1580,6 +1580,35 @@ def test_a_camera_going_back_and_forth_between_two_tables_waits_instead_of_rulin
     assert_true_game(s)
 
 
+def test_the_camera_going_back_and_forth_names_the_rule_and_asks_for_the_next_picture(
+        ) -> None:
+    """The wait of a camera going back and forth named only what differs between the two
+    tables, not the rule the one table breaks, and asked for "a steady picture", which says
+    nothing to players feeding photos (who must take another). It names the move and its
+    rule, and waits for the next picture, as the other waits word it. A misread asked
+    about names no rule."""
+    s = sample_session()
+    play(s, range(11))
+    illegal, right = sample_record(11), sample_record(10)
+    wait = [s.observe(r, frame=110 + k)[-1] for k, r in enumerate([illegal, right, illegal])][-1]
+    assert wait.kind is EventKind.WAITING, wait.text
+    assert ("cannot tell yet which is right; on this one, blue: play wands-09 by blue2U@2,2: "
+            "move 2,1 breaks a rule: an upright pyramid has no direction to move in (blue2U@2,2); "
+            "waiting for the next picture (the table seen on two pictures in a row is ruled on)"
+            ) in wait.text, wait.text
+    assert wait.rules == ("wands.upright",) and wait.move == "blue: play wands-09 by " \
+        "blue2U@2,2: move 2,1"
+    assert "steady" not in wait.text
+    s = sample_session()
+    play(s, range(9))
+    big = sample_record(8)
+    big["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p for p in big["pyramids"]]
+    wait = [s.observe(r, frame=90 + k)[-1] for k, r in enumerate([big, sample_record(8), big])][-1]
+    assert wait.kind is EventKind.WAITING and wait.rules == (), wait.text
+    assert wait.text.endswith("cannot tell yet which is right; waiting for the next picture "
+                              "(the table seen on two pictures in a row is ruled on)"), wait.text
+
+
 def test_a_card_misread_on_its_build_picture_is_offered_a_take_back() -> None:
     """Picture 6 (green builds pentacles-02 over pentacles-04) reads the new card as
     pentacles-03, and the build is taken so. The next picture, read right, asked only
