@@ -546,6 +546,8 @@ class LiveSession:
         self._flipped = False
         # the rule-breaking move the last flip-flop wait named (None: none)
         self._flip_broke: Verdict | None = None
+        # the last picture was said to show the position before the last move(s)
+        self._said_back = False
         # the last picture waits for the same table seen again (:attr:`wants_another_look`)
         self._look_again = False
         self._last_frame: int | None = None
@@ -1411,11 +1413,11 @@ class LiveSession:
         if st.is_over:
             return []
         view = reading.view
-        self._flipped = False
+        self._flipped = self._said_back = False
         events = self._ruling(reading, obs, frame, jpeg, time_s)
         p = self._pending
-        complained = self._flipped or any(e.kind in (EventKind.ILLEGAL, EventKind.QUESTION)
-                                          for e in events) or (
+        complained = self._flipped or self._said_back or any(
+            e.kind in (EventKind.ILLEGAL, EventKind.QUESTION) for e in events) or (
             self.status in (Status.WRONG_TABLE, Status.QUESTION) and p is not None
             and p.reading.view.same_as(view))
         # (the rule this table was ruled to break, for a flip-flop back to it to name)
@@ -1557,7 +1559,13 @@ class LiveSession:
         if taken_back:
             # the players took the last move(s) back by hand: the table is the position
             # before them. Say so (a misread, if one would explain the table too, is still
-            # offered)
+            # offered), unless the camera goes back and forth between that table and the
+            # game's (the last move's piece hidden and not by turns): that waits, as for any
+            # two tables by turns (it was said, or asked, again on every other picture)
+            flip = self._flip_flop(st, view, frame)
+            if flip:
+                return flip
+            self._said_back = True
             n = len(taken_back)
             text = ((f"the table shows the position before the last move ({taken_back[0]}): "
                      "press \"Take back move\" if it was taken back, or put it back on the "

@@ -601,6 +601,27 @@ def test_two_moves_taken_back_on_the_table_are_both_named() -> None:
     assert s.observe(sample_record(4), frame=8)[0].kind is EventKind.UNCHANGED
 
 
+@pytest.mark.parametrize("last", [3, 7])
+def test_a_camera_going_back_and_forth_to_the_position_before_the_last_move_waits(
+        last: int) -> None:
+    """The last move's piece seen and not seen by turns (green's START at 3, red's reorient
+    at 7: a hand over it and lifted, a pose misread and read right): the table before the
+    move was said, or asked about, again on every other picture. It waits from the third
+    picture, as for any two tables by turns; the table seen twice in a row is said again."""
+    s = sample_session()
+    play(s, range(last + 1))
+    heard = [s.observe(sample_record(k), frame=100 + i)[-1]
+             for i, k in enumerate([last - 1, last] * 3)]
+    back = [e for e in heard if e.text.startswith("the table shows the position before")]
+    assert heard.index(back[0]) == 0 and len(back) == 1, [e.text for e in heard]
+    assert [e.kind for e in heard[2::2]] == [EventKind.WAITING] * 2, [e.text for e in heard]
+    assert all(e.text.startswith("the camera sees two tables by turns") for e in heard[2::2])
+    assert [s.observe(sample_record(last - 1), frame=120 + i)[-1].text.startswith(
+        "the table shows the position before") for i in range(2)] == [False, True]
+    play(s, range(last, 24))
+    assert_true_game(s)
+
+
 def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from companion.live import session as session_module
