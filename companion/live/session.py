@@ -592,9 +592,10 @@ class LiveSession:
     @property
     def wants_another_look(self) -> bool:
         """Whether the last picture was waited on until its table is seen once more (the
-        camera going back and forth between two tables; a rule broken beside pyramids not
-        seen): a table left standing is not judged again by itself, and the move it shows
-        was never ruled on (:meth:`SettleDetector.look_again`)."""
+        camera going back and forth between two tables; pyramids not seen, beside a legal
+        move, a rule broken, or no move): a table left standing is not judged again by
+        itself, and the move it shows was never taken or ruled on
+        (:meth:`SettleDetector.look_again`)."""
         return self._look_again
 
     @property
@@ -1624,7 +1625,6 @@ class LiveSession:
                 full = replace(full, illegal=tuple(b for b, _ in broken))
             else:
                 self._missed_waits = self._missed_waits[-(MISSED_WAITS_KEPT - 1):] + [view]
-                self._look_again = True
                 are = "is" if len(gone) == 1 else "are"
                 missed = (f"{v.move} fits, but {_pyramids_words(gone, view.cards)} it leaves "
                           f"{are} not seen on this picture, and it breaks a rule: {why}"
@@ -1634,6 +1634,9 @@ class LiveSession:
                           f"{len(broken)} moves that break a rule fit but for pyramids not "
                           f"seen on this picture, e.g. {v.move}: {why}")
         if missed is not None:
+            # (a table left standing settles once: the runner looks at it again, else the
+            # game waited for good on a camera that keeps missing the pyramid)
+            self._look_again = True
             if full.illegal:
                 # (the next picture, the same, has it ruled on)
                 v = full.illegal[0]

@@ -412,7 +412,7 @@ class Tables(FrameSource):
 def test_a_move_waited_on_until_its_table_is_seen_again_is_ruled_on_the_table_left_standing(
         ) -> None:
     """Blue's illegal move (picture 11) made, taken back and made again, then left: the
-    third picture waits for a steady one (the camera going back and forth), and one with a
+    third picture waits for the next one (the camera going back and forth), and one with a
     pyramid the camera keeps missing waits to see it again; the table left standing never
     settled anew, so the move was never ruled on (the game said "playing"). It is judged
     once more after staying still."""
@@ -431,3 +431,23 @@ def test_a_move_waited_on_until_its_table_is_seen_again_is_ruled_on_the_table_le
         assert heard[-2].kind is EventKind.WAITING, [e.text for e in heard]
         assert heard[-1].kind is EventKind.ILLEGAL and heard[-1].rules == ("wands.upright",), \
             [e.text for e in heard]
+
+
+@pytest.mark.parametrize("at, hidden", [
+    (5, "blue"),     # blue's growth fits but for it
+    (8, "green")])   # no move: a pyramid taken off?
+def test_a_pyramid_not_seen_on_a_table_left_standing_is_ruled_on(at: int, hidden: str) -> None:
+    """A picture whose table is the game's, or one legal move's, but for a pyramid the
+    camera keeps missing is waited on until that table is seen again; left standing, it
+    never settled anew, so it waited for good (blue's growth at picture 5 never taken nor
+    ruled on). It is judged once more after staying still, and ruled on as a table seen
+    twice is."""
+    rec = sample_record(at)
+    missed = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] != hidden])
+    session = play_sample(sample_session(), range(at if at == 5 else at + 1))
+    heard: list[LiveEvent] = []
+    session.subscribe(heard.append)
+    LiveRunner(Tables(1, 8, 30), session, lambda image, name: missed).run()
+    assert [e.kind for e in heard[-2:]] == [EventKind.WAITING, EventKind.ILLEGAL], \
+        [e.text for e in heard]
+    assert "(hidden, or missed by the camera?)" in heard[-2].text
