@@ -1859,8 +1859,37 @@ class LiveSession:
         shown = [h for h in held if cards_shown(h)]
         if not shown:
             return None
-        self._held = min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves))
+        self._held = self._pile_named(
+            min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
         return self._held
+
+    def _pile_named(self, held: _HeldMoves, reading: TableReading) -> _HeldMoves:
+        """``held`` with the card of a face-down territory one of its moves destroyed named
+        where the picture shows it under the pile's top: the one card seen on the pile that
+        the game after the moves knows nowhere (the search made the move with "?" on the
+        pile, which the next move covered, so the card was named nowhere, though seen). Its
+        moves made again from there; as they are taken, :meth:`_face_down_seen` names it
+        back. Else (the pile neat, or more than one such card seen) ``held`` as it is."""
+        if not self.watch_discard:
+            return held
+        steps = [i for i, s in enumerate(held.states[:-1]) if s.discard_top() == UNKNOWN]
+        unknown = held.after.unseen_cards()
+        seen = {c for c in reading.discard_seen[1:] if c not in (BACK, UNKNOWN)
+                and c in unknown}
+        if len(steps) != 1 or len(seen) != 1:
+            return held
+        i = steps[0]
+        found = face_down_named(held.before if i == 0 else held.states[i - 1], held.moves[i],
+                                seen.pop())
+        if found is None:
+            return held
+        states = list(held.states[:i]) + [found[1]]
+        try:
+            for mv in held.moves[i + 1:]:
+                states.append(states[-1].apply(mv))
+        except CompanionError:
+            return held
+        return replace(held, states=tuple(states))
 
     @staticmethod
     def _held_waiting(held: _HeldMoves | None, who: str | None, changes: tuple[str, ...],

@@ -1844,6 +1844,48 @@ def test_a_face_down_territory_destroyed_is_taken_its_card_read_off_the_discard_
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
 
 
+def _face_down_then_grown(discard: list[str]) -> tuple[LiveSession, dict[str, Any]]:
+    """A two-player game where red's Swords territory at 0,0 can destroy the face-down card
+    at 1,0, then blue grow its pyramid at 0,1; and the picture of both moves, the discard
+    pile showing ``discard`` (bottom to top, each over the one before)."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E", "0,1": "blue1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
+                     discard=["wands-03"])
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    rec = make_record({c: k for c, k in view.cards.items() if c != (1, 0)},
+                      {**view.pyramids, (0, 1): (parse_pyramid("blue2U"),)}, discard=discard)
+    level = {c: k for k, c in enumerate(discard)}
+    rec["cards"] = [dict(c, level=level[c["id"]]) if c["id"] in level else c
+                    for c in rec["cards"]]
+    return s, rec
+
+
+def test_a_face_down_territory_destroyed_then_covered_is_named_from_the_pile_seen() -> None:
+    """Red's Swords territory destroys the face-down card at 1,0 (major-10, face up on the
+    discard pile), and blue grows with cups-07 before the next picture, which shows both
+    moves and major-10 under cups-07. The moves were taken with "?" on the pile ("? at 1,0
+    is destroyed"): the card the picture shows was named nowhere. It is named from the pile
+    as seen, in the move and back to the start."""
+    s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"])
+    ev = s.observe(rec, frame=1)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    ev = s.manual("red: draw 1")        # (the click agrees with the moves held)
+    assert [h.move for h in s.history] == ["red: use swords-05 by red1E@0,0: attack @1,0",
+                                          "blue: play cups-07 by blue1U@0,1: grow",
+                                          "red: draw 1"], [e.text for e in ev]
+    assert "major-10 at 1,0 is destroyed" in ev[1].text, ev[1].text
+    assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
+    assert s.initial_state is not None
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+
+
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_offered_as_a_click() -> None:
     """Red's High Priestess territory draws 2 with one card left in the draw pile: the
     discard pile is shuffled into a new draw pile. The picture of the pile gone waits for
