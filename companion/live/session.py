@@ -2123,12 +2123,14 @@ class LiveSession:
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
-        self._face_down_seen(old, move, new, text)
+        unknown = self._face_down_seen(old, move, new, text)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s))
+        said_note = note or (CLICKED_NOTE if kind == "manual" else "")
         self._record("override" if kind == "override" else "move", text, player=player,
                      observation=obs, keyframe_jpeg=jpeg, state=new,
-                     note=note or (CLICKED_NOTE if kind == "manual" else ""))
+                     note="; ".join(n for n in (said_note, unknown) if n))
+        note = "; ".join(n for n in (note, unknown) if n) or None
         said = "; ".join(new.events)
         nxt = new.to_move.value if new.to_move is not None else None
         words = f"{text}" + (f" ({said})" if said else "")
@@ -2143,28 +2145,37 @@ class LiveSession:
         return events
 
     def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
-                        text: str) -> None:
+                        text: str) -> str | None:
         """A face-down territory ``move`` destroyed, its card read off the discard pile
         (table.explain): named back in the positions it lay face down in, and recorded as
         a correction before the move, so that the game file's replay of the move puts that
         card on the pile too. The game file kept the card on the pile with the move alone,
-        which replayed as "?" there: "the replayed state disagrees with the stored one"."""
+        which replayed as "?" there: "the replayed state disagrees with the stored one".
+        Its card not known (no picture showed it: covered on the pile by the next move's
+        card before the camera saw it), the words that say so, for the move's note: the
+        move said only "? at 1,0 is destroyed"."""
         card = new.discard_top()
+        if card == UNKNOWN and len(new.discard) > len(old.discard):
+            gone = sorted(c for c, s in old.board.items()
+                          if s and s[-1] == (UNKNOWN, False) and new.board.get(c) != s)
+            return (f"the face-down card destroyed at {format_cell(gone[0])} is not known: no "
+                    "picture showed it face up on the discard pile") if gone else None
         if card is None or card == UNKNOWN:
-            return
+            return None
         try:
             found = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
                                     card)
         except CompanionError:
-            return
+            return None
         if found is None:
-            return
+            return None
         named = found[0]
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
         self._record("correction", None, state=named,
                      note=f"the face-down card at {format_cell(cell)} is {card}: seen on the "
                           f"discard pile as {text} destroyed it")
+        return None
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
         st = self._require_state()

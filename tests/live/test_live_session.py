@@ -1886,6 +1886,26 @@ def test_a_face_down_territory_destroyed_then_covered_is_named_from_the_pile_see
     assert s.initial_state.board[(1, 0)] == (("major-10", False),)
 
 
+def test_a_face_down_territory_destroyed_then_covered_unseen_is_said_to_be_unknown() -> None:
+    """As above, the pile neat: only cups-07 is seen on it, and no picture showed the
+    destroyed card. The move said "? at 1,0 is destroyed", and the game file only that,
+    leaving it unsaid whether the card was unknown or the "?" a fault. The move's line and
+    the game file say plainly that the card is not known."""
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["cups-07"])
+    s.recorder = rec
+    s.observe(seen, frame=1)
+    ev = s.manual("red: draw 1")
+    said = ("the face-down card destroyed at 1,0 is not known: no picture showed it face up "
+            "on the discard pile")
+    assert said in ev[1].text, [e.text for e in ev]
+    moves = [c for c in rec.calls if c[0] == "move"]
+    assert [m[1] for m in moves][:1] == ["red: use swords-05 by red1E@0,0: attack @1,0"]
+    assert said in moves[0][2]["note"], moves[0][2]
+    assert not any(said in m[2]["note"] for m in moves[1:])
+    assert s.state is not None and s.state.discard == ("wands-03", "?", "cups-07")
+
+
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_offered_as_a_click() -> None:
     """Red's High Priestess territory draws 2 with one card left in the draw pile: the
     discard pile is shuffled into a new draw pile. The picture of the pile gone waits for
