@@ -21,13 +21,14 @@ The file is JSON (:func:`default_profile_path`, or ``--out``);
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import cv2
 import numpy as np
@@ -276,7 +277,8 @@ class Shown:
 
 
 def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
-               zone: tuple[float, float, float, float]) -> list[Shown]:
+               zone: tuple[float, float, float, float],
+               looked: Callable[[], Look] | None = None) -> list[Shown]:
     """The pyramids standing in ``zone`` (table mm), west to east.
 
     The zone is expected to hold nothing but the shown pyramids on the bare table or mat,
@@ -284,10 +286,11 @@ def find_shown(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
     sure of one, :func:`_hot_missed`); the shape
     classifier then gives its outline, and the pixels inside that outline (a millimetre in)
     and different from the table are its plastic. Colour plays no part in finding them, so
-    an unusual colour is found as well as a spec one."""
+    an unusual colour is found as well as a spec one. ``looked``: the finder's look at
+    ``image`` where the caller keeps it (:meth:`PyramidFinder.look`)."""
     from vision.pyramids.find import VIEW_PPM
 
-    look = finder.look(image, calib)
+    look = looked() if looked is not None else finder.look(image, calib)
     heat = None if finder.heat is None else finder.heat(look.view, VIEW_PPM, look.blurred)
     ppm = VIEW_PPM
     x0, y0 = max(0, int(zone[0] * ppm)), max(0, int(zone[1] * ppm))
@@ -455,14 +458,15 @@ def _read_by(shown: Shown, finds: list[PyramidFind]) -> Shown:
     return replace(shown, read=min(near)[1] if near else None)
 
 
-def _finds_with(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
+def _finds_with(looked: Callable[[], Look], finder: PyramidFinder, image: np.ndarray,
                 finds: list[PyramidFind], found: list[Shown],
                 count: int) -> list[Shown] | None:
     """The shown pyramids as the pyramid finder finds them (``finds``), with each of
     ``found`` no find is near (within :data:`PIECES_MM`) that the heat map is warm near
     (:data:`TEXTURE_HEAT`), where that makes ``count``; else None. A find near one of
     ``found`` is that one (its plastic as :func:`find_shown` cut it); one alone is sampled
-    inside the ground it stands on (:func:`_shown_found`). For a busy table (print, a
+    inside the ground it stands on (:func:`_shown_found`), in the finder's look that
+    ``looked`` gives (the one :func:`find_shown` searched). For a busy table (print, a
     patterned cloth), where what differs from the table is no guide: the finder reads
     outline and shading too, and finds white and clear plastic that the table's print
     hides."""
@@ -476,7 +480,6 @@ def _finds_with(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
            and all(near(s, f) >= PIECES_MM for f in finds)]
     if len(finds) + len(out) != count:
         return None
-    look = None
     for f in finds:
         mine = [s for s in found if near(s, f) < PIECES_MM]
         if mine:
@@ -485,8 +488,7 @@ def _finds_with(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
                 return None             # (one thing taken for two finds: the count is off)
             out.append(one)
             continue
-        look = look or finder.look(image, calib)
-        shown = _shown_found(finder, image, look, f)
+        shown = _shown_found(finder, image, looked(), f)
         if shown is None:
             return None
         out.append(shown)
@@ -527,11 +529,14 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
         raise ProfileError(f"{source or 'image'}: the mat's markers are not in sight "
                            f"({calib.reason})")
     zone = zone or calibration_zone(finder.mat)
-    found = find_shown(finder, image, calib, zone)
+    # (the finder's look at the picture is made once: the zone's search and the finds' own
+    # samples are cut from the same view)
+    looked = functools.cache(functools.partial(finder.look, image, calib))
+    found = find_shown(finder, image, calib, zone, looked)
     shown = _texture_dropped(found, len(names))
     finds = _zone_finds(finder, image, calib, zone)
     if len(shown) != len(names):
-        shown = _finds_with(finder, image, calib, finds, found, len(names)) or shown
+        shown = _finds_with(looked, finder, image, finds, found, len(names)) or shown
     if len(shown) != len(names):
         where = ", ".join(f"{s.guess}-looking at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
                           for s in shown) or "none"
