@@ -52,14 +52,24 @@ def test_zone_default_and_named():
     assert calibration_zone(m) == (10, 20, 210, 120)
 
 
-def test_calibrate_under_orange_light_then_find_with_the_profile(tarot, finder, tmp_path):
+def test_calibrate_under_orange_light_then_find_with_the_profile(tarot, finder, tmp_path,
+                                                                monkeypatch):
     from vision.pyramids import PyramidFinder
     from vision.pyramids.profile import measure_profile
 
     image, calib, _ = _shoot(tarot, _placements(SHOWN))
+    asked = []
+    find = finder.find
+    monkeypatch.setattr(finder, "find", lambda *a: asked.append(1) or find(*a))
     profile, shown = measure_profile(finder, image, calib, ["red", "blue", "green"])
     assert profile.names() == ["red", "blue", "green"]
-    assert [s.read for s in shown] == ["red", "blue", "green"]     # the finder's reading
+    # each looks its name at first sight: the pyramid finder (a quarter of a second) is not
+    # asked what it reads there
+    assert [s.guess for s in shown] == ["red", "blue", "green"]
+    assert not asked and [s.read for s in shown] == [None] * 3
+    # named otherwise, it is (the finder's reading is what the names are judged by)
+    _, shown = measure_profile(finder, image, calib, ["red", "green", "blue"])
+    assert asked and [s.read for s in shown] == ["red", "blue", "green"]
     for s, (_, _, _, xy) in zip(shown, SHOWN):
         assert abs(s.center_mm[0] - xy[0]) < 15 and abs(s.center_mm[1] - xy[1]) < 15
     for c in profile.colors:
