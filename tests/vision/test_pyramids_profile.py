@@ -304,6 +304,11 @@ def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the pyramid named white looks blue: that is another colour" in err, err
     assert not out.exists()
+    assert main(["calibrate-colors", str(img), "--colors", "red,black,green",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the pyramid named black looks blue: that is another colour" in err, err
+    assert not out.exists()
     with pytest.raises(SystemExit):     # (a name that is no spec colour: refused at once)
         main(["calibrate-colors", str(img), "--colors", "red,blue,pink"])
     assert "unknown colour(s) 'pink'" in capsys.readouterr().err
@@ -316,9 +321,11 @@ def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
 
     assert another_colour("green", "purple") and not another_colour("green", "blue")
     assert another_colour("white", "red") and another_colour("cyan", "clear")
-    # black is not judged against the hues (dark plastic in dim light), nor white or clear
-    # against each other or black
-    assert not another_colour("blue", "black") and not another_colour("black", "yellow")
+    # a hue where black is named is another colour (the blue one named black was learned
+    # as black); black seen where a hue is named is let be (dark plastic in dim light), and
+    # white or clear are not judged against each other or black
+    assert another_colour("black", "yellow") and another_colour("black", "blue")
+    assert not another_colour("blue", "black") and not another_colour("purple", "black")
     assert not another_colour("white", "clear") and not another_colour("white", "black")
     assert not another_colour("red", "none")
 
