@@ -1,0 +1,31 @@
+"""bench/colors.py: a dim table's pyramids named right are learned, and each named every
+other colour is judged as calibrate-colors judges it."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("cv2")
+
+from bench.colors import _seeds, run  # noqa: E402
+from companion.commands.calibrate_colors import another_colour  # noqa: E402
+
+
+def test_seed_ranges() -> None:
+    assert _seeds("700-702,800") == [700, 701, 702, 800]
+
+
+def test_one_dim_table(tarot) -> None:
+    from bench.colors import scene
+
+    names = scene(1003, (0.2, 0.45), tarot)[2]
+    fig = run([1003], (0.2, 0.45))
+    assert (fig["pictures"], fig["counted"], fig["pyramids"]) == (1, 1, len(names))
+    assert fig["misread"] == 0 and fig["refused"] == []
+    assert fig["wrong"] == 9 * len(names)
+    # every one read as its colour: the wrong names refused are those another_colour
+    # refuses for it (a hue's pyramid named black among them)
+    assert fig["caught"] == sum(another_colour(o, n) for n in names
+                                for o in ("red", "orange", "yellow", "green", "blue",
+                                          "purple", "cyan", "black", "white", "clear")
+                                if o != n)
