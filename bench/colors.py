@@ -13,12 +13,15 @@ they are) and judged again, the pyramid finder asked where the command would ask
 Prints: pictures, those counted (as many pyramids found as named), pyramids, those read
 otherwise than named, the correctly named refused (each with seed, name and reading),
 the wrong names refused of all tried, the pictures the finder was asked about, and the
-median CPU time of measure_profile. Nothing is written.
+median CPU time of measure_profile; writes them as "## Colour calibration" to
+bench/RESULTS.md, replacing only that section (``--no-write``: print only).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import statistics
 import sys
 import time
@@ -29,6 +32,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
+
+SECTION = "## Colour calibration"
 
 
 def _seeds(text: str) -> list[int]:
@@ -152,14 +159,36 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default="700-729,800-829")
     ap.add_argument("--exposure", default="0.2,0.45")
+    ap.add_argument("--no-write", action="store_true", help="print only")
     a = ap.parse_args(argv)
     lo, hi = (float(v) for v in a.exposure.split(","))
+    start = time.perf_counter()
     fig = run(_seeds(a.seeds), (lo, hi))
-    print(f"pictures {fig['pictures']}, counted {fig['counted']}, finder asked on "
-          f"{fig['asked']}; pyramids {fig['pyramids']}, read otherwise {fig['misread']}, "
-          f"correctly named refused {len(fig['refused'])} {fig['refused']}; wrong names "
-          f"refused {fig['caught']} of {fig['wrong']}; measure_profile CPU median "
-          f"{statistics.median(fig['cpu']):.3f} s")
+    total_s = time.perf_counter() - start
+    cmd = "python bench/colors.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    refused = ", ".join(str(r) for r in fig["refused"]) or "none"
+    text = "\n".join([
+        SECTION,
+        "",
+        f"Command: `{cmd.strip()}`; {cpu_name()}, {os.cpu_count()} cores, "
+        f"{platform.machine()}, {total_s / 60:.1f} min.",
+        "",
+        f"Seeds {a.seeds}, exposure {lo}-{hi}: dim tables, one pyramid per colour in the "
+        "calibration zone; calibrate-colors' measuring with the colours named right, then "
+        "each pyramid named every other colour in turn.",
+        "",
+        "| pictures | counted | finder asked | pyramids | read otherwise | correctly named "
+        "refused | wrong names refused | measure_profile CPU median |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {fig['pictures']} | {fig['counted']} | {fig['asked']} | {fig['pyramids']} | "
+        f"{fig['misread']} | {len(fig['refused'])} | {fig['caught']} of {fig['wrong']} | "
+        f"{statistics.median(fig['cpu']):.3f} s |",
+        "",
+        f"Correctly named pyramids refused: {refused}.",
+    ])
+    print(text)
+    if not a.no_write:
+        write_section(SECTION, text)
     return 0
 
 

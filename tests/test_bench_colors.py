@@ -29,3 +29,19 @@ def test_one_dim_table(tarot) -> None:
                                 for o in ("red", "orange", "yellow", "green", "blue",
                                           "purple", "cyan", "black", "white", "clear")
                                 if o != n)
+
+
+def test_main_writes_its_section(monkeypatch, capsys) -> None:
+    import bench.colors as colors
+
+    written: list[tuple[str, str]] = []
+    monkeypatch.setattr(colors, "write_section", lambda t, text: written.append((t, text)))
+    assert colors.main(["--seeds", "1003"]) == 0
+    [(title, text)] = written
+    assert title == "## Colour calibration" and text.startswith(title)
+    assert "Command: `python bench/colors.py --seeds 1003`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    assert row.split("|")[2].strip() == "1"    # counted
+    assert text in capsys.readouterr().out
+    colors.main(["--seeds", "1003", "--no-write"])
+    assert len(written) == 1
