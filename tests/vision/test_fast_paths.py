@@ -2,7 +2,7 @@
 
 Each speed-up of the per-frame work is checked against a straightforward version of the same
 computation: the colour table's per-image labels, the Lab bin index, the rotated-box NMS,
-the patch cutter past remap's size limit, the detector view's shrink before the warp,
+the patch cutter past remap's size limit and against each patch cut alone, the detector view's shrink before the warp,
 skipping the undistortion for a lens with no distortion, undistorting only the part of
 the frame where the table lies, and the colour table's candidates (blob statistics from the set
 pixels alone, the merge).
@@ -107,6 +107,45 @@ def test_patches_beyond_remaps_size_limit():
     assert every.shape == (620, 64, 64, 3)
     assert np.array_equal(every[560:], tail)
     assert every[:, 20:44, 20:44].std() > 5       # real pixels, not a border fill
+
+
+def _patch_one_by_one(td: TopDown, image: np.ndarray, center: np.ndarray, angle: float,
+                      size: int, span: float) -> np.ndarray:
+    """One patch the plain way: its affine matrix from its own "up" and "right", the
+    grid warped to its map, the image remapped with the map's x and y apart."""
+    k = span / size
+    t = math.radians(angle)
+    up = np.array([math.cos(t), math.sin(t)])
+    right = np.array([-up[1], up[0]])
+    M = np.column_stack([right * k, -up * k, center + (right - up) * (0.5 * k - span / 2)])
+    M[:, 2] += td.border
+    M /= td.step
+    m = cv2.warpAffine(td._grid, M, (size, size), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                       borderMode=cv2.BORDER_REPLICATE)
+    out: np.ndarray = cv2.remap(image, np.ascontiguousarray(m[..., 0]),
+                                np.ascontiguousarray(m[..., 1]), cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+@pytest.mark.parametrize("span", [72.0, 56.0, 48.0])
+def test_patches_are_the_patches_cut_one_by_one(span):
+    """All of a call's patch matrices at once, the maps remapped as one two-channel map:
+    the same pixels as each patch cut alone, through a distorting lens too."""
+    cam = np.array([[1400.0, 0, 960], [0, 1400.0, 540], [0, 0, 1]])
+    R = cv2.Rodrigues(np.array([0.25, -0.1, 0.3]))[0]
+    to_px = cam @ np.column_stack([R[:, 0], R[:, 1], np.array([-420.0, -300.0, 1250.0])])
+    calib = Calibration(True, H=np.linalg.inv(to_px), intrinsics=Intrinsics(
+        cam, np.array([-0.12, 0.03, 0.0005, -0.0004, 0.0])), image_size=(1920, 1080))
+    td = TopDown(calib, DEFAULT_MAT)
+    img = _photo(11, 1080, 1920)
+    rng = np.random.default_rng(int(span))
+    centers = np.column_stack([rng.uniform(-20, 920, 40), rng.uniform(-20, 670, 40)])
+    angles = rng.uniform(0, 360, 40)
+    got = td.patches(img, centers, angles, 64, span)
+    assert got[:, 20:44, 20:44].std() > 5
+    for c, a, p in zip(centers, angles, got):
+        assert np.array_equal(p, _patch_one_by_one(td, img, c, float(a), 64, span))
 
 
 @pytest.mark.parametrize("px_per_mm", [0.9, 1.15, 1.4])

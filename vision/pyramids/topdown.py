@@ -167,17 +167,24 @@ class TopDown:
         k = span_mm / size_px
         t = np.radians(np.asarray(angles_deg, np.float64))
         maps = np.empty((n * size_px, size_px, 2), np.float32)
+        # patch pixel (col, row) -> table mm is affine, and so is table mm -> the cached
+        # grid's coordinates: one small warpAffine of the grid gives each patch's map. The
+        # matrices of all patches at once (the same numbers as one by one: a few small numpy
+        # operations a patch cost as much as its warpAffine)
+        ux = np.array([math.cos(a) for a in t.tolist()])
+        uy = np.array([math.sin(a) for a in t.tolist()])
+        c = np.asarray(centers_mm, np.float64).reshape(n, 2)
+        off = 0.5 * k - span_mm / 2
+        Ms = np.empty((n, 2, 3), np.float64)
+        # right: up turned 90 degrees clockwise (y is south), (-uy, ux)
+        Ms[:, 0, 0], Ms[:, 1, 0] = -uy * k, ux * k
+        Ms[:, 0, 1], Ms[:, 1, 1] = -ux * k, -uy * k
+        Ms[:, 0, 2] = c[:, 0] + (-uy - ux) * off
+        Ms[:, 1, 2] = c[:, 1] + (ux - uy) * off
+        Ms[:, :, 2] += self.border
+        Ms /= self.step
         for i in range(n):
-            up = np.array([math.cos(t[i]), math.sin(t[i])])
-            right = np.array([-up[1], up[0]])  # up turned 90 degrees clockwise (y is south)
-            c = np.asarray(centers_mm[i], np.float64)
-            # patch pixel (col, row) -> table mm is affine, and so is table mm -> the cached
-            # grid's coordinates: one small warpAffine of the grid gives the patch's map
-            M = np.column_stack([right * k, -up * k,
-                                 c + (right - up) * (0.5 * k - span_mm / 2)])
-            M[:, 2] += self.border
-            M /= self.step
-            cv2.warpAffine(self._grid, M, (size_px, size_px),
+            cv2.warpAffine(self._grid, Ms[i], (size_px, size_px),
                            dst=maps[i * size_px:(i + 1) * size_px],
                            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                            borderMode=cv2.BORDER_REPLICATE)
@@ -186,9 +193,11 @@ class TopDown:
         rows = (32000 // size_px) * size_px
         res = np.empty((n * size_px, size_px, 3), np.uint8)
         for a in range(0, n * size_px, rows):
-            m = maps[a:a + rows]
-            res[a:a + rows] = cv2.remap(image, m[..., 0], m[..., 1], cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_REPLICATE)
+            # the two-channel map as it is (split into x and y, each would be copied)
+            # (OpenCV's stubs want a second map; None is what its docs say for this one)
+            res[a:a + rows] = cv2.remap(  # type: ignore[call-overload]
+                image, maps[a:a + rows], None, cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_REPLICATE)
         return res.reshape(n, size_px, size_px, 3)
 
 
