@@ -564,9 +564,9 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
     if finds is None and all(s.guess == n for n, s in zip(names, shown)):
         # each looks its name at first sight: the pyramid finder (0.17 s) is not asked what
         # it reads there. On dim renders (seeds 700-729 and 800-829, three exposures) it ran
-        # on 71 of 140 pictures instead of all; the correctly named pyramids refused the same
-        # (2 of 1092), and of each pyramid named every other colour one fewer was refused
-        # (4394 of 9828: named what its first sight misread it as)
+        # on 110 of 180 pictures instead of all; the correctly named pyramids refused the
+        # same (2 of 1092), and of each pyramid named every other colour one fewer was
+        # refused (4394 of 9828: one named what its first sight misread it as)
         return ColorProfile(samples, source), shown
     if finds is None:
         finds = _zone_finds(finder, image, calib, zone)
