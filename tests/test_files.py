@@ -350,4 +350,44 @@ def test_a_typed_path_is_the_same_path() -> None:
         assert path == Path(typed)
     kept = pickle.loads(pickle.dumps(given_path("./odd//x.jpg")))
     assert str(kept) == "./odd//x.jpg" and kept == Path("odd/x.jpg")
-    assert str(given_path("./odd//x.jpg").parent) == "odd"
+    assert str(given_path("./odd//x.jpg").parent) == "./odd"
+    assert given_path("./odd//x.jpg").parent == Path("odd")
+
+
+@pytest.mark.parametrize("typed, made", [
+    ("./odd//no/where/", "./odd//no/where/mat.json"), ("/", "/mat.json"), ("a/./", "a/mat.json"),
+    (".", "./mat.json"), ("x", "x/mat.json")])
+def test_a_file_in_a_typed_folder_keeps_its_spelling(typed: str, made: str) -> None:
+    """A file or a folder made from a typed path is spelt as typed as far as it goes (Path
+    said ``odd/no/where/mat.json`` of ``./odd//no/where/``), and is the same path."""
+    from companion.core.files import given_path
+
+    folder = given_path(typed)
+    assert (str(folder / "mat.json"), folder / "mat.json") == (made, Path(typed) / "mat.json")
+    assert str(folder.joinpath("a", "b")) == str(folder / "a" / "b")
+    assert str((folder / "mat.json").parent) == str(folder)
+    assert str(folder / "/elsewhere") == "/elsewhere"      # (a path of its own)
+    assert str(given_path("x.jpg").parent) == "."
+
+
+def test_paths_the_commands_make_are_named_as_typed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """print-mat's "wrote", play --save's missing folder and the demo's game.json in its
+    --frames folder named the file made from the typed folder as Path spells it
+    (``odd/no/where/mat.json`` for ``./odd//no/where/``)."""
+    from companion.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "odd" / "frames").mkdir(parents=True)
+    (tmp_path / "odd" / "frames" / "game.json").write_text("{}", encoding="utf-8")
+    assert main(["print-mat", "./odd//no/where/"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote ./odd//no/where/mat.json\n" in out and "--mat ./odd//no/where/mat.json " in out
+    assert "wrote ./odd//no/where/marker-0.png " in out
+    assert main(["play", "zarcana", "--bots", "--quiet", "--save", "./odd//none/s.json"]) != 0
+    assert "the folder './odd//none' does not exist" in capsys.readouterr().err
+    assert main(["demo", "--headless", "--observations", "truth",
+                 "--frames", "./odd//frames"]) != 0
+    assert "error: ./odd//frames/game.json: not a sample game's script" in \
+        capsys.readouterr().err

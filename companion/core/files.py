@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Self, TypeVar
 
 
 if TYPE_CHECKING:
@@ -25,16 +25,42 @@ else:
     _ConcretePath = type(Path())    # (Path itself cannot be subclassed before Python 3.12)
 
 
+_P = TypeVar("_P", bound=Path)
+
+
 class GivenPath(_ConcretePath):
     """A path the user named, whose ``str`` is as they typed it: ``Path`` drops ``./`` and
     ``//``, and a message naming ``odd/x.jpg`` for ``./odd//x.jpg`` sends them looking for
-    a file they never named. Paths made from it (its parent, a file in it) are spelt as
-    ``Path`` spells them."""
+    a file they never named. Paths made from it (its parent, a file in it) keep the typed
+    spelling as far as it goes: ``wrote ./odd//mat.json``, not ``wrote odd/mat.json``."""
 
     _typed: str | None = None
 
     def __str__(self) -> str:
         return self._typed if self._typed is not None else super().__str__()
+
+    def __truediv__(self, key: str | os.PathLike[str]) -> Self:
+        made = super().__truediv__(key)
+        if self._typed is None or Path(key).anchor:
+            return made     # (``/x``, ``C:x``: a path of its own, not a name in this one)
+        sep = "" if self._typed.endswith(("/", os.sep)) else "/"
+        return _typed_as(self._typed + sep + os.fspath(key), made)
+
+    def joinpath(self, *keys: str | os.PathLike[str]) -> Self:
+        out = self
+        for key in keys:
+            out = out / key
+        return out
+
+    @property
+    def parent(self) -> Self:
+        made = super().parent
+        if self._typed is None:
+            return made
+        cut = max(self._typed.rfind("/"), self._typed.rfind(os.sep))
+        if cut < 0:
+            return made     # (``x.jpg``'s folder is ``.``, typed or not)
+        return _typed_as(self._typed[:cut] or self._typed[0], made)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # (kept as typed in another process too: the pyramid finder's reads the profile)
@@ -55,6 +81,12 @@ def given_path(path: Path | str) -> Path:
     if shown and Path(shown) == out:
         out._typed = shown
     return out
+
+
+def _typed_as(typed: str, made: _P) -> _P:
+    """``made`` spelt ``typed``, where that is the same path (else as ``Path`` spells it)."""
+    out = given_path(typed)
+    return out if out == made else made
 
 
 @contextmanager
