@@ -174,14 +174,14 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
         RecordingError,
         accepted_moves,
         check_not_recording,
+        check_record_target,
         new_game_path,
         open_game,
     )
 
+    if path is not None:
+        check_record_target(path)
     if path is not None and path.exists():
-        if not path.is_file():
-            raise RecordingError(f"{path}: not a game file (not a regular file); give the "
-                                 "name of a new file, or of a game file to continue")
         # another companion making this very file at this moment holds its lock while the
         # file is still an empty database: said as that, not as "not a game file"
         check_not_recording(path)

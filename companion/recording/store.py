@@ -927,9 +927,7 @@ class GameRecorder:
             raise RecordingError(f"{p}: the settings cannot be stored as JSON ({exc})") from None
         exists = RecordingError(f"{p}: a file of that name already exists (game files are "
                                 "never overwritten: give a new name)")
-        if p.is_dir():
-            raise RecordingError(f"{p}: is a folder; give a file name for the game in it "
-                                 "(NAME.db)")
+        check_record_target(p)
         _check_name(p, lines=False)
         if p.exists():
             raise exists
@@ -1381,10 +1379,24 @@ def _check_name(path: Path, *, lines: bool) -> None:
         f"with companion play only, a record in JSON lines ({LINES_SUFFIX})")
 
 
+def check_record_target(path: Path) -> None:
+    """A game is recorded into a file (``run --record``, ``play --record``; a game file or
+    JSON lines): a folder, or a pipe or a device, named for it is refused here, in the same
+    words for each (``run`` said "not a game file (not a regular file)" of a folder,
+    ``play`` "is a folder", or "a file of that name already exists" for JSON lines)."""
+    if path.is_dir():
+        raise RecordingError(f"{path}: is a folder; give a file name for the game in it "
+                             "(NAME.db)")
+    if path.exists() and not path.is_file():
+        raise RecordingError(f"{path}: not a regular file (a pipe or a device); give a file "
+                             "name for the game")
+
+
 def create_lines_record(path: Path | str) -> IO[str]:
     """A new game record in JSON lines (``companion play --record FILE.jsonl``), opened for
     writing; never over a file already there."""
     p = given_path(path).expanduser()
+    check_record_target(p)
     _check_name(p, lines=True)
     try:
         return open(p, "x", encoding="utf-8")  # noqa: SIM115 (the caller closes it)

@@ -3,6 +3,7 @@ stays one game, and a step back reaches into the earlier sitting."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,9 +100,34 @@ def test_a_record_target_that_is_no_file_is_named(tmp_path: Path) -> None:
         pytest.skip("no named pipes here")
     pipe = tmp_path / "pipe.db"
     os.mkfifo(pipe)
-    with pytest.raises(RecordingError, match="not a game file \\(not a regular file\\)"):
+    said = f"{pipe}: not a regular file (a pipe or a device); give a file name for the game"
+    with pytest.raises(RecordingError, match=re.escape(said)):
         open_recording(pipe, game="zarcana", edition=SCRIPT["edition"],
                        players=tuple(SCRIPT["players"]))
+
+
+def test_a_folder_given_as_the_game_file_is_said_so_by_run_and_play_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --record dir.db`` said "not a game file (not a regular file)" of a folder,
+    ``play --record dir.db`` "is a folder", and ``play --record dir.jsonl`` "a file of that
+    name already exists": one wording now, naming the folder as typed."""
+    from companion.cli import main
+    from companion.commands.argtypes import user_path
+    from companion.recording.store import RecordingError
+
+    monkeypatch.chdir(tmp_path)
+    said = []
+    for name in ("dir.db", "dir.jsonl"):
+        (tmp_path / name).mkdir()
+        with pytest.raises(RecordingError) as run:
+            open_recording(user_path(f"./{name}"), game="zarcana", edition=SCRIPT["edition"],
+                           players=tuple(SCRIPT["players"]))
+        said.append(str(run.value))
+        assert main(["play", "zarcana", "--bots", "--quiet", "--record", f"./{name}"]) == 2
+        said.append(capsys.readouterr().err.strip().removeprefix("companion play: error: "))
+    assert said == [f"./{name}: is a folder; give a file name for the game in it (NAME.db)"
+                    for name in ("dir.db", "dir.db", "dir.jsonl", "dir.jsonl")]
 
 
 def test_a_game_file_of_play_not_yet_dealt_can_be_continued_live(tmp_path: Path) -> None:
