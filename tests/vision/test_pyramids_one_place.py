@@ -86,6 +86,49 @@ def test_two_colours_cannot_stand_in_one_place_either(finder: Any,
     assert len(finder._one_per_pyramid(ps, CAMERA)) == 2
 
 
+def _one_pyramid_in_full(a: PyramidFind, ha: np.ndarray, b: PyramidFind, hb: np.ndarray
+                         ) -> bool:
+    """find._same_pyramid's rule, every pair tested in full: the bases near, the silhouettes
+    overlapping, or one's base well inside the other's silhouette."""
+    return (math.dist(a.base_center_mm, b.base_center_mm) <= find.SAME_BASE_MM
+            or find._iou(ha, hb) > find.SAME_IOU
+            or cv2.pointPolygonTest(hb.astype(np.float32), a.base_center_mm, True) > 3.0
+            or cv2.pointPolygonTest(ha.astype(np.float32), b.base_center_mm, True) > 3.0)
+
+
+def test_two_finds_whose_boxes_are_apart_are_told_apart_without_the_overlap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """_same_pyramid takes the silhouettes' boxes and answers from them where they are apart
+    (the overlap's test is the costly part); it answered in full alone, and its callers
+    asked _apart first themselves."""
+    from vision.pyramids.geometry import footprint_mm
+
+    rng = np.random.default_rng(7)
+    finds = [_find("red", int(rng.integers(1, 4)), rng.uniform(0, 200), rng.uniform(0, 150),
+                   bool(rng.random() < 0.5), float(rng.uniform(0, 360))) for _ in range(40)]
+    shapes = []
+    for f in finds:
+        fp = footprint_mm(f.pips, f.upright, f.pointing_deg or 0.0, np.array(f.base_center_mm),
+                          CAMERA)
+        hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
+        shapes.append((f, hull, find._box(hull)))
+    overlaps: list[int] = []
+    iou = find._iou
+    monkeypatch.setattr(find, "_iou", lambda a, b: overlaps.append(1) or iou(a, b))
+    same = apart = 0
+    for i, (a, ha, ba) in enumerate(shapes):
+        for b, hb, bb in shapes[i + 1:]:
+            before = len(overlaps)
+            said = find._same_pyramid(a, ha, ba, b, hb, bb)
+            if find._apart(a, ba, b, bb):
+                assert len(overlaps) == before and not said
+                apart += 1
+            else:
+                assert said == _one_pyramid_in_full(a, ha, b, hb)
+                same += said
+    assert apart > 100 and same > 5
+
+
 def _plain_one_per_pyramid(finds: list[PyramidFind], cam: np.ndarray) -> list[PyramidFind]:
     """The rule the plain way: in confidence order, a find stays unless it is one pyramid
     with one kept (every pair tested in full)."""
@@ -98,7 +141,7 @@ def _plain_one_per_pyramid(finds: list[PyramidFind], cam: np.ndarray) -> list[Py
         hull = cv2.convexHull(fp.astype(np.float32)).reshape(-1, 2)
         ground = ground_footprint_mm(f.pips, f.upright, f.pointing_deg,
                                      np.array(f.base_center_mm))
-        if all(not find._same_pyramid(f, hull, k, h) and not find._same_ground(f, ground, k, g)
+        if all(not _one_pyramid_in_full(f, hull, k, h) and not find._same_ground(f, ground, k, g)
                for k, h, g in keep):
             keep.append((f, hull, ground))
     return [k for k, _, _ in keep]

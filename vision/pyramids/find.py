@@ -144,6 +144,8 @@ MAX_NONE_LIGHT = 0.04
 MAX_NONE_BLACK = 0.3
 #: two finds whose silhouettes overlap more than this (IoU) are one pyramid
 SAME_IOU = 0.3
+#: ... and so are two whose bases lie this near (mm)
+SAME_BASE_MM = 6.0
 #: two finds are one pyramid where the table each would stand on
 #: (:func:`geometry.ground_footprint_mm`: an upright base's inscribed circle, a lying solid's
 #: outline from straight above) overlaps more than this share of the larger of the two: two
@@ -1353,7 +1355,7 @@ class PyramidFinder:
             ground = ground_footprint_mm(f.pips, f.upright, f.pointing_deg,
                                          np.array(f.base_center_mm))
             box = _box(hull)
-            if all((_apart(f, box, k, b) or not _same_pyramid(f, hull, k, h))
+            if all(not _same_pyramid(f, hull, box, k, h, b)
                    and not _same_ground(f, ground, k, g) for k, h, g, b in keep):
                 keep.append((f, hull, ground, box))
         return [k for k, _, _, _ in keep]
@@ -1457,10 +1459,14 @@ def _disc_px(radius_px: float) -> np.ndarray:
     return disc
 
 
-def _same_pyramid(a: PyramidFind, ha: np.ndarray, b: PyramidFind, hb: np.ndarray) -> bool:
-    """Two finds are one pyramid when their silhouettes overlap, or one's base lies inside
-    the other's silhouette (two candidates on one pyramid read as different poses)."""
-    if math.dist(a.base_center_mm, b.base_center_mm) <= 6.0 or _iou(ha, hb) > SAME_IOU:
+def _same_pyramid(a: PyramidFind, ha: np.ndarray, box_a: tuple[float, ...], b: PyramidFind,
+                  hb: np.ndarray, box_b: tuple[float, ...]) -> bool:
+    """Two finds are one pyramid when their silhouettes (hulls ``ha``, ``hb``, bounding
+    boxes ``box_a``, ``box_b``: :func:`_box`) overlap, or one's base lies inside the other's
+    silhouette (two candidates on one pyramid read as different poses)."""
+    if _apart(a, box_a, b, box_b):
+        return False    # (most pairs on a crowded table: the boxes say it, for less)
+    if math.dist(a.base_center_mm, b.base_center_mm) <= SAME_BASE_MM or _iou(ha, hb) > SAME_IOU:
         return True
     # well inside (3 mm): a touching neighbour's base lies on the silhouette's edge
     return (cv2.pointPolygonTest(hb.astype(np.float32), a.base_center_mm, True) > 3.0
@@ -1476,12 +1482,12 @@ def _box(poly: np.ndarray) -> tuple[float, ...]:
 def _apart(a: PyramidFind, box_a: tuple[float, ...], b: PyramidFind, box_b: tuple[float, ...]
            ) -> bool:
     """True where :func:`_same_pyramid` cannot hold for two finds whose silhouettes have the
-    bounding boxes ``box_a`` and ``box_b`` (:func:`_box`): the bases more than 6 mm apart,
-    the boxes apart (no overlap) and neither base inside the other's box (not inside its
-    silhouette). Most pairs on a crowded table are such, and the test costs a fraction of
-    the overlap's."""
+    bounding boxes ``box_a`` and ``box_b`` (:func:`_box`): the bases more than SAME_BASE_MM
+    apart, the boxes apart (no overlap) and neither base inside the other's box (not inside
+    its silhouette). Most pairs on a crowded table are such, and the test costs a fraction
+    of the overlap's."""
     (ax, ay), (bx, by) = a.base_center_mm, b.base_center_mm
-    return (math.dist((ax, ay), (bx, by)) > 6.0
+    return (math.dist((ax, ay), (bx, by)) > SAME_BASE_MM
             and (box_a[2] < box_b[0] or box_b[2] < box_a[0]
                  or box_a[3] < box_b[1] or box_b[3] < box_a[1])
             and not (box_b[0] < ax < box_b[2] and box_b[1] < ay < box_b[3])
