@@ -163,3 +163,29 @@ def test_a_face_like_a_back_with_a_top_is_still_a_face(shared: Path) -> None:
         assert face is not None and face.card_id is None, name
         assert face.best_id == name and face.confidence <= 0.5
     assert read("back") is None
+
+
+def test_a_back_with_a_top_is_thumbnailed_once_for_both_questions(
+        shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cut the gallery names back is asked whether it is a face (unknown_face) and which
+    way up it lies (back_turned): the Decktet back's thumbnail of it was cut for each; it is
+    cut once, and a new cut gets its own."""
+    import vision.cards.identify as identify
+    from models import model_path
+
+    gallery = identify.Gallery.load(model_path("cards-decktet.npz"))
+    is_back = np.array([c == "back" for c in gallery.class_ids])
+    is_face = np.array([c not in ("back", "__none__") for c in gallery.class_ids])
+    back = cv2.resize(cv2.imread(str(shared / "decks" / "decktet" / "back.png")),
+                      identify.CROP_SIZE, interpolation=cv2.INTER_AREA)
+    thumbs: list[int] = []
+    thumb = identify.back_top_thumb
+    monkeypatch.setattr(identify, "back_top_thumb", lambda c: thumbs.append(1) or thumb(c))
+    for cut in (back, back[::-1, ::-1].copy()):
+        dist = gallery._class_distances(gallery.embed([cut]))[0]
+        dist[is_back] = float(dist[is_face].min()) - 1.0
+        before = len(thumbs)
+        assert gallery.unknown_face(cut, dist) is None
+        assert gallery.back_turned(cut) == (cut is not back)
+        assert len(thumbs) == before + 1
+

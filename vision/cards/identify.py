@@ -468,6 +468,10 @@ class Gallery:
             if not np.all(np.isfinite(t)) or abs(float(np.linalg.norm(t)) - 1.0) > 0.05:
                 raise bad
             self._back_top = t
+        #: the last cut's thumbnail (:meth:`_cut_thumb`): a cut named back is asked both
+        #: whether it is a face (:meth:`unknown_face`) and which way up it lies
+        #: (:meth:`back_turned`), and cut once for the two
+        self._last_thumb: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def back_alike_both_ways(self) -> bool:
@@ -488,8 +492,18 @@ class Gallery:
         takes) lies with its top at the cut's bottom; False for a back with no top."""
         if self._back_top is None:
             return False
-        t = back_top_thumb(crop)
+        t = self._cut_thumb(crop)
         return float(np.sum(t[::-1, ::-1] * self._back_top)) > float(np.sum(t * self._back_top))
+
+    def _cut_thumb(self, crop: np.ndarray) -> np.ndarray:
+        """``back_top_thumb(crop)``, kept for the same cut (the array itself: the cache holds
+        it, so another cut cannot take its place in memory) asked again."""
+        last = self._last_thumb     # (read once: another thread may set it meanwhile)
+        if last is not None and last[0] is crop:
+            return last[1]
+        t = back_top_thumb(crop)
+        self._last_thumb = (crop, t)
+        return t
 
     def unknown_face(self, crop: np.ndarray, class_distances: np.ndarray | None = None
                      ) -> CardMatch | None:
@@ -516,7 +530,7 @@ class Gallery:
         if not 0.0 <= float(dist[best]) - d_back < FACE_UP_BACK_GAP:
             return None
         if self._back_top is not None:
-            t = back_top_thumb(crop)
+            t = self._cut_thumb(crop)
             if max(float(np.sum(t * self._back_top)),
                    float(np.sum(t[::-1, ::-1] * self._back_top))) >= FACE_UP_BACK_LIKE:
                 return None
