@@ -7,6 +7,8 @@ heat_input``), then times ``pyramids-heat.int8.onnx`` (the file the finder runs)
 ``--runs`` readings after 20 not counted, wall time and the process's CPU time a reading.
 On shared cores the wall time is the others' work as much as the network's: run it with
 the machine as idle as it can be (the figures in ``models/pyramids-heat.md`` say how).
+Writes the figures as "## Heat map speed" to bench/RESULTS.md, replacing only that section
+(``--no-write``: print only).
 
     python bench/heat_speed.py [--runs 400] [--frame sample_images/zarcana/0005.jpg]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -24,6 +27,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
+
+SECTION = "## Heat map speed"
 
 MODELS = ("pyramids-heat.int8.onnx", "pyramids-heat.onnx")
 THREADS = (1, 2)
@@ -84,16 +91,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=400, help="readings timed (default 400)")
     ap.add_argument("--frame", type=Path, default=ROOT / "sample_images" / "zarcana" / "0005.jpg",
                     help="the frame whose view is read (default: a sample game's)")
+    ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args(argv)
     x = finder_input(args.frame)
-    print(f"input {tuple(x.shape)}; {os.cpu_count()} CPUs; load average "
-          f"{os.getloadavg()[0]:.1f} before")
+    load = os.getloadavg()[0]
+    lines = [f"input {tuple(x.shape)}; {os.cpu_count()} CPUs; load average {load:.1f} before"]
+    print(lines[0])
+    rows = []
     for name in MODELS:
         for threads in THREADS:
             wall, cpu = timed(name, threads, x, args.runs)
             print(f"{name} on {threads} thread(s): median {wall:.1f} ms a view "
                   f"(CPU {cpu:.1f} ms), {args.runs} runs")
-    print(f"load average {os.getloadavg()[0]:.1f} after")
+            rows.append(f"| {name} | {threads} | {wall:.1f} ms | {cpu:.1f} ms |")
+    after = os.getloadavg()[0]
+    print(f"load average {after:.1f} after")
+    cmd = "python bench/heat_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = "\n".join([
+        SECTION,
+        "",
+        f"Command: `{cmd.strip()}`; {cpu_name()}, {os.cpu_count()} cores, "
+        f"{platform.machine()}; load average {load:.1f} before, {after:.1f} after.",
+        "",
+        f"The heat map's network on the finder's input {tuple(x.shape)}: median of "
+        f"{args.runs} readings each.",
+        "",
+        "| file | threads | wall | CPU |",
+        "|---|---|---|---|",
+        *rows,
+    ])
+    if not args.no_write:
+        write_section(SECTION, text)
     return 0
 
 
