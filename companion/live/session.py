@@ -32,7 +32,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -70,12 +70,14 @@ from companion.games.zarcana.moves import (
 )
 from companion.games.zarcana.rules import Edition, Settings
 from companion.games.zarcana.state import (
+    FaceDownNames,
     FoolDraw,
     FoolPlay,
     PlagueCull,
     PlagueRaze,
     TaxDue,
     name_back,
+    names_forgotten,
     names_given,
 )
 from companion.games.zarcana.table import (
@@ -296,6 +298,9 @@ class HistoryEntry:
     state: Any                # ZarcanaState after the move
     frame: int | None = None
     time_s: float | None = None
+    #: the face-down cards this move destroyed whose names were read off the discard pile
+    #: (:meth:`LiveSession._face_down_seen`): forgotten when the move is taken back
+    named_from_pile: FaceDownNames = field(default_factory=dict, compare=False)
 
     @classmethod
     def recorded(cls, kind: str, move: str | None, player: str | None, note: str,
@@ -801,7 +806,8 @@ class LiveSession:
         if before is None or other is None:
             return []
         alt, after = other
-        last = self._history.pop()
+        last = self._take_back_last()
+        before = self._before_last(0)
         self._state = before
         self._others = None
         why = f"the click {move} fits only that one; the picture fits both"
@@ -1029,8 +1035,8 @@ class LiveSession:
             self._refuse_when_over("no move can be taken back")
             if not self._history:
                 raise LiveError("there is no accepted move to take back")
-            self._state = self._before_last()
-            last = self._history.pop()
+            last = self._take_back_last()
+            self._state = self._before_last(0)
             self._early_click = None
             self._forget_missed_waits()
             assert self._state is not None
@@ -1723,6 +1729,8 @@ class LiveSession:
         before = self._before_last()
         if before is None or before.to_move is None or before.to_move.value != last.player:
             return []
+        # (the position the last move is taken back to: without a name it read off the pile)
+        before = names_forgotten([before], last.named_from_pile)[0]
         mover = before.to_move
 
         def own(state: ZarcanaState) -> int:
@@ -1738,7 +1746,7 @@ class LiveSession:
             return []
         ex = replace(ex, moves=tuple(ex.moves[k] for k in back),
                      states=tuple(ex.states[k] for k in back))
-        self._history.pop()
+        self._take_back_last()
         self._state = before
         self._held = None
         self._sync_tracker(before)
@@ -2100,11 +2108,11 @@ class LiveSession:
         camera sees tells them apart, then or later (the top card is the same; the card under
         it, the destroyed one or the pile's old top, is seen only on a spread pile, whose
         order the camera does not know), and though a player would more often use the free
-        territory power, that reading names the face-down card, a name kept through a
-        take-back (as a name the players give is): had it been the hand's play, the move
-        taken back could not then be played from the hand. The hand's play names nothing; if
-        it was wrong, it is taken back and the territory's attack clicked, which names the
-        card from the pile (:meth:`_apply_checked`)."""
+        territory power, the hand's play names nothing. (Before 2026-12-02 the territory's
+        reading named the face-down card for good, through a take-back, so the hand's play
+        could not then be put right; a name read off the pile now goes with the move,
+        :meth:`_take_back_last`.) If it was wrong, it is taken back and the territory's
+        attack clicked, which names the card from the pile (:meth:`_apply_checked`)."""
         seen = set(reading.discard_seen)
 
         def score(i: int) -> tuple[int, int]:
@@ -2123,9 +2131,9 @@ class LiveSession:
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
-        unknown = self._face_down_seen(old, move, new, text)
+        named, unknown = self._face_down_seen(old, move, new, text)
         self._state = new
-        self._history.append(HistoryEntry(kind, text, player, new, frame, time_s))
+        self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, named))
         said_note = note or (CLICKED_NOTE if kind == "manual" else "")
         self._record("override" if kind == "override" else "move", text, player=player,
                      observation=obs, keyframe_jpeg=jpeg, state=new,
@@ -2145,37 +2153,53 @@ class LiveSession:
         return events
 
     def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
-                        text: str) -> str | None:
+                        text: str) -> tuple[FaceDownNames, str | None]:
         """A face-down territory ``move`` destroyed, its card read off the discard pile
         (table.explain): named back in the positions it lay face down in, and recorded as
         a correction before the move, so that the game file's replay of the move puts that
         card on the pile too. The game file kept the card on the pile with the move alone,
         which replayed as "?" there: "the replayed state disagrees with the stored one".
-        Its card not known (no picture showed it: covered on the pile by the next move's
-        card before the camera saw it), the words that say so, for the move's note: the
-        move said only "? at 1,0 is destroyed"."""
+        The names given (none: nothing named), and, its card not known (no picture showed
+        it: covered on the pile by the next move's card before the camera saw it), the words
+        that say so, for the move's note: the move said only "? at 1,0 is destroyed"."""
         card = new.discard_top()
         if card == UNKNOWN and len(new.discard) > len(old.discard):
             gone = sorted(c for c, s in old.board.items()
                           if s and s[-1] == (UNKNOWN, False) and new.board.get(c) != s)
-            return (f"the face-down card destroyed at {format_cell(gone[0])} is not known: no "
-                    "picture showed it face up on the discard pile") if gone else None
+            return {}, (f"the face-down card destroyed at {format_cell(gone[0])} is not "
+                        "known: no picture showed it face up on the discard pile"
+                        if gone else None)
         if card is None or card == UNKNOWN:
-            return None
+            return {}, None
         try:
             found = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
                                     card)
         except CompanionError:
-            return None
+            return {}, None
         if found is None:
-            return None
+            return {}, None
         named = found[0]
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
         self._record("correction", None, state=named,
                      note=f"the face-down card at {format_cell(cell)} is {card}: seen on the "
                           f"discard pile as {text} destroyed it")
-        return None
+        return names_given(old, named), None
+
+    def _take_back_last(self) -> HistoryEntry:
+        """The last accepted move, taken off the history. A name it read off the discard
+        pile goes with it (the card is "?" again in the positions it lay face down in): the
+        pile may have been misread, and only a "?" card can be named or read again, so a
+        misread name kept through the take-back stood for good. (A name the players gave
+        stays: a take-back does not unsay it.)"""
+        last = self._history.pop()
+        if last.named_from_pile and self._initial is not None:
+            states = names_forgotten([self._initial] + [h.state for h in self._history],
+                                     last.named_from_pile)
+            self._initial = states[0]
+            self._history = [h if state is h.state else replace(h, state=state)
+                             for h, state in zip(self._history, states[1:])]
+        return last
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
         st = self._require_state()

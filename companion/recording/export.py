@@ -100,7 +100,9 @@ def _face_down_names(game: RecordedGame) -> dict[int, str]:
     """The moves that built a card face down ("build 1,0 =?", a Wheel of Fortune build), by
     event number, each with the card a later correction names there (the players named it,
     or the camera read it off the discard pile as it was destroyed): the move's line names
-    it too, as the window's move log does; the move itself stays as it was recorded."""
+    it too, as the window's move log does; the move itself stays as it was recorded. A name
+    read off the pile goes with the move taken back that destroyed the card (as the live
+    session and the replay forget it): the card is "?" again until named anew."""
     if game.game != "zarcana":
         return {}
     from companion.core.errors import NotationError
@@ -109,7 +111,11 @@ def _face_down_names(game: RecordedGame) -> dict[int, str]:
 
     out: dict[int, str] = {}
     unnamed: dict[str, int] = {}    # cell -> the move that built its face-down card
+    named: dict[str, int] = {}      # cell -> the move that built the card named there
+    standing: list[RecordedEvent] = []   # the moves an undo can take back, latest last
     for ev in game.events:
+        if ev.kind in ("move", "override"):
+            standing.append(ev)
         if ev.kind in ("move", "override") and ev.move and not ev.undone:
             try:
                 mv = parse_move(ev.move)
@@ -119,20 +125,45 @@ def _face_down_names(game: RecordedGame) -> dict[int, str]:
                 if isinstance(step, Build):
                     # (a card built over it later is another card)
                     unnamed.pop(format_cell(step.cell), None)
+                    named.pop(format_cell(step.cell), None)
                     if step.card == UNKNOWN and not step.from_hand:
                         unnamed[format_cell(step.cell)] = ev.number
-        elif ev.kind == "correction" and ev.state is not None and unnamed:
-            try:
-                board = {str(c): s for c, s in json.loads(ev.state)["board"]}
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        elif ev.kind == "undo" and standing:
+            # (the move taken back put the named card on the pile, and the position
+            # before it has the card unknown again: the name was read off the pile)
+            taken, kept = _board_and_pile(standing.pop()), _board_and_pile(ev)
+            if taken is None or kept is None:
                 continue
+            for cell, number in list(named.items()):
+                stack = kept[0].get(cell) or [None]
+                if stack[-1] == [UNKNOWN, False] and taken[1][-1:] == [out[number]] \
+                        and taken[0].get(cell) != stack[:-1] + [[out[number], False]]:
+                    del out[number], named[cell]
+                    unnamed[cell] = number
+        elif ev.kind == "correction" and unnamed:
+            board = (_board_and_pile(ev) or ({}, []))[0]
             for cell, number in list(unnamed.items()):
                 top = (board.get(cell) or [None])[-1]
                 if isinstance(top, list) and len(top) == 2 and top[1] is False \
                         and isinstance(top[0], str) and top[0] != UNKNOWN:
                     out[number] = top[0]
+                    named[cell] = number
                     del unnamed[cell]
     return out
+
+
+def _board_and_pile(ev: RecordedEvent) -> tuple[dict[str, Any], list[Any]] | None:
+    """The board (cell -> stack) and discard pile of ``ev``'s stored state, as stored (None:
+    none, or not one that reads)."""
+    if ev.state is None:
+        return None
+    try:
+        data = json.loads(ev.state)
+        board = {str(c): s for c, s in data["board"]}
+        pile = data["discard"]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    return (board, pile) if isinstance(pile, list) else None
 
 
 def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,

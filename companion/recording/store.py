@@ -39,6 +39,7 @@ from companion.core.files import SQLITE_HEADER, given_path
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
+    from companion.games.zarcana.state import FaceDownNames
 
 log = logging.getLogger(__name__)
 
@@ -1669,7 +1670,8 @@ def replay_states(game: RecordedGame, *, verify: bool = True
     from companion.core.errors import IllegalMoveError, NotationError, SavedGameError
     from companion.games.zarcana.engine import dumps, loads, new_game, to_dict
     from companion.games.zarcana.rules import Settings
-    from companion.games.zarcana.state import name_back, names_given, with_names
+    from companion.games.zarcana.state import (name_back, names_forgotten, names_given,
+                                               with_names)
 
     path = game.path
     if game.game != "zarcana":
@@ -1771,9 +1773,16 @@ def replay_states(game: RecordedGame, *, verify: bool = True
         elif ev.kind == "undo":
             if not accepted:
                 raise RecordingError(f"{where(ev)}: there is no move to take back")
-            accepted.pop()
+            taken = accepted.pop()
             state = accepted[-1] if accepted else base
             if ev.state is not None:
+                # a name read off the discard pile goes with the move taken back (as the
+                # live session forgets it: the pile may have been misread)
+                forgotten = _pile_names_taken_back(taken, state, stored(ev))
+                if forgotten:
+                    named = names_forgotten([base] + accepted, forgotten)
+                    base, accepted = named[0], named[1:]
+                    state = accepted[-1] if accepted else base
                 if verify:
                     agree(ev, state)
                 else:
@@ -1788,6 +1797,19 @@ def replay_states(game: RecordedGame, *, verify: bool = True
                 base, accepted = named[0], named[1:]
             state = corrected
         yield ev, state
+
+
+def _pile_names_taken_back(taken: "ZarcanaState", before: "ZarcanaState",
+                           kept: "ZarcanaState") -> "FaceDownNames":
+    """The face-down cards ``before`` names that the position an undo stored (``kept``)
+    leaves unknown, where the move taken back (which gave ``taken``) put that card on the
+    discard pile from there: names read off the pile, which the live session forgets with
+    the move. (A name the players gave stays, and so does one a file recorded before
+    2026-11-30 left out after a take-back: that move did not destroy the card.)"""
+    from companion.games.zarcana.state import names_given
+
+    return {cell: (unknown, named) for cell, (unknown, named) in names_given(kept, before).items()
+            if taken.board.get(cell) != named and taken.discard_top() == named[-1][0]}
 
 
 def rebuild_state(game: RecordedGame, *, verify: bool = True) -> "ZarcanaState":
@@ -1808,7 +1830,7 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
     A correction changes the state after the move it followed (or the start) without being a
     move itself.
     """
-    from companion.games.zarcana.state import name_back, names_given
+    from companion.games.zarcana.state import name_back, names_forgotten, names_given
 
     start: ZarcanaState | None = None
     moves: list[tuple[RecordedEvent, ZarcanaState]] = []
@@ -1821,7 +1843,13 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
         elif ev.kind in MOVE_KINDS:
             moves.append((ev, state))
         elif ev.kind == "undo":
-            moves.pop()  # replay_states has checked that there was a move to take back
+            _, taken = moves.pop()  # replay_states has checked that there was one to take back
+            # (a name read off the pile, gone with the move: gone from every position)
+            forgotten = _pile_names_taken_back(taken, moves[-1][1] if moves else start, state)
+            if forgotten:
+                named = names_forgotten([start] + [s for _, s in moves], forgotten)
+                start = named[0]
+                moves = [(e, s) for (e, _), s in zip(moves, named[1:])]
         elif ev.kind == "correction":
             # (a face-down card named: named in every position it lay face down in)
             names = names_given(last, state) if last is not None else {}

@@ -433,3 +433,106 @@ def test_a_face_down_card_destroyed_by_a_click_is_named_from_the_discard_pile(
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
     s.close()
     assert rebuild_state(open_game(path)).discard == ("wands-03", "swords-07")
+
+
+def test_a_name_misread_off_the_discard_pile_goes_with_the_move_taken_back(
+        tmp_path: Path) -> None:
+    """The camera reads the destroyed face-down card at 1,0 as major-10 on the pile; it was
+    major-11. The name was kept through the take-back, and only a "?" card can be named,
+    so the misread stood for good. Taken back, the card is "?" again (in every position it
+    lay face down in, and in the game file's replay): the next picture names it major-11,
+    and the file replays and exports with major-11."""
+    from companion.recording.export import text_lines
+    from companion.recording.store import accepted_moves
+    from live_support import make_record
+
+    path = tmp_path / "game.db"
+    s, view = _face_down_destroyed(path)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    attack = "red: use swords-05 by red1E@0,0: attack @1,0"
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [e.move for e in ev] == [attack], [e.text for e in ev]
+    s.step_back()
+    assert s.state.board[(1, 0)] == (("?", False),) and s.hidden_cards() == [(1, 0)]
+    assert s.initial_state.board[(1, 0)] == (("?", False),)
+    assert dumps(rebuild_state(open_game(path))) == dumps(s.state)
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-11"]), frame=2)
+    assert [e.move for e in ev] == [attack], [e.text for e in ev]
+    assert s.initial_state.board[(1, 0)] == (("major-11", False),)
+    s.close()
+    game = open_game(path)
+    assert rebuild_state(game).discard == ("wands-03", "major-11")
+    first, moves = accepted_moves(game)
+    assert first.board[(1, 0)] == (("major-11", False),) and len(moves) == 1
+    assert "the face-down card at 1,0 is major-11" in "\n".join(text_lines(game))
+
+
+def test_a_name_the_players_gave_stays_when_the_move_that_destroyed_the_card_is_taken_back(
+        tmp_path: Path) -> None:
+    """Only a name read off the pile goes with a take-back: one the players gave stays."""
+    path = tmp_path / "game.db"
+    s, _ = _face_down_destroyed(path)
+    s.name_hidden_card((1, 0), "major-10")
+    s.manual("red: use swords-05 by red1E@0,0: attack @1,0")
+    s.step_back()
+    assert s.state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    assert rebuild_state(open_game(path)).board[(1, 0)] == (("major-10", False),)
+
+
+def test_a_game_continued_after_a_misread_name_was_taken_back_has_the_card_unnamed(
+        tmp_path: Path) -> None:
+    """Both pass, red's Swords territory destroys the face-down card (read as major-10)
+    and that is taken back: continued in a new sitting, the card is "?" in every position
+    (accepted_moves follows the take-back as the replay does)."""
+    from live_support import make_record
+
+    path = tmp_path / "game.db"
+    s, view = _face_down_destroyed(path)
+    s.manual("red: pass")
+    s.manual("blue: pass")
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    s.step_back()
+    s.close()
+    _, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                             players=("red", "blue"))
+    assert [st.board[(1, 0)] for st in [start] + [h.state for h in history]] == \
+        [(("?", False),)] * 3
+
+
+def test_a_card_built_face_down_is_exported_with_the_name_read_again_after_a_take_back(
+        tmp_path: Path) -> None:
+    """Red builds 1,0 face down with the Wheel of Fortune, blue passes, red's Swords
+    territory destroys it: the pile is read as cups-09, taken back, read again as cups-05.
+    The text record's line of the build named cups-09, the name taken back."""
+    from companion.games.zarcana.engine import position
+    from companion.recording.export import text_lines
+    from companion.recording.store import GameRecorder
+    from live_support import MAT, make_record
+
+    players = ["red", "blue"]
+    start = position(players, edition="looney",
+                     board={"0,0": "swords-05", "0,1": "cups-02"}, pieces={"0,0": "red1E"},
+                     hands={"red": ["major-10"], "blue": ["?"] * 3}, deck=["?"] * 72)
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=players, mat=MAT, recorder=rec,
+                    initial_state=start)
+    build = "red: play major-10 by red1E@0,0: build 1,0 =?"
+    s.manual(build)
+    s.manual("blue: pass")
+    view = TableView.of(s.state)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    for frame, card in ((1, "cups-09"), (2, "cups-05")):
+        ev = s.observe(make_record(cards, view.pyramids, discard=["major-10", card]),
+                       frame=frame)
+        assert [e.move for e in ev] == ["red: use swords-05 by red1E@0,0: attack @1,0"], \
+            [e.text for e in ev]
+        if card == "cups-09":
+            s.step_back()
+    s.close()
+    text = "\n".join(text_lines(open_game(path)))
+    assert f"{build} (face down: cups-05)" in text, text
+    assert rebuild_state(open_game(path)).discard[-1] == "cups-05"

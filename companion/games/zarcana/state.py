@@ -215,6 +215,14 @@ def name_back(states: list[_S], names: FaceDownNames) -> list[_S]:
     return out
 
 
+def names_forgotten(states: list[_S], names: FaceDownNames) -> list[_S]:
+    """``states`` (oldest first) with the cards of ``names`` unknown again where they lie
+    named, from the latest back (:func:`name_back` undone): a name read off the discard
+    pile goes with the move taken back that showed it there, as the pile may have been
+    misread."""
+    return name_back(states, {cell: (named, unknown) for cell, (unknown, named) in names.items()})
+
+
 def with_names(state: _S, names: FaceDownNames) -> _S:
     """``state`` with the face-down cards of ``names`` named wherever it holds the very
     stack that was named: a card's name is true of every position the card lay face down
