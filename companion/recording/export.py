@@ -172,7 +172,11 @@ def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,
     when = ev.time.strftime("%Y-%m-%d %H:%M:%S" if day_changed else "%H:%M:%S")
     turn = "" if ev.turn is None else str(ev.turn)
     player = ev.player or ""
-    move = ev.move if named is None else f"{ev.move} (face down: {named})"
+    move = ev.move
+    if named is not None and move is not None:
+        from companion.games.zarcana.moves import with_face_down_names
+
+        move = with_face_down_names(move, [named])
     if ev.kind == "start":
         what = "start position"
     elif ev.kind == "move":

@@ -27,6 +27,7 @@ from companion.games.zarcana.moves import (
     Reorient,
     Transport,
     parse_move,
+    with_face_down_names,
 )
 
 
@@ -153,7 +154,7 @@ def move_line(move: str, after: ZarcanaState) -> str:
             top = after.top(step.cell)
             if top is not None and not top[1] and top[0] != UNKNOWN:
                 names.append(top[0])
-    return f"{move} (face down: {', '.join(names)})" if names else move
+    return with_face_down_names(move, names)
 
 
 # ------------------------------------------------------------------------ scoring ---

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 from ui_support import SAMPLE, script, truth
@@ -206,3 +207,34 @@ def test_a_face_down_build_names_its_card_in_the_move_log_once_known() -> None:
     assert move_line(build.move, build.state) == \
         "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"
     assert move_line(draw.move, draw.state) == "blue: draw 1"
+
+
+def test_the_move_log_and_the_text_record_name_a_face_down_card_in_the_same_words(
+        tmp_path: Path) -> None:
+    """The words that name a card built face down ("(face down: cups-05)") were written out
+    in the move log (move_line) and in the text record (export) each: one helper gives them
+    now, so the two cannot drift apart."""
+    from companion.games.zarcana.engine import dumps, position
+    from companion.games.zarcana.moves import with_face_down_names
+    from companion.live.session import LiveSession
+    from companion.recording.export import text_lines
+    from companion.recording.store import GameRecorder, open_game
+    from companion.ui.gamemodel import move_line
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
+                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    path = tmp_path / "g.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], recorder=rec,
+                    initial_state=start)
+    s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
+    s.name_hidden_card((1, 0), "cups-05")
+    s.close()
+    build = s.history[0]
+    line = with_face_down_names(build.move, ["cups-05"])
+    assert line == "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"
+    assert with_face_down_names(build.move, []) == build.move
+    assert move_line(build.move, build.state) == line
+    assert any(x.endswith(f"red     {line}") for x in text_lines(open_game(path)))

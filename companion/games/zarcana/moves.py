@@ -21,6 +21,7 @@ Notation (round-trips through :func:`parse_move` and ``str(move)``)::
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from companion.core.cards import card_info
@@ -427,6 +428,15 @@ def _parse_turn(text: str, whole: str) -> Turn:
     if not sep or pose not in {p.value for p in Pose}:
         raise NotationError(f"bad reorientation {text!r} in move {whole!r}: expected e.g. 'red2U@1,1>E'", whole)
     return Turn(parse_minion(head), Pose(pose))
+
+
+def with_face_down_names(move: str, names: Sequence[str]) -> str:
+    """``move`` as a log or record shows it once the cards it built face down ("=?", a
+    Wheel of Fortune build) are named (``names``: the players named them, or the camera
+    read them off the discard pile): "... build 1,0 =? (face down: cups-05)". The notation
+    stays what was seen at the time, as the game file keeps it; ``move`` itself where
+    nothing is named."""
+    return f"{move} (face down: {', '.join(names)})" if names else move
 
 
 def parse_move(text: str) -> Move:
