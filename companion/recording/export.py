@@ -96,11 +96,12 @@ def write_jsonl(game: RecordedGame, out: TextIO) -> None:
 
 # ---------------------------------------------------------------------------- text ---
 
-def _face_down_names(game: RecordedGame) -> dict[int, str]:
+def face_down_names(game: RecordedGame) -> dict[int, str]:
     """The moves that built a card face down ("build 1,0 =?", a Wheel of Fortune build), by
     event number, each with the card a later correction names there (the players named it,
     or the camera read it off the discard pile as it was destroyed): the move's line names
-    it too, as the window's move log does; the move itself stays as it was recorded. A name
+    it too, as the window's move log and the replay window do; the move itself stays as it
+    was recorded. A name
     read off the pile goes with the move taken back that destroyed the card (as the live
     session and the replay forget it): the card is "?" again until named anew."""
     if game.game != "zarcana":
@@ -224,7 +225,7 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
     yield ""
     yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
     previous: RecordedEvent | None = None
-    named = _face_down_names(game)
+    named = face_down_names(game)
     for ev in game.events:
         yield _event_line(ev, previous, named.get(ev.number))
         if ev.note:
@@ -266,5 +267,6 @@ def write_text(game: RecordedGame, out: TextIO) -> None:
         out.write(line + "\n")
 
 
-__all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "format_scores",
-           "game_title", "jsonl_records", "text_lines", "write_jsonl", "write_text"]
+__all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "face_down_names",
+           "format_scores", "game_title", "jsonl_records", "text_lines", "write_jsonl",
+           "write_text"]

@@ -1081,6 +1081,8 @@ class ReplayController(_ViewBase):
 
     def __init__(self, window: MainWindow, game: Any, *, mat: Any = None,
                  card_size_mm: Sequence[float] | None = None) -> None:
+        from companion.games.zarcana.moves import with_face_down_names
+        from companion.recording.export import face_down_names
         from companion.recording.store import RecordingError, replay_states
 
         table_mat, table_cards = recorded_table(game)
@@ -1093,6 +1095,9 @@ class ReplayController(_ViewBase):
         self.mat = mat
         self.steps: list[ReplayStep] = []
         self.error: str | None = None
+        # a card built face down named on its build's line once known, as the live
+        # window's move log names it (only the later correction's line named it)
+        named = face_down_names(game)
         try:
             for ev, state in replay_states(game):
                 if ev is None:
@@ -1100,12 +1105,14 @@ class ReplayController(_ViewBase):
                                                  None, False, ""))
                     continue
                 text = ev.move if ev.move else (ev.note or ev.kind)
+                if ev.move and ev.number in named:
+                    text = with_face_down_names(ev.move, [named[ev.number]])
                 if ev.kind == "start":
                     text = "start of the game"
                 elif ev.kind not in ("move", "override"):
                     text = f"[{ev.kind}] {ev.note or ev.move or ''}".strip()
                 elif ev.kind == "override":
-                    text = f"{ev.move} [accepted against the rules]"
+                    text = f"{text} [accepted against the rules]"
                 if ev.kind in ("move", "override") and ev.undone:
                     text += " [taken back]"
                 self.steps.append(ReplayStep(ev.number, ev.kind, text, state, ev.observation,
