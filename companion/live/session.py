@@ -1517,7 +1517,8 @@ class LiveSession:
                 note = (f"{len(ex.moves) - 1} other move(s) fit what the camera sees, e.g. "
                         f"{ex.moves[1 if k == 0 else 0]}")
             events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
-                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note)
+                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note,
+                                   named=ex.named_before(self._state, ex.states[k]))
             # the others that fit, kept for a click that only one of them allows
             self._others = (ex.states[k], [
                 (m, after) for i, (m, after) in enumerate(zip(ex.moves, ex.states)) if i != k])
@@ -1760,7 +1761,8 @@ class LiveSession:
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]
         events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
-                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s,
+                               named=ex.named_before(self._state, ex.states[k]))
         self.tracker.remember(reading)
         self._sync_tracker(ex.states[k])
         return events
@@ -1990,7 +1992,8 @@ class LiveSession:
                 events += self._judge(reading, obs, frame, jpeg, time_s)
             return events
         events += self._accept(then.moves[k], then.states[k], kind="move", source="camera",
-                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s,
+                               named=then.named_before(self._state, then.states[k]))
         self.tracker.remember(reading)
         self._sync_tracker(then.states[k])
         return events
@@ -2125,15 +2128,19 @@ class LiveSession:
     def _accept(self, move: Move | str, new: ZarcanaState, *, kind: str, source: str,
                 obs: Observation | None = None, jpeg: bytes | None = None,
                 frame: int | None = None, time_s: float | None = None,
-                note: str | None = None) -> list[LiveEvent]:
+                note: str | None = None, named: ZarcanaState | None = None
+                ) -> list[LiveEvent]:
+        """``move`` taken, ``new`` the game after it. ``named``: the game before it with the
+        face-down card it destroyed named from the discard pile, where the caller has it
+        (:meth:`_face_down_seen` looks for it otherwise)."""
         old = self._state
         assert old is not None
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
-        named, unknown = self._face_down_seen(old, move, new, text)
+        names, unknown = self._face_down_seen(old, move, new, text, named)
         self._state = new
-        self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, named))
+        self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, names))
         said_note = note or (CLICKED_NOTE if kind == "manual" else "")
         self._record("override" if kind == "override" else "move", text, player=player,
                      observation=obs, keyframe_jpeg=jpeg, state=new,
@@ -2153,15 +2160,18 @@ class LiveSession:
         return events
 
     def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
-                        text: str) -> tuple[FaceDownNames, str | None]:
+                        text: str, named: ZarcanaState | None = None
+                        ) -> tuple[FaceDownNames, str | None]:
         """A face-down territory ``move`` destroyed, its card read off the discard pile
         (table.explain): named back in the positions it lay face down in, and recorded as
         a correction before the move, so that the game file's replay of the move puts that
         card on the pile too. The game file kept the card on the pile with the move alone,
         which replayed as "?" there: "the replayed state disagrees with the stored one".
-        The names given (none: nothing named), and, its card not known (no picture showed
-        it: covered on the pile by the next move's card before the camera saw it), the words
-        that say so, for the move's note: the move said only "? at 1,0 is destroyed"."""
+        ``named``: ``old`` with the card named, where the move's reading or click found it
+        already (looked for here otherwise). The names given (none: nothing named), and,
+        its card not known (no picture showed it: covered on the pile by the next move's
+        card before the camera saw it), the words that say so, for the move's note: the
+        move said only "? at 1,0 is destroyed"."""
         card = new.discard_top()
         if card == UNKNOWN and len(new.discard) > len(old.discard):
             gone = sorted(c for c, s in old.board.items()
@@ -2171,14 +2181,15 @@ class LiveSession:
                         if gone else None)
         if card is None or card == UNKNOWN:
             return {}, None
-        try:
-            found = face_down_named(old, parse_move(move) if isinstance(move, str) else move,
-                                    card)
-        except CompanionError:
-            return {}, None
-        if found is None:
-            return {}, None
-        named = found[0]
+        if named is None:
+            try:
+                found = face_down_named(old, parse_move(move) if isinstance(move, str)
+                                        else move, card)
+            except CompanionError:
+                return {}, None
+            if found is None:
+                return {}, None
+            named = found[0]
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
         self._record("correction", None, state=named,
@@ -2219,14 +2230,16 @@ class LiveSession:
                               move=str(move), player=who, frame=self._last_frame, source=source)]
         shown = self._last_reading.view.discard_top if self._last_reading is not None \
             and self.watch_discard else None
+        named: ZarcanaState | None = None
         if new.discard_top() == UNKNOWN and shown is not None:
             # a face-down territory destroyed by a click (a reading taken back and put
             # right): its card is the one the last picture shows on the pile, which the game
             # does not know to lie elsewhere (as table.explain names it from a picture)
-            named = face_down_named(st, move, shown, plain=new)
-            if named is not None:
-                new = named[1]
-        events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame)
+            found = face_down_named(st, move, shown, plain=new)
+            if found is not None:
+                named, new = found
+        events = self._accept(move, new, kind="manual", source=source, frame=self._last_frame,
+                              named=named)
         self._sync_tracker(new)
         return events
 

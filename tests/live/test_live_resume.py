@@ -536,3 +536,33 @@ def test_a_card_built_face_down_is_exported_with_the_name_read_again_after_a_tak
     text = "\n".join(text_lines(open_game(path)))
     assert f"{build} (face down: cups-05)" in text, text
     assert rebuild_state(open_game(path)).discard[-1] == "cups-05"
+
+
+def test_a_face_down_card_read_off_the_pile_is_named_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The picture's reading named the destroyed card (table.explain), and the session named
+    it again, the move made twice more, to record the name (_face_down_seen); a click of
+    the attack named it, and the session again. The name found is taken along now: the
+    session's own search is not made on a picture's path, and once on a click's."""
+    import companion.live.session as session_module
+    from live_support import make_record
+
+    calls: list[str] = []
+    real = session_module.face_down_named
+
+    def counted(*args: object, **kw: object) -> object:
+        calls.append(str(args[2]))
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_module, "face_down_named", counted)
+    s, view = _face_down_destroyed(tmp_path / "game.db")
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    seen = make_record(cards, view.pyramids, discard=["major-10"])
+    ev = s.observe(seen, frame=1)
+    assert "major-10 at 1,0 is destroyed" in ev[0].text and calls == []
+    s.step_back()
+    s.manual("red: use swords-05 by red1E@0,0: attack @1,0")
+    assert s.state.discard[-1] == "major-10" and calls == ["major-10"]
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    assert rebuild_state(open_game(tmp_path / "game.db")).discard[-1] == "major-10"

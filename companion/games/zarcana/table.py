@@ -105,10 +105,22 @@ class Explanation:
     moves: tuple[Move, ...] = ()
     illegal: tuple[Verdict, ...] = ()
     states: tuple[ZarcanaState, ...] = field(default=(), repr=False)
+    #: (position explained, state after a move, that position with the face-down card the
+    #: move destroyed named from the discard pile): :meth:`named_before`
+    named: tuple[tuple[ZarcanaState, ZarcanaState, ZarcanaState], ...] = \
+        field(default=(), repr=False, compare=False)
 
     @property
     def explained(self) -> bool:
         return bool(self.moves)
+
+    def named_before(self, before: ZarcanaState | None,
+                     after: ZarcanaState) -> ZarcanaState | None:
+        """``before`` with the face-down card named that the move giving ``after`` (one of
+        :attr:`states`) destroyed, where the card was read off the discard pile
+        (:func:`face_down_named`); None where it was not, or ``before`` is not the position
+        explained (the very objects: a name found once is not searched for again)."""
+        return next((n for b, a, n in self.named if b is before and a is after), None)
 
     @property
     def unchanged(self) -> bool:
@@ -416,35 +428,39 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         return Explanation(changes)
     found: list[Move] = []
     states: list[ZarcanaState] = []
+    named: list[tuple[ZarcanaState, ZarcanaState, ZarcanaState]] = []
     for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
-        if compare_discard:
-            after = _discarded_named(state, mv, after, seen)
+        both = _discarded_named(state, mv, after, seen) if compare_discard else None
+        if both is not None:
+            after = both[1]
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
             found.append(mv)
             states.append(after)
+            if both is not None:
+                named.append((state, after, both[0]))
     if found or not diagnose:
         # Simplest first: a single card played is likelier than a discarded pair whose
         # lower card the camera cannot see.
         order = sorted(range(len(found)), key=lambda i: _complexity(found[i]))
         return Explanation(changes, tuple(found[i] for i in order), (),
-                           tuple(states[i] for i in order))
+                           tuple(states[i] for i in order), tuple(named))
     return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
 
 
 def _discarded_named(state: ZarcanaState, move: Move, after: ZarcanaState,
-                     seen: TableView) -> ZarcanaState:
-    """``after`` (``move`` made in ``state``) with the card on top of its discard pile
-    named from ``seen`` where the game does not know it (a face-down territory, a Wheel of
-    Fortune build, destroyed and discarded face up) and the camera shows a card the game
-    has not seen elsewhere: the move made with the card named (:func:`face_down_named`).
-    Without it the destroyed card's face was "no move explains this change", and a card
-    missing from the table beside it read as covered: the game waited for good."""
+                     seen: TableView) -> tuple[ZarcanaState, ZarcanaState] | None:
+    """``state`` and ``after`` (``move`` made in ``state``) with the card on top of the
+    discard pile after it named from ``seen`` where the game does not know it (a face-down
+    territory, a Wheel of Fortune build, destroyed and discarded face up) and the camera
+    shows a card the game has not seen elsewhere: the move made with the card named
+    (:func:`face_down_named`); None where nothing is named. Without it the destroyed card's
+    face was "no move explains this change", and a card missing from the table beside it
+    read as covered: the game waited for good."""
     shown = seen.discard_top
     if after.discard_top() != UNKNOWN or shown is None:
-        return after
-    named = face_down_named(state, move, shown, plain=after)
+        return None
     # (made again, not patched: the engine's own words then name the card destroyed)
-    return after if named is None else named[1]
+    return face_down_named(state, move, shown, plain=after)
 
 
 def face_down_named(before: ZarcanaState, move: Move, card: str, *,
