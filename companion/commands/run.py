@@ -168,7 +168,6 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
     continued. The moves are the live session's history entries, so the window's log shows
     the whole game, not just this sitting. A game not dealt yet is dealt with the settings
     its file was made with (other ``settings`` are refused); a dealt one keeps its own."""
-    from companion.live.session import HistoryEntry
     from companion.recording.store import (
         GameRecorder,
         RecordingError,
@@ -214,8 +213,7 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
                 print(f"the game will be dealt with its settings: {format_settings(dealt_with)}")
         else:
             start, moves = accepted_moves(recorded)
-        history = [HistoryEntry.recorded(ev.kind, ev.move, ev.player, ev.note, state)
-                   for ev, state in moves]
+        history = _recorded_history(recorded, start, moves)
         recorder = GameRecorder.resume(path)    # (a file it cannot write is said first)
         if not same:
             log.warning("%s: continuing its game (%s edition, players %s); --edition and "
@@ -227,6 +225,27 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
     recorder = GameRecorder.create(target, game=game, edition=edition, players=list(players),
                                    settings=dict(settings or {}))
     return recorder, None, [], target, dict(settings or {})
+
+
+def _recorded_history(recorded: Any, start: Any, moves: list[tuple[Any, Any]]) -> list[Any]:
+    """The live session's history entries of a continued game's moves, each with the
+    face-down card it destroyed where the correction recorded just before it read that
+    card's name off the discard pile (a take-back in this sitting forgets it, as in the
+    sitting that read it)."""
+    from companion.live.session import PILE_NAME_NOTE, HistoryEntry, names_read_off_the_pile
+
+    before_event = {e.number: p for p, e in zip(recorded.events, recorded.events[1:])}
+    history = []
+    before = start
+    for ev, state in moves:
+        prev = before_event.get(ev.number)
+        read = (prev is not None and prev.kind == "correction" and before is not None
+                and PILE_NAME_NOTE in prev.note)
+        history.append(HistoryEntry.recorded(
+            ev.kind, ev.move, ev.player, ev.note, state,
+            names_read_off_the_pile(before, state) if read else None))
+        before = state
+    return history
 
 
 def check_deck(game: str, card_ids: Sequence[str], deck: str | None) -> None:

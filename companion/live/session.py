@@ -304,12 +304,32 @@ class HistoryEntry:
 
     @classmethod
     def recorded(cls, kind: str, move: str | None, player: str | None, note: str,
-                 state: Any) -> "HistoryEntry":
+                 state: Any, named_from_pile: FaceDownNames | None = None) -> "HistoryEntry":
         """The entry of a move read back from a game file (kind "move" or "override", as
-        the session records them; a click is a "move" with :data:`CLICKED_NOTE`)."""
+        the session records them; a click is a "move" with :data:`CLICKED_NOTE`).
+        ``named_from_pile``: :func:`names_read_off_the_pile`, where the correction recorded
+        just before the move says so."""
         if kind != "override":
             kind = "manual" if note == CLICKED_NOTE else "move"
-        return cls(kind, move or "", player or "", state)
+        return cls(kind, move or "", player or "", state, named_from_pile=named_from_pile or {})
+
+
+#: how the correction recorded before a move that destroyed a face-down card says that the
+#: card's name was read off the discard pile (:meth:`LiveSession._face_down_seen`)
+PILE_NAME_NOTE = "seen on the discard pile as"
+
+
+def names_read_off_the_pile(before: ZarcanaState, after: ZarcanaState) -> FaceDownNames:
+    """The face-down cards named in ``before`` that the move giving ``after`` put on the
+    discard pile from where they lay, as :func:`~companion.games.zarcana.state.names_given`
+    gives them (the card unknown, the card named): a continued game's move whose
+    correction said the name was read off the pile (:data:`PILE_NAME_NOTE`), so that a
+    take-back in the later sitting forgets it too."""
+    top = after.discard_top()
+    return {cell: (stack[:-1] + ((UNKNOWN, False),), stack)
+            for cell, stack in before.board.items()
+            if stack and stack[-1] == (top, False) and top not in (None, UNKNOWN)
+            and after.board.get(cell) != stack}
 
 
 #: the note a move clicked in the window is recorded with
@@ -2193,8 +2213,8 @@ class LiveSession:
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
         self._record("correction", None, state=named,
-                     note=f"the face-down card at {format_cell(cell)} is {card}: seen on the "
-                          f"discard pile as {text} destroyed it")
+                     note=f"the face-down card at {format_cell(cell)} is {card}: "
+                          f"{PILE_NAME_NOTE} {text} destroyed it")
         return names_given(old, named), None
 
     def _take_back_last(self) -> HistoryEntry:

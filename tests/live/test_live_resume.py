@@ -566,3 +566,24 @@ def test_a_face_down_card_read_off_the_pile_is_named_once(
     assert s.initial_state.board[(1, 0)] == (("major-10", False),)
     s.close()
     assert rebuild_state(open_game(tmp_path / "game.db")).discard[-1] == "major-10"
+
+
+def test_a_misread_name_goes_with_a_take_back_in_a_later_sitting(tmp_path: Path) -> None:
+    """The pile misread as major-10 as red destroyed the face-down card; the game continued
+    in a new sitting and the attack taken back there: the card is "?" again (the earlier
+    sitting's move did not say that its name was read off the pile, so it stayed)."""
+    from live_support import make_record
+
+    path = tmp_path / "game.db"
+    s, view = _face_down_destroyed(path)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    s.close()
+    rec, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=start, history=history)
+    again.step_back()
+    assert again.state.board[(1, 0)] == (("?", False),) and again.hidden_cards() == [(1, 0)]
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
