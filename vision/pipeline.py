@@ -666,15 +666,16 @@ class TablePipeline:
                 log.debug("box at %s dropped: found only by the second look, and the "
                           "gallery is not sure of it", np.round(centers[i], 1))
                 continue
+            back_cut: np.ndarray | None = None
             if m.best_id == BACK_ID and m.probs is None:
                 # the gallery's back (the network's reads are its own): a face it was never
                 # shown can lie nearer its back class than any face; unless the cut looks
                 # like a back, it is face up, its nearest face named unsurely. The cut the
                 # gallery read, and what it made of it, are asked again (a stand-in gallery
                 # keeps neither: the card is cut again)
-                cut = m.cut if m.cut is not None else warp_card_mm(
+                back_cut = m.cut if m.cut is not None else warp_card_mm(
                     ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
-                m = self.gallery.unknown_face(cut, m.class_distances) or m
+                m = self.gallery.unknown_face(back_cut, m.class_distances) or m
             cid = m.card_id if m.card_id is not None else m.best_id
             face_up = cid != BACK_ID
             symmetric = cid in self.gallery.half_turn_symmetric or (
@@ -690,8 +691,10 @@ class TablePipeline:
                 angle = float(axes[i])  # (a gallery that does not say: the box's direction)
             else:
                 # a back with a top (the Decktet's): which way up it lies, from its cut
-                cut = m.cut if m.cut is not None else warp_card_mm(
-                    ideal, ideal_calib, centers[i], float(axes[i]), self.card_size_mm)
+                # (the one the unknown-face question cut, where it cut one)
+                cut = m.cut if m.cut is not None else back_cut if back_cut is not None else (
+                    warp_card_mm(ideal, ideal_calib, centers[i], float(axes[i]),
+                                 self.card_size_mm))
                 angle = art_angle_deg(float(axes[i]), self.gallery.back_turned(cut))
             corners = image_points(calib, card_corners_mm(centers[i], angle, self.card_size_mm))
             cards.append({

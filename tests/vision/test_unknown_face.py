@@ -17,7 +17,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from vision_truth import TruthBoxes  # noqa: E402
+from vision_truth import SAMPLES, TruthBoxes, truth_of  # noqa: E402
 
 SEED, INDEX = 931000, 0     # 10 cards: one back, three faces left out of the deck
 
@@ -188,6 +188,76 @@ def test_a_back_with_a_top_is_thumbnailed_once_for_both_questions(
         assert gallery.unknown_face(cut, dist) is None
         assert gallery.back_turned(cut) == (cut is not back)
         assert len(thumbs) == before + 1
+
+def test_a_back_the_network_moved_is_cut_once_for_both_questions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A back whose box the card network moved keeps no cut (``cut`` None: the gallery read
+    another one), so the pipeline cuts it again to ask whether it is a face; a back with a
+    top (the Decktet's) was then cut a second time to ask which way up it lies. It is cut
+    once for both. The sample Decktet table (true boxes, three cards face down), read by the
+    gallery alone, with the gallery's cuts and distances dropped as the pipeline drops them
+    where the network moved a box."""
+    from dataclasses import replace
+
+    import vision.pipeline as pipeline_module
+    from calibration.mat import load_mat
+
+    path = SAMPLES / "decktet-table" / "0000.jpg"
+    boxes = TruthBoxes()
+    boxes.add(path)
+    # in order: cuts made (the arrays, kept alive), gallery batches, and the cut each
+    # question about a back was asked of
+    events: list[tuple[str, Any]] = []
+    warp = pipeline_module.warp_card_mm
+
+    def counted_warp(*args: Any, **kwargs: Any) -> np.ndarray:
+        cut = warp(*args, **kwargs)
+        events.append(("cut", cut))
+        return cut
+
+    monkeypatch.setattr(pipeline_module, "warp_card_mm", counted_warp)
+    with pipeline_module.TablePipeline(mat=load_mat(path.parent / "mat.json"), deck="decktet",
+                                       card_net=False, card_detector=boxes,
+                                       pyramid_finder=boxes, threads=1) as pipeline:
+        gallery = pipeline.gallery
+        assert gallery.back_has_top
+        identify_batch, unknown_face, back_turned = (
+            gallery.identify_batch, gallery.unknown_face, gallery.back_turned)
+
+        def moved_batch(crops: Any) -> Any:
+            events.append(("batch", None))
+            return [replace(m, cut=None, class_distances=None) for m in identify_batch(crops)]
+
+        def asked_face(crop: Any, class_distances: Any = None) -> Any:
+            events.append(("face?", crop))
+            return unknown_face(crop, class_distances)
+
+        def asked_turned(crop: Any) -> Any:
+            events.append(("turned?", crop))
+            return back_turned(crop)
+
+        monkeypatch.setattr(gallery, "identify_batch", moved_batch)
+        monkeypatch.setattr(gallery, "unknown_face", asked_face)
+        monkeypatch.setattr(gallery, "back_turned", asked_turned)
+        record = pipeline.observe_file(path)
+    backs = [c for c in truth_of(path)["cards"] if not c["face_up"]]
+    assert len(backs) == 3
+    assert sum(not c["face_up"] for c in record["cards"]) == len(backs)
+    # after the gallery's last batch, each back's cuts up to its which-way-up question
+    last_batch = max(k for k, (what, _) in enumerate(events) if what == "batch")
+    per_back: list[list[tuple[str, Any]]] = [[]]
+    for what, arr in events[last_batch + 1:]:
+        per_back[-1].append((what, arr))
+        if what == "turned?":
+            per_back.append([])
+    assert per_back.pop() == []
+    assert len(per_back) == len(backs)
+    for seen in per_back:
+        cuts = [arr for what, arr in seen if what == "cut"]
+        asked = [arr for what, arr in seen if what != "cut"]
+        assert len(cuts) == 1, [what for what, _ in seen]
+        assert len(asked) == 2 and all(a is cuts[0] for a in asked)
+
 
 
 def test_the_docs_count_the_cards_left_out_as_the_measurement_left_them_out() -> None:
