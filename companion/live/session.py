@@ -1439,6 +1439,7 @@ class LiveSession:
         assert st is not None
         if st.is_over:
             return []
+        reading = self._pile_read(st, reading)
         view = reading.view
         self._flipped = self._said_back = False
         events = self._ruling(reading, obs, frame, jpeg, time_s)
@@ -1486,6 +1487,30 @@ class LiveSession:
                           "in a row is ruled on)", player=who, changes=flips,
                           move=None if broke is None else str(broke.move),
                           rules=() if broke is None else broke.rules, frame=frame)]
+
+    def _pile_read(self, st: ZarcanaState, reading: TableReading) -> TableReading:
+        """``reading`` with the discard pile in the order that explains the table, where the
+        camera cannot tell which of the cards new on it covers which (no level): the first
+        of its orders that one move explains (from the game, or after the moves held), else
+        two; else the reading as it is. Ordered by confidence alone, two cards of two moves
+        seen at once were taken the wrong way up, the moves never found, and the game waited
+        for good ("is something covering the table?")."""
+        if len(reading.discard_orders) < 2 or not self.watch_discard:
+            return reading
+        ways = [reading.with_pile(order) for order in reading.discard_orders]
+        held = self._held
+        bases = [st] + ([held.after] if held is not None and held.before is st else [])
+        for way in ways:
+            for base in bases:
+                ex = explain(base, way.view, diagnose=False, compare_discard=True)
+                if ex.unchanged or ex.explained:
+                    return way
+        for way in ways:
+            runs, complete = explain_two(st, way.view, under=way.discard_seen[1:],
+                                         compare_discard=True, budget_s=TWO_MOVES_BUDGET_S)
+            if complete and runs:
+                return way
+        return reading
 
     def _ruling(self, reading: TableReading, obs: Observation, frame: int | None,
                 jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
+from itertools import permutations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -46,6 +47,9 @@ TAROT_CARD_MM: tuple[float, float] = (70.0, 120.0)
 #: Zone names that are piles, not stashes.
 DRAW_ZONE = "draw"
 DISCARD_ZONE = "discard"
+
+#: Cards new on the discard pile with no level, up to this many, are tried in every order.
+PILE_ORDERS_OF = 3
 
 #: How far (mm) outside a zone rectangle a card or pyramid still counts as in it.
 ZONE_MARGIN_MM = 10.0
@@ -318,6 +322,14 @@ class TableReading:
     off_board: tuple[SeenPyramid, ...] = ()
     strays: tuple[SeenCard, ...] = ()
     notes: tuple[str, ...] = ()            # warnings in plain words
+    # the orders the pile may be in (top first, ``discard_seen`` first) where the camera
+    # cannot tell: two cards or more new on it, with no level to say which covers which
+    discard_orders: tuple[tuple[str, ...], ...] = ()
+
+    def with_pile(self, order: tuple[str, ...]) -> "TableReading":
+        """This reading with the discard pile in ``order`` (top first)."""
+        return replace(self, view=replace(self.view, discard_top=order[0] if order else None),
+                       discard_seen=order)
 
     def card_at(self, cell: Cell) -> SeenCard | None:
         """The top card sighting of a cell."""
@@ -687,7 +699,7 @@ class TableTracker:
             all_cards.append(sc)
             notes.append(f"a card ({sc.id}) lies away from the board and from the discard "
                          "pile: not taken as part of either")
-        discard_order = self._discard_order(discard)
+        discard_order, discard_orders = self._discard_order(discard)
         discard_top = discard_order[0] if discard_order else None
 
         # ---- pyramids
@@ -739,7 +751,7 @@ class TableTracker:
         view = TableView(cards, {c: tuple(sorted(ps)) for c, ps in placed.items()}, discard_top)
         return TableReading(view, trusted, reason, tuple(all_cards), tuple(pyramids), covered,
                             stacks, tuple(discard_order), draw, tuple(off_board), tuple(strays),
-                            tuple(notes))
+                            tuple(notes), discard_orders)
 
     def _stack_order(self, cell: Cell, seen: list[SeenCard]) -> list[str]:
         """The ids seen in one cell, bottom to top."""
@@ -774,10 +786,13 @@ class TableTracker:
             memory.append(top)
         return tuple(memory)
 
-    def _discard_order(self, discard: list[SeenCard]) -> list[str]:
-        """Ids in the discard zone, top first."""
+    def _discard_order(self, discard: list[SeenCard]
+                       ) -> tuple[list[str], tuple[tuple[str, ...], ...]]:
+        """Ids in the discard zone, top first; and, where cards new on the pile have no level
+        to order them (their confidence says nothing of which covers which), every order
+        they may lie in, that one first (else none)."""
         if not discard:
-            return []
+            return [], ()
 
         def key(c: SeenCard) -> tuple[int, int, float]:
             if c.level is not None:
@@ -790,7 +805,21 @@ class TableTracker:
         for c in sorted(discard, key=key, reverse=True):
             if c.id not in out:
                 out.append(c.id)
-        return out
+        unsure = [cid for cid in out if any(
+            c.id == cid and c.level is None and cid not in self._discard for c in discard)]
+        if len(unsure) < 2:
+            return out, ()
+        at = [out.index(cid) for cid in unsure]
+        # (all orders of up to three: three moves seen at once at most; more, each on top)
+        ways = (list(permutations(unsure)) if len(unsure) <= PILE_ORDERS_OF else
+                [tuple([u] + [v for v in unsure if v != u]) for u in unsure])
+        orders: list[tuple[str, ...]] = []
+        for way in ways:
+            order = list(out)
+            for k, cid in zip(at, way):
+                order[k] = cid
+            orders.append(tuple(order))
+        return out, tuple(orders)
 
 
 def stacks_of(state: Any) -> dict[Cell, tuple[str, ...]]:

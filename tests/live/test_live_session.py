@@ -1844,10 +1844,12 @@ def test_a_face_down_territory_destroyed_is_taken_its_card_read_off_the_discard_
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
 
 
-def _face_down_then_grown(discard: list[str]) -> tuple[LiveSession, dict[str, Any]]:
+def _face_down_then_grown(discard: list[str], levels: bool = True
+                          ) -> tuple[LiveSession, dict[str, Any]]:
     """A two-player game where red's Swords territory at 0,0 can destroy the face-down card
     at 1,0, then blue grow its pyramid at 0,1; and the picture of both moves, the discard
-    pile showing ``discard`` (bottom to top, each over the one before)."""
+    pile showing ``discard`` (bottom to top, each over the one before; with ``levels`` off,
+    the record does not say which card lies over which)."""
     from companion.games.zarcana.engine import position
     from companion.games.zarcana.table import TableView
 
@@ -1861,7 +1863,7 @@ def _face_down_then_grown(discard: list[str]) -> tuple[LiveSession, dict[str, An
     view = TableView.of(start)
     rec = make_record({c: k for c, k in view.cards.items() if c != (1, 0)},
                       {**view.pyramids, (0, 1): (parse_pyramid("blue2U"),)}, discard=discard)
-    level = {c: k for k, c in enumerate(discard)}
+    level = {c: k for k, c in enumerate(discard)} if levels else {}
     rec["cards"] = [dict(c, level=level[c["id"]]) if c["id"] in level else c
                     for c in rec["cards"]]
     return s, rec
@@ -1884,6 +1886,24 @@ def test_a_face_down_territory_destroyed_then_covered_is_named_from_the_pile_see
     assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
     assert s.initial_state is not None
     assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+
+
+def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -> None:
+    """As above, the record giving no levels: the two cards new on the pile, seen as sure,
+    were ordered by confidence, major-10 taken as the top; the moves were never found and
+    the game waited for good ("is something covering the table?"). Either card is tried on
+    top: cups-07 on top explains the table."""
+    s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"], levels=False)
+    for frame in (1, 2):
+        ev = s.observe(rec, frame=frame)
+        assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+        assert "covering" not in ev[0].text and "two moves since" in ev[0].text, ev[0].text
+    ev = s.manual("red: draw 1")
+    assert [h.move for h in s.history] == ["red: use swords-05 by red1E@0,0: attack @1,0",
+                                          "blue: play cups-07 by blue1U@0,1: grow",
+                                          "red: draw 1"], [e.text for e in ev]
+    assert "major-10 at 1,0 is destroyed" in ev[1].text, ev[1].text
+    assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
 
 
 def test_a_face_down_territory_destroyed_then_covered_unseen_is_said_to_be_unknown() -> None:

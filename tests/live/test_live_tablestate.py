@@ -118,6 +118,23 @@ def test_the_top_of_the_discard_pile_is_the_card_just_played() -> None:
     assert "cups-07" not in tr.read(make_record(LAYOUT, discard=["cups-07"])).view.cards.values()
 
 
+def test_two_cards_new_on_the_pile_with_no_level_may_lie_either_way_up() -> None:
+    """Two cards new on the pile, no level: their confidence says nothing of which covers
+    which, so the reading gives both orders (the remembered card stays under them); with
+    levels, or one new card, the order is known and none are given."""
+    tr = TableTracker(MAT)
+    tr.remember(tr.read(make_record(LAYOUT, discard=["cups-07"])))
+    r = tr.read(make_record(LAYOUT, discard=["cups-07", "wands-04", "major-10"]))
+    assert r.discard_seen == r.discard_orders[0]
+    assert sorted(r.discard_orders) == [("major-10", "wands-04", "cups-07"),
+                                        ("wands-04", "major-10", "cups-07")]
+    assert r.with_pile(r.discard_orders[1]).view.discard_top == r.discard_orders[1][0]
+    assert tr.read(make_record(LAYOUT, discard=["cups-07", "wands-04"])).discard_orders == ()
+    rec = make_record(LAYOUT, discard=["cups-07", "wands-04", "major-10"])
+    rec["cards"] = [dict(c, level=k) for k, c in enumerate(rec["cards"])]
+    assert tr.read(rec).discard_orders == ()
+
+
 @pytest.mark.parametrize("rotation", [0.0, 10.0])
 def test_lying_pyramids_snap_to_the_nearest_lattice_direction(rotation: float) -> None:
     tr = TableTracker(MAT)
