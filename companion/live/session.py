@@ -571,8 +571,10 @@ class LiveSession:
         self._flipped = False
         # the rule-breaking move the last flip-flop wait named (None: none)
         self._flip_broke: Verdict | None = None
-        # the last picture was said to show the position before the last move(s)
+        # the last picture was said to show the position before the last move(s); and the
+        # picture before this one (while judging it)
         self._said_back = False
+        self._back_before = False
         # the last picture waits for the same table seen again (:attr:`wants_another_look`)
         self._look_again = False
         self._last_frame: int | None = None
@@ -1441,6 +1443,7 @@ class LiveSession:
             return []
         reading = self._pile_read(st, reading)
         view = reading.view
+        self._back_before = self._said_back
         self._flipped = self._said_back = False
         events = self._ruling(reading, obs, frame, jpeg, time_s)
         p = self._pending
@@ -1619,6 +1622,11 @@ class LiveSession:
             if flip:
                 return flip
             self._said_back = True
+            # (the same table said so on the picture before: still waited on, as the other
+            # waits say on a repeat; it was said in full, or asked, again on every picture)
+            last = self._judged[-1] if self._judged else None
+            repeated = (self._back_before and last is not None and last[1] is st
+                        and last[0].same_as(view, with_discard=self.watch_discard))
             n = len(taken_back)
             text = ((f"the table shows the position before the last move ({taken_back[0]}): "
                      "press \"Take back move\" if it was taken back, or put it back on the "
@@ -1627,10 +1635,18 @@ class LiveSession:
                      f"({'; '.join(taken_back)}): press \"Take back move\" {n} times if they "
                      "were taken back, or put them back on the table"))
             if not suggestions:
-                return [LiveEvent(EventKind.WAITING, text, player=who, move=taken_back[-1],
+                said = f"still waiting: {text}" if repeated else text
+                return [LiveEvent(EventKind.WAITING, said, player=who, move=taken_back[-1],
                                   changes=changes, frame=frame)]
+            same = (repeated and was is Status.QUESTION and self._pending is not None
+                    and bool(self._pending.suggestions)
+                    and self._pending.suggestions[0].text == suggestions[0].text)
             self._pending = _Pending(reading, obs, ex, suggestions, frame)
             self.status = Status.QUESTION
+            if same:
+                return [LiveEvent(EventKind.WAITING, f"still waiting for an answer: {text}; or "
+                                  f"is a piece misread: {suggestions[0].text}", player=who,
+                                  frame=frame)]
             return [LiveEvent(EventKind.QUESTION, f"{text}; or is a piece misread: "
                               f"{suggestions[0].text}", move=suggestions[0].move, player=who,
                               changes=changes, suggestions=suggestions, frame=frame)]

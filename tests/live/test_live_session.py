@@ -601,6 +601,28 @@ def test_two_moves_taken_back_on_the_table_are_both_named() -> None:
     assert s.observe(sample_record(4), frame=8)[0].kind is EventKind.UNCHANGED
 
 
+@pytest.mark.parametrize("back", [5, 4])
+def test_the_position_before_the_last_moves_seen_again_is_still_waited_on(back: int) -> None:
+    """The table taken back by one move (5) or two (4), seen on three pictures in a row: it
+    was said in full each time, and asked each time where a misread would explain it too;
+    the other waits say "still waiting" on a repeat. It says so, naming the move(s) still."""
+    s = sample_session()
+    play(s, range(0, 7))
+    moves = [h.move for h in s.history]
+    first = s.observe(sample_record(back), frame=7)[-1]
+    assert first.text.startswith("the table shows the position before"), first.text
+    for frame in (8, 9):
+        ev = s.observe(sample_record(back), frame=frame)
+        assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+        assert ev[0].text.startswith("still waiting"), ev[0].text
+        assert moves[-1] in ev[0].text and "Take back move" in ev[0].text, ev[0].text
+    asked = Status.QUESTION if first.kind is EventKind.QUESTION else Status.PLAYING
+    assert s.status is asked and [h.move for h in s.history] == moves
+    for _ in range(6 - back):       # (the Take-back button)
+        s.step_back()
+    assert s.observe(sample_record(back), frame=10)[0].kind is EventKind.UNCHANGED
+
+
 @pytest.mark.parametrize("last", [3, 7])
 def test_a_camera_going_back_and_forth_to_the_position_before_the_last_move_waits(
         last: int) -> None:
