@@ -315,8 +315,9 @@ class HistoryEntry:
 
 
 #: how the correction recorded before a move that destroyed a face-down card says that the
-#: card's name was read off the discard pile (:meth:`LiveSession._face_down_seen`)
-PILE_NAME_NOTE = "seen on the discard pile as"
+#: card's name was read off the discard pile (:meth:`LiveSession._face_down_seen`), then
+#: "as" the move destroyed it, or "under" a later move's card that covered it
+PILE_NAME_NOTE = "seen on the discard pile"
 
 
 def names_read_off_the_pile(before: ZarcanaState, after: ZarcanaState) -> FaceDownNames:
@@ -2253,9 +2254,14 @@ class LiveSession:
             named = found[0]
         self._name_back(old, named)
         cell = next(c for c in named.board if named.board[c] != old.board[c])
+        # (named from under the pile's top, where held moves are taken: a later move's card
+        # covered it on the picture, which did not show it as this move destroyed it)
+        pile = self._last_reading.discard_seen if self._last_reading is not None else ()
+        k = pile.index(card) if card in pile else 0
+        where = "as" if k == 0 else f"under {pile[k - 1]} (a later move's card) after"
         self._record("correction", None, state=named,
                      note=f"the face-down card at {format_cell(cell)} is {card}: "
-                          f"{PILE_NAME_NOTE} {text} destroyed it")
+                          f"{PILE_NAME_NOTE} {where} {text} destroyed it")
         return names_given(old, named), None
 
     def _take_back_last(self) -> HistoryEntry:

@@ -1910,6 +1910,31 @@ def test_a_face_down_territory_destroyed_then_covered_is_named_from_the_pile_see
     assert s.initial_state.board[(1, 0)] == (("major-10", False),)
 
 
+def test_a_face_down_card_named_from_under_the_pile_top_says_where_it_was_seen() -> None:
+    """The card named from under cups-07 on the pile (above): its correction in the game file
+    said "seen on the discard pile as red: use swords-05 ... destroyed it", which no picture
+    showed. It says where it was seen: under cups-07, the later move's card. A card seen on top of
+    the pile as its move destroyed it is still said so."""
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["wands-03", "major-10", "cups-07"])
+    s.recorder = rec
+    s.observe(seen, frame=1)
+    s.manual("red: draw 1")
+    notes = [c[2]["note"] for c in rec.calls if c[0] == "correction"]
+    assert notes == ["the face-down card at 1,0 is major-10: seen on the discard pile under "
+                     "cups-07 (a later move's card) after red: use swords-05 by red1E@0,0: "
+                     "attack @1,0 destroyed it"], notes
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["wands-03", "major-10"])
+    s.recorder = rec
+    seen["pyramids"] = [p for p in seen["pyramids"] if p["color"] == "red"] + [
+        dict(p, pips=1) for p in seen["pyramids"] if p["color"] == "blue"]
+    s.observe(seen, frame=1)
+    notes = [c[2]["note"] for c in rec.calls if c[0] == "correction"]
+    assert notes == ["the face-down card at 1,0 is major-10: seen on the discard pile as red: "
+                     "use swords-05 by red1E@0,0: attack @1,0 destroyed it"], notes
+
+
 def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -> None:
     """As above, the record giving no levels: the two cards new on the pile, seen as sure,
     were ordered by confidence, major-10 taken as the top; the moves were never found and
