@@ -1682,6 +1682,7 @@ class LiveSession:
             if three is not None:
                 return self._ask_held(three, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
+        unseen = self._still_unseen(st, view) if missed is None else ""
         broken = [] if missed is not None or full.illegal else broken_short(
             st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
         if broken:
@@ -1731,14 +1732,14 @@ class LiveSession:
         if full.illegal:
             v = full.illegal[0]
             reasons = tuple(x.reason for x in v.violations)
-            text = f"illegal: {v.move}: " + "; ".join(reasons)
+            text = unseen + f"illegal: {v.move}: " + "; ".join(reasons)
             # (the rules' ids too: a record read later names the rule as the window did)
             self._record("illegal", v.move, player=who, observation=obs, keyframe_jpeg=jpeg,
                          note=text + (f" [rule {', '.join(v.rules)}]" if v.rules else ""))
             return [LiveEvent(EventKind.ILLEGAL, text, move=v.move, player=who,
                               verdicts=tuple(str(x) for x in v.violations), rules=v.rules,
                               changes=changes, frame=frame)]
-        text = ("no move explains this change: " + "; ".join(changes)
+        text = (unseen + "no move explains this change: " + "; ".join(changes)
                 + self._stash_hint(st, view) + self._decision_hint(st))
         self._record("illegal", None, player=who, observation=obs, keyframe_jpeg=jpeg,
                      note=text)
@@ -1842,6 +1843,28 @@ class LiveSession:
             return True
         return (self.status is Status.WRONG_TABLE and self._pending is not None
                 and self._pending.reading.view.same_as(view))
+
+    def _still_unseen(self, st: ZarcanaState, view: TableView) -> str:
+        """What a ruling says first of a table waited on already for pyramids not seen
+        (:meth:`_missed_pyramid`), seen again without them: which are still not seen, and
+        that the ruling is put right once the camera sees them (a picture showing them is
+        judged anew). Ruled on after the one wait, it said only "no move explains this
+        change: 2,2: blue small (upright) left", or a far-fetched rule-breaking move. Empty
+        for any other table."""
+        if not any(view.same_as(w, with_discard=self.watch_discard)
+                   for w in self._missed_waits):
+            return ""
+        short = pyramids_short(st, view, MISSED_PYRAMIDS, compare_discard=self.watch_discard)
+        if short is None:
+            return ""
+        what = _pyramids_words(short.missing, TableView.of(short.after).cards)
+        one = len(short.missing) == 1
+        it, are = ("it", "is") if one else ("they", "are")
+        fits = "" if short.move is None else f"{short.move} fits, but "
+        leaves = "" if short.move is None else (" it leaves" if one else " they leave")
+        return (f"{fits}{what}{leaves} {are} still not seen: if {it} {are} still there, show "
+                f"{'it' if one else 'them'} to the camera: this ruling is put right when {it} "
+                f"{are} seen; else ")
 
     def _missed_pyramid(self, st: ZarcanaState, view: TableView) -> str | None:
         """One or two (:data:`MISSED_PYRAMIDS`) pyramids of the game not seen on this

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 from live_support import (SAMPLES, SCRIPT, play_sample, sample_record, sample_session,
-                          scripted_clicks, small_image)
+                          scripted_clicks, scripted_moves, small_image)
 
 from companion.live.capture import (
     CaptureError,
@@ -451,3 +451,16 @@ def test_a_pyramid_not_seen_on_a_table_left_standing_is_ruled_on(at: int, hidden
     assert [e.kind for e in heard[-2:]] == [EventKind.WAITING, EventKind.ILLEGAL], \
         [e.text for e in heard]
     assert "(hidden, or missed by the camera?)" in heard[-2].text
+    # the ruling says plainly which pyramid is not seen, and that it is put right once the
+    # camera sees it (it only accused: "no move explains this change: 2,2: blue small ...")
+    where = {"blue": "the blue medium (upright) pyramid on the Queen of Swords at 2,2",
+             "green": "the green small (upright) pyramid on the 2 of Pentacles at 1,1"}[hidden]
+    assert where in heard[-1].text and "still not seen" in heard[-1].text, heard[-1].text
+    assert "show it to the camera" in heard[-1].text and "put right" in heard[-1].text, \
+        heard[-1].text
+    # the pyramid seen again puts the ruling right, and the game ends true
+    seen = session.observe(sample_record(at), frame=99)
+    assert "put right" in seen[0].text, [e.text for e in seen]
+    play_sample(session, range(at + 1, 24))
+    assert [h.move.split(" =")[0] for h in session.history] == scripted_moves()
+    assert session.scores() == SCRIPT["final_scores"]
