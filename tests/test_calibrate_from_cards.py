@@ -327,3 +327,89 @@ def test_a_close_camera_fit_is_the_cards_not_their_art_frames(index: int) -> Non
     for q in fit.quads_px:
         u = min(true, key=lambda u: float(np.linalg.norm(u.mean(axis=0) - q.mean(axis=0))))
         assert np.all(np.abs(sides(q) / sides(u) - 1.0) < 0.05), (sides(q), sides(u))
+
+
+def test_a_lone_card_seen_on_three_sides_fits_the_known_camera_to_its_sides() -> None:
+    """One card whose fourth side does not show (a striped cloth crossing it, a close
+    camera's dev render, seed 940000 scene 12; no benchmark seed): its quad's corners on
+    that side are a guess. With the camera's K known, the three sides seen fix the camera
+    (six line ends for its six unknowns); before 2026-12-02 the final fit took the four
+    corners, guess included, and the table came out 12% too large in that render."""
+    from calibration.from_cards import (
+        _Card,
+        _fit_all,
+        _Grown,
+        _lone_card_on_its_sides,
+        _persp,
+        _rect_model,
+        _start_from_card,
+    )
+
+    K = np.array([[1400.0, 0.0, 959.5], [0.0, 1400.0, 539.5], [0.0, 0.0, 1.0]])
+    R, _ = cv2.Rodrigues(np.array([math.radians(18.0), math.radians(-8.0), 0.4]))
+    t = np.array([20.0, -10.0, 600.0])
+    model = _rect_model(TAROT)
+    G = K @ np.column_stack([R[:, 0], R[:, 1], t])
+    true_quad = _persp(G, model)
+    ctr = true_quad.mean(axis=0)
+    lines: list = []
+    for k in range(3):              # sides 0-2 seen; side 3 (a long side) hidden
+        a, b = true_quad[k], true_quad[(k + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        n = np.array([-d[1], d[0]])
+        if n @ ((a + b) / 2 - ctr) < 0:
+            n = -n
+        lines.append((n, float(n @ a)))
+    lines.append(None)
+    # the hidden side's corners guessed from the image's aspect: 8% short of the truth
+    guess = true_quad.copy()
+    guess[3] = true_quad[2] + 0.92 * (true_quad[3] - true_quad[2])
+    guess[0] = true_quad[1] + 0.92 * (true_quad[0] - true_quad[1])
+    card = _Card(guess, lines, 40.0)
+    start = _start_from_card(card, 1, TAROT, 0.0)
+    cards, H, poses, per = _fit_all([card], model, start.H, K, focal_free=False)
+    assert len(cards) == 1
+    H = _lone_card_on_its_sides(_Grown(cards, H, poses, per), model, K).H
+    mm = _persp(H, true_quad)
+    sides = np.linalg.norm(np.roll(mm, -1, axis=0) - mm, axis=1)
+    # the true corners are a 70 x 120 mm card again (the corners' fit: 8% off)
+    np.testing.assert_allclose(sides, [70.0, 120.0, 70.0, 120.0], atol=0.5)
+
+
+def test_three_sides_no_card_under_the_camera_has_keep_the_corners_fit() -> None:
+    """Three sides of a rectangle that is not a card (a square patch of a striped cloth,
+    an art's frame on a white cloth: dev seed 950000 scenes 7 and 10, no benchmark seed)
+    cannot be one card under the known camera: refitted to them, its corners move by half
+    the card and the table came out 27% too small (scene 7) or four times too large
+    (scene 10), where the corners' fit gave 16% and 93%. The corners' fit is kept."""
+    from calibration.from_cards import (
+        _Card,
+        _fit_all,
+        _Grown,
+        _lone_card_on_its_sides,
+        _persp,
+        _rect_model,
+        _start_from_card,
+    )
+
+    K = np.array([[1400.0, 0.0, 959.5], [0.0, 1400.0, 539.5], [0.0, 0.0, 1.0]])
+    R, _ = cv2.Rodrigues(np.array([math.radians(18.0), math.radians(-8.0), 0.4]))
+    t = np.array([20.0, -10.0, 600.0])
+    G = K @ np.column_stack([R[:, 0], R[:, 1], t])
+    # a 70 x 84 mm patch seen where a 70 x 120 card is looked for
+    patch = _persp(G, _rect_model((70.0, 84.0)))
+    ctr = patch.mean(axis=0)
+    lines: list = []
+    for k in range(3):
+        a, b = patch[k], patch[(k + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        n = np.array([-d[1], d[0]])
+        if n @ ((a + b) / 2 - ctr) < 0:
+            n = -n
+        lines.append((n, float(n @ a)))
+    lines.append(None)
+    card = _Card(patch, lines, 40.0)
+    model = _rect_model(TAROT)
+    start = _start_from_card(card, 1, TAROT, 0.0)
+    g = _Grown(*_fit_all([card], model, start.H, K, focal_free=False))
+    assert _lone_card_on_its_sides(g, model, K) is g
