@@ -1284,7 +1284,9 @@ def _lone_card_on_its_sides(g: _Grown, model: np.ndarray, K: np.ndarray) -> _Gro
                 for k in range(4))
     if moved > LONE_CARD_MOVE * long_side:
         return g
-    return _Grown(g.cards, H, poses, per)
+    # the card as fitted: its unseen side where the camera puts it, not the guess
+    card = g.cards[0]
+    return _Grown([_Card(q1, card.lines, card.step)], H, poses, per)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -369,11 +369,14 @@ def test_a_lone_card_seen_on_three_sides_fits_the_known_camera_to_its_sides() ->
     start = _start_from_card(card, 1, TAROT, 0.0)
     cards, H, poses, per = _fit_all([card], model, start.H, K, focal_free=False)
     assert len(cards) == 1
-    H = _lone_card_on_its_sides(_Grown(cards, H, poses, per), model, K).H
-    mm = _persp(H, true_quad)
+    refit = _lone_card_on_its_sides(_Grown(cards, H, poses, per), model, K)
+    mm = _persp(refit.H, true_quad)
     sides = np.linalg.norm(np.roll(mm, -1, axis=0) - mm, axis=1)
     # the true corners are a 70 x 120 mm card again (the corners' fit: 8% off)
     np.testing.assert_allclose(sides, [70.0, 120.0, 70.0, 120.0], atol=0.5)
+    # and the card used is the card's outline, its unseen side included
+    got = refit.cards[0].quad
+    assert min(float(np.abs(np.roll(got, k, axis=0) - true_quad).max()) for k in range(4)) < 1.0
 
 
 def test_three_sides_no_card_under_the_camera_has_keep_the_corners_fit() -> None:
