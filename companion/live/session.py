@@ -1062,6 +1062,9 @@ class LiveSession:
             self._state = self._before_last(0)
             self._early_click = None
             self._forget_missed_waits()
+            # (the pictures judged were judged in the position now restored: a table ruled
+            # on then, seen once more, is not the camera going back and forth)
+            self._judged = []
             assert self._state is not None
             self._pending = None
             self.status = Status.PLAYING

@@ -644,6 +644,20 @@ def test_a_camera_going_back_and_forth_to_the_position_before_the_last_move_wait
     assert_true_game(s)
 
 
+def test_a_table_ruled_on_before_a_move_taken_back_by_the_button_is_ruled_on_again() -> None:
+    """Blue's illegal move (picture 11) ruled on, the table put right and blue's reorient
+    taken (picture 12), then "Take back move" pressed and the illegal move made again: the
+    game's position is the one both pictures were judged in, and the picture was taken for
+    the camera going back and forth between them ("cannot tell yet which is right"), though
+    the camera saw each once. It is ruled on."""
+    s = sample_session()
+    play(s, range(13))
+    s.step_back()
+    ev = s.observe(sample_record(11), frame=200)
+    assert [e.kind for e in ev] == [EventKind.ILLEGAL], [e.text for e in ev]
+    assert ev[0].rules == ("wands.upright",), ev[0].text
+
+
 def test_a_table_further_back_than_the_take_back_depth_is_not_called_taken_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from companion.live import session as session_module
