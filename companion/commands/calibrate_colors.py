@@ -75,7 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "unusual plastic and lighting still classify. A pyramid that looks "
                     "another hue than its name is learned as named when the hues are "
                     "neighbours (teal for green, warned of two steps round the colour wheel: "
-                    "green for blue); one that looks a far hue (green named purple, red named "
+                    "green for blue; and of black where a hue is named, as dim plastic "
+                    "looks black); one that looks a far hue (green named purple, red named "
                     "cyan), or a hue where white or clear is named (or the other way round), "
                     "or where black is named, is refused, and no profile is written.")
     p.add_argument("source", metavar="IMAGE_OR_CAMERA",
@@ -246,7 +247,9 @@ def run(args: argparse.Namespace) -> int:
             "so it would be read as the wrong player's for every game after this. Name the "
             "pyramids by their colours, west to east, or show the right ones")
     for n, g in zip(args.colors, seen):
-        if hue_steps(n, g) == HUE_STEPS_REFUSED - 1:
+        # (a hue named where black is seen is let be, as dim plastic looks black; but the
+        # black one named a hue, black not named, was learned without a word on stderr)
+        if hue_steps(n, g) == HUE_STEPS_REFUSED - 1 or (n in HUE_WHEEL and g == "black"):
             print(f"companion calibrate-colors: warning: the pyramid named {n} looks {g}:"
                   f" is it {n}? (it is learned as {n})", file=sys.stderr)
     if replacing is not None:

@@ -330,6 +330,29 @@ def test_a_pyramid_named_a_far_hue_is_refused(tarot, finder, tmp_path, capsys):
     assert not another_colour("red", "none")
 
 
+def test_a_black_pyramid_named_a_hue_is_learned_with_a_warning(tarot, tmp_path, capsys):
+    """The black pyramid named yellow (black not named: no swap to see) was learned as
+    yellow with only "(looked black before calibration)" on stdout, every black pyramid
+    after it read as the yellow player's. It is still learned (dim plastic of any hue can
+    look black), but warned of on stderr, as a neighbouring hue is."""
+    from companion.cli import main
+
+    image, _, _ = _shoot(tarot, _placements([("red", 2, True, (360.0, 330.0)),
+                                             ("black", 3, False, (450.0, 320.0)),
+                                             ("green", 1, True, (540.0, 335.0))]))
+    img = tmp_path / "shown.jpg"
+    cv2.imwrite(str(img), image)
+    out = tmp_path / "colors.json"
+    assert main(["calibrate-colors", str(img), "--colors", "red,yellow,green",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the pyramid named yellow looks black: is it yellow?" in err, err
+    assert out.exists()
+    assert main(["calibrate-colors", str(img), "--colors", "red,black,green",
+                 "--out", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_swapped_colours_are_rings_of_named_colours_only():
     from companion.commands.calibrate_colors import swapped_colours
 
