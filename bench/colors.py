@@ -39,11 +39,28 @@ SECTION = "## Colour calibration"
 
 
 def _seeds(text: str) -> list[int]:
+    """The seeds ``text`` names ("700-729,800"); ValueError saying what is wrong."""
     out: list[int] = []
     for part in text.split(","):
         a, _, b = part.partition("-")
-        out += list(range(int(a), int(b or a) + 1))
+        try:
+            out += list(range(int(a), int(b or a) + 1))
+        except ValueError:
+            raise ValueError("seeds are whole numbers or ranges A-B, comma separated "
+                             "(e.g. 700-729,800)") from None
+    if not out:
+        raise ValueError("no seeds (a range A-B needs A <= B)")
     return out
+
+
+def _exposure(text: str) -> tuple[float, float]:
+    """The exposures ``text`` names ("0.2,0.45"); ValueError saying what is wrong."""
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError("two exposures, low and high, comma separated (e.g. 0.2,0.45)"
+                         ) from None
+    return lo, hi
 
 
 def scene(seed: int, exposure: tuple[float, float], deck: Any) -> tuple[Any, Any, list[str]]:
@@ -161,9 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exposure", default="0.2,0.45")
     ap.add_argument("--no-write", action="store_true", help="print only")
     a = ap.parse_args(argv)
-    lo, hi = (float(v) for v in a.exposure.split(","))
+    # (bad input named, as argparse names it, not a traceback)
+    try:
+        seeds = _seeds(a.seeds)
+    except ValueError as exc:
+        ap.error(f"--seeds {a.seeds!r}: {exc}")
+    try:
+        lo, hi = _exposure(a.exposure)
+    except ValueError as exc:
+        ap.error(f"--exposure {a.exposure!r}: {exc}")
     start = time.perf_counter()
-    fig = run(_seeds(a.seeds), (lo, hi))
+    fig = run(seeds, (lo, hi))
     total_s = time.perf_counter() - start
     cmd = "python bench/colors.py " + " ".join(argv if argv is not None else sys.argv[1:])
     refused = ", ".join(str(r) for r in fig["refused"]) or "none"

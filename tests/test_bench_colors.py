@@ -45,3 +45,20 @@ def test_main_writes_its_section(monkeypatch, capsys) -> None:
     assert text in capsys.readouterr().out
     colors.main(["--seeds", "1003", "--no-write"])
     assert len(written) == 1
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--seeds", "abc"], "--seeds 'abc': seeds are whole numbers or ranges"),
+    (["--seeds", "5-3"], "--seeds '5-3': no seeds"),
+    (["--exposure", "0.5"], "--exposure '0.5': two exposures, low and high"),
+    (["--exposure", "0.5,x"], "--exposure '0.5,x': two exposures, low and high")])
+def test_bad_arguments_are_named_not_a_traceback(args: list[str], words: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A seed that is no number, a range with no seeds in it (nothing rendered: the
+    median of nothing) or one exposure were a Python traceback."""
+    import bench.colors as colors
+
+    with pytest.raises(SystemExit) as exit_:
+        colors.main(args + ["--no-write"])
+    assert exit_.value.code == 2
+    assert words in capsys.readouterr().err
