@@ -1529,6 +1529,9 @@ class LiveSession:
             agreed = self._held_agreed(st, reading, obs, jpeg, frame, time_s)
             if agreed:
                 return agreed
+        said = self._face_down_seen_later(st, view)
+        if said:
+            st = self._require_state()
         hidden = self._hidden_cells(st, view)
         if len(hidden) >= OCCLUDED_CARDS:
             # No move takes this many territories off the table at once: something (a hand,
@@ -1541,7 +1544,7 @@ class LiveSession:
         ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
         was = self.status
         who = st.to_move.value if st.to_move is not None else None
-        events: list[LiveEvent] = []
+        events: list[LiveEvent] = list(said)
         if ex.unchanged:
             self.tracker.remember(reading)
             # (every pyramid seen again: one not seen on a later picture is hidden anew)
@@ -1549,10 +1552,10 @@ class LiveSession:
             if was in (Status.WRONG_TABLE, Status.QUESTION):
                 self._pending = None
                 self.status = Status.PLAYING
-                return [LiveEvent(EventKind.INFO, "the table is put right; "
-                                  f"{who} to move", player=who, frame=frame)]
-            return [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move", player=who,
-                              frame=frame)]
+                return said + [LiveEvent(EventKind.INFO, "the table is put right; "
+                                         f"{who} to move", player=who, frame=frame)]
+            return said + [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move",
+                                     player=who, frame=frame)]
         if ex.explained:
             rebuilt = self._pile_rebuilt(ex, view)
             if rebuilt is not None:
@@ -2304,6 +2307,39 @@ class LiveSession:
             self._history = [h if state is h.state else replace(h, state=state)
                              for h, state in zip(self._history, states[1:])]
         return last
+
+    def _face_down_seen_later(self, st: ZarcanaState, view: TableView) -> list[LiveEvent]:
+        """The card of a face-down territory the last move destroyed, "?" on the pile (the
+        move clicked before the camera saw it), named where this picture shows a card on
+        top of the pile that the game knows nowhere: as :meth:`_face_down_seen` names it,
+        in the move and back to where it lay face down, recorded as a correction after the
+        move. The picture asked "is the card played ?, not major-10?". Else nothing."""
+        card = view.discard_top
+        if (not self.watch_discard or not self._history or st.discard_top() != UNKNOWN
+                or card is None or card in (BACK, UNKNOWN) or card not in st.unseen_cards()):
+            return []
+        before = self._before_last()
+        last = self._history[-1]
+        if before is None:
+            return []
+        try:
+            found = face_down_named(before, parse_move(last.move), card)
+        except CompanionError:
+            return []
+        if found is None:
+            return []
+        named, after = found
+        cell = format_cell(next(c for c in named.board if named.board[c] != before.board[c]))
+        # (named back with the move's position off the history: it holds the stack no more)
+        self._history.pop()
+        self._name_back(before, named)
+        self._history.append(replace(last, state=after))
+        self._state = after
+        self._sync_tracker(after)
+        text = (f"the face-down card destroyed at {cell} is {card}: seen on the discard pile "
+                f"after {last.move}")
+        self._record("correction", None, state=after, note=text)
+        return [LiveEvent(EventKind.INFO, text, player=last.player, frame=self._last_frame)]
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
         st = self._require_state()

@@ -1885,6 +1885,37 @@ def test_a_face_down_territory_destroyed_is_taken_its_card_read_off_the_discard_
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
 
 
+def test_a_face_down_territory_destroyed_by_a_click_is_named_from_the_next_picture() -> None:
+    """Red's Swords territory destroys the face-down card at 1,0, clicked before the
+    camera's picture: the move has "?" on the pile, and the picture after it, major-10 on
+    the pile, asked "is the card played ?, not major-10?". The card seen is named, in the
+    game and back to the start, and the game file says so."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 68, discard=["wands-03"])
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    rec = FakeRecorder()
+    s.recorder = rec
+    view = TableView.of(start)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    s.manual("red: use swords-05 by red1E@0,0: attack @1,0")
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
+    assert "the face-down card destroyed at 1,0 is major-10" in ev[0].text, ev[0].text
+    assert s.state is not None and s.state.discard == ("wands-03", "major-10")
+    assert s.history[-1].state is s.state
+    assert s.initial_state is not None
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    assert rec.calls[-1][0] == "correction", rec.calls[-1]
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=2)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+
+
 def _face_down_then_grown(discard: list[str], levels: bool = True
                           ) -> tuple[LiveSession, dict[str, Any]]:
     """A two-player game where red's Swords territory at 0,0 can destroy the face-down card
