@@ -1529,8 +1529,8 @@ class LiveSession:
             agreed = self._held_agreed(st, reading, obs, jpeg, frame, time_s)
             if agreed:
                 return agreed
-        said = self._face_down_seen_later(st, view)
-        if said:
+        named_later = self._face_down_seen_later(st, view)
+        if named_later:
             st = self._require_state()
         hidden = self._hidden_cells(st, view)
         if len(hidden) >= OCCLUDED_CARDS:
@@ -1544,7 +1544,7 @@ class LiveSession:
         ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
         was = self.status
         who = st.to_move.value if st.to_move is not None else None
-        events: list[LiveEvent] = list(said)
+        events: list[LiveEvent] = list(named_later)
         if ex.unchanged:
             self.tracker.remember(reading)
             # (every pyramid seen again: one not seen on a later picture is hidden anew)
@@ -1552,9 +1552,9 @@ class LiveSession:
             if was in (Status.WRONG_TABLE, Status.QUESTION):
                 self._pending = None
                 self.status = Status.PLAYING
-                return said + [LiveEvent(EventKind.INFO, "the table is put right; "
+                return named_later + [LiveEvent(EventKind.INFO, "the table is put right; "
                                          f"{who} to move", player=who, frame=frame)]
-            return said + [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move",
+            return named_later + [LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move",
                                      player=who, frame=frame)]
         if ex.explained:
             rebuilt = self._pile_rebuilt(ex, view)
@@ -2333,7 +2333,9 @@ class LiveSession:
         # (named back with the move's position off the history: it holds the stack no more)
         self._history.pop()
         self._name_back(before, named)
-        self._history.append(replace(last, state=after))
+        # (read off the pile: a take-back of the move forgets it, as the pile may be misread)
+        self._history.append(replace(last, state=after,
+                                     named_from_pile=names_given(before, named)))
         self._state = after
         self._sync_tracker(after)
         text = (f"the face-down card destroyed at {cell} is {card}: seen on the discard pile "

@@ -1914,6 +1914,10 @@ def test_a_face_down_territory_destroyed_by_a_click_is_named_from_the_next_pictu
     assert rec.calls[-1][0] == "correction", rec.calls[-1]
     ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=2)
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    # the name was read off the pile, which may be misread: taking the move back forgets it
+    s.step_back()
+    assert s.state is not None and s.state.board[(1, 0)] == (("?", False),)
+    assert s.initial_state is not None and s.initial_state.board[(1, 0)] == (("?", False),)
 
 
 def _face_down_then_grown(discard: list[str], levels: bool = True
