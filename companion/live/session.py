@@ -1541,6 +1541,9 @@ class LiveSession:
             return [LiveEvent(EventKind.WAITING, f"part of the table is covered ({len(hidden)} "
                               f"cards not seen: {cells}); waiting for a clear view",
                               player=who_now, frame=frame)]
+        covered = self._only_covered(reading, obs, frame, jpeg, time_s)
+        if covered:
+            return covered
         ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
         was = self.status
         who = st.to_move.value if st.to_move is not None else None
@@ -1834,6 +1837,66 @@ class LiveSession:
                                named=ex.named_before(self._state, ex.states[k]))
         self.tracker.remember(reading)
         self._sync_tracker(ex.states[k])
+        return events
+
+    def _only_covered(self, reading: TableReading, obs: Observation, frame: int | None,
+                      jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        """The last move taken from a picture took a pyramid off the board (an attack on
+        it), and this picture shows that very pyramid (colour, size and pose) back on the
+        cell it stood on: a hand rested over it on that picture, and no attack was made.
+        The camera cannot tell a pyramid under a still hand from one taken off, and the
+        attack a power of a territory makes changes nothing else on the table; the pyramid
+        back was then read as a new move (a START, its player having none left). The
+        attack is taken back (said on show, and recorded as an undo) and this picture
+        judged from the position before it: the same table, or one legal move from it.
+        Only the last move, only one seen by the camera (a click or an override stands),
+        and only where the position before it explains this picture; anything else is
+        judged as before. A small upright pyramid really destroyed, its player then STARTing
+        again on that very cell, looks the same to the camera, and is read so too."""
+        if not self._history or self._history[-1].kind != "move":
+            return []
+        last = self._history[-1]
+        before = self._before_last()
+        if before is None:
+            return []
+        view = reading.view
+        lost = (Counter((p.color, p.size) for ps in before.pieces.values() for p in ps)
+                - Counter((p.color, p.size) for ps in last.state.pieces.values() for p in ps))
+        back = [(p, cell) for cell, ps in before.pieces.items() for p in ps
+                if (p.color, p.size) in lost and p in view.pyramids.get(cell, ())
+                and p not in last.state.pieces.get(cell, ())]
+        if not back:
+            return []
+        ex = explain(before, view, diagnose=False, compare_discard=self.watch_discard)
+        if not ex.unchanged and not ex.explained:
+            return []
+        self._history.pop()
+        self._state = before
+        self._held = None
+        self._pending = None
+        self.status = Status.PLAYING
+        self._forget_missed_waits()
+        self._sync_tracker(before)
+        was = _pyramids_words(back, TableView.of(before).cards)
+        one = len(back) == 1
+        self._record("undo", None, player=last.player, state=before,
+                     note=f"not played: {last.move} ({was} {'was' if one else 'were'} "
+                          "only covered)")
+        text = (f"{last.move} is taken back: {was} {'is' if one else 'are'} back where "
+                f"{'it' if one else 'they'} stood, so a hand was over "
+                f"{'it' if one else 'them'} on the last picture, not an attack")
+        events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
+                            frame=frame, source="camera", notice=text)]
+        if ex.unchanged:
+            who = before.to_move.value if before.to_move is not None else None
+            events.append(LiveEvent(EventKind.UNCHANGED, f"no change; {who} to move",
+                                    player=who, frame=frame))
+        else:
+            k = self._pick(ex, reading)
+            events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
+                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
+        self.tracker.remember(reading)
+        self._sync_tracker(self._state)
         return events
 
     def _forget_missed_waits(self) -> None:
