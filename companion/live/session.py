@@ -1794,7 +1794,9 @@ class LiveSession:
         the first reading is taken back (recorded as an undo) and this one accepted. Only
         the last move, only one seen by the camera (a click or an override stands), only
         one that took a pyramid of the player's own off the board (what a picture taken
-        mid-move shows), and only the same player's: any other change is judged as before
+        mid-move shows) or that changed nothing on the table but pyramids gone (a hand
+        resting over a pyramid, taken for a territory's attack on it), and only the same
+        player's: any other change is judged as before
         (a misread that comes and goes must not rewrite the move)."""
         if not self._history or self._history[-1].kind != "move":
             return []
@@ -1809,12 +1811,14 @@ class LiveSession:
         def own(state: ZarcanaState) -> int:
             return sum(1 for ps in state.pieces.values() for p in ps if p.color is mover)
 
-        if own(last.state) >= own(before):
+        covered = self._only_pyramids_gone(before, last.state)
+        if own(last.state) >= own(before) and not covered:
             return []
         ex = explain(before, reading.view, diagnose=False, compare_discard=self.watch_discard)
         # the new reading must put back the pyramid the first took off (it was in the hand):
         # a misread card on the pile alone must not turn a true self-attack into another
-        back = [k for k in range(len(ex.moves)) if own(ex.states[k]) > own(last.state)]
+        back = [k for k in range(len(ex.moves))
+                if covered or own(ex.states[k]) > own(last.state)]
         if not back:
             return []
         ex = replace(ex, moves=tuple(ex.moves[k] for k in back),
@@ -1828,8 +1832,10 @@ class LiveSession:
         k = self._pick(ex, reading)
         self._pending = None
         self.status = Status.PLAYING
-        text = (f"{last.player}'s move is read again: the picture of {last.move} was taken "
-                f"mid-move; the table now shows {ex.moves[k]}")
+        why = ("a hand was over the pyramid it took off" if covered else "it was taken "
+               "mid-move")
+        text = (f"{last.player}'s move is read again: {why} on the picture of {last.move}; "
+                f"the table now shows {ex.moves[k]}")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]
         events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
@@ -1898,6 +1904,22 @@ class LiveSession:
         self.tracker.remember(reading)
         self._sync_tracker(self._state)
         return events
+
+    @staticmethod
+    def _only_pyramids_gone(before: ZarcanaState, after: ZarcanaState) -> bool:
+        """Whether the table after a move is the one before it less some pyramids, nothing
+        else changed: what the camera sees of a pyramid attacked by a territory's power, and
+        of a pyramid under a hand resting still."""
+        was, now = TableView.of(before), TableView.of(after)
+        if was.cards != now.cards or was.discard_top != now.discard_top:
+            return False
+        gone = False
+        for cell in set(was.pyramids) | set(now.pyramids):
+            left = Counter(now.pyramids.get(cell, ())) - Counter(was.pyramids.get(cell, ()))
+            if left:
+                return False
+            gone = gone or len(now.pyramids.get(cell, ())) < len(was.pyramids.get(cell, ()))
+        return gone
 
     def _forget_missed_waits(self) -> None:
         """Forget the tables waited on for pyramids not seen, and the move the last wait

@@ -1553,6 +1553,27 @@ def test_a_pyramid_under_a_hand_read_as_attacked_is_taken_back_when_seen_again()
     assert_true_game(s)
 
 
+def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_move() -> None:
+    """Picture 14 seen again with a hand resting over green's pyramid, taken as blue's Queen
+    of Swords attacking it from its territory; the next picture shows blue's true attack on
+    that pyramid, with swords-11 played. No move of green's explained that, and the game
+    stopped on a question of the card played. Blue's move is read again from the position
+    before it, as a move taken mid-move is, and the game goes on true."""
+    s = sample_session()
+    play(s, range(15))
+    hidden = pyramids_hidden(14, lambda p: p["color"] == "green")(14, sample_record(14))
+    assert s.observe(hidden, frame=140)[0].move == (
+        "blue: use swords-13 by blue2N@2,2: attack green1U@2,1")
+    ev = s.observe(sample_record(15), frame=15)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].notice == ev[0].text == (
+        "blue's move is read again: a hand was over the pyramid it took off on the picture of "
+        "blue: use swords-13 by blue2N@2,2: attack green1U@2,1; the table now shows blue: play "
+        "swords-11 by blue2N@2,2: attack green1U@2,1")
+    play(s, range(16, 24))
+    assert_true_game(s)
+
+
 @pytest.mark.parametrize("pictures", ["hand, clear", "attacker hidden, clear",
                                       "territory attack, start"])
 def test_an_attack_seen_through_or_beside_a_hand_still_stands(pictures: str) -> None:
