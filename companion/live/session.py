@@ -1876,7 +1876,7 @@ class LiveSession:
         ex = explain(before, view, diagnose=False, compare_discard=self.watch_discard)
         if not ex.unchanged and not ex.explained:
             return []
-        self._history.pop()
+        self._take_back_last()
         self._state = before
         self._held = None
         self._pending = None
