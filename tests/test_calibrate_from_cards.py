@@ -329,6 +329,31 @@ def test_a_close_camera_fit_is_the_cards_not_their_art_frames(index: int) -> Non
         assert np.all(np.abs(sides(q) / sides(u) - 1.0) < 0.05), (sides(q), sides(u))
 
 
+def _known_camera() -> tuple[np.ndarray, np.ndarray]:
+    """A close camera's K and the homography from table mm to its pixels (tilted 18 and 8
+    degrees, 600 mm up): the lone-card tests' camera."""
+    K = np.array([[1400.0, 0.0, 959.5], [0.0, 1400.0, 539.5], [0.0, 0.0, 1.0]])
+    R, _ = cv2.Rodrigues(np.array([math.radians(18.0), math.radians(-8.0), 0.4]))
+    t = np.array([20.0, -10.0, 600.0])
+    return K, K @ np.column_stack([R[:, 0], R[:, 1], t])
+
+
+def _three_sides_seen(quad: np.ndarray) -> list:
+    """A card's side lines as the finder gives them, (outward normal, offset) each, for
+    sides 0-2 of ``quad`` seen and side 3 not (None)."""
+    ctr = quad.mean(axis=0)
+    lines: list = []
+    for k in range(3):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        n = np.array([-d[1], d[0]])
+        if n @ ((a + b) / 2 - ctr) < 0:
+            n = -n
+        lines.append((n, float(n @ a)))
+    lines.append(None)
+    return lines
+
+
 def test_a_lone_card_seen_on_three_sides_fits_the_known_camera_to_its_sides() -> None:
     """One card whose fourth side does not show (a striped cloth crossing it, a close
     camera's dev render, seed 940000 scene 12; no benchmark seed): its quad's corners on
@@ -345,22 +370,10 @@ def test_a_lone_card_seen_on_three_sides_fits_the_known_camera_to_its_sides() ->
         _start_from_card,
     )
 
-    K = np.array([[1400.0, 0.0, 959.5], [0.0, 1400.0, 539.5], [0.0, 0.0, 1.0]])
-    R, _ = cv2.Rodrigues(np.array([math.radians(18.0), math.radians(-8.0), 0.4]))
-    t = np.array([20.0, -10.0, 600.0])
+    K, G = _known_camera()
     model = _rect_model(TAROT)
-    G = K @ np.column_stack([R[:, 0], R[:, 1], t])
     true_quad = _persp(G, model)
-    ctr = true_quad.mean(axis=0)
-    lines: list = []
-    for k in range(3):              # sides 0-2 seen; side 3 (a long side) hidden
-        a, b = true_quad[k], true_quad[(k + 1) % 4]
-        d = (b - a) / np.linalg.norm(b - a)
-        n = np.array([-d[1], d[0]])
-        if n @ ((a + b) / 2 - ctr) < 0:
-            n = -n
-        lines.append((n, float(n @ a)))
-    lines.append(None)
+    lines = _three_sides_seen(true_quad)   # side 3 (a long side) hidden
     # the hidden side's corners guessed from the image's aspect: 8% short of the truth
     guess = true_quad.copy()
     guess[3] = true_quad[2] + 0.92 * (true_quad[3] - true_quad[2])
@@ -395,23 +408,10 @@ def test_three_sides_no_card_under_the_camera_has_keep_the_corners_fit() -> None
         _start_from_card,
     )
 
-    K = np.array([[1400.0, 0.0, 959.5], [0.0, 1400.0, 539.5], [0.0, 0.0, 1.0]])
-    R, _ = cv2.Rodrigues(np.array([math.radians(18.0), math.radians(-8.0), 0.4]))
-    t = np.array([20.0, -10.0, 600.0])
-    G = K @ np.column_stack([R[:, 0], R[:, 1], t])
+    K, G = _known_camera()
     # a 70 x 84 mm patch seen where a 70 x 120 card is looked for
     patch = _persp(G, _rect_model((70.0, 84.0)))
-    ctr = patch.mean(axis=0)
-    lines: list = []
-    for k in range(3):
-        a, b = patch[k], patch[(k + 1) % 4]
-        d = (b - a) / np.linalg.norm(b - a)
-        n = np.array([-d[1], d[0]])
-        if n @ ((a + b) / 2 - ctr) < 0:
-            n = -n
-        lines.append((n, float(n @ a)))
-    lines.append(None)
-    card = _Card(patch, lines, 40.0)
+    card = _Card(patch, _three_sides_seen(patch), 40.0)
     model = _rect_model(TAROT)
     start = _start_from_card(card, 1, TAROT, 0.0)
     g = _Grown(*_fit_all([card], model, start.H, K, focal_free=False))
