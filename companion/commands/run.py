@@ -232,7 +232,8 @@ def _recorded_history(recorded: Any, start: Any, moves: list[tuple[Any, Any]]) -
     face-down card it destroyed where the correction recorded just before it read that
     card's name off the discard pile (a take-back in this sitting forgets it, as in the
     sitting that read it)."""
-    from companion.live.session import PILE_NAME_NOTE, HistoryEntry, names_read_off_the_pile
+    from companion.games.zarcana.state import names_read_off_the_pile
+    from companion.live.session import PILE_NAME_NOTE, HistoryEntry
 
     before_event = {e.number: p for p, e in zip(recorded.events, recorded.events[1:])}
     history = []

@@ -307,8 +307,8 @@ class HistoryEntry:
                  state: Any, named_from_pile: FaceDownNames | None = None) -> "HistoryEntry":
         """The entry of a move read back from a game file (kind "move" or "override", as
         the session records them; a click is a "move" with :data:`CLICKED_NOTE`).
-        ``named_from_pile``: :func:`names_read_off_the_pile`, where the correction recorded
-        just before the move says so."""
+        ``named_from_pile``: :func:`~companion.games.zarcana.state.names_read_off_the_pile`,
+        where the correction recorded just before the move says so."""
         if kind != "override":
             kind = "manual" if note == CLICKED_NOTE else "move"
         return cls(kind, move or "", player or "", state, named_from_pile=named_from_pile or {})
@@ -318,19 +318,6 @@ class HistoryEntry:
 #: card's name was read off the discard pile (:meth:`LiveSession._face_down_seen`), then
 #: "as" the move destroyed it, or "under" a later move's card that covered it
 PILE_NAME_NOTE = "seen on the discard pile"
-
-
-def names_read_off_the_pile(before: ZarcanaState, after: ZarcanaState) -> FaceDownNames:
-    """The face-down cards named in ``before`` that the move giving ``after`` put on the
-    discard pile from where they lay, as :func:`~companion.games.zarcana.state.names_given`
-    gives them (the card unknown, the card named): a continued game's move whose
-    correction said the name was read off the pile (:data:`PILE_NAME_NOTE`), so that a
-    take-back in the later sitting forgets it too."""
-    top = after.discard_top()
-    return {cell: (stack[:-1] + ((UNKNOWN, False),), stack)
-            for cell, stack in before.board.items()
-            if stack and stack[-1] == (top, False) and top not in (None, UNKNOWN)
-            and after.board.get(cell) != stack}
 
 
 #: the note a move clicked in the window is recorded with

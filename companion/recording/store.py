@@ -1806,10 +1806,11 @@ def _pile_names_taken_back(taken: "ZarcanaState", before: "ZarcanaState",
     discard pile from there: names read off the pile, which the live session forgets with
     the move. (A name the players gave stays, and so does one a file recorded before
     2026-11-30 left out after a take-back: that move did not destroy the card.)"""
-    from companion.games.zarcana.state import names_given
+    from companion.games.zarcana.state import names_given, names_read_off_the_pile
 
-    return {cell: (unknown, named) for cell, (unknown, named) in names_given(kept, before).items()
-            if taken.board.get(cell) != named and taken.discard_top() == named[-1][0]}
+    unknown_again = names_given(kept, before)
+    return {cell: names for cell, names in names_read_off_the_pile(before, taken).items()
+            if cell in unknown_again}
 
 
 def rebuild_state(game: RecordedGame, *, verify: bool = True) -> "ZarcanaState":

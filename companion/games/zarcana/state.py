@@ -223,6 +223,21 @@ def names_forgotten(states: list[_S], names: FaceDownNames) -> list[_S]:
     return name_back(states, {cell: (named, unknown) for cell, (unknown, named) in names.items()})
 
 
+def names_read_off_the_pile(before: StateData, after: StateData) -> FaceDownNames:
+    """The face-down cards named in ``before`` that the move giving ``after`` put on the
+    discard pile from where they lay, as :func:`names_given` gives them (the card unknown,
+    the card named): names the camera read off the pile, which a take-back of that move
+    forgets (the pile may have been misread). The live session's continued game finds them
+    so (its correction's note said the name was read off the pile), and the game file's
+    replay (:func:`companion.recording.store.replay_states`) where an undo leaves them
+    unknown."""
+    top = after.discard_top()
+    return {cell: (stack[:-1] + ((UNKNOWN, False),), stack)
+            for cell, stack in before.board.items()
+            if stack and stack[-1] == (top, False) and top not in (None, UNKNOWN)
+            and after.board.get(cell) != stack}
+
+
 def with_names(state: _S, names: FaceDownNames) -> _S:
     """``state`` with the face-down cards of ``names`` named wherever it holds the very
     stack that was named: a card's name is true of every position the card lay face down
