@@ -1723,8 +1723,11 @@ class LiveSession:
         self._pending = _Pending(reading, obs, full, (), frame)
         self.status = Status.WRONG_TABLE
         if same:
+            # (the pyramid the ruling waits to see named again: said once, the players were
+            # left to guess which one put it right)
+            waits = "" if not unseen else ": " + unseen.removesuffix("; else ")
             return [LiveEvent(EventKind.WAITING, "still waiting for the table to be put right "
-                              "(or an override)", player=who, frame=frame)]
+                              f"(or an override){waits}", player=who, frame=frame)]
         if full.illegal:
             v = full.illegal[0]
             reasons = tuple(x.reason for x in v.violations)

@@ -1394,6 +1394,27 @@ def test_a_pyramid_not_seen_on_one_picture_is_waited_on_not_ruled_on() -> None:
     assert s.status is Status.WRONG_TABLE
 
 
+def test_a_pyramid_still_not_seen_is_named_again_while_the_ruling_waits() -> None:
+    """As above, the table without red's pyramid seen a third time: it said only "still
+    waiting for the table to be put right (or an override)", the pyramid the ruling waits to
+    see no longer named. It is named again (colour, size, card and cell), with what to do."""
+    def missing(k: int, rec: dict[str, Any]) -> dict[str, Any]:
+        return dict(rec, pyramids=rec["pyramids"][1:]) if k == 7 else rec
+
+    s = sample_session()
+    play(s, range(8), change=missing)
+    s.observe(missing(7, sample_record(7)), frame=70)
+    ev = s.observe(missing(7, sample_record(7)), frame=71)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert ev[-1].text.startswith("still waiting for the table to be put right (or an "
+                                  "override): "), ev[-1].text
+    assert ("the red small (upright) pyramid on the 9 of Cups at 0,2 it leaves is still not "
+            "seen: if it is still there, show it to the camera") in ev[-1].text, ev[-1].text
+    assert s.status is Status.WRONG_TABLE
+    play(s, range(7, 24))       # (shown, the ruling is put right, and the game goes on)
+    assert_true_game(s)
+
+
 
 def pyramids_hidden(at: int, hidden: Callable[[dict[str, Any]], bool]
                     ) -> Callable[[int, dict[str, Any]], dict[str, Any]]:
