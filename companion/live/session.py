@@ -544,6 +544,11 @@ class LiveSession:
         #: a click out of turn while the move before it is not yet in, kept with the
         #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
+        #: the last trial of the discard pile's orders (:meth:`_pile_read`): the table read
+        #: and the orders tried, the position tried from, the moves held tried after it,
+        #: and the order taken (None: none explained the table)
+        self._pile_trial: tuple[Any, ZarcanaState, tuple[Move, ...] | None,
+                                tuple[str, ...] | None] | None = None
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
@@ -1491,9 +1496,25 @@ class LiveSession:
         for good ("is something covering the table?")."""
         if len(reading.discard_orders) < 2 or not self.watch_discard:
             return reading
+        held = self._held if self._held is not None and self._held.before is st else None
+        # (the same table seen again from the same position: its outcome, not the trial
+        # again, up to a second a picture while a table nothing explains stands still)
+        table = (reading.view.normalised(), reading.discard_orders)
+        after = None if held is None else held.moves
+        last = self._pile_trial
+        if last is not None and last[0] == table and last[1] is st and last[2] == after:
+            return reading if last[3] is None else reading.with_pile(last[3])
+        way = self._pile_order(st, reading, held)
+        self._pile_trial = (table, st, after, None if way is None else way.discard_seen)
+        return reading if way is None else way
+
+    @staticmethod
+    def _pile_order(st: ZarcanaState, reading: TableReading, held: _HeldMoves | None
+                    ) -> TableReading | None:
+        """The trial of :meth:`_pile_read`: the first order of the pile that explains the
+        table, from ``st`` or after the moves ``held`` from it (None: no order does)."""
         ways = [reading.with_pile(order) for order in reading.discard_orders]
-        held = self._held
-        bases = [st] + ([held.after] if held is not None and held.before is st else [])
+        bases = [st] + ([held.after] if held is not None else [])
         for way in ways:
             for base in bases:
                 ex = explain(base, way.view, diagnose=False, compare_discard=True)
@@ -1504,7 +1525,7 @@ class LiveSession:
                                          compare_discard=True, budget_s=TWO_MOVES_BUDGET_S)
             if complete and runs:
                 return way
-        return reading
+        return None
 
     def _ruling(self, reading: TableReading, obs: Observation, frame: int | None,
                 jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:

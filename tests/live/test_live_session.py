@@ -2104,6 +2104,41 @@ def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -
     assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
 
 
+def test_a_still_table_with_new_pile_cards_in_no_known_order_is_not_tried_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above, blue's pyramid seen as a large one, which no move makes: nothing explains
+    the table, and every picture of it tried every order of the two new pile cards again
+    (up to a second a picture). The same table from the same position is tried once; a move
+    taken, or the table read otherwise, is tried anew, and said as before."""
+    from companion.live.tablestate import TableReading
+
+    tried: list[tuple[str, ...]] = []
+    real = TableReading.with_pile
+
+    def counted(self: TableReading, order: tuple[str, ...]) -> TableReading:
+        tried.append(order)
+        return real(self, order)
+
+    monkeypatch.setattr(TableReading, "with_pile", counted)
+    s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"], levels=False)
+    rec["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p for p in rec["pyramids"]]
+    said = [e.text for e in s.observe(rec, frame=1)]
+    assert len(tried) == 2 and s.state is not None and not s.history, said
+    for frame in (2, 3):
+        tried.clear()
+        assert [e.text for e in s.observe(rec, frame=frame)] == said
+        assert tried == []
+    s.manual("red: pass")           # (another position: tried anew)
+    assert [h.move for h in s.history] == ["red: pass"]
+    tried.clear()
+    s.observe(rec, frame=4)
+    assert len(tried) == 2
+    other = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] == "red"])
+    tried.clear()
+    s.observe(other, frame=5)       # (another table: tried anew)
+    assert len(tried) == 2
+
+
 def test_a_face_down_territory_destroyed_then_covered_unseen_is_said_to_be_unknown() -> None:
     """As above, the pile neat: only cups-07 is seen on it, and no picture showed the
     destroyed card. The move said "? at 1,0 is destroyed", and the game file only that,
