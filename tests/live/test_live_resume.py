@@ -587,3 +587,97 @@ def test_a_misread_name_goes_with_a_take_back_in_a_later_sitting(tmp_path: Path)
     assert again.state.board[(1, 0)] == (("?", False),) and again.hidden_cards() == [(1, 0)]
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
+
+
+def test_a_name_read_after_a_clicked_attack_goes_with_a_take_back_in_a_later_sitting(
+        tmp_path: Path) -> None:
+    """Red's attack on the face-down card at 1,0 clicked before the camera saw the pile, and
+    the next picture naming the card off the pile (major-10, recorded as a correction after
+    the move): a take-back in that sitting forgets the name, as the pile may be misread. The
+    same in a later sitting (said last time to keep the name): taken back there, the card is
+    "?" again, and the picture of the pile names it anew."""
+    from live_support import MAT, make_record
+
+    path = tmp_path / "game.db"
+    s, view = _face_down_destroyed(path)
+    attack = "red: use swords-05 by red1E@0,0: attack @1,0"
+    s.manual(attack)
+    assert s.state.discard[-1] == "?"
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert "the face-down card destroyed at 1,0 is major-10" in ev[0].text, \
+        [e.text for e in ev]
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    rec, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                        recorder=rec, initial_state=start, history=history)
+    assert [h.move for h in again.history] == [attack]
+    again.step_back()
+    assert again.state.board[(1, 0)] == (("?", False),) and again.hidden_cards() == [(1, 0)]
+    assert again.initial_state.board[(1, 0)] == (("?", False),)
+    assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
+    ev = again.observe(make_record(cards, view.pyramids, discard=["major-11"]), frame=2)
+    assert [e.move for e in ev] == [attack], [e.text for e in ev]
+    assert "major-11 at 1,0 is destroyed" in ev[0].text, ev[0].text
+    again.close()
+    assert rebuild_state(open_game(path)).discard == ("wands-03", "major-11")
+
+
+def test_a_name_read_under_the_pile_top_goes_with_a_take_back_in_a_later_sitting(
+        tmp_path: Path) -> None:
+    """Red's Swords territory destroys the face-down card at 1,0 and blue grows with cups-07
+    before the next picture, which shows major-10 under cups-07 on the pile: the card is
+    named from under the top (its correction "... seen on the discard pile under cups-07 ...",
+    recorded before the attack). Continued in a later sitting, both moves taken back there:
+    the card is "?" again, as a take-back in the first sitting leaves it, and in the file."""
+    from companion.games.zarcana.engine import position
+    from companion.core.pieces import parse_pyramid
+    from companion.recording.store import GameRecorder
+    from companion.live.session import PILE_NAME_NOTE
+    from live_support import MAT, make_record
+
+    players = ["red", "blue"]
+    start = position(players, edition="1996",
+                     board={"0,0": "swords-05", "1,0": "~?", "0,1": "cups-02"},
+                     pieces={"0,0": "red1E", "0,1": "blue1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
+                     discard=["wands-03"])
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    initial_state=start)
+    view = TableView.of(start)
+    seen = make_record({c: k for c, k in view.cards.items() if c != (1, 0)},
+                       {**view.pyramids, (0, 1): (parse_pyramid("blue2U"),)},
+                       discard=["wands-03", "major-10", "cups-07"])
+    level = {"wands-03": 0, "major-10": 1, "cups-07": 2}
+    seen["cards"] = [dict(c, level=level[c["id"]]) if c["id"] in level else c
+                     for c in seen["cards"]]
+    s.observe(seen, frame=1)
+    s.manual("red: draw 1")
+    moves = ["red: use swords-05 by red1E@0,0: attack @1,0",
+             "blue: play cups-07 by blue1U@0,1: grow", "red: draw 1"]
+    assert [h.move for h in s.history] == moves
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    notes = [e.note for e in open_game(path).events if e.kind == "correction"]
+    assert len(notes) == 1 and f"{PILE_NAME_NOTE} under cups-07" in notes[0], notes
+    rec, first, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    assert first.board[(1, 0)] == (("major-10", False),)
+    again = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                        initial_state=first, history=history)
+    assert [h.move for h in again.history] == moves
+    again.step_back()
+    again.step_back()
+    # (the attack still stands, and with it the name)
+    assert again.state.discard[-1] == "major-10"
+    assert again.initial_state.board[(1, 0)] == (("major-10", False),)
+    again.step_back()
+    assert again.state.board[(1, 0)] == (("?", False),) and again.hidden_cards() == [(1, 0)]
+    assert again.initial_state.board[(1, 0)] == (("?", False),)
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
