@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from companion.core.cards import BACK, card_info
+from companion.core.cards import BACK, CardInfo, card_info
 from companion.core.errors import CompanionError, IllegalMoveError, NotationError
 from companion.core.observation import Observation
 from companion.core.pieces import (
@@ -416,6 +416,9 @@ class _HeldMoves:
     record: Observation
     frame: int | None
     before: ZarcanaState        # the state they start from
+    #: why the face-down card one of them destroyed is not named from the card seen under
+    #: the pile's top (:meth:`LiveSession._pile_named`); None: no doubt
+    unsure: str | None = None
 
     @classmethod
     def of(cls, run: TwoMoves | ThreeMoves, reading: TableReading, record: Observation,
@@ -2075,9 +2078,19 @@ class LiveSession:
                 and c in unknown}
         if len(steps) != 1 or len(seen) != 1:
             return held
+        card = seen.pop()
+        # (a card of the pile the picture does not show, which the camera may have taken for
+        # this one: then it is that card misread as often as the destroyed one, and a wrong
+        # name stood for good, a later picture of the cards under the top never compared)
+        alike = sorted(c for c in set(held.after.discard) - set(reading.discard_seen)
+                       if _look_alike(card, c))
+        if alike:
+            over = reading.discard_seen[reading.discard_seen.index(card) - 1]
+            return replace(held, unsure=f"{card}, seen on the discard pile under {over}, may "
+                                        f"be {' or '.join(alike)} misread")
         i = steps[0]
         found = face_down_named(held.before if i == 0 else held.states[i - 1], held.moves[i],
-                                seen.pop())
+                                card)
         if found is None:
             return held
         states = list(held.states[:i]) + [found[1]]
@@ -2168,7 +2181,7 @@ class LiveSession:
                             f"{held.words}", frame=frame, source="camera")]
         for mv, new in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=obs,
-                                   frame=frame, time_s=time_s, note=note)
+                                   frame=frame, time_s=time_s, note=note, unsure=held.unsure)
         self._pending = None
         self.status = Status.PLAYING
         if self._state is not after or not then.explained:
@@ -2251,7 +2264,7 @@ class LiveSession:
         events = [LiveEvent(EventKind.INFO, line, frame=held.frame, source="camera")]
         for mv, new in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
-                                   frame=held.frame, note=note)
+                                   frame=held.frame, note=note, unsure=held.unsure)
         self._pending = None
         if self.status is not Status.OVER:
             self.status = Status.PLAYING
@@ -2315,17 +2328,18 @@ class LiveSession:
     def _accept(self, move: Move | str, new: ZarcanaState, *, kind: str, source: str,
                 obs: Observation | None = None, jpeg: bytes | None = None,
                 frame: int | None = None, time_s: float | None = None,
-                note: str | None = None, named: ZarcanaState | None = None
-                ) -> list[LiveEvent]:
+                note: str | None = None, named: ZarcanaState | None = None,
+                unsure: str | None = None) -> list[LiveEvent]:
         """``move`` taken, ``new`` the game after it. ``named``: the game before it with the
         face-down card it destroyed named from the discard pile, where the caller has it
-        (:meth:`_face_down_seen` looks for it otherwise)."""
+        (:meth:`_face_down_seen` looks for it otherwise). ``unsure``: why a card seen on
+        the pile was not taken for the one it destroyed (:attr:`_HeldMoves.unsure`)."""
         old = self._state
         assert old is not None
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
-        names, unknown = self._face_down_seen(old, move, new, text, named)
+        names, unknown = self._face_down_seen(old, move, new, text, named, unsure)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, names))
         said_note = note or (CLICKED_NOTE if kind == "manual" else "")
@@ -2347,8 +2361,8 @@ class LiveSession:
         return events
 
     def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
-                        text: str, named: ZarcanaState | None = None
-                        ) -> tuple[FaceDownNames, str | None]:
+                        text: str, named: ZarcanaState | None = None,
+                        unsure: str | None = None) -> tuple[FaceDownNames, str | None]:
         """A face-down territory ``move`` destroyed, its card read off the discard pile
         (table.explain): named back in the positions it lay face down in, and recorded as
         a correction before the move, so that the game file's replay of the move puts that
@@ -2358,14 +2372,15 @@ class LiveSession:
         already (looked for here otherwise). The names given (none: nothing named), and,
         its card not known (no picture showed it: covered on the pile by the next move's
         card before the camera saw it), the words that say so, for the move's note: the
-        move said only "? at 1,0 is destroyed"."""
+        move said only "? at 1,0 is destroyed". ``unsure``: the card a picture showed that
+        may be it, and why it was not named so, said instead."""
         card = new.discard_top()
         if card == UNKNOWN and len(new.discard) > len(old.discard):
             gone = sorted(c for c, s in old.board.items()
                           if s and s[-1] == (UNKNOWN, False) and new.board.get(c) != s)
+            why = unsure or "no picture showed it face up on the discard pile"
             return {}, (f"the face-down card destroyed at {format_cell(gone[0])} is not "
-                        "known: no picture showed it face up on the discard pile"
-                        if gone else None)
+                        f"known: {why}" if gone else None)
         if card is None or card == UNKNOWN:
             return {}, None
         if named is None:
@@ -2675,12 +2690,26 @@ class LiveSession:
                 other = card_info(cid)
             except ValueError:
                 continue
-            same_rank = other.number == info.number and other.suit != info.suit and not (
-                other.is_major or info.is_major)
-            near = other.suit == info.suit and 0 < abs(other.number - info.number) <= 2
-            if same_rank or near:
+            if _alike(info, other):
                 out.append(cid)
         return out
+
+
+def _alike(a: CardInfo, b: CardInfo) -> bool:
+    """Whether the camera may take one of two cards (their :func:`card_info`) for the other:
+    the same rank in another suit (neither a trump), or a neighbouring rank of the same
+    suit."""
+    same_rank = b.number == a.number and b.suit != a.suit and not (b.is_major or a.is_major)
+    near = b.suit == a.suit and 0 < abs(b.number - a.number) <= 2
+    return same_rank or near
+
+
+def _look_alike(seen: str, other: str) -> bool:
+    """:func:`_alike` of two card ids (False where either is no card's: "?", a back)."""
+    try:
+        return _alike(card_info(seen), card_info(other))
+    except ValueError:
+        return False
 
 
 class _Matcher:

@@ -2086,6 +2086,33 @@ def test_a_face_down_card_named_from_under_the_pile_top_says_where_it_was_seen()
                      "use swords-05 by red1E@0,0: attack @1,0 destroyed it"], notes
 
 
+def test_a_card_under_the_pile_top_that_may_be_an_older_card_misread_names_nothing() -> None:
+    """As above, major-10 hidden under cups-07 and the pile's older card, wands-03, read as
+    wands-04: the one card under the top the game knows nowhere was wands-04, and the
+    destroyed card was named so; a later picture showing wands-03 and major-10 said "no
+    change" (the cards under the top are never compared), and the wrong name stood for good.
+    A card under the top that may be a card of the pile not seen on the picture misread (the
+    same suit, a rank or two apart) names nothing: the move says which name is not sure."""
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["wands-04", "cups-07"])
+    s.recorder = rec
+    s.observe(seen, frame=1)
+    ev = s.manual("red: draw 1")
+    assert [h.move for h in s.history] == ["red: use swords-05 by red1E@0,0: attack @1,0",
+                                          "blue: play cups-07 by blue1U@0,1: grow",
+                                          "red: draw 1"], [e.text for e in ev]
+    assert ("the face-down card destroyed at 1,0 is not known: wands-04, seen on the discard "
+            "pile under cups-07, may be wands-03 misread") in ev[1].text, ev[1].text
+    assert s.state is not None and s.state.discard == ("wands-03", "?", "cups-07")
+    assert s.initial_state is not None and s.initial_state.board[(1, 0)] == (("?", False),)
+    assert not [c for c in rec.calls if c[0] == "correction"]
+    # (a card under the top no known card of the pile can be taken for is named, as before)
+    s, seen = _face_down_then_grown(["major-10", "cups-07"])
+    s.observe(seen, frame=1)
+    s.manual("red: draw 1")
+    assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
+
+
 def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -> None:
     """As above, the record giving no levels: the two cards new on the pile, seen as sure,
     were ordered by confidence, major-10 taken as the top; the moves were never found and
