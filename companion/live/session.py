@@ -1441,6 +1441,9 @@ class LiveSession:
         if st.is_over:
             return []
         reading = self._pile_read(st, reading)
+        # (the pile in the order judged: what a click names a destroyed card after, and the
+        # game file says where on the pile a name was read)
+        self._last_reading = reading
         view = reading.view
         self._back_before = self._said_back
         self._flipped = self._said_back = False

@@ -2166,6 +2166,24 @@ def test_a_still_table_with_new_pile_cards_in_no_known_order_is_not_tried_again(
     assert len(tried) == 2
 
 
+def test_the_pile_order_that_explains_the_table_is_the_one_the_session_keeps() -> None:
+    """The pile's new cards in no known order (above): the order that explains the table was
+    judged, but the session kept the picture's reading as read, major-10 on top: the game
+    file's correction said major-10 was seen "as" the attack destroyed it, not under cups-07,
+    and a table drawn from the session's last reading showed the wrong top."""
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["wands-03", "major-10", "cups-07"], levels=False)
+    s.recorder = rec
+    s.observe(seen, frame=1)
+    reading = s.last_reading
+    assert reading is not None and reading.view.discard_top == "cups-07", reading.discard_seen
+    s.manual("red: draw 1")
+    notes = [c[2]["note"] for c in rec.calls if c[0] == "correction"]
+    assert notes == ["the face-down card at 1,0 is major-10: seen on the discard pile under "
+                     "cups-07 (a later move's card) after red: use swords-05 by red1E@0,0: "
+                     "attack @1,0 destroyed it"], notes
+
+
 def test_a_face_down_territory_destroyed_then_covered_unseen_is_said_to_be_unknown() -> None:
     """As above, the pile neat: only cups-07 is seen on it, and no picture showed the
     destroyed card. The move said "? at 1,0 is destroyed", and the game file only that,
