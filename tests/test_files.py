@@ -391,3 +391,23 @@ def test_paths_the_commands_make_are_named_as_typed(
                  "--frames", "./odd//frames"]) != 0
     assert "error: ./odd//frames/game.json: not a sample game's script" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed, name, suffix", [
+    ("./odd//x.jpg", "./odd//y.png", "./odd//x.json"), ("x.jpg", "y.png", "x.json"),
+    ("./x.jpg", "./y.png", "./x.json"), ("/a//b/x.jpg", "/a//b/y.png", "/a//b/x.json"),
+    ("odd//x", "odd//y.png", "odd//x.json")])
+def test_a_renamed_typed_path_keeps_its_spelling(typed: str, name: str, suffix: str) -> None:
+    """with_name, with_stem and with_suffix spelt the path as Path does (``odd/y.png`` of
+    ``./odd//x.jpg``), where ``/``, joinpath and parent keep the typed spelling; and each
+    is still the same path as Path's."""
+    from companion.core.files import given_path
+
+    path = given_path(typed)
+    assert (str(path.with_name("y.png")), path.with_name("y.png")) == (
+        name, Path(typed).with_name("y.png"))
+    assert (str(path.with_suffix(".json")), path.with_suffix(".json")) == (
+        suffix, Path(typed).with_suffix(".json"))
+    assert str(path.with_stem("y")) == str(path.with_name("y" + Path(typed).suffix))
+    with pytest.raises(ValueError):
+        given_path("./odd//").with_name("a/b")

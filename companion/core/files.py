@@ -62,6 +62,20 @@ class GivenPath(_ConcretePath):
             return made     # (``x.jpg``'s folder is ``.``, typed or not)
         return _typed_as(self._typed[:cut] or self._typed[0], made)
 
+    def with_name(self, name: str) -> Self:
+        # (with_stem goes through here)
+        return self._in_typed_folder(super().with_name(name))
+
+    def with_suffix(self, suffix: str) -> Self:
+        return self._in_typed_folder(super().with_suffix(suffix))
+
+    def _in_typed_folder(self, made: _P) -> _P:
+        """``made``, a file in this path's folder, spelt with the folder as typed."""
+        if self._typed is None:
+            return made
+        cut = max(self._typed.rfind("/"), self._typed.rfind(os.sep))
+        return _typed_as(self._typed[:cut + 1] + made.name, made)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # (kept as typed in another process too: the pyramid finder's reads the profile)
         return given_path, (str(self),)
