@@ -151,7 +151,7 @@ def run(seeds: list[int], exposure: tuple[float, float]) -> dict[str, Any]:
         fig["asked"] += bool(asked)
         # the finder's reading of every one, for the wrong names (where the command asks it)
         finds = prof._zone_finds(finder, image, calib, prof.calibration_zone(DEFAULT_MAT))
-        reads = [prof._read_by(s, finds).read or s.guess for s in shown]
+        reads = [prof._read_by(s, finds, shown).read or s.guess for s in shown]
 
         def seen_for(named: list[str]) -> list[str]:
             ask = bool(by_finds) or any(s.guess != n for s, n in zip(shown, named))

@@ -482,3 +482,36 @@ def test_more_found_than_named_drops_what_the_heat_map_is_cold_near(finder, monk
     shown((300.0, "red", 0.8, 40), (340.0, "none", 0.5, 40), (380.0, "blue", 0.7, 40))
     with pytest.raises(ProfileError, match=r"found 3 pyramid\(s\)"):
         prof.measure_profile(finder, None, calib, ["red", "blue"])
+
+
+def test_the_finders_read_is_taken_only_from_a_find_that_is_clearly_the_pyramids(caplog):
+    """The read came from the nearest find within PIECES_MM (25 mm), whatever else was
+    there: on a crowded zone a neighbour's find 14 mm off where the pyramid's own is 12 mm
+    off named it, and a neighbour's find alone named a pyramid the finder missed. Now a
+    second find of another colour not clearly farther, or a find nearer another shown
+    pyramid, leaves the read unknown (its own look judges it) and says so."""
+    import logging
+
+    from vision.pyramids import profile as prof
+    from vision.pyramids.find import PyramidFind
+
+    def find(color, x, y=320.0):
+        return PyramidFind(color, 1, True, None, (x, y), 0.9)
+
+    pixels = np.full((40, 3), 120, np.uint8)
+    red = prof.Shown((300.0, 320.0), pixels, "red")
+    orange = prof.Shown((330.0, 320.0), pixels, "orange")
+    # one of each: the nearer clearly the pyramid's own, or both of its colour
+    assert prof._read_by(red, [find("red", 305.0), find("orange", 320.0)]).read == "red"
+    assert prof._read_by(red, [find("red", 312.0), find("red", 285.0)]).read == "red"
+    assert prof._read_by(red, [find("purple", 296.0)]).read == "purple"
+    assert prof._read_by(red, [find("orange", 330.0)]).read is None       # (26 mm off)
+    with caplog.at_level(logging.WARNING, logger="vision.pyramids.profile"):
+        # 12 and 14 mm off: either could be its own
+        assert prof._read_by(red, [find("red", 288.0), find("orange", 314.0)]).read is None
+        # the only find near it is nearer the orange pyramid beside it
+        assert prof._read_by(red, [find("orange", 320.0)], [red, orange]).read is None
+        assert prof._read_by(orange, [find("orange", 320.0)], [red, orange]).read == \
+            "orange"
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and all("(300, 320) mm" in s for s in said), said

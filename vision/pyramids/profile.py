@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import cv2
 import numpy as np
@@ -85,6 +85,9 @@ HOT_MISSED_MM = 14.0
 #: a newspaper's black print named black had 0.07)
 TEXTURE_HEAT = 0.25
 PIECES_MM = 25.0
+#: a find names the shown pyramid nearest it only where any find of another colour near
+#: that pyramid (within PIECES_MM) is at least this many times as far from it
+CLEARLY_FARTHER = 2.0
 
 
 class ProfileError(CompanionError, ValueError):
@@ -452,11 +455,34 @@ def _zone_finds(finder: PyramidFinder, image: np.ndarray, calib: Calibration,
             and zone[1] <= f.base_center_mm[1] <= zone[3]]
 
 
-def _read_by(shown: Shown, finds: list[PyramidFind]) -> Shown:
-    """``shown`` with the colour of the find nearest it (within :data:`PIECES_MM`)."""
-    near = [(math.dist(shown.center_mm, f.base_center_mm), f.color) for f in finds]
-    near = [n for n in near if n[0] < PIECES_MM]
-    return replace(shown, read=min(near)[1] if near else None)
+def _read_by(shown: Shown, finds: list[PyramidFind], among: Sequence[Shown] = ()) -> Shown:
+    """``shown`` with the colour of the find nearest it within :data:`PIECES_MM`, where
+    that find is clearly its own; else with none (its own look judges it), said in the log.
+    Not its own: a find of another colour within :data:`PIECES_MM` that is less than
+    :data:`CLEARLY_FARTHER` times as far as the nearest (on a crowded zone either could be
+    a neighbour's), or a nearest find that is nearer another of ``among`` (the other shown
+    pyramids: the finder missed this one and found its neighbour)."""
+    def off(f: PyramidFind) -> float:
+        return math.dist(shown.center_mm, f.base_center_mm)
+
+    near = sorted((f for f in finds if off(f) < PIECES_MM), key=off)
+    if not near:
+        return replace(shown, read=None)
+    mine, where = near[0], f"({shown.center_mm[0]:.0f}, {shown.center_mm[1]:.0f}) mm"
+    rival = next((f for f in near[1:] if f.color != mine.color
+                  and off(f) < CLEARLY_FARTHER * off(mine)), None)
+    if rival is not None:
+        log.warning("the pyramid at %s has finds of %s and %s %.0f and %.0f mm off: it is "
+                    "judged by its own look (%s)", where, mine.color, rival.color, off(mine),
+                    off(rival), shown.guess)
+        return replace(shown, read=None)
+    if any(s is not shown and math.dist(s.center_mm, mine.base_center_mm) < off(mine)
+           for s in among):
+        log.warning("the find nearest the pyramid at %s (%s, %.0f mm off) is nearer another "
+                    "pyramid shown: it is judged by its own look (%s)", where, mine.color,
+                    off(mine), shown.guess)
+        return replace(shown, read=None)
+    return replace(shown, read=mine.color)
 
 
 def _finds_with(looked: Callable[[], Look], finder: PyramidFinder, image: np.ndarray,
@@ -570,4 +596,4 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
         return ColorProfile(samples, source), shown
     if finds is None:
         finds = _zone_finds(finder, image, calib, zone)
-    return ColorProfile(samples, source), [_read_by(s, finds) for s in shown]
+    return ColorProfile(samples, source), [_read_by(s, finds, shown) for s in shown]
