@@ -515,3 +515,53 @@ def test_the_finders_read_is_taken_only_from_a_find_that_is_clearly_the_pyramids
             "orange"
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 2 and all("(300, 320) mm" in s for s in said), said
+
+
+def test_the_docs_give_the_colour_calibrations_figures_as_the_code_has_them():
+    """docs/calibration.md's section on calibrate-colors quotes the command's own figures:
+    how long a camera is read, the zone, what it refuses, and how a profile names a
+    pyramid."""
+    import re
+    from pathlib import Path
+
+    from companion.commands import calibrate_colors as cc
+    from vision.pyramids import profile as prof
+    from vision.pyramids.colors import COLORS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "calibration.md").read_text(
+        encoding="utf-8")
+    text = " ".join(text[text.index("## The pyramids' colours"):].split())
+
+    def said(pattern: str) -> tuple[str, ...]:
+        found = re.search(pattern, text)
+        assert found, pattern
+        return found.groups()
+
+    assert said(r"up to (\d+) frames") == (str(cc.CAMERA_TRIES),)
+    assert said(r"from the (\d+)th on \(`SETTLE_FRAMES`") == (str(cc.SETTLE_FRAMES),)
+    assert said(r"shows (\w+) of the four markers") == (
+        ("one", "two", "three", "four")[cc.MARKERS_IN_SIGHT - 1],)
+    zone = [float(v) for v in said(r"x (\d+)-(\d+), y (\d+)-(\d+) mm on the standard mat")]
+    assert [zone[k] for k in (0, 2, 1, 3)] == list(calibration_zone(DEFAULT_MAT))
+    assert said(r"the wheel ([a-z, ]+) \(") == (", ".join(cc.HUE_WHEEL),)
+    assert said(r"a hue (\w+) or more steps round") == (
+        ("one", "two", "three", "four")[cc.HUE_STEPS_REFUSED - 1],)
+    from calibration.table import POOR_MAT_FIT_MM
+
+    assert said(r"the mat file badly \(over (\d+) mm RMS") == (f"{POOR_MAT_FIT_MM:g}",)
+    assert said(r"stays under ([\d.]+) within (\d+) mm") == (
+        f"{prof.NOT_SHOWN_HEAT:g}", f"{prof.SHOWN_HEAT_MM:g}")
+    assert said(r"within (\d+) mm of it and not at least (\w+) as far") == (
+        f"{prof.PIECES_MM:g}", {2.0: "twice", 3.0: "three times"}[prof.CLEARLY_FARTHER])
+    assert said(r"median Lab within (\d+) mm\) lies within a Mahalanobis distance of (\d+)"
+                r" .* taken as at least (\d+)\)") == (
+        f"{prof.PROBE_MM:g}", f"{prof.MAX_DISTANCE:g}", f"{prof.MIN_SD:g}")
+
+    def refused(seen: str) -> int:
+        return sum(cc.another_colour(n, seen) for n in COLORS if n != seen)
+
+    assert said(r"of each hue's nine wrong names (\d+) are refused, of a white or clear "
+                r"one's (\d+), of a black one's (\w+)\)") == (
+        str(refused("red")), str(refused("white")), "none" if not refused("black") else "")
+    assert {refused(c) for c in cc.HUE_WHEEL} == {refused("red")}
+    assert refused("white") == refused("clear")
