@@ -2387,16 +2387,12 @@ class LiveSession:
         if card is None or card == UNKNOWN:
             return {}, None
         if named is None:
-            try:
-                found = face_down_named(old, parse_move(move) if isinstance(move, str)
-                                        else move, card)
-            except CompanionError:
-                return {}, None
+            found = _named_off_the_pile(old, move, card)
             if found is None:
                 return {}, None
             named = found[0]
         self._name_back(old, named)
-        cell = next(c for c in named.board if named.board[c] != old.board[c])
+        cell = _cell_named(old, named)
         # (named from under the pile's top, where held moves are taken: a later move's card
         # covered it on the picture, which did not show it as this move destroyed it)
         pile = self._last_reading.discard_seen if self._last_reading is not None else ()
@@ -2436,14 +2432,11 @@ class LiveSession:
         last = self._history[-1]
         if before is None:
             return []
-        try:
-            found = face_down_named(before, parse_move(last.move), card)
-        except CompanionError:
-            return []
+        found = _named_off_the_pile(before, last.move, card)
         if found is None:
             return []
         named, after = found
-        cell = format_cell(next(c for c in named.board if named.board[c] != before.board[c]))
+        cell = format_cell(_cell_named(before, named))
         # (named back with the move's position off the history: it holds the stack no more)
         self._history.pop()
         self._name_back(before, named)
@@ -2773,6 +2766,22 @@ class _Matcher:
         if not found:
             return None
         return min(found, key=_complexity)
+
+
+def _named_off_the_pile(before: ZarcanaState, move: Move | str, card: str
+                        ) -> tuple[ZarcanaState, ZarcanaState] | None:
+    """:func:`face_down_named` of ``move`` (or its text) made in ``before``, ``card`` seen on
+    the discard pile after it; None also where the move does not read or cannot be made."""
+    try:
+        return face_down_named(before, parse_move(move) if isinstance(move, str) else move,
+                               card)
+    except CompanionError:
+        return None
+
+
+def _cell_named(before: ZarcanaState, named: ZarcanaState) -> Cell:
+    """The cell whose face-down card ``named`` names (``before`` with that card named)."""
+    return next(c for c in named.board if named.board[c] != before.board[c])
 
 
 def _complexity(move: Move) -> tuple[int, int, str]:
