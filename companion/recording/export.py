@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
+from companion.core.errors import CompanionError
 from companion.core.files import record_text
 from companion.recording.store import RecordedEvent, RecordedGame, RecordingError
 
@@ -130,17 +131,11 @@ def face_down_names(game: RecordedGame) -> dict[int, str]:
                     if step.card == UNKNOWN and not step.from_hand:
                         unnamed[format_cell(step.cell)] = ev.number
         elif ev.kind == "undo" and standing:
-            # (the move taken back put the named card on the pile, and the position
-            # before it has the card unknown again: the name was read off the pile)
-            taken, kept = _board_and_pile(standing.pop()), _board_and_pile(ev)
-            if taken is None or kept is None:
-                continue
-            for cell, number in list(named.items()):
-                stack = kept[0].get(cell) or [None]
-                if stack[-1] == [UNKNOWN, False] and taken[1][-1:] == [out[number]] \
-                        and taken[0].get(cell) != stack[:-1] + [[out[number], False]]:
-                    del out[number], named[cell]
-                    unnamed[cell] = number
+            for cell in _pile_names_taken_back(standing.pop(), ev,
+                                               {c: out[n] for c, n in named.items()}):
+                number = named.pop(cell)
+                del out[number]
+                unnamed[cell] = number
         elif ev.kind == "correction" and unnamed:
             board = (_board_and_pile(ev) or ({}, []))[0]
             for cell, number in list(unnamed.items()):
@@ -151,6 +146,33 @@ def face_down_names(game: RecordedGame) -> dict[int, str]:
                     named[cell] = number
                     del unnamed[cell]
     return out
+
+
+def _pile_names_taken_back(taken: RecordedEvent, undo: RecordedEvent,
+                           names: dict[str, str]) -> list[str]:
+    """The cells of ``names`` (cell -> the card named there) whose name was read off the
+    discard pile by the move taken back (``taken``), as the engine tells such a name
+    (:func:`~companion.games.zarcana.state.names_read_off_the_pile`): the move put the
+    named card on the pile from there, and the position the ``undo`` stored has the card
+    unknown again. None where either stored state does not read as a game."""
+    from companion.core.pieces import format_cell, parse_cell
+    from companion.games.zarcana.engine import loads
+    from companion.games.zarcana.moves import UNKNOWN
+    from companion.games.zarcana.state import names_read_off_the_pile, with_names
+
+    if taken.state is None or undo.state is None:
+        return []
+    try:
+        after, kept = loads(taken.state), loads(undo.state)
+    except CompanionError:
+        return []
+    unknown = {}
+    for cell, card in names.items():
+        stack = kept.board.get(parse_cell(cell))
+        if stack and stack[-1] == (UNKNOWN, False):
+            unknown[parse_cell(cell)] = (stack, stack[:-1] + ((card, False),))
+    read = names_read_off_the_pile(with_names(kept, unknown), after)
+    return [format_cell(c) for c in unknown if c in read]
 
 
 def _board_and_pile(ev: RecordedEvent) -> tuple[dict[str, Any], list[Any]] | None:

@@ -681,3 +681,49 @@ def test_a_name_read_under_the_pile_top_goes_with_a_take_back_in_a_later_sitting
     assert again.initial_state.board[(1, 0)] == (("?", False),)
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
+
+
+@pytest.mark.parametrize("how, named", [("read, taken back, read again", "cups-05"),
+                                         ("read, taken back", None),
+                                         ("named by the players, taken back", "cups-09")])
+def test_the_export_names_a_face_down_build_as_the_session_left_it(
+        tmp_path: Path, how: str, named: str | None) -> None:
+    """The export's names of cards built face down (face_down_names) forget a name read off
+    the discard pile with the move taken back that destroyed the card, as the engine's
+    names_read_off_the_pile tells such a name, and keep one the players gave: over games
+    the live session recorded, each as the session's own last position has the card."""
+    from companion.games.zarcana.engine import position
+    from companion.recording.export import face_down_names
+    from companion.recording.store import GameRecorder
+    from live_support import MAT, make_record
+
+    players = ["red", "blue"]
+    start = position(players, edition="looney",
+                     board={"0,0": "swords-05", "0,1": "cups-02"}, pieces={"0,0": "red1E"},
+                     hands={"red": ["major-10"], "blue": ["?"] * 3}, deck=["?"] * 72)
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=players, mat=MAT, recorder=rec,
+                    initial_state=start)
+    s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
+    s.manual("blue: pass")
+    view = TableView.of(s.state)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    attack = "red: use swords-05 by red1E@0,0: attack @1,0"
+    if how.startswith("named"):
+        s.name_hidden_card((1, 0), "cups-09")
+        s.manual(attack)
+    else:
+        s.observe(make_record(cards, view.pyramids, discard=["major-10", "cups-09"]), frame=1)
+    assert s.state.discard[-1] == "cups-09"
+    s.step_back()
+    if how.endswith("read again"):
+        s.observe(make_record(cards, view.pyramids, discard=["major-10", "cups-05"]), frame=2)
+        assert s.state.discard[-1] == "cups-05"
+    else:
+        assert s.state.board[(1, 0)][-1] == (named or "?", False)
+    s.close()
+    game = open_game(path)
+    build = next(e.number for e in game.events if e.move and "=?" in e.move)
+    assert face_down_names(game) == ({} if named is None else {build: named})
