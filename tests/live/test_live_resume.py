@@ -501,28 +501,37 @@ def test_a_game_continued_after_a_misread_name_was_taken_back_has_the_card_unnam
         [(("?", False),)] * 3
 
 
-def test_a_card_built_face_down_is_exported_with_the_name_read_again_after_a_take_back(
-        tmp_path: Path) -> None:
-    """Red builds 1,0 face down with the Wheel of Fortune, blue passes, red's Swords
-    territory destroys it: the pile is read as cups-09, taken back, read again as cups-05.
-    The text record's line of the build named cups-09, the name taken back."""
+def _built_face_down_then_passed(path: Path) -> LiveSession:
+    """A two-player game recorded to ``path``: red's Wheel of Fortune build lays 1,0 face
+    down, blue passes, and red's Swords territory at 0,0 can destroy that card."""
     from companion.games.zarcana.engine import position
-    from companion.recording.export import text_lines
     from companion.recording.store import GameRecorder
-    from live_support import MAT, make_record
+    from live_support import MAT
 
     players = ["red", "blue"]
     start = position(players, edition="looney",
                      board={"0,0": "swords-05", "0,1": "cups-02"}, pieces={"0,0": "red1E"},
                      hands={"red": ["major-10"], "blue": ["?"] * 3}, deck=["?"] * 72)
-    path = tmp_path / "game.db"
     rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
                               settings=start.settings.to_dict(), initial_state=dumps(start))
     s = LiveSession("zarcana", edition="looney", players=players, mat=MAT, recorder=rec,
                     initial_state=start)
-    build = "red: play major-10 by red1E@0,0: build 1,0 =?"
-    s.manual(build)
+    s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
     s.manual("blue: pass")
+    return s
+
+
+def test_a_card_built_face_down_is_exported_with_the_name_read_again_after_a_take_back(
+        tmp_path: Path) -> None:
+    """Red builds 1,0 face down with the Wheel of Fortune, blue passes, red's Swords
+    territory destroys it: the pile is read as cups-09, taken back, read again as cups-05.
+    The text record's line of the build named cups-09, the name taken back."""
+    from companion.recording.export import text_lines
+    from live_support import make_record
+
+    path = tmp_path / "game.db"
+    s = _built_face_down_then_passed(path)
+    build = "red: play major-10 by red1E@0,0: build 1,0 =?"
     view = TableView.of(s.state)
     cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
     for frame, card in ((1, "cups-09"), (2, "cups-05")):
@@ -692,22 +701,11 @@ def test_the_export_names_a_face_down_build_as_the_session_left_it(
     the discard pile with the move taken back that destroyed the card, as the engine's
     names_read_off_the_pile tells such a name, and keep one the players gave: over games
     the live session recorded, each as the session's own last position has the card."""
-    from companion.games.zarcana.engine import position
     from companion.recording.export import face_down_names
-    from companion.recording.store import GameRecorder
-    from live_support import MAT, make_record
+    from live_support import make_record
 
-    players = ["red", "blue"]
-    start = position(players, edition="looney",
-                     board={"0,0": "swords-05", "0,1": "cups-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10"], "blue": ["?"] * 3}, deck=["?"] * 72)
     path = tmp_path / "game.db"
-    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=players,
-                              settings=start.settings.to_dict(), initial_state=dumps(start))
-    s = LiveSession("zarcana", edition="looney", players=players, mat=MAT, recorder=rec,
-                    initial_state=start)
-    s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
-    s.manual("blue: pass")
+    s = _built_face_down_then_passed(path)
     view = TableView.of(s.state)
     cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
     attack = "red: use swords-05 by red1E@0,0: attack @1,0"
