@@ -48,3 +48,43 @@ def finder() -> Any:
         return PyramidFinder(DEFAULT_MAT)
     except ModelError as exc:
         pytest.skip(f"pyramid models not shipped: {exc}")
+
+
+#: red's Wheel of Fortune build in :func:`wheel_build_start`: it lays 1,0 face down
+_WHEEL_BUILD = "red: play major-10 by red1E@0,0: build 1,0 =?"
+
+
+@pytest.fixture
+def wheel_build_start() -> Any:
+    """A two-player Looney game, red to move with the Wheel of Fortune (major-10) in hand and
+    a piece at 0,0: red can lay a card face down at 1,0 (:data:`_WHEEL_BUILD`)."""
+    from companion.games.zarcana.engine import position
+
+    # (70 unknown cards in the deck: with the 75 cards not named here that is all of them.
+    # The copies this replaces had 60, a position a game file's replay refuses to load)
+    return position(["red", "blue"], edition="looney",
+                    board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
+                    hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 70)
+
+
+@pytest.fixture
+def face_down_named_game(tmp_path: Path, wheel_build_start: Any) -> Path:
+    """A recorded game (its file): red's Wheel of Fortune build from :func:`wheel_build_start`,
+    blue draws, and a correction names the face-down card at 1,0 cups-05."""
+    from companion.games.zarcana.engine import dumps
+    from companion.recording.store import GameRecorder
+
+    start = wheel_build_start
+    built = start.apply(_WHEEL_BUILD)
+    drawn = built.apply("blue: draw 1")
+    named = drawn.copy()
+    named.board[(1, 0)] = (("cups-05", False),)
+    path = tmp_path / "g.db"
+    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                             settings=start.settings.to_dict(),
+                             initial_state=dumps(start)) as rec:
+        rec.record("move", _WHEEL_BUILD, player="red", state=dumps(built))
+        rec.record("move", "blue: draw 1", player="blue", state=dumps(drawn))
+        rec.record("correction", None, state=dumps(named),
+                   note="the face-down card at 1,0 is cups-05")
+    return path

@@ -380,29 +380,12 @@ def test_text_export_names_an_event_kind_it_does_not_know_and_goes_on(
 
 
 def test_export_text_names_a_card_built_face_down_once_a_correction_names_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        face_down_named_game: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A Wheel of Fortune build ("build 1,0 =?"), its card named later (by the players, or
     read off the discard pile as it was destroyed): the text record's line of the build
     said "=?" still, as the window's move log did. The move stays as recorded."""
-    from companion.games.zarcana.engine import position
-
-    start = position(["red", "blue"], edition="looney",
-                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
     build = "red: play major-10 by red1E@0,0: build 1,0 =?"
-    built = start.apply(build)
-    drawn = built.apply("blue: draw 1")
-    named = drawn.copy()
-    named.board[(1, 0)] = (("cups-05", False),)
-    path = tmp_path / "g.db"
-    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
-                             settings=start.settings.to_dict(),
-                             initial_state=dumps(start)) as rec:
-        rec.record("move", build, player="red", state=dumps(built))
-        rec.record("move", "blue: draw 1", player="blue", state=dumps(drawn))
-        rec.record("correction", None, state=dumps(named),
-                   note="the face-down card at 1,0 is cups-05")
-    assert main(["export", str(path)]) == 0
+    assert main(["export", str(face_down_named_game)]) == 0
     out = capsys.readouterr().out
     assert f"{build} (face down: cups-05)" in out, out
     assert "blue: draw 1\n" in out and "note: the face-down card at 1,0 is cups-05" in out

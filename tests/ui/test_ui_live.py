@@ -432,15 +432,13 @@ def _window_on(qtbot: Any, session: Any) -> Any:
     return LiveWindow(window, controller, session)
 
 
-def test_a_face_down_build_named_is_named_in_the_move_log(qtbot: Any) -> None:
+def test_a_face_down_build_named_is_named_in_the_move_log(qtbot: Any,
+                                                         wheel_build_start: Any) -> None:
     """Red's Wheel of Fortune build lays a card face down; the players name it through the
     window: the log line of the build said "build 1,0 =?" still."""
-    from companion.games.zarcana.engine import position
     from companion.live.session import LiveSession
 
-    start = position(["red", "blue"], edition="looney",
-                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    start = wheel_build_start
     lw = _window_on(qtbot, LiveSession("zarcana", edition="looney", players=["red", "blue"],
                                        initial_state=start))
     lw.controller.manual("red: play major-10 by red1E@0,0: build 1,0 =?")

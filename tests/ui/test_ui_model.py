@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ui_support import SAMPLE, script, truth
@@ -186,17 +187,15 @@ def test_the_overlay_goes_through_the_cameras_lens() -> None:
     assert np.abs(back - np.array(corners)).max() < 0.05
 
 
-def test_a_face_down_build_names_its_card_in_the_move_log_once_known() -> None:
+def test_a_face_down_build_names_its_card_in_the_move_log_once_known(
+        wheel_build_start: Any) -> None:
     """A Wheel of Fortune build lays a card face down ("build 1,0 =?"); once the players
     name it (or the camera reads it off the discard pile as it is destroyed) the move log
     said "=?" still. The move's notation stays what was seen; the log adds the name."""
-    from companion.games.zarcana.engine import position
     from companion.live.session import LiveSession
     from companion.ui.gamemodel import move_line
 
-    start = position(["red", "blue"], edition="looney",
-                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    start = wheel_build_start
     s = LiveSession("zarcana", edition="looney", players=["red", "blue"], initial_state=start)
     s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
     s.manual("blue: draw 1")
@@ -210,20 +209,18 @@ def test_a_face_down_build_names_its_card_in_the_move_log_once_known() -> None:
 
 
 def test_the_move_log_and_the_text_record_name_a_face_down_card_in_the_same_words(
-        tmp_path: Path) -> None:
+        tmp_path: Path, wheel_build_start: Any) -> None:
     """The words that name a card built face down ("(face down: cups-05)") were written out
     in the move log (move_line) and in the text record (export) each: one helper gives them
     now, so the two cannot drift apart."""
-    from companion.games.zarcana.engine import dumps, position
+    from companion.games.zarcana.engine import dumps
     from companion.games.zarcana.moves import with_face_down_names
     from companion.live.session import LiveSession
     from companion.recording.export import text_lines
     from companion.recording.store import GameRecorder, open_game
     from companion.ui.gamemodel import move_line
 
-    start = position(["red", "blue"], edition="looney",
-                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 60)
+    start = wheel_build_start
     path = tmp_path / "g.db"
     rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
                               settings=start.settings.to_dict(), initial_state=dumps(start))

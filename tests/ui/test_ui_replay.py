@@ -325,31 +325,14 @@ def test_a_replay_keeps_only_the_last_keyframes_decoded(qtbot: Any, tmp_path: Pa
 
 
 def test_the_replay_names_a_card_built_face_down_once_a_correction_names_it(
-        qtbot: Any, tmp_path: Path) -> None:
+        qtbot: Any, face_down_named_game: Path) -> None:
     """A Wheel of Fortune build ("build 1,0 =?"), its card named later: the replay window's
     line of the build said "=?" still, and only the later correction's line named the card,
     where the live window's move log and the text record name it on the build's line."""
-    from companion.games.zarcana.engine import dumps, position
-    from companion.recording.store import GameRecorder
     from companion.ui.app import open_replay_window
 
-    start = position(["red", "blue"], edition="looney",
-                     board={"0,0": "cups-03", "0,1": "swords-02"}, pieces={"0,0": "red1E"},
-                     hands={"red": ["major-10", "?", "?"], "blue": ["?"] * 3}, deck=["?"] * 70)
     build = "red: play major-10 by red1E@0,0: build 1,0 =?"
-    built = start.apply(build)
-    drawn = built.apply("blue: draw 1")
-    named = drawn.copy()
-    named.board[(1, 0)] = (("cups-05", False),)
-    path = tmp_path / "g.db"
-    with GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
-                             settings=start.settings.to_dict(),
-                             initial_state=dumps(start)) as rec:
-        rec.record("move", build, player="red", state=dumps(built))
-        rec.record("move", "blue: draw 1", player="blue", state=dumps(drawn))
-        rec.record("correction", None, state=dumps(named),
-                   note="the face-down card at 1,0 is cups-05")
-    window, ctl = open_replay_window(path)
+    window, ctl = open_replay_window(face_down_named_game)
     qtbot.addWidget(window)
     assert ctl.error is None
     assert f"{build} (face down: cups-05)" in window.log.moves(), window.log.moves()
