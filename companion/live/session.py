@@ -1588,14 +1588,10 @@ class LiveSession:
             if len(ex.moves) > 1:
                 note = (f"{len(ex.moves) - 1} other move(s) fit what the camera sees, e.g. "
                         f"{ex.moves[1 if k == 0 else 0]}")
-            events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
-                                   obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note,
-                                   named=ex.named_before(self._state, ex.states[k]))
+            events += self._take_seen(ex, k, reading, obs, frame, jpeg, time_s, note)
             # the others that fit, kept for a click that only one of them allows
             self._others = (ex.states[k], [
                 (m, after) for i, (m, after) in enumerate(zip(ex.moves, ex.states)) if i != k])
-            self.tracker.remember(reading)
-            self._sync_tracker(ex.states[k])
             return events
         again = self._read_again(reading, obs, frame, jpeg, time_s)
         if again:
@@ -1855,9 +1851,17 @@ class LiveSession:
                 f"the table now shows {ex.moves[k]}")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]
-        events += self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
-                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s,
-                               named=ex.named_before(self._state, ex.states[k]))
+        return events + self._take_seen(ex, k, reading, obs, frame, jpeg, time_s)
+
+    def _take_seen(self, ex: Explanation, k: int, reading: TableReading, obs: Observation,
+                   frame: int | None, jpeg: bytes | None, time_s: float | None,
+                   note: str | None = None) -> list[LiveEvent]:
+        """Move ``k`` of those ``ex`` finds on ``reading``'s picture taken as the camera saw
+        it (a face-down card it destroyed named as the picture's reading found it), and the
+        reading remembered as the table after it."""
+        events = self._accept(ex.moves[k], ex.states[k], kind="move", source="camera",
+                              obs=obs, jpeg=jpeg, frame=frame, time_s=time_s, note=note,
+                              named=ex.named_before(self._state, ex.states[k]))
         self.tracker.remember(reading)
         self._sync_tracker(ex.states[k])
         return events
@@ -2194,12 +2198,7 @@ class LiveSession:
             if self._state is after:
                 events += self._judge(reading, obs, frame, jpeg, time_s)
             return events
-        events += self._accept(then.moves[k], then.states[k], kind="move", source="camera",
-                               obs=obs, jpeg=jpeg, frame=frame, time_s=time_s,
-                               named=then.named_before(self._state, then.states[k]))
-        self.tracker.remember(reading)
-        self._sync_tracker(then.states[k])
-        return events
+        return events + self._take_seen(then, k, reading, obs, frame, jpeg, time_s)
 
     def _keep_early_click(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
         """A click whose only fault is its turn (blue clicks a draw while the game still
