@@ -552,6 +552,12 @@ class LiveSession:
         #: and the order taken (None: none explained the table)
         self._pile_trial: tuple[Any, ZarcanaState, tuple[Move, ...] | None,
                                 tuple[str, ...] | None] | None = None
+        #: the last search for moves seen at once (:meth:`_hold_moves`), of two (False) and
+        #: of three (True): the table read and the pile seen, the position searched from,
+        #: whether the pile was watched, and the moves found (None: none). Only a search
+        #: that ran to its end is kept (one out of time may end the next time)
+        self._hold_trials: dict[bool, tuple[Any, ZarcanaState, bool,
+                                            _HeldMoves | None]] = {}
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
@@ -2040,6 +2046,16 @@ class LiveSession:
         move of the next player from their end, and they are dropped (the misread question
         is asked first meanwhile). None found, or the search ran out of time: None."""
         self._held = None
+        # (the same table seen again from the same position: the moves found, from this
+        # picture, not the search again, 0.25 s or more a picture while a table nothing
+        # explains stands still)
+        table = (reading.view.normalised(), reading.discard_seen)
+        last = self._hold_trials.get(three)
+        if (last is not None and last[0] == table and last[1] is st
+                and last[2] == self.watch_discard):
+            if last[3] is not None:
+                self._held = replace(last[3], reading=reading, record=obs, frame=frame)
+            return self._held
         runs: Sequence[TwoMoves | ThreeMoves]
         if three:
             runs, complete = explain_three(st, reading.view, under=reading.discard_seen[1:],
@@ -2064,10 +2080,11 @@ class LiveSession:
             return 0
 
         shown = [h for h in held if cards_shown(h)]
-        if not shown:
-            return None
-        self._held = self._pile_named(
-            min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
+        if shown:
+            self._held = self._pile_named(
+                min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
+        if complete:
+            self._hold_trials[three] = (table, st, self.watch_discard, self._held)
         return self._held
 
     def _pile_named(self, held: _HeldMoves, reading: TableReading) -> _HeldMoves:

@@ -2166,6 +2166,76 @@ def test_a_still_table_with_new_pile_cards_in_no_known_order_is_not_tried_again(
     assert len(tried) == 2
 
 
+def _searches_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The searches for moves seen at once (two, three) the session makes, by name."""
+    import companion.live.session as live
+
+    searched: list[str] = []
+    for name in ("explain_two", "explain_three"):
+        def counted(*args: Any, _real: Any = getattr(live, name), _name: str = name,
+                    **kw: Any) -> Any:
+            searched.append(_name)
+            return _real(*args, **kw)
+        monkeypatch.setattr(live, name, counted)
+    return searched
+
+
+def test_a_still_table_nothing_explains_is_not_searched_again_for_moves_seen_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above (blue's pyramid seen as a large one, which no move makes): the pile's order
+    tried once, every picture of the still table still searched two moves, then three, seen
+    at once (0.25-0.4 s a picture). The same table from the same position is searched once,
+    and said as before; a move taken, or the table read otherwise, is searched anew."""
+    searched = _searches_counted(monkeypatch)
+    s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"], levels=False)
+    rec["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p for p in rec["pyramids"]]
+    said = [e.text for e in s.observe(rec, frame=1)]
+    assert "explain_three" in searched and not s.history, said
+    for frame in (2, 3):
+        searched.clear()
+        assert [e.text for e in s.observe(rec, frame=frame)] == said
+        assert searched == []
+    s.manual("red: pass")           # (another position: searched anew)
+    searched.clear()
+    s.observe(rec, frame=4)
+    assert "explain_three" in searched
+    other = dict(rec, pyramids=[p for p in rec["pyramids"] if p["color"] == "red"])
+    searched.clear()
+    s.observe(other, frame=5)       # (another table: searched anew)
+    assert "explain_three" in searched
+
+
+def test_moves_seen_at_once_on_a_repeated_picture_are_said_and_taken_as_without_the_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's outcome remembered (above), a repeated picture says what it said
+    searched anew: the same events, status and moves, the moves held taken from the last
+    picture that showed them (its frame), a still table nothing explains waited on alike."""
+    searched = _searches_counted(monkeypatch)
+
+    def run(forget: bool) -> list[Any]:
+        out: list[Any] = []
+        held, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"])
+        still, other = _face_down_then_grown(["wands-03", "major-10", "cups-07"],
+                                             levels=False)
+        other["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p
+                             for p in other["pyramids"]]
+        for s, r in ((held, rec), (still, other)):
+            for frame in (1, 2, 3):
+                if forget:
+                    s._hold_trials.clear()
+                out += [s.observe(r, frame=frame), s.status]
+        out += [held.manual("red: draw 1"),     # (the click agrees with the moves held)
+                [(h.move, h.frame) for h in held.history], held.state]
+        return out
+
+    remembered = run(forget=False)
+    once = len(searched)
+    searched.clear()
+    assert run(forget=True) == remembered
+    assert len(searched) > once, (once, searched)     # (searched again on each repeat)
+    assert remembered[-2][0] == ("red: use swords-05 by red1E@0,0: attack @1,0", 3)
+
+
 def test_the_pile_order_that_explains_the_table_is_the_one_the_session_keeps() -> None:
     """The pile's new cards in no known order (above): the order that explains the table was
     judged, but the session kept the picture's reading as read, major-10 on top: the game
