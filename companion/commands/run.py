@@ -229,19 +229,28 @@ def open_recording(path: Path | None, *, game: str, edition: str, players: tuple
 
 def _recorded_history(recorded: Any, start: Any, moves: list[tuple[Any, Any]]) -> list[Any]:
     """The live session's history entries of a continued game's moves, each with the
-    face-down card it destroyed where the correction recorded just before it read that
-    card's name off the discard pile (a take-back in this sitting forgets it, as in the
-    sitting that read it)."""
+    face-down card it destroyed where the correction recorded just before it (or after it,
+    the move clicked) read that card's name off the discard pile (a take-back in this
+    sitting forgets it, as in the sitting that read it)."""
     from companion.games.zarcana.state import names_read_off_the_pile
     from companion.live.session import PILE_NAME_NOTE, HistoryEntry
 
     before_event = {e.number: p for p, e in zip(recorded.events, recorded.events[1:])}
+    # (or recorded after it, before the next move that stands: the move clicked, the next
+    # picture read the card on the pile, :meth:`LiveSession._face_down_seen_later`)
+    read_after = [e for e in recorded.events
+                  if e.kind == "correction" and f"{PILE_NAME_NOTE} after " in e.note]
+    ends = [ev.number for ev, _ in moves[1:]] + [None]
     history = []
     before = start
-    for ev, state in moves:
+    for (ev, state), end in zip(moves, ends):
         prev = before_event.get(ev.number)
-        read = (prev is not None and prev.kind == "correction" and before is not None
-                and PILE_NAME_NOTE in prev.note)
+        read = before is not None and (
+            (prev is not None and prev.kind == "correction" and PILE_NAME_NOTE in prev.note
+             and all(prev.number != e.number for e in read_after))
+            or any(ev.number < e.number and (end is None or e.number < end)
+                   and e.note.endswith(f"{PILE_NAME_NOTE} after {ev.move}")
+                   for e in read_after))
         history.append(HistoryEntry.recorded(
             ev.kind, ev.move, ev.player, ev.note, state,
             names_read_off_the_pile(before, state) if read else None))

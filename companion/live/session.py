@@ -2461,7 +2461,9 @@ class LiveSession:
                                      named_from_pile=names_given(before, named)))
         self._state = after
         self._sync_tracker(after)
-        text = (f"the face-down card destroyed at {cell} is {card}: seen on the discard pile "
+        # (the game file's reader finds the move whose name this is by these words:
+        # commands/run.py, _recorded_history)
+        text = (f"the face-down card destroyed at {cell} is {card}: {PILE_NAME_NOTE} "
                 f"after {last.move}")
         self._record("correction", None, state=after, note=text)
         return [LiveEvent(EventKind.INFO, text, player=last.player, frame=self._last_frame)]

@@ -1795,8 +1795,40 @@ def replay_states(game: RecordedGame, *, verify: bool = True
             if names:
                 named = name_back([base] + accepted, names)
                 base, accepted = named[0], named[1:]
+            elif accepted:
+                # (or named off the discard pile after the move that destroyed it: in the
+                # positions before that move)
+                names = _pile_name_read_after(accepted[-2] if len(accepted) > 1 else base,
+                                              state, corrected)
+                named = name_back([base] + accepted[:-1], names)
+                base, accepted = named[0], named[1:] + accepted[-1:]
             state = corrected
+            # (the position a take-back of a later move goes back to, as the live session's)
+            if accepted:
+                accepted[-1] = corrected
+            else:
+                base = corrected
         yield ev, state
+
+
+def _pile_name_read_after(before: "ZarcanaState", after: "ZarcanaState",
+                          corrected: "ZarcanaState") -> "FaceDownNames":
+    """The face-down card of ``before`` that the move giving ``after`` put on the discard
+    pile unknown ("?": the move clicked before a picture showed the pile), where a
+    correction after the move (``corrected``) names that card on the pile (the next picture
+    read it there), as :func:`~companion.games.zarcana.state.names_given` gives it. The
+    replay named it on the pile alone, and a later sitting started with "?" where the
+    first sitting's start named it. None: no such card, or more than one."""
+    from companion.games.zarcana.moves import UNKNOWN
+
+    card = corrected.discard_top()
+    if (after.discard_top() != UNKNOWN or card is None or card == UNKNOWN
+            or corrected.discard[:-1] != after.discard[:-1] or corrected.board != after.board):
+        return {}
+    named = {cell: (stack, stack[:-1] + ((card, False),))
+             for cell, stack in before.board.items()
+             if stack and stack[-1] == (UNKNOWN, False) and after.board.get(cell) != stack}
+    return named if len(named) == 1 else {}
 
 
 def _pile_names_taken_back(taken: "ZarcanaState", before: "ZarcanaState",
@@ -1852,12 +1884,17 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
                 start = named[0]
                 moves = [(e, s) for (e, _), s in zip(moves, named[1:])]
         elif ev.kind == "correction":
-            # (a face-down card named: named in every position it lay face down in)
+            # (a face-down card named: named in every position it lay face down in; one
+            # named off the pile after the move that destroyed it, in those before it)
             names = names_given(last, state) if last is not None else {}
+            kept = moves
+            if not names and moves and last is not None:
+                kept = moves[:-1]
+                names = _pile_name_read_after(kept[-1][1] if kept else start, last, state)
             if names and start is not None:
-                named = name_back([start] + [s for _, s in moves], names)
+                named = name_back([start] + [s for _, s in kept], names)
                 start = named[0]
-                moves = [(e, s) for (e, _), s in zip(moves, named[1:])]
+                moves = [(e, s) for (e, _), s in zip(kept, named[1:])] + moves[len(kept):]
             if moves:
                 moves[-1] = (moves[-1][0], state)
             else:

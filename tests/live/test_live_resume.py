@@ -725,3 +725,46 @@ def test_the_export_names_a_face_down_build_as_the_session_left_it(
     game = open_game(path)
     build = next(e.number for e in game.events if e.move and "=?" in e.move)
     assert face_down_names(game) == ({} if named is None else {build: named})
+
+
+def test_a_name_read_after_a_clicked_attack_stays_named_in_a_later_sitting(
+        tmp_path: Path) -> None:
+    """Red's attack on the face-down card at 1,0 clicked before the camera saw the pile, the
+    next picture naming the card off the pile (major-10, a correction recorded after the
+    move): the first sitting's start shows major-10 at 1,0. The game file's replay named it
+    on the pile alone, so a later sitting started with "?" at 1,0; and a move after the
+    correction, taken back, went back to "?" on the pile (the file no longer replayed: "the
+    replayed state disagrees with the stored one"). The later sitting starts as the first
+    one stands, the card named where it lay face down, and a take-back of the attack there
+    forgets the name, as in the first."""
+    from companion.recording.store import accepted_moves
+    from live_support import make_record
+
+    path = tmp_path / "game.db"
+    s, view = _face_down_destroyed(path)
+    attack = "red: use swords-05 by red1E@0,0: attack @1,0"
+    s.manual(attack)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert "the face-down card destroyed at 1,0 is major-10" in ev[0].text, \
+        [e.text for e in ev]
+    s.manual("blue: draw 1")
+    s.step_back()                       # (back to the attack, major-10 on the pile)
+    assert s.state.discard == ("wands-03", "major-10")
+    first = [dumps(s.initial_state)] + [dumps(h.state) for h in s.history]
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    game = open_game(path)
+    assert rebuild_state(game).discard == ("wands-03", "major-10")
+    start, moves = accepted_moves(game)
+    assert [dumps(start)] + [dumps(st) for _, st in moves] == first
+    rec, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=start, history=history)
+    assert [dumps(again.initial_state)] + [dumps(h.state) for h in again.history] == first
+    again.step_back()                   # (the name read off the pile goes with the attack)
+    assert again.initial_state.board[(1, 0)] == (("?", False),)
+    assert again.state.board[(1, 0)] == (("?", False),)
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
