@@ -2205,7 +2205,8 @@ class LiveSession:
                             f"{held.words}", frame=frame, source="camera")]
         for mv, new in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=obs,
-                                   frame=frame, time_s=time_s, note=note, unsure=held.unsure)
+                                   frame=frame, time_s=time_s, note=note, unsure=held.unsure,
+                                   shown=held.reading)
         self._pending = None
         self.status = Status.PLAYING
         if self._state is not after or not then.explained:
@@ -2283,7 +2284,8 @@ class LiveSession:
         events = [LiveEvent(EventKind.INFO, line, frame=held.frame, source="camera")]
         for mv, new in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
-                                   frame=held.frame, note=note, unsure=held.unsure)
+                                   frame=held.frame, note=note, unsure=held.unsure,
+                                   shown=held.reading)
         self._pending = None
         if self.status is not Status.OVER:
             self.status = Status.PLAYING
@@ -2348,17 +2350,20 @@ class LiveSession:
                 obs: Observation | None = None, jpeg: bytes | None = None,
                 frame: int | None = None, time_s: float | None = None,
                 note: str | None = None, named: ZarcanaState | None = None,
-                unsure: str | None = None) -> list[LiveEvent]:
+                unsure: str | None = None, shown: TableReading | None = None
+                ) -> list[LiveEvent]:
         """``move`` taken, ``new`` the game after it. ``named``: the game before it with the
         face-down card it destroyed named from the discard pile, where the caller has it
         (:meth:`_face_down_seen` looks for it otherwise). ``unsure``: why a card seen on
-        the pile was not taken for the one it destroyed (:attr:`_HeldMoves.unsure`)."""
+        the pile was not taken for the one it destroyed (:attr:`_HeldMoves.unsure`).
+        ``shown``: the picture that showed the move, where not the last one judged (moves
+        held, taken by a later picture or a click)."""
         old = self._state
         assert old is not None
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
-        names, unknown = self._face_down_seen(old, move, new, text, named, unsure)
+        names, unknown = self._face_down_seen(old, move, new, text, named, unsure, shown)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, names))
         said_note = note or (CLICKED_NOTE if kind == "manual" else "")
@@ -2381,7 +2386,8 @@ class LiveSession:
 
     def _face_down_seen(self, old: ZarcanaState, move: Move | str, new: ZarcanaState,
                         text: str, named: ZarcanaState | None = None,
-                        unsure: str | None = None) -> tuple[FaceDownNames, str | None]:
+                        unsure: str | None = None, shown: TableReading | None = None
+                        ) -> tuple[FaceDownNames, str | None]:
         """A face-down territory ``move`` destroyed, its card read off the discard pile
         (table.explain): named back in the positions it lay face down in, and recorded as
         a correction before the move, so that the game file's replay of the move puts that
@@ -2392,7 +2398,8 @@ class LiveSession:
         its card not known (no picture showed it: covered on the pile by the next move's
         card before the camera saw it), the words that say so, for the move's note: the
         move said only "? at 1,0 is destroyed". ``unsure``: the card a picture showed that
-        may be it, and why it was not named so, said instead."""
+        may be it, and why it was not named so, said instead. ``shown``: the picture that
+        showed the move (:meth:`_accept`; else the last one judged)."""
         card = new.discard_top()
         if card == UNKNOWN and len(new.discard) > len(old.discard):
             gone = sorted(c for c, s in old.board.items()
@@ -2410,8 +2417,11 @@ class LiveSession:
         self._name_back(old, named)
         cell = _cell_named(old, named)
         # (named from under the pile's top, where held moves are taken: a later move's card
-        # covered it on the picture, which did not show it as this move destroyed it)
-        pile = self._last_reading.discard_seen if self._last_reading is not None else ()
+        # covered it on the picture, which did not show it as this move destroyed it. That
+        # picture's pile: the last one judged, when a later picture or a click takes the
+        # moves, may be squared up or covered, and said "as")
+        reading = shown if shown is not None else self._last_reading
+        pile = reading.discard_seen if reading is not None else ()
         k = pile.index(card) if card in pile else 0
         where = "as" if k == 0 else f"under {pile[k - 1]} (a later move's card) after"
         self._record("correction", None, state=named,

@@ -2086,6 +2086,32 @@ def test_a_face_down_card_named_from_under_the_pile_top_says_where_it_was_seen()
                      "use swords-05 by red1E@0,0: attack @1,0 destroyed it"], notes
 
 
+def test_where_a_card_of_moves_held_was_seen_is_said_from_the_picture_that_showed_them() -> None:
+    """As above, but a hand over blue's territory on the next picture, the pile squared up
+    (only cups-07 seen): the moves wait for a clear view, and red's click takes them. The
+    correction said major-10 was seen "as" the attack destroyed it, from the pile of the
+    picture before the click, which does not show it; it says where the picture that
+    showed the moves saw it: under cups-07."""
+    from companion.games.zarcana.table import TableView
+
+    rec = FakeRecorder()
+    s, seen = _face_down_then_grown(["wands-03", "major-10", "cups-07"])
+    s.recorder = rec
+    s.observe(seen, frame=1)
+    assert s.state is not None and s._held is not None
+    view = TableView.of(s._held.after)
+    covered = make_record({c: k for c, k in view.cards.items() if c != (0, 1)},
+                          dict(view.pyramids), discard=["cups-07"])
+    ev = s.observe(covered, frame=2)
+    assert "waiting for a clear view to agree" in ev[-1].text, [e.text for e in ev]
+    ev = s.manual("red: draw 1")
+    assert len(s.history) == 3, [e.text for e in ev]
+    notes = [c[2]["note"] for c in rec.calls if c[0] == "correction"]
+    assert notes == ["the face-down card at 1,0 is major-10: seen on the discard pile under "
+                     "cups-07 (a later move's card) after red: use swords-05 by red1E@0,0: "
+                     "attack @1,0 destroyed it"], notes
+
+
 def test_a_card_under_the_pile_top_that_may_be_an_older_card_misread_names_nothing() -> None:
     """As above, major-10 hidden under cups-07 and the pile's older card, wands-03, read as
     wands-04: the one card under the top the game knows nowhere was wands-04, and the
