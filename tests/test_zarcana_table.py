@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+import time
 
 import pytest
 
@@ -16,6 +18,7 @@ from companion.games.zarcana.table import (
     diff,
     explain,
     explain_three,
+    explain_two,
     game_from_table,
     pyramids_short,
 )
@@ -104,6 +107,53 @@ def test_three_moves_seen_at_once_are_explained_by_legal_runs_ending_on_the_tabl
     assert tried == 40
     assert found >= 36, found
     assert true_run >= 33, true_run
+
+
+def _two_visible_moves(seed: int = 0) -> tuple[ZarcanaState, ZarcanaState]:
+    """A random game's position before two visible moves in a row, and the one after them."""
+    rng = random.Random(seed)
+    st = new_game(3, edition="looney", seed=seed)
+    window: list[tuple[ZarcanaState, ZarcanaState]] = []
+    while True:
+        nxt = st.apply(rng.choice(st.legal_moves()))
+        visible = not st.pending and not nxt.pending and not st.table().same_as(nxt.table())
+        window = window + [(st, nxt)] if visible else []
+        st = nxt
+        if len(window) == 2:
+            return window[0][0], window[1][1]
+
+
+def _clock(step: float) -> "itertools.count[float]":
+    return itertools.count(1000.0, step)
+
+
+def test_a_busy_machine_finds_the_same_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two- and three-move searches' budgets count the searching thread's own work: a
+    machine busy with other programs (the wall clock running on 10 s at each reading) finds
+    the same runs, complete (they once ran out of time there and the game was judged as one
+    move's, so the same pictures gave another game on a loaded machine)."""
+    before, after = _two_visible_moves()
+    pairs, complete = explain_two(before, after.table(), budget_s=1.0)
+    assert complete and pairs
+    wall = _clock(10.0)
+    with monkeypatch.context() as m:
+        for name in ("perf_counter", "monotonic", "time"):
+            m.setattr(time, name, lambda: next(wall))
+        busy_pairs, busy_complete = explain_two(before, after.table(), budget_s=1.0)
+        runs, runs_complete = explain_three(before, after.table(), budget_s=2.0)
+    assert busy_complete and [(str(p.first), str(p.second)) for p in busy_pairs] == [
+        (str(p.first), str(p.second)) for p in pairs]
+    assert runs_complete
+
+
+def test_the_move_searches_stop_at_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget holds: a search whose thread has worked past it stops, saying so."""
+    before, after = _two_visible_moves()
+    assert explain_two(before, after.table(), budget_s=1.0)[1]
+    work = _clock(2.0)                   # each reading of the clock: 2 s more work done
+    monkeypatch.setattr(time, "thread_time", lambda: next(work))
+    assert not explain_two(before, after.table(), budget_s=1.0)[1]
+    assert not explain_three(before, after.table(), budget_s=1.0)[1]
 
 
 def test_hidden_game_follows_the_table_and_flags_an_illegal_move() -> None:

@@ -346,7 +346,11 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-#: How long (s) the misread search may take before it gives up asking.
+#: How long (s) the misread search may take before it gives up asking. This budget,
+#: TWO_MOVES_BUDGET_S and THREE_MOVES_BUDGET_S are of the searching thread's CPU time
+#: (:func:`time.thread_time`), not the wall clock's: a machine busy with other work
+#: reaches the same verdicts, later (a search cut short by the load once judged two moves
+#: as one, so a replay differed).
 MISREAD_BUDGET_S = 1.5
 #: How long (s) the search for two moves seen at once (a picture missed between them) may
 #: take; past it the table is judged as one move's.
@@ -2620,7 +2624,7 @@ class LiveSession:
         would leave the table unchanged)."""
         view = reading.view
         before = TableView.of(st)
-        deadline = time.perf_counter() + MISREAD_BUDGET_S
+        deadline = time.thread_time() + MISREAD_BUDGET_S
         alts: list[tuple[Correction, TableView, str]] = []
         # one card id at a cell: the camera read another card than the one lying there
         built = self._built_by_last_move()
@@ -2670,7 +2674,7 @@ class LiveSession:
         matcher = _Matcher(st, view, self.watch_discard)
         out: list[Suggestion] = []
         for correction, other, question in alts:
-            if time.perf_counter() > deadline:
+            if time.thread_time() > deadline:
                 log.info("misread search stopped after %.1f s", MISREAD_BUDGET_S)
                 break
             if other.same_as(before, with_discard=self.watch_discard):

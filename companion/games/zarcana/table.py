@@ -514,11 +514,13 @@ def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = 
     into what the camera sees, simplest first, and whether the search was complete within
     ``budget_s`` seconds. ``under``: cards seen under the discard pile's top (the first
     move's card, when the second covered it). Only first moves that bring the table closer
-    to ``seen`` are followed."""
-    deadline = time.perf_counter() + budget_s
+    to ``seen`` are followed. The budget is of the searching thread's CPU time
+    (:func:`time.thread_time`), not the wall clock's: a machine busy with other work finds
+    the same moves, later, so the same pictures give the same game."""
+    deadline = time.thread_time() + budget_s
     found: list[TwoMoves] = []
     for mv, middle in _closer_firsts(state, seen, under, compare_discard):
-        if time.perf_counter() > deadline:
+        if time.thread_time() > deadline:
             return _simplest_pairs(found), False
         if middle is None:
             continue
@@ -574,11 +576,12 @@ def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] 
     """Runs of three legal moves (this player's and the next two decisions') that turn
     ``state`` into what the camera sees, simplest first, and whether the search was
     complete within ``budget_s`` seconds: :func:`explain_two` from each first move that
-    brings the table closer to ``seen``, so the search stays as narrow as the change."""
-    deadline = time.perf_counter() + budget_s
+    brings the table closer to ``seen``, so the search stays as narrow as the change. The
+    budget is of CPU time, as :func:`explain_two`'s."""
+    deadline = time.thread_time() + budget_s
     found: list[ThreeMoves] = []
     for mv, middle in _closer_firsts(state, seen, under, compare_discard):
-        left = deadline - time.perf_counter()
+        left = deadline - time.thread_time()
         if left <= 0:
             return _simplest_runs(found), False
         if middle is None:
