@@ -558,8 +558,9 @@ class LiveSession:
                                 tuple[str, ...] | None] | None = None
         #: the last search for moves seen at once (:meth:`_hold_moves`), of two (False) and
         #: of three (True): the table read and the pile seen, the position searched from,
-        #: whether the pile was watched, and the moves found (None: none). Only a search
-        #: that ran to its end is kept (one out of time may end the next time)
+        #: whether the pile was watched, and the moves found (None: none). A search cut
+        #: short is kept too: its budget is CPU time, so the same table cuts it short again
+        #: (made anew, it cost up to 3 s a picture for the same "nothing found")
         self._hold_trials: dict[bool, tuple[Any, ZarcanaState, bool,
                                             _HeldMoves | None]] = {}
         # the other moves that fit the last move's picture (with the state the move taken
@@ -2087,8 +2088,7 @@ class LiveSession:
         if shown:
             self._held = self._pile_named(
                 min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
-        if complete:
-            self._hold_trials[three] = (table, st, self.watch_discard, self._held)
+        self._hold_trials[three] = (table, st, self.watch_discard, self._held)
         return self._held
 
     def _pile_named(self, held: _HeldMoves, reading: TableReading) -> _HeldMoves:

@@ -2250,6 +2250,36 @@ def test_a_still_table_nothing_explains_is_not_searched_again_for_moves_seen_at_
     assert "explain_three" in searched
 
 
+def test_a_search_cut_short_on_a_still_table_is_not_made_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search for moves seen at once that ran out of its budget (counted in the searching
+    thread's CPU time, so the same table cuts it short again) was made anew on every picture
+    of the still table: up to 1 s for two moves and 2 s for three a picture, for the same
+    "nothing found". The same table from the same position is searched once, cut short or
+    not, and said as before."""
+    import companion.live.session as live
+
+    searched: list[str] = []
+    for name in ("explain_two", "explain_three"):
+        def cut(*args: Any, _real: Any = getattr(live, name), _name: str = name,
+                **kw: Any) -> Any:
+            searched.append(_name)
+            runs, _ = _real(*args, **kw)
+            return runs, False          # (as out of time: nothing taken from it)
+        monkeypatch.setattr(live, name, cut)
+    s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07"], levels=False)
+    rec["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p for p in rec["pyramids"]]
+    said = [e.text for e in s.observe(rec, frame=1)]
+    assert "explain_three" in searched and not s.history, said
+    searched.clear()
+    assert [e.text for e in s.observe(rec, frame=2)] == said
+    assert searched == []
+    s.manual("red: pass")           # (another position: searched anew)
+    searched.clear()
+    s.observe(rec, frame=3)
+    assert "explain_three" in searched
+
+
 def test_moves_seen_at_once_on_a_repeated_picture_are_said_and_taken_as_without_the_memory(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The search's outcome remembered (above), a repeated picture says what it said
