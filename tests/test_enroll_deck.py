@@ -5,6 +5,7 @@ a bad deck folder or name is a clean one-line error with exit code 2. Seeded thr
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import os
 import subprocess
@@ -491,3 +492,18 @@ def test_a_deck_folder_given_as_dot_is_named_after_the_folder(
     # a link to the folder keeps its own name, as it did
     (tmp_path / "my-tarot").symlink_to(folder)
     assert load_deck("my-tarot").name == "my-tarot"
+
+
+@pytest.mark.parametrize("name", [None, 5, ["glyphs"]])
+def test_a_deck_json_name_that_is_not_text_is_refused(tmp_path: Path, name: object) -> None:
+    """deck.json's "name": null enrolled the deck as 'None' (decks/None.npz), and 5 as '5':
+    a name that is not text is refused, naming the file and what it holds."""
+    from vision.synth.deck import DeckError, load_deck
+
+    folder = make_deck(tmp_path / "deck")
+    meta = json.loads((folder / "deck.json").read_text())
+    meta["name"] = name
+    (folder / "deck.json").write_text(json.dumps(meta))
+    with pytest.raises(DeckError, match=r"deck file .*deck\.json: name must be the deck's "
+                                        r"name in quotes .*got " + re.escape(json.dumps(name))):
+        load_deck(folder)

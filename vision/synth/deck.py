@@ -13,6 +13,7 @@ the default folder is ``shared/decks`` next to the repository (or ``$ARCANA_SHAR
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -392,7 +393,12 @@ def load_deck(folder: str | Path | None = None, *, card_size_mm: tuple[float, fl
     # (the folder's own name also for "." or "..", which name no deck; a link keeps its
     # own name, not its target's)
     named = Path(os.path.abspath(path)).name
-    deck = Deck(name=str(meta.get("name", named)), folder=path, card_size_mm=(w, h),
+    name = meta.get("name", named)
+    if not isinstance(name, str):
+        # ("name": null was enrolled as 'None', the saved gallery None.npz)
+        raise DeckError(f"deck file {meta_file}: name must be the deck's name in quotes "
+                        f"(e.g. \"my-tarot\"), got {json.dumps(name)}")
+    deck = Deck(name=name, folder=path, card_size_mm=(w, h),
                 files=files, back_file=back, kind=kind, faces=faces)
     if validate:
         deck.validate_images()
