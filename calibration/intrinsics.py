@@ -33,8 +33,8 @@ from calibration.images import HEIF_WORDS, IMAGE_SUFFIXES, folder_images, natura
 from calibration.mat import BOARD_DICTIONARY, COMMON_DICTIONARIES, KNOWN_DICTIONARIES
 from calibration.table import Intrinsics, marker_ids
 from companion.core.errors import CompanionError
-from companion.core.files import (JsonTextError, given_path, read_json, write_text_atomic,
-                                  wrong_kind)
+from companion.core.files import (JsonTextError, given_path, read_json, refusal_words,
+                                  write_text_atomic, wrong_kind)
 from companion.core.numbers import finite_number
 
 log = logging.getLogger(__name__)
@@ -511,7 +511,7 @@ def save_intrinsics(path: str | Path, K: np.ndarray, dist: np.ndarray,
                                                     for k, v in data.items()) + "\n}\n")
     except OSError as exc:
         raise IntrinsicsError(f"cannot write camera file {str(path)!r}: "
-                              f"{exc.strerror or exc}") from None
+                              f"{refusal_words(exc)}") from None
     return path
 
 

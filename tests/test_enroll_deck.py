@@ -507,3 +507,15 @@ def test_a_deck_json_name_that_is_not_text_is_refused(tmp_path: Path, name: obje
     with pytest.raises(DeckError, match=r"deck file .*deck\.json: name must be the deck's "
                                         r"name in quotes .*got " + re.escape(json.dumps(name))):
         load_deck(folder)
+
+
+def test_a_file_where_the_gallerys_folder_must_be_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out notes.txt/deck.npz`` said "its folder cannot be made (File exists)": the file
+    in the way is named, before any card is enrolled."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    rc = main(["enroll-deck", str(make_deck(tmp_path / "deck")), "--per-card", "2",
+               "--out", str(notes / "deck.npz")])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{str(notes)!r} is a file, not a folder" in err, err

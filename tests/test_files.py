@@ -4,6 +4,7 @@ files, colour profiles and card galleries all go through it."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -411,3 +412,28 @@ def test_a_renamed_typed_path_keeps_its_spelling(typed: str, name: str, suffix: 
     assert str(path.with_stem("y")) == str(path.with_name("y" + Path(typed).suffix))
     with pytest.raises(ValueError):
         given_path("./odd//").with_name("a/b")
+
+
+def test_a_file_where_the_output_folder_must_be_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out notes.txt/camera.json``: making the folder met a file, and the message was
+    mkdir's "[Errno 17] File exists: 'notes.txt'" (the board image) or "File exists" (the
+    camera file, the colour profile), which sends the user looking for the file they meant
+    to write. Each names the file in the way now."""
+    from calibration.intrinsics import IntrinsicsError, save_intrinsics
+    from companion.cli import main
+    from vision.pyramids.profile import ColorProfile, ColorSample, ProfileError
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x", encoding="utf-8")
+    in_the_way = f"{str(notes)!r} is a file, not a folder"
+    assert main(["calibrate-camera", "--print-board", str(notes / "board.png")]) == 2
+    err = capsys.readouterr().err
+    assert in_the_way in err and "Errno" not in err, err
+    K = np.array([[1000.0, 0, 640], [0, 1000.0, 360], [0, 0, 1]])
+    with pytest.raises(IntrinsicsError, match=re.escape(in_the_way)):
+        save_intrinsics(notes / "camera.json", K, np.zeros(5), (1280, 720))
+    eye = ((25.0, 0.0, 0.0), (0.0, 25.0, 0.0), (0.0, 0.0, 25.0))
+    profile = ColorProfile((ColorSample("red", (50.0, 10.0, -5.0), eye, {}, 100),))
+    with pytest.raises(ProfileError, match=re.escape(in_the_way)):
+        profile.save(notes / "colors.json")

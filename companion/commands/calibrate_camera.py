@@ -170,7 +170,7 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
 
     from calibration.intrinsics import IntrinsicsError
     from calibration.mat_sheets import png_bytes
-    from companion.core.files import atomic_file
+    from companion.core.files import atomic_file, refusal_words
 
     if path.is_dir():
         raise IntrinsicsError(f"cannot write board image {str(path)!r}: it is a folder; give a "
@@ -196,7 +196,8 @@ def _write_board(board: BoardSpec, path: Path, dpi: int, photos: list[Path]) -> 
             with atomic_file(path, binary=True) as fh:
                 fh.write(data)
     except (OSError, cv2.error) as exc:
-        raise IntrinsicsError(f"cannot write board image {str(path)!r}: {exc}") from None
+        why = refusal_words(exc) if isinstance(exc, OSError) else str(exc)
+        raise IntrinsicsError(f"cannot write board image {str(path)!r}: {why}") from None
     if not ok:
         raise IntrinsicsError(f"cannot write board image {str(path)!r} (use a .png file name)")
     if replacing is not None:

@@ -166,13 +166,14 @@ def _writable_folder(out: Path) -> None:
     """The gallery's folder made, and found writable, before the long part: a folder that
     cannot be (XDG_DATA_HOME set wrong, a read-only disk) was said only once every card
     had been augmented and the projection fitted."""
+    from companion.core.files import refusal_words
     from vision.cards.identify import GalleryError
 
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GalleryError(f"cannot write gallery {str(out)!r}: its folder cannot be made "
-                           f"({exc.strerror or exc})") from None
+                           f"({refusal_words(exc)})") from None
     if not os.access(out.parent, os.W_OK):
         raise GalleryError(f"cannot write gallery {str(out)!r}: its folder is not writable")
 

@@ -332,3 +332,12 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (:func:`atomic_file`)."""
     with atomic_file(path) as fh:
         fh.write(text)
+
+
+def refusal_words(exc: OSError) -> str:
+    """Why the system refused a write, in words. Making an output's folder where a file
+    stands (``--out notes.txt/camera.json``) fails with mkdir's "File exists", which sends
+    the user looking for the file they meant to write: the file in the way is named."""
+    if isinstance(exc, FileExistsError) and exc.filename is not None:
+        return f"{str(exc.filename)!r} is a file, not a folder"
+    return exc.strerror or str(exc)

@@ -35,8 +35,8 @@ import numpy as np
 
 from calibration.mat import Mat
 from companion.core.errors import CompanionError
-from companion.core.files import (JsonTextError, given_path, read_json, write_text_atomic,
-                                  wrong_kind)
+from companion.core.files import (JsonTextError, given_path, read_json, refusal_words,
+                                  write_text_atomic, wrong_kind)
 from vision.pyramids.colors import BINS, COLORS, ColorModel, bin_index
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ class ColorProfile:
             write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
         except OSError as exc:
             raise ProfileError(f"cannot write colour profile {str(path)!r}: "
-                               f"{exc.strerror or exc}") from None
+                               f"{refusal_words(exc)}") from None
         return path
 
 
