@@ -565,3 +565,18 @@ def test_the_docs_give_the_colour_calibrations_figures_as_the_code_has_them():
         str(refused("red")), str(refused("white")), "none" if not refused("black") else "")
     assert {refused(c) for c in cc.HUE_WHEEL} == {refused("red")}
     assert refused("white") == refused("clear")
+
+
+def test_a_miscount_says_what_looks_like_no_pyramid_in_words(tmp_path, capsys):
+    """A photo of a game under way (cards in the zone): the finds were listed as
+    "none-looking at (385, 319) mm", the colour classifier's name for no pyramid at all."""
+    from pathlib import Path
+
+    from companion.cli import main
+
+    photo = Path(__file__).resolve().parents[2] / "sample_images" / "zarcana" / "0000.jpg"
+    assert main(["calibrate-colors", str(photo), "--colors", "red,blue,green",
+                 "--no-intrinsics", "--out", str(tmp_path / "colors.json")]) == 2
+    err = capsys.readouterr().err
+    assert "expected 3 (red, blue, green)" in err, err
+    assert "none-looking" not in err and "not pyramid-looking at (" in err, err

@@ -566,7 +566,9 @@ def measure_profile(finder: PyramidFinder, image: np.ndarray, calib: Calibration
         finds = _zone_finds(finder, image, calib, zone)
         shown = _finds_with(looked, finder, image, finds, found, len(names)) or shown
     if len(shown) != len(names):
-        where = ", ".join(f"{s.guess}-looking at ({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
+        # (the classifier's "none" is no pyramid at all: "none-looking" told the user nothing)
+        where = ", ".join(f"{'not pyramid' if s.guess == 'none' else s.guess}-looking at "
+                          f"({s.center_mm[0]:.0f}, {s.center_mm[1]:.0f}) mm"
                           for s in shown) or "none"
         raise ProfileError(
             f"{source or 'image'}: found {len(shown)} pyramid(s) in the calibration zone "
