@@ -202,6 +202,19 @@ def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
         assert words in proc.stderr, (args, proc.stderr)
 
 
+def test_a_save_in_a_folder_that_is_a_file_says_so(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``--save notes.txt/g.json`` said "the folder 'notes.txt' does not exist", of a file
+    that does: what is wrong with it is said."""
+    from companion.cli import main
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    assert main(["play", "zarcana", "--bots", "--save", str(notes / "g.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"the folder {str(notes)!r} is a file" in err and "does not exist" not in err, err
+
+
 @pytest.mark.skipif(not hasattr(__import__("signal"), "SIGHUP"), reason="POSIX signals")
 def test_a_kill_or_a_closed_terminal_saves_the_game(tmp_path: Path) -> None:
     import signal

@@ -315,7 +315,8 @@ def _check_save_path(path: Path) -> None:
         raise CompanionError(f"--save {str(path)!r} is a folder; give a file name")
     folder = p.parent
     if not folder.is_dir():
-        raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} does not exist")
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} {what}")
     if not os.access(folder, os.W_OK):
         raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} cannot be "
                              "written")
