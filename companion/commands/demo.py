@@ -440,6 +440,13 @@ def _check_script(script: Any, path: Path) -> None:
             raise wrong(f'move {k} has no "move" text')
     if not isinstance(script.get("settings", {}), dict):
         raise wrong('"settings" is not an object')
+    if script["game"] == "zarcana":
+        from companion.games.zarcana.rules import Edition
+
+        try:
+            Edition.parse(script["edition"])
+        except ValueError as exc:
+            raise wrong(f'"edition": {exc}') from None
 
 
 def _write_lines(path: Path, lines: list[str]) -> bool:

@@ -101,7 +101,10 @@ def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
     ({"game": "zarcana", "edition": "looney", "players": "red", "moves": []}, '"players" is'),
     ({"game": "zarcana", "edition": "looney", "players": ["red"], "moves": [{"mv": 1}]},
      'move 1 has no "move" text'),
-    ([], "a JSON object is expected, not list")])
+    ([], "a JSON object is expected, not list"),
+    # (an edition of no rules: every frame was refused, "cannot start from this table")
+    ({"game": "zarcana", "edition": "plastic", "players": ["red", "blue"], "moves": []},
+     "\"edition\": unknown Zarcana edition 'plastic': expected '1996' or 'looney'")])
 def test_a_script_the_demo_cannot_play_is_named(tmp_path: Path, script: object, what: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A game.json without what the demo plays ended on an internal error (KeyError)."""
