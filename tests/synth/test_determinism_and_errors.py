@@ -260,6 +260,11 @@ def test_cli_bad_input_is_one_clean_line(tmp_path, capsys):
     rc = _cli(["synth", "--out", str(tmp_path / "x"), "--count", "1", "--mat", str(bad_mat)])
     assert rc == 2
     assert "missing field 'marker_size_mm'" in capsys.readouterr().err
+    # a size no camera has is refused before the first image (it rendered for minutes)
+    rc = _cli(["synth", "--out", str(tmp_path / "x"), "--count", "1", "--width", "100000",
+               "--height", "100000"])
+    assert rc == 2
+    assert "image size 100000x100000 is too large" in capsys.readouterr().err
 
 
 def test_cli_synth_a_deck_of_a_few_cards_and_a_negative_seed(tmp_path, capsys, shared):

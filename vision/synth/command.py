@@ -96,6 +96,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 #: :data:`vision.synth.export.EXPORT_FOLDERS`)
 OWN_FILES = ("mat.json", "DATASET.md")
 
+#: the longest side an image may be given (--width, --height): an 8K camera's
+MAX_SIDE_PX = 8192
+
 
 def _clear_out(out: Path) -> None:
     """Make ``out`` ready for a run: a new or empty folder as it is; an earlier run's folder
@@ -153,6 +156,10 @@ def _run(args: argparse.Namespace) -> int:
         raise SynthError("give both --width and --height, or neither")
     if args.width is not None and (args.width < 160 or args.height < 120):
         raise SynthError(f"image size {args.width}x{args.height} is too small (min 160x120)")
+    if args.width is not None and max(args.width, args.height) > MAX_SIDE_PX:
+        # (100000x100000, 30 GB an image, was still rendering after two minutes)
+        raise SynthError(f"image size {args.width}x{args.height} is too large (at most "
+                         f"{MAX_SIDE_PX} pixels a side)")
     deck = load_deck(args.deck, card_size_mm=args.card_size)
     mat = load_mat(args.mat)
     size = None if args.width is None else (args.width, args.height)
