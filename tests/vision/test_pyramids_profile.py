@@ -272,6 +272,10 @@ def test_bad_profile_files(tmp_path):
                        ({"hist": None}, "malformed"), ({"hist": [1, 2]}, "malformed")):
         with pytest.raises(ProfileError, match=words):
             ColorProfile.from_dict({"version": 1, "colors": {"red": dict(good, **bad)}})
+    # a field left out said "is malformed ('lab_mean')"
+    no_mean = {k: v for k, v in good.items() if k != "lab_mean"}
+    with pytest.raises(ProfileError, match=r"colour 'red' is malformed \(no 'lab_mean' field\)"):
+        ColorProfile.from_dict({"version": 1, "colors": {"red": no_mean}})
     assert ColorProfile.from_dict({"version": 1, "colors": {"red": good}}).names() == ["red"]
     # what save's rounding to hundredths leaves of a near-uniform patch (an overexposed
     # white: smallest spread +0.0013 before rounding) is still a profile

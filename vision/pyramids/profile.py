@@ -193,7 +193,11 @@ class ColorProfile:
                 cov = tuple(tuple(float(v) for v in row) for row in d["lab_cov"])
                 hist = {int(k): float(v) for k, v in d.get("hist", {}).items()}
                 pixels = int(d.get("pixels", 0))
-            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            except KeyError as exc:
+                # (a KeyError's words are the key alone: "is malformed ('lab_mean')")
+                raise ProfileError(f"{source}: colour {name!r} is malformed (no {exc} field)"
+                                   ) from None
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise ProfileError(f"{source}: colour {name!r} is malformed ({exc})") from None
             if len(mean) != 3 or len(cov) != 3 or any(len(r) != 3 for r in cov):
                 raise ProfileError(f"{source}: colour {name!r} needs a 3-value lab_mean and a "
