@@ -30,7 +30,7 @@ from typing import Any
 
 from companion.commands.argtypes import user_path
 from companion.core.errors import CompanionError
-from companion.core.files import write_text_atomic
+from companion.core.files import refusal_words, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -284,10 +284,13 @@ def run(args: argparse.Namespace) -> int:
     mat_file = folder / "mat.json"
     mat = load_mat(mat_file if mat_file.is_file() else None)
     out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise DemoError(f"--out {out} is a file; give a folder")
     try:
         (out / "frames").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DemoError(f"--out {out}: cannot be created: {exc}") from None
+        # (its words, not "[Errno 20] Not a directory: 'notes.txt/x/frames'")
+        raise DemoError(f"--out {out}: cannot be created ({refusal_words(exc)})") from None
 
     window = False
     if not args.headless:

@@ -199,3 +199,17 @@ def test_the_demo_refuses_a_deck_that_is_not_a_tarot(tmp_path: Path,
     err = capsys.readouterr().err
     assert code == 2 and "deck decktet: zarcana is played with a tarot deck" in err, err
     assert not (tmp_path / "out" / "game.db").exists()
+
+
+def test_an_out_that_is_a_file_is_said_in_words(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out notes.txt`` said "cannot be created: [Errno 20] Not a directory:
+    'notes.txt/frames'"."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    for out, words in ((notes, f"--out {notes} is a file; give a folder"),
+                       (notes / "demo", f"--out {notes / 'demo'}: cannot be created (Not a "
+                                        "directory)")):
+        code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
+        err = capsys.readouterr().err
+        assert code == 2 and words in err and "Errno" not in err, err
