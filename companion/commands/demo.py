@@ -132,11 +132,17 @@ def truth_record(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(meta.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DemoError(f"{meta}: the truth record cannot be read: {exc}") from None
+        raise DemoError(f"{meta}: the truth record cannot be read: "
+                        f"{exc.strerror or exc}") from None
     except ValueError as exc:
         raise DemoError(f"{meta}: not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise DemoError(f"{meta}: expected a JSON object")
+    for key in ("cards", "pyramids"):
+        # ("cards": [1, 2] was a frame's internal error, with its traceback)
+        things = data.get(key, [])
+        if not isinstance(things, list) or not all(isinstance(t, dict) for t in things):
+            raise DemoError(f"{meta}: {key!r} is not a list of objects")
     rec = {k: data[k] for k in RECORD_KEYS if k in data}
     rec["image"] = str(path)
     rec["cards"] = [{k: c[k] for k in CARD_KEYS if k in c} for c in data.get("cards", [])]

@@ -133,6 +133,27 @@ def test_truth_records_are_reduced_to_what_a_pipeline_reports() -> None:
     assert all("cell" not in p for p in rec["pyramids"])
 
 
+@pytest.mark.parametrize("truth, words", [
+    ({"cards": [1, 2]}, "'cards' is not a list of objects"),
+    ({"pyramids": 5}, "'pyramids' is not a list of objects"),
+    (None, "the truth record cannot be read: No such file or directory")])
+def test_a_truth_record_the_demo_cannot_read_is_named(tmp_path: Path, truth: object,
+                                                      words: str) -> None:
+    """A frame's truth record holding "cards": [1, 2] was an internal error, logged with its
+    traceback; one missing said "[Errno 2] No such file or directory"."""
+    import json
+
+    from companion.commands.demo import DemoError
+
+    frame = tmp_path / "0003.jpg"
+    if truth is not None:
+        frame.with_suffix(".json").write_text(json.dumps(truth))
+    with pytest.raises(DemoError) as caught:
+        truth_record(frame)
+    assert f"{frame.with_suffix('.json')}: {words}" in str(caught.value)
+    assert "Errno" not in str(caught.value)
+
+
 def test_an_unreadable_frame_is_counted_as_one_and_fails_the_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import shutil
