@@ -32,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
 
     folder = (args.dir if args.dir is not None else default_games_dir()).expanduser()
     if args.dir is not None and not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        print(f"companion games: {folder} {what}", file=sys.stderr)
+        what = ("is a file, not a folder" if folder.is_file() else "is not a folder"
+                if folder.exists() else "does not exist")
+        print(f"companion games: error: {folder} {what}", file=sys.stderr)
         return 2
     entries = list_games(folder)
     if not entries:

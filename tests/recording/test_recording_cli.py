@@ -78,7 +78,12 @@ def test_games_in_an_empty_or_missing_folder(tmp_path: Path,
     assert main(["games", "--dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == f"no recorded games in {tmp_path}"
     assert main(["games", "--dir", str(tmp_path / "nope")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    # (worded as every command's refusal: "companion CMD: error: ...")
+    nope, notes = tmp_path / "nope", tmp_path / "notes.txt"
+    assert capsys.readouterr().err == f"companion games: error: {nope} does not exist\n"
+    notes.write_text("hi")
+    assert main(["games", "--dir", str(notes)]) == 2
+    assert capsys.readouterr().err == f"companion games: error: {notes} is a file, not a folder\n"
     # Without --dir: the XDG folder, which need not exist yet.
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert main(["games"]) == 0
