@@ -4,10 +4,17 @@ pyramid finder; and, for every test, folders of its own for saved settings and g
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# One BLAS thread for the tests, set before numpy loads: the deck enrolment's fits ran twice
+# as long (11 s against 6 s for one six-card deck, here) when OpenBLAS threads fought the
+# other test worker and jobs for a two-core machine's cores. A user's own setting stands.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 
 @pytest.fixture(autouse=True)
