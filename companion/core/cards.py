@@ -136,6 +136,13 @@ def major(number: int) -> str:
 
 def tarot_deck(extras: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The 78 cards of a tarot deck in a fixed order, plus any extra cards asked for."""
+    return _tarot_deck(tuple(extras))
+
+
+# (kept: the referee asks for the deck of each position it weighs, tens of thousands of
+# times a game, and building it took a tenth of a millisecond)
+@lru_cache(maxsize=None)
+def _tarot_deck(extras: tuple[str, ...]) -> tuple[str, ...]:
     cards = [minor(s, r) for s in MINOR_SUITS for r in range(1, 15)]
     cards += [major(n) for n in range(22)]
     for extra in extras:
