@@ -450,12 +450,23 @@ def _check_script(script: Any, path: Path) -> None:
     if not isinstance(script.get("settings", {}), dict):
         raise wrong('"settings" is not an object')
     if script["game"] == "zarcana":
-        from companion.games.zarcana.rules import Edition
+        from companion.games.zarcana.rules import (Edition, Settings, SettingError,
+                                                   format_settings, parse_setting,
+                                                   setting_values)
 
         try:
-            Edition.parse(script["edition"])
+            edition = Edition.parse(script["edition"])
         except ValueError as exc:
             raise wrong(f'"edition": {exc}') from None
+        # each value as --setting would take it (box_cards -3 boxed nothing, said nowhere),
+        # then together as the engine deals them
+        try:
+            chosen = setting_values(script.get("settings", {}))
+            for name, value in chosen.items():
+                parse_setting(format_settings({name: value}))
+            Settings(edition=edition, **chosen).check_deal(len(players))
+        except (SettingError, ValueError, TypeError) as exc:
+            raise wrong(f'"settings": {exc}') from None
 
 
 def _write_lines(path: Path, lines: list[str]) -> bool:

@@ -104,7 +104,15 @@ def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
     ([], "a JSON object is expected, not list"),
     # (an edition of no rules: every frame was refused, "cannot start from this table")
     ({"game": "zarcana", "edition": "plastic", "players": ["red", "blue"], "moves": []},
-     "\"edition\": unknown Zarcana edition 'plastic': expected '1996' or 'looney'")])
+     "\"edition\": unknown Zarcana edition 'plastic': expected '1996' or 'looney'"),
+    # (settings out of range were played: box_cards -3 boxed nothing, without a word)
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
+      "settings": {"box_cards": -3}},
+     "\"settings\": setting 'box_cards=-3': box_cards takes cards put back in the box"),
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
+      "settings": {"hand_size": 40}}, '"settings": hand_size 40 is more than hand_limit'),
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
+      "settings": {"box_size": 3}}, "\"settings\": setting 'box_size': no such setting")])
 def test_a_script_the_demo_cannot_play_is_named(tmp_path: Path, script: object, what: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A game.json without what the demo plays ended on an internal error (KeyError)."""
