@@ -10,8 +10,10 @@ cannot be read, or a game that does not replay, gives a clear error.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from companion.commands.argtypes import user_path
+from companion.core.errors import CompanionError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.recording.store import open_game
 
     game = open_game(args.game)
+    refuse_other_rules(game)
     # (none given: the mat the game file names, else the standard one)
     mat = load_mat(args.mat) if args.mat is not None else None
     problem = display_problem(f"`companion export {args.game} --format text` writes the "
@@ -45,4 +48,22 @@ def run(args: argparse.Namespace) -> int:
     return run_replay(game, mat=mat)
 
 
-__all__ = ["register", "run"]
+def refuse_other_rules(game: Any) -> None:
+    """Refuse a game whose header names a game or edition this version has no rules for
+    (export reads such a file on purpose): the window showed it empty under an alert,
+    or a camera game's moves under the rules of its stored positions, the header unsaid.
+    A player asking to step through a game expects it shown as played, or told why not."""
+    from companion.games.zarcana.rules import Edition
+
+    text = f"`companion export {game.path} --format text` writes what it holds as text"
+    if game.game != "zarcana":
+        raise CompanionError(f"{game.path}: a game of {game.game!r}; this version replays "
+                             f"zarcana only ({text})")
+    try:
+        Edition.parse(game.edition)
+    except ValueError as exc:
+        raise CompanionError(f"{game.path}: {exc}; the game cannot be replayed "
+                             f"({text})") from None
+
+
+__all__ = ["refuse_other_rules", "register", "run"]

@@ -202,6 +202,47 @@ def test_replay_of_a_damaged_file_is_a_clear_error(tmp_path: Path,
     assert main(["replay", str(tmp_path / "missing.db")]) == 2
 
 
+@pytest.mark.parametrize("field, value, seed", [("game", "chess", 9),
+                                                 ("edition", "plastic", 9),
+                                                 ("edition", "plastic", None)])
+def test_replay_of_a_game_of_no_rules_here_is_refused_naming_the_value(
+        qapp: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str,
+        value: str, seed: int | None) -> None:
+    """A header saying game='chess' or edition='plastic' (export reads such files) opened an
+    empty window, "cannot be replayed past this point", or, a camera game's (no seed), the
+    moves under rules the header does not name, without a word."""
+    import sqlite3
+
+    path = tmp_path / "odd.db"
+    record_bot_game(path, seed=9, moves=3, keyframes=False)
+    with sqlite3.connect(path) as con:
+        con.execute(f"UPDATE game SET {field} = ?, seed = ?", (value, seed))
+    con.close()
+
+    def close() -> None:
+        for w in qapp.topLevelWidgets():
+            if w.isVisible():
+                w.close()
+        qapp.quit()
+
+    # (closes the window a replay opened, that the test fails rather than hangs; stopped
+    # after, or it would end the next test's event loop)
+    backstop = QTimer()
+    backstop.setSingleShot(True)
+    backstop.timeout.connect(close)
+    qapp.setQuitOnLastWindowClosed(False)
+    try:
+        backstop.start(300)
+        code = main(["replay", str(path)])
+    finally:
+        backstop.stop()
+        qapp.setQuitOnLastWindowClosed(True)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"companion replay: error: {path}:" in err and repr(value) in err, err
+    assert f"companion export {path} --format text" in err and "Traceback" not in err
+
+
 def test_run_without_a_display_says_what_to_do(monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
