@@ -185,6 +185,9 @@ def test_bad_arguments_are_reported_without_traceback(tmp_path: Path) -> None:
             (["--players", "7"], "error"), (["--players", "red,pink"], "error"),
             (["--players", "red,blue", "--bot-seats", "green"], "not a player colour"),
             (["--players", "red,blue", "--bots", "--bot-seats", "green"], "not a player colour"),
+            # --bots took every seat and --bot-seats went unheeded, without a word
+            (["--players", "red,blue", "--bots", "--bot-seats", "red"],
+             "--bots makes every seat a bot and --bot-seats red names the bots: give one"),
             # a colour named twice is a slip for another seat, never what was meant
             (["--players", "red,blue", "--bot-seats", "blue,Blue"], "a colour is named twice"),
             (["--players", "red,red,blue"], "a colour is named twice"),

@@ -648,6 +648,11 @@ def run(args: argparse.Namespace) -> int:
     if strangers:
         raise CompanionError(f"--bot-seats {', '.join(strangers)}: not a player colour "
                              f"(players: {', '.join(c.value for c in state.players)})")
+    if args.bots and seats:
+        # (--bot-seats went unheeded: whoever gave it meant some seats for people)
+        raise CompanionError(f"--bots makes every seat a bot and --bot-seats "
+                             f"{','.join(args.bot_seats)} names the bots: give one or the "
+                             "other")
     bots = frozenset(state.players) if args.bots else seats
     if args.save is not None:
         _check_save_path(args.save)
