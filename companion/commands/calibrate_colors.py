@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--zone", type=_zone_arg, default=None, metavar="X0,Y0,X1,Y1",
                    help="calibration zone in table mm (default: the mat's zone 'colors', "
                         "else the middle of the mat)")
+    # a zone west or north of the mat starts with a minus: "--zone -100,0,400,240" was read
+    # as an option, "expected one argument". A word of a minus and a digit is a value here
+    # (no option of this command is one; argparse's own takes "-100" alone)
+    p._negative_number_matcher = re.compile(r"-\.?\d")
     add_intrinsics_options(p)
     p.add_argument("--out", type=user_path, default=None,
                    help="profile file to write (default $XDG_CONFIG_HOME/arcana-companion/"

@@ -584,3 +584,19 @@ def test_a_miscount_says_what_looks_like_no_pyramid_in_words(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "expected 3 (red, blue, green)" in err, err
     assert "none-looking" not in err and "not pyramid-looking at (" in err, err
+
+
+def test_a_zone_starting_west_or_north_of_the_mat_takes_the_spaced_form(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--zone -100,0,400,240`` said argparse's "expected one argument" (a minus first reads
+    as an option), though ``--zone=-100,...`` worked."""
+    from companion.cli import build_parser, main
+
+    args = build_parser().parse_args(["calibrate-colors", "photo.jpg", "--colors", "red",
+                                      "--zone", "-100,-20.5,400,240"])
+    assert args.zone == (-100.0, -20.5, 400.0, 240.0)
+    with pytest.raises(SystemExit):     # (the zone's own words, not argparse's)
+        main(["calibrate-colors", "photo.jpg", "--colors", "red", "--zone", "-5,0,-9,1"])
+    err = capsys.readouterr().err
+    assert "expected X0,Y0,X1,Y1 in mm with X0 < X1 and Y0 < Y1, got '-5,0,-9,1'" in err, err
+
