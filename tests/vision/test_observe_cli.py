@@ -399,6 +399,21 @@ def test_a_greyscale_picture_is_said_to_have_no_colour(fake, capsys, tmp_path):
     assert str(FRAMES[0]) not in err and code == 1, err
 
 
+@pytest.mark.parametrize("size, grey", [((1, 1), True), ((40, 60), True), ((63, 640), False)])
+def test_a_picture_too_small_to_hold_a_table_is_said_to_be(fake, capsys, tmp_path, size, grey):
+    """A 1x1 image (a thumbnail, a placeholder) was said to have no colour (greyscale)."""
+    tiny = tmp_path / "tiny.png"
+    h, w = size
+    cv2.imwrite(str(tiny), np.full((h, w) if grey else (h, w, 3), 128 if grey else
+                                   (40, 90, 200), np.uint8))
+    code, out, err = _run(capsys, "--jsonl", str(tiny), str(FRAMES[0]))
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r.get("error", False) for r in records] == [True, False]
+    assert f"error: {tiny}: {w} x {h} pixels is too small to hold a table" in err, err
+    assert "greyscale" not in err and str(FRAMES[0]) not in err and code == 1, err
+    assert f"{w} x {h} pixels is too small" in records[0]["reason"]
+
+
 def test_a_nearly_grey_picture_has_no_colour_and_one_pyramid_gives_it_some():
     """Channels a level or two apart (a grey picture saved again, a night mode's noise) are
     still no colour; one pyramid's worth of colour on a grey table is colour."""
