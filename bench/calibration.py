@@ -249,7 +249,9 @@ def close_scene(seed: int, index: int, deck: Any, mat: Any) -> tuple[np.ndarray,
     style = random_style(rng, int(rng.integers(0, 2**62)), 0.0, deck.back_file is not None, mat)
     image, truth = render(scene, deck, mat, cam, style, f"close-{index:05d}.jpg")
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, style.jpeg_quality])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR), truth
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    assert decoded is not None     # (the JPEG it has just encoded)
+    return decoded, truth
 
 
 def fitted_scale(calib: Any, truth: dict[str, Any]) -> float | None:

@@ -84,13 +84,16 @@ def render_group(deck: Any, group: str, n: int, seed: int) -> list[dict[str, Any
         if group == "hard":
             style.exposure = float(rng.uniform(0.35, 0.6))
             tint = rng.uniform(-0.3, 0.3, 3)
-            style.wb = tuple(float(v) for v in np.exp(tint - tint.mean()))
+            wb = np.exp(tint - tint.mean())
+            style.wb = (float(wb[0]), float(wb[1]), float(wb[2]))
             style.ambient *= float(rng.uniform(0.5, 0.9))
         elif group == "unseen printing":
             style.printing_strength = float(rng.uniform(1.6, 2.4))
         image, truth = render(scene, deck, mat, cam, style)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, style.jpeg_quality])
-        image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        assert decoded is not None     # (the JPEG it has just encoded)
+        image = decoded
         for c in truth["cards"]:
             if not c.get("in_frame", True):
                 continue

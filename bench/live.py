@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -76,10 +77,13 @@ def idle_cpu(seconds: float) -> list[tuple[str, float, int]]:
     from companion.live.runner import LiveRunner
     from companion.live.session import LiveSession
 
-    frame = cv2.imread(str(Path("sample_images/zarcana/0005.jpg")))
+    sample = Path("sample_images/zarcana/0005.jpg")
+    frame = cv2.imread(str(sample))
+    if frame is None:
+        raise SystemExit(f"bench/live.py: cannot read {sample} (run it from the repository)")
     calls = {"n": 0}
 
-    def observer(image: np.ndarray, name: str) -> dict:
+    def observer(image: np.ndarray, name: str) -> dict[str, Any]:
         calls["n"] += 1   # the still table must not reach the pipeline after the first look
         return {"image": name, "calibrated": False, "reason": "bench", "cards": [],
                 "pyramids": []}
@@ -88,12 +92,13 @@ def idle_cpu(seconds: float) -> list[tuple[str, float, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         for fourcc, ext in (("MJPG", "avi"), ("mp4v", "mp4")):
             path = Path(tmp) / f"still.{ext}"
-            w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), 30.0,
+            w = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*fourcc), 30.0,
                                 (frame.shape[1], frame.shape[0]))
             rng = np.random.default_rng(0)
             for _ in range(int(seconds * 30)):
                 # sensor noise, so the codec and the settle detector see a real still camera
-                noisy = cv2.add(frame, rng.integers(0, 3, frame.shape, dtype=np.uint8))
+                noise = rng.integers(0, 3, tuple(frame.shape), dtype=np.uint8)
+                noisy = cv2.add(frame, noise)
                 w.write(noisy)
             w.release()
             session = LiveSession("zarcana", edition="looney", players=["red", "blue", "green"])

@@ -52,7 +52,7 @@ OUTLIER_MM = 25.0
 def align(record: dict[str, Any], truth: dict[str, Any]) -> tuple[dict[str, Any], list[float]] | None:
     """The record moved into the truth's frame, and the aligned card-centre errors (mm);
     None when fewer than two cards are named right (nothing to align on)."""
-    flat = {}
+    flat: dict[str, np.ndarray] = {}
     for c in truth["cards"]:
         if c["id"] != "back" and c.get("height_mm", 0.0) < 3.0:
             flat.setdefault(c["id"], np.array(c["center_mm"], np.float64))
@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             empty = dict(record, calibrated=False, cards=[], pyramids=[])
             rows.append(score(empty, truth, symmetric))
         else:
-            rec, e = aligned
-            errs += e
+            rec, card_errs = aligned
+            errs += card_errs
             rows.append(score(rec, truth, symmetric))
         bar.update()
     bar.close()

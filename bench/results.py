@@ -32,7 +32,8 @@ def cpu_name() -> str:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return platform.processor() or "unknown CPU"
-    name, flags = "unknown CPU", set()
+    name = "unknown CPU"
+    flags: set[str] = set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name" and name == "unknown CPU":

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,7 +28,7 @@ from bench.results import cpu_name, write_section  # noqa: E402  (after the path
 SECTION = "## Synthetic scenes"
 
 
-def run(count: int, jobs: int, seed: int, size: tuple[int, int], game: str) -> dict:
+def run(count: int, jobs: int, seed: int, size: tuple[int, int], game: str) -> dict[str, Any]:
     from calibration.mat import DEFAULT_MAT
     from vision.synth.deck import load_deck
     from vision.synth.generate import SynthConfig, synthesize

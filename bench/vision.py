@@ -175,8 +175,9 @@ def render_case(group: str, index: int, seed: int, deck: Any, mat: Any
         style.printing_strength = float(rng.uniform(1.6, 2.4))
     image, truth = render(scene, deck, mat, cam, style, f"{group}-{index:05d}.jpg")
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, style.jpeg_quality])
-    image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return image, truth, info
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    assert decoded is not None     # (the JPEG it has just encoded)
+    return decoded, truth, info
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,7 +388,8 @@ def _pipeline(group: str) -> tuple[Any, Any, Any]:
                            pyramid_finder=oracle if _W["oracle"][1] else None,
                            threads=_W["threads"])
         _W["pipelines"][name] = (pl, deck, oracle)
-    return _W["pipelines"][name]
+    kept: tuple[Any, Any, Any] = _W["pipelines"][name]
+    return kept
 
 
 def _one(task: tuple[str, int, int]) -> dict[str, Any]:
