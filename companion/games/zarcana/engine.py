@@ -679,7 +679,10 @@ class ZarcanaState(StateData):
     def _ctx(self, mv: Action) -> _Ctx:
         return _Ctx(mv.player, mv.power, mv.minion, mv.source is not Source.TERRITORY, mv.source)
 
-    def _steps_violations(self, mv: Action) -> list[Violation]:
+    def _steps_violations(self, mv: Action, lifted: ZarcanaState | None = None
+                          ) -> list[Violation]:
+        """``lifted``: this position with ``mv``'s card(s) already lifted (:meth:`_lift_card`),
+        when the caller has it; it is only read (copied before a step is carried out)."""
         ed = self.settings.edition
         steps = mv.steps
         power = mv.power
@@ -702,9 +705,12 @@ class ZarcanaState(StateData):
                 ok = isinstance(s, kind) if kind is not Grow else isinstance(s, (Grow, Clone))
                 if not ok:
                     return [violation("step.shape", ed, f"{s} is not a {power.value} step")]
-        st = self.copy()
+        if lifted is None:
+            st = self.copy()
+            st._lift_card(mv)
+        else:
+            st = lifted
         ctx = st._ctx(mv)
-        st._lift_card(mv)
         if power is Power.DEVIL:
             assert ctx.minion is not None
             return st._reorient_violations(mv.player, [s for s in steps if isinstance(s, Turn)],
@@ -718,6 +724,8 @@ class ZarcanaState(StateData):
             if bad:
                 return bad
             if i + 1 < len(steps):
+                if st is lifted:
+                    st = st.copy()
                 st._do_step(ctx, s)
         return []
 
@@ -1317,18 +1325,29 @@ class ZarcanaState(StateData):
             if cards[0] in self.used:
                 return
             options = self.power_options(cards[0], source)
+        # the position with the card(s) lifted is the same for every option: made once,
+        # read by the step generation and the checks (which copy it before changing it)
+        lifted: ZarcanaState | None = None
+        own: list[Minion] | None = None
         for power, mimic in options:
             if power in MINION_POWERS or source is Source.TERRITORY:
-                minions = [only] if only is not None else self.minions_of(who)
+                if only is not None:
+                    minions: list[Minion | None] = [only]
+                else:
+                    own = self.minions_of(who) if own is None else own
+                    minions = list(own)
             else:
-                minions = [None]  # type: ignore[list-item]
+                minions = [None]
             for m in minions:
-                base = Action(who, source, cards, power, m, (), mimic)
                 if m is not None and not self._minion_can(power, m):
                     continue
-                for steps in self._candidate_steps(base):
-                    mv = replace(base, steps=steps)
-                    if not self._steps_violations(mv):
+                base = Action(who, source, cards, power, m, (), mimic)
+                if lifted is None:
+                    lifted = self.copy()
+                    lifted._lift_card(base)
+                for steps in self._candidate_steps(base, lifted):
+                    mv = Action(who, source, cards, power, m, steps, mimic)
+                    if not self._steps_violations(mv, lifted):
                         yield mv
 
     def _minion_can(self, power: Power, m: Minion) -> bool:
@@ -1339,13 +1358,13 @@ class ZarcanaState(StateData):
             return False
         return True
 
-    def _candidate_steps(self, mv: Action) -> Iterator[tuple[Step, ...]]:
+    def _candidate_steps(self, mv: Action, scratch: ZarcanaState
+                         ) -> Iterator[tuple[Step, ...]]:
+        """``scratch``: this position with ``mv``'s card(s) lifted (:meth:`_lift_card`), only read."""
         p = mv.power
         if p in _NO_STEPS:
             yield ()
             return
-        scratch = self.copy()
-        scratch._lift_card(mv)
         ctx = scratch._ctx(mv)
         firsts = list(scratch._first_steps(ctx))
         if p is Power.DEVIL:
