@@ -25,6 +25,10 @@ class Color(enum.Enum):
     WHITE = "white"
     CLEAR = "clear"
 
+    #: hashed by identity, in C: Enum's own hash (of the name) is Python code, paid in every
+    #: set and dict look-up of the Zarcana move generation; a member is its only equal
+    __hash__ = object.__hash__
+
     @classmethod
     def parse(cls, text: str) -> "Color":
         try:
@@ -45,6 +49,10 @@ class Pose(enum.Enum):
     E = "E"
     S = "S"
     W = "W"
+
+    #: hashed by identity, in C: Enum's own hash (of the name) is Python code, paid in every
+    #: set and dict look-up of the Zarcana move generation; a member is its only equal
+    __hash__ = object.__hash__
 
     @property
     def upright(self) -> bool:

@@ -73,6 +73,10 @@ class Power(enum.Enum):
     GHOST = "ghost"
     CATAPULT = "catapult"
 
+    #: hashed by identity, in C: Enum's own hash (of the name) is Python code, paid in every
+    #: set and dict look-up of the Zarcana move generation; a member is its only equal
+    __hash__ = object.__hash__
+
 
 SUIT_POWERS: tuple[Power, ...] = (Power.CUPS, Power.WANDS, Power.SWORDS, Power.PENTACLES)
 
