@@ -9,9 +9,9 @@ import pytest
 
 from companion.core.pieces import Minion
 from companion.games.zarcana import Edition, new_game
-from companion.games.zarcana.engine import ZarcanaState, dumps, loads
+from companion.games.zarcana.engine import IncompleteMoveError, ZarcanaState, dumps, loads
 from companion.core.pieces import Minion
-from companion.games.zarcana.moves import Action, Source
+from companion.games.zarcana.moves import UNKNOWN, Action, Source
 from companion.games.zarcana.rules import MINION_POWERS
 
 
@@ -71,3 +71,40 @@ def test_legal_moves_are_those_of_a_fresh_load(edition: Edition) -> None:
             st.apply(st.legal_moves()[-1])
         assert [str(m) for m in st.legal_moves()] == first
 
+
+def _hidden(st: ZarcanaState) -> ZarcanaState:
+    """``st`` as the companion following a table knows it: hands and draw pile unknown."""
+    out = st.copy()
+    out.hands = {c: (UNKNOWN,) * len(h) for c, h in st.hands.items()}
+    out.deck = (UNKNOWN,) * len(st.deck)
+    return out
+
+
+def test_unseen_cards_follow_every_change() -> None:
+    """The unseen cards (kept between calls) are those of the position as it is now: after a
+    move, after a copy is changed in place, and unchanged in the position they came from."""
+    def counted(st: ZarcanaState) -> set[str]:
+        seen = st.card_count()
+        return {c for c in st.full_deck() if c not in seen}
+
+    for known in _positions(Edition.LOONEY, 3, 11, 40)[5::5]:
+        st = _hidden(known)
+        before = st.unseen_cards()
+        assert before == counted(st) and before
+        who = st.players[0]
+        card = sorted(before)[0]
+        changed = st.copy()
+        assert changed.unseen_cards() == before
+        changed.hands[who] = changed.hands[who] + (card,)   # the camera named a card
+        assert changed.unseen_cards() == before - {card} == counted(changed)
+        changed.discard = changed.discard + (sorted(before)[1],)
+        assert changed.unseen_cards() == counted(changed)
+        assert st.unseen_cards() == before
+        moves = st.legal_moves()
+        assert sorted(map(str, moves)) == sorted(map(str, loads(dumps(st)).legal_moves()))
+        for mv in moves[:: max(1, len(moves) // 5)]:
+            try:
+                after = st.apply(mv)
+            except IncompleteMoveError:     # a card the camera must name first
+                continue
+            assert after.unseen_cards() == counted(after)

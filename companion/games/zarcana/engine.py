@@ -7,6 +7,7 @@ keeps those the checks pass, so the enumerator and ``check`` cannot disagree.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections import Counter
@@ -248,8 +249,9 @@ class ZarcanaState(StateData):
 
     def unseen_cards(self) -> set[str]:
         """Cards whose whereabouts nobody knows (in unknown hands, the deck or the box)."""
-        seen = self.card_count()
-        return {c for c in self.full_deck() if c not in seen}
+        return set(_unseen(self.full_deck(), tuple(self.board.values()),
+                           tuple(self.hands.values()), self.deck, self.discard, self.box,
+                           self.in_flight))
 
     def hand_candidates(self, color: Color) -> list[str]:
         """Distinct cards the player could hold (known ones, plus any unseen if some are unknown)."""
@@ -1522,6 +1524,22 @@ class ZarcanaState(StateData):
         s = self.scores()
         best = max(s.values())
         return [c for c, v in s.items() if v == best]
+
+
+@functools.lru_cache(maxsize=256)
+def _unseen(deck: tuple[str, ...], stacks: tuple[tuple[Layer, ...], ...],
+            hands: tuple[tuple[str, ...], ...], *zones: tuple[str, ...]) -> frozenset[str]:
+    """The cards of ``deck`` in none of the stacks, hands and zones
+    (:meth:`ZarcanaState.unseen_cards`), kept by those cards: a hidden game's move generation
+    asks it of one position for every card and pair of cards the hand could hold."""
+    seen: set[str] = set()
+    for stack in stacks:
+        seen.update(c for c, _ in stack)
+    for hand in hands:
+        seen.update(hand)
+    for zone in zones:
+        seen.update(zone)
+    return frozenset(c for c in deck if c not in seen)
 
 
 def _turn_sets(items: list[tuple[Minion, list[Pose]]]) -> Iterator[tuple[Turn, ...]]:
