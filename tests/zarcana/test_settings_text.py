@@ -77,6 +77,23 @@ def test_a_table_dealt_with_cards_set_aside_has_the_shorter_draw_pile() -> None:
 
 
 @pytest.mark.parametrize("chosen, words", [
+    ({"box_cards": -3}, "box_cards must be 0 or more, got -3"),
+    ({"hand_size": 0}, "hand_size must be 1 or more, got 0"),
+    ({"hand_limit": -1}, "hand_limit must be 1 or more, got -1"),
+    ({"draw_limit": 0}, "draw_limit must be 1 or more, got 0"),
+])
+def test_a_count_out_of_range_is_refused_by_the_engine_itself(chosen: dict[str, object],
+                                                              words: str) -> None:
+    """Typed settings (--setting, a demo's game.json) are checked as they are read; the
+    engine's own check once let a game be dealt with -3 cards in the box (an empty box, no
+    word) or with empty hands."""
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Settings(**chosen).validate(3)   # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape(words)):
+        new_game(3, **chosen)
+
+
+@pytest.mark.parametrize("chosen, words", [
     ({"box_cards": 200}, "the deal needs 218 cards (9 on the board, 9 in 3 hands, 200 in the "
                          "box) and the deck has 78"),
     ({"hand_size": 30}, "hand_size 30 is more than hand_limit 6"),

@@ -188,6 +188,13 @@ class Settings:
             raise ValueError(f"layout_cards must be 4, 9 or 13, got {self.layout_cards}")
         if not 1 <= self.pieces_per_size <= 5:
             raise ValueError(f"pieces_per_size must be 1..5, got {self.pieces_per_size}")
+        # (the counts parse_setting bounds when typed: set in code or a file, -3 cards in the
+        # box dealt an empty box without a word)
+        for name, low in (("box_cards", 0), ("hand_size", 1), ("hand_limit", 1),
+                          ("draw_limit", 1)):
+            count = getattr(self, name)
+            if count is not None and count < low:
+                raise ValueError(f"{name} must be {low} or more, got {count}")
         if self.doubles not in ("suits", "suits+majors", "off"):
             raise ValueError(f"wild_doubles must be 'suits', 'suits+majors' or 'off', got {self.doubles!r}")
         for card, name in self.optional_trumps:
