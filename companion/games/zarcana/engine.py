@@ -235,23 +235,20 @@ class ZarcanaState(StateData):
         return []
 
     # ============================================================ knowledge helpers ===
+    def _places(self) -> _Places:
+        """Where cards lie: the board's stacks, the hands, and the draw and discard piles,
+        the box and the cards in flight (hashable, :func:`_unseen`'s key)."""
+        return (tuple(self.board.values()), tuple(self.hands.values()),
+                (self.deck, self.discard, self.box, self.in_flight))
+
     def card_count(self) -> Counter[str]:
         """Every card id where it lies (board stacks, hands, piles, box, in flight);
         unknown cards count under UNKNOWN."""
-        where: Counter[str] = Counter()
-        for stack in self.board.values():
-            where.update(c for c, _ in stack)
-        for hand in self.hands.values():
-            where.update(hand)
-        for zone in (self.deck, self.discard, self.box, self.in_flight):
-            where.update(zone)
-        return where
+        return Counter(_cards_in(self._places()))
 
     def unseen_cards(self) -> set[str]:
         """Cards whose whereabouts nobody knows (in unknown hands, the deck or the box)."""
-        return set(_unseen(self.full_deck(), tuple(self.board.values()),
-                           tuple(self.hands.values()), self.deck, self.discard, self.box,
-                           self.in_flight))
+        return set(_unseen(self.full_deck(), self._places()))
 
     def hand_candidates(self, color: Color) -> list[str]:
         """Distinct cards the player could hold (known ones, plus any unseen if some are unknown)."""
@@ -1526,19 +1523,27 @@ class ZarcanaState(StateData):
         return [c for c, v in s.items() if v == best]
 
 
-@functools.lru_cache(maxsize=256)
-def _unseen(deck: tuple[str, ...], stacks: tuple[tuple[Layer, ...], ...],
-            hands: tuple[tuple[str, ...], ...], *zones: tuple[str, ...]) -> frozenset[str]:
-    """The cards of ``deck`` in none of the stacks, hands and zones
-    (:meth:`ZarcanaState.unseen_cards`), kept by those cards: a hidden game's move generation
-    asks it of one position for every card and pair of cards the hand could hold."""
-    seen: set[str] = set()
+#: (the board's stacks, the hands, the other zones): :meth:`ZarcanaState._places`
+_Places = tuple[tuple[tuple[Layer, ...], ...], tuple[tuple[str, ...], ...],
+                tuple[tuple[str, ...], ...]]
+
+
+def _cards_in(places: _Places) -> Iterator[str]:
+    """Every card id of ``places`` (:meth:`ZarcanaState._places`), once for each time it
+    lies there."""
+    stacks, hands, zones = places
     for stack in stacks:
-        seen.update(c for c, _ in stack)
-    for hand in hands:
-        seen.update(hand)
-    for zone in zones:
-        seen.update(zone)
+        yield from (c for c, _ in stack)
+    for cards in hands + zones:
+        yield from cards
+
+
+@functools.lru_cache(maxsize=256)
+def _unseen(deck: tuple[str, ...], places: _Places) -> frozenset[str]:
+    """The cards of ``deck`` lying in none of ``places`` (:meth:`ZarcanaState.unseen_cards`),
+    kept by those cards: a hidden game's move generation asks it of one position for every
+    card and pair of cards the hand could hold."""
+    seen = set(_cards_in(places))
     return frozenset(c for c in deck if c not in seen)
 
 
