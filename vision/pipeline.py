@@ -116,6 +116,11 @@ SHIPPED_DETECTORS: dict[str, str] = {
 }
 DEFAULT_DECK = "tarot"
 
+#: the fewest pixels a side of a picture that can hold a table (its mat's markers a few
+#: pixels each): a smaller one (a thumbnail, a 1x1 placeholder) was read, and said to have
+#: no colour, or no marker, as if a table had been there to find
+SMALLEST_TABLE_PX = 64
+
 #: A box whose patch the identifier takes for bare table is dropped only when the detector
 #: was not sure of it either: a card under three pyramids in dim light can look more like
 #: table than like any card to the gallery (bench/vision.py, hard scenes), while its box is
@@ -935,6 +940,11 @@ class TablePipeline:
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim not in (2, 3) \
                 or image_bgr.size == 0:
             raise ImageError(f"{name}: not an image array")
+        h, w = image_bgr.shape[:2]
+        if min(h, w) < SMALLEST_TABLE_PX:
+            raise ImageError(f"{name}: {w} x {h} pixels is too small to hold a table (one "
+                             f"needs {SMALLEST_TABLE_PX} pixels a side at the least, a "
+                             "camera's picture hundreds)")
         image = image_bgr
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)

@@ -105,11 +105,6 @@ _bar: Progress | None = None
 #: the comment every annotated copy carries in its JPEG header: a file of the copy's name
 #: without it is someone's photo, which a copy must not replace (a camera names every day's
 #: first shot IMG_0001.jpg)
-#: the fewest pixels a side of a picture that can hold a table (its mat's markers a few
-#: pixels each): a smaller one (a thumbnail, a 1x1 placeholder) was read, and said to have
-#: no colour, or no marker, as if a table had been there to find
-SMALLEST_TABLE_PX = 64
-
 ANNOTATED_TAG = b"written by companion observe --annotate"
 
 
@@ -344,11 +339,6 @@ def _observe_one(pipeline: Any, path: Path, out: Path | None) -> tuple[dict[str,
         t0 = time.perf_counter()
         image = read_image(path)
         t_read = (time.perf_counter() - t0) * 1000
-        h, w = image.shape[:2]
-        if min(h, w) < SMALLEST_TABLE_PX:
-            raise CompanionError(f"{path}: {w} x {h} pixels is too small to hold a table "
-                                 f"(one needs {SMALLEST_TABLE_PX} pixels a side at the "
-                                 "least, a camera's picture hundreds)")
         record: dict[str, Any] = pipeline.observe(image, str(path))
         record["timings_ms"] = {"read": round(t_read, 1), **record["timings_ms"]}
     except CompanionError as exc:

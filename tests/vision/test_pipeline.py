@@ -110,6 +110,16 @@ def _check_cards(record: dict, truth: dict, tol_mm: float = CARD_TOL_MM, max_fli
     assert len(flipped) <= max_flipped, flipped
 
 
+def test_a_picture_too_small_to_hold_a_table_is_refused_by_the_pipeline(pipeline) -> None:
+    """A 1x1 placeholder or a thumbnail was only refused by `companion observe`; through the
+    pipeline (a live camera's frame, the demo's) it was read as a table with no colour and
+    no marker. The pipeline itself refuses it, naming the picture and its size."""
+    for h, w in ((1, 1), (40, 60), (63, 640)):
+        with pytest.raises(ImageError, match=f"tiny.jpg: {w} x {h} pixels is too small to "
+                                             "hold a table"):
+            pipeline.observe(np.zeros((h, w, 3), np.uint8), "tiny.jpg")
+
+
 @pytest.mark.parametrize("frame", FRAMES)
 def test_sample_frames_ids_positions_and_art_direction(pipeline, fake, frame):
     path = SAMPLES / frame
