@@ -106,6 +106,7 @@ from companion.live.tablestate import (
     as_observation,
     stacks_of,
 )
+from companion.live.trials import Trials
 from companion.recording.store import Backlog
 
 
@@ -363,6 +364,10 @@ UNWRITTEN_NOTE_CHARS = 80
 #: does, or part of the table is covered or turned face down (a territory one of them
 #: destroyed).
 THREE_MOVES_BUDGET_S = 2.0
+#: How many searches for moves seen at once are remembered (:meth:`LiveSession._moves_at_once`):
+#: enough for every top card of a pile of three new cards in no known order, two moves and
+#: three, and the table seen before (a camera going back and forth between two tables).
+SEARCHES_KEPT = 8
 #: How many of the last moves a table taken back by hand is compared against (each one is
 #: one more position to compare, and only when no move explains the table).
 TAKE_BACK_DEPTH = 4
@@ -551,18 +556,21 @@ class LiveSession:
         #: a click out of turn while the move before it is not yet in, kept with the
         #: number of moves then, and taken once that move is seen or clicked
         self._early_click: tuple[Move, int] | None = None
-        #: the last trial of the discard pile's orders (:meth:`_pile_read`): the table read
-        #: and the orders tried, the position tried from, the moves held tried after it,
-        #: and the order taken (None: none explained the table)
-        self._pile_trial: tuple[Any, ZarcanaState, tuple[Move, ...] | None,
-                                tuple[str, ...] | None] | None = None
+        #: the last trial of the discard pile's orders (:meth:`_pile_read`), under the table
+        #: read and the orders tried and the moves held tried after it: the order taken
+        #: (None: none explained the table)
+        self._pile_trials: Trials[tuple[str, ...] | None] = Trials()
         #: the last search for moves seen at once (:meth:`_hold_moves`), of two (False) and
-        #: of three (True): the table read and the pile seen, the position searched from,
-        #: whether the pile was watched, and the moves found (None: none). A search cut
-        #: short is kept too: its budget is CPU time, so the same table cuts it short again
-        #: (made anew, it cost up to 3 s a picture for the same "nothing found")
-        self._hold_trials: dict[bool, tuple[Any, ZarcanaState, bool,
-                                            _HeldMoves | None]] = {}
+        #: of three (True), under the table read and the pile seen and whether the pile was
+        #: watched: the moves found (None: none). A search cut short is kept too: its budget
+        #: is CPU time, so the same table cuts it short again (made anew, it cost up to 3 s
+        #: a picture for the same "nothing found")
+        self._hold_trials: dict[bool, Trials[_HeldMoves | None]] = {
+            False: Trials(), True: Trials()}
+        #: the searches themselves (:meth:`_moves_at_once`): the pile's orders that share a
+        #: top card search the same, and the hold searches the order the pile was read in
+        self._searches: Trials[tuple[Sequence[TwoMoves | ThreeMoves], bool]] = Trials(
+            keep=SEARCHES_KEPT)
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
@@ -1518,31 +1526,64 @@ class LiveSession:
         # again, up to a second a picture while a table nothing explains stands still)
         table = (reading.view.normalised(), reading.discard_orders)
         after = None if held is None else held.moves
-        last = self._pile_trial
-        if last is not None and last[0] == table and last[1] is st and last[2] == after:
-            return reading if last[3] is None else reading.with_pile(last[3])
-        way = self._pile_order(st, reading, held)
-        self._pile_trial = (table, st, after, None if way is None else way.discard_seen)
-        return reading if way is None else way
+        order = self._pile_trials.outcome(st, (table, after),
+                                          lambda: self._pile_order(st, reading, held))
+        return reading if order is None else reading.with_pile(order)
 
-    @staticmethod
-    def _pile_order(st: ZarcanaState, reading: TableReading, held: _HeldMoves | None
-                    ) -> TableReading | None:
+    def _pile_order(self, st: ZarcanaState, reading: TableReading, held: _HeldMoves | None
+                    ) -> tuple[str, ...] | None:
         """The trial of :meth:`_pile_read`: the first order of the pile that explains the
         table, from ``st`` or after the moves ``held`` from it (None: no order does)."""
         ways = [reading.with_pile(order) for order in reading.discard_orders]
         bases = [st] + ([held.after] if held is not None else [])
+        # (the orders that share a top card show the same table: each judged once)
+        judged: dict[tuple[int, Any], bool] = {}
         for way in ways:
-            for base in bases:
-                ex = explain(base, way.view, diagnose=False, compare_discard=True)
-                if ex.unchanged or ex.explained:
-                    return way
+            for k, base in enumerate(bases):
+                seen = (k, way.view.discard_top)
+                if seen not in judged:
+                    ex = explain(base, way.view, diagnose=False, compare_discard=True)
+                    judged[seen] = ex.unchanged or ex.explained
+                if judged[seen]:
+                    return way.discard_seen
         for way in ways:
-            runs, complete = explain_two(st, way.view, under=way.discard_seen[1:],
-                                         compare_discard=True, budget_s=TWO_MOVES_BUDGET_S)
+            runs, complete = self._moves_at_once(st, way, compare_discard=True)
             if complete and runs:
-                return way
+                return way.discard_seen
         return None
+
+    def _forget_trials(self) -> None:
+        """Forget every search's outcome kept for a still table (the next picture searches
+        anew)."""
+        self._pile_trials.forget()
+        self._searches.forget()
+        for trials in self._hold_trials.values():
+            trials.forget()
+
+    def _moves_at_once(self, st: ZarcanaState, reading: TableReading, *,
+                       compare_discard: bool, three: bool = False
+                       ) -> tuple[Sequence[TwoMoves | ThreeMoves], bool]:
+        """:func:`explain_two` (``three``: :func:`explain_three`) from ``st`` to the table
+        ``reading`` shows, the cards under the pile's top each tried as the first move's,
+        within :data:`TWO_MOVES_BUDGET_S` (:data:`THREE_MOVES_BUDGET_S`); made once for a
+        table from a position (:attr:`_searches`). The cards under the top are only ever
+        tried one by one as the pile's top, whatever their order, and the moves found are
+        sorted: the pile's orders that share a top card (two of the six of three new cards)
+        get the same outcome, and so does the hold search of the order judged after the
+        trial of the pile's orders (:meth:`_pile_read`), which made it already."""
+        view = reading.view
+        under = reading.discard_seen[1:]
+        key = (three, view.normalised(), frozenset(under) - {view.discard_top},
+               compare_discard)
+
+        def search() -> tuple[Sequence[TwoMoves | ThreeMoves], bool]:
+            if three:
+                return explain_three(st, view, under=under, compare_discard=compare_discard,
+                                     budget_s=THREE_MOVES_BUDGET_S)
+            return explain_two(st, view, under=under, compare_discard=compare_discard,
+                               budget_s=TWO_MOVES_BUDGET_S)
+
+        return self._searches.outcome(st, key, search)
 
     def _ruling(self, reading: TableReading, obs: Observation, frame: int | None,
                 jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
@@ -2050,26 +2091,21 @@ class LiveSession:
         wrong): the hold is what catches that, as the next picture, read right, shows no
         move of the next player from their end, and they are dropped (the misread question
         is asked first meanwhile). None found, or the search ran out of time: None."""
-        self._held = None
         # (the same table seen again from the same position: the moves found, from this
         # picture, not the search again, 0.25 s or more a picture while a table nothing
         # explains stands still)
-        table = (reading.view.normalised(), reading.discard_seen)
-        last = self._hold_trials.get(three)
-        if (last is not None and last[0] == table and last[1] is st
-                and last[2] == self.watch_discard):
-            if last[3] is not None:
-                self._held = replace(last[3], reading=reading, record=obs, frame=frame)
-            return self._held
-        runs: Sequence[TwoMoves | ThreeMoves]
-        if three:
-            runs, complete = explain_three(st, reading.view, under=reading.discard_seen[1:],
-                                           compare_discard=self.watch_discard,
-                                           budget_s=THREE_MOVES_BUDGET_S)
-        else:
-            runs, complete = explain_two(st, reading.view, under=reading.discard_seen[1:],
-                                         compare_discard=self.watch_discard,
-                                         budget_s=TWO_MOVES_BUDGET_S)
+        key = (reading.view.normalised(), reading.discard_seen, self.watch_discard)
+        found = self._hold_trials[three].outcome(
+            st, key, lambda: self._held_found(st, reading, obs, frame, three))
+        self._held = None if found is None else replace(found, reading=reading, record=obs,
+                                                        frame=frame)
+        return self._held
+
+    def _held_found(self, st: ZarcanaState, reading: TableReading, obs: Observation,
+                    frame: int | None, three: bool) -> _HeldMoves | None:
+        """The search of :meth:`_hold_moves`: the moves it holds (None: none)."""
+        runs, complete = self._moves_at_once(st, reading, compare_discard=self.watch_discard,
+                                             three=three)
         held = [_HeldMoves.of(r, reading, obs, frame, st) for r in runs] if complete else []
         seen = set(reading.discard_seen)
 
@@ -2085,11 +2121,10 @@ class LiveSession:
             return 0
 
         shown = [h for h in held if cards_shown(h)]
-        if shown:
-            self._held = self._pile_named(
-                min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
-        self._hold_trials[three] = (table, st, self.watch_discard, self._held)
-        return self._held
+        if not shown:
+            return None
+        return self._pile_named(
+            min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
 
     def _pile_named(self, held: _HeldMoves, reading: TableReading) -> _HeldMoves:
         """``held`` with the card of a face-down territory one of its moves destroyed named

@@ -2250,6 +2250,43 @@ def test_a_still_table_nothing_explains_is_not_searched_again_for_moves_seen_at_
     assert "explain_three" in searched
 
 
+def test_the_pile_orders_that_share_a_top_card_search_moves_seen_at_once_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three cards new on the pile in no known order (six orders), and nothing explains the
+    table (blue's pyramid seen as a large one): each order was searched for two moves (up to
+    a second each), and the order kept searched again for the hold, seven searches where the
+    orders show three tables (a top card each: the cards under it are each tried as the
+    first move's card, whatever their order). One search a top card, the same said."""
+    import companion.live.session as live
+
+    tops: list[str | None] = []
+    real = live.explain_two
+
+    def counted(st: Any, seen: Any, **kw: Any) -> Any:
+        tops.append(seen.discard_top)
+        return real(st, seen, **kw)
+
+    def still_table() -> tuple[LiveSession, dict[str, Any]]:
+        s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07", "wands-05"],
+                                       levels=False)
+        rec["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p
+                           for p in rec["pyramids"]]
+        return s, rec
+
+    monkeypatch.setattr(live, "explain_two", counted)
+    s, rec = still_table()
+    said = [e.text for e in s.observe(rec, frame=1)]
+    assert s.last_reading is not None and len(s.last_reading.discard_orders) == 6
+    assert sorted(tops) == ["cups-07", "major-10", "wands-05"], tops
+    # (every search made, none shared: the same said)
+    s, rec = still_table()
+    monkeypatch.setattr(s, "_searches", type("Afresh", (), {
+        "outcome": staticmethod(lambda position, key, trial: trial())})())
+    tops.clear()
+    assert [e.text for e in s.observe(rec, frame=1)] == said, said
+    assert len(tops) == 7, tops
+
+
 def test_a_search_cut_short_on_a_still_table_is_not_made_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A search for moves seen at once that ran out of its budget (counted in the searching
@@ -2297,7 +2334,7 @@ def test_moves_seen_at_once_on_a_repeated_picture_are_said_and_taken_as_without_
         for s, r in ((held, rec), (still, other)):
             for frame in (1, 2, 3):
                 if forget:
-                    s._hold_trials.clear()
+                    s._forget_trials()
                 out += [s.observe(r, frame=frame), s.status]
         out += [held.manual("red: draw 1"),     # (the click agrees with the moves held)
                 [(h.move, h.frame) for h in held.history], held.state]
