@@ -2158,6 +2158,40 @@ def test_a_card_under_the_pile_top_that_may_be_an_older_card_misread_names_nothi
     assert s.state is not None and s.state.discard == ("wands-03", "major-10", "cups-07")
 
 
+def test_a_card_under_the_pile_top_read_unsurely_names_nothing() -> None:
+    """As above, the destroyed card (major-10) under cups-07, read as major-11 and unsurely
+    (a card mostly covered: the camera keeps its nearest id, with a low confidence). No card
+    of the pile is missing that it may be, and the game knows major-11 nowhere: the
+    destroyed card was named major-11, and the wrong name stood for good (the cards under
+    the top are never compared again). A card under the top read unsurely names nothing:
+    the move says the card is not known and that the card seen was not read surely; the
+    same card read surely is named, as before."""
+    from companion.live.session import PILE_NAME_SURE
+
+    def named(confidence: float) -> tuple[list[str], tuple[str, ...], Any]:
+        rec = FakeRecorder()
+        s, seen = _face_down_then_grown(["wands-03", "major-11", "cups-07"])
+        seen["cards"] = [dict(c, confidence=confidence) if c["id"] == "major-11" else c
+                         for c in seen["cards"]]
+        s.recorder = rec
+        s.observe(seen, frame=1)
+        ev = s.manual("red: draw 1")
+        assert [h.move for h in s.history] == [
+            "red: use swords-05 by red1E@0,0: attack @1,0",
+            "blue: play cups-07 by blue1U@0,1: grow", "red: draw 1"], [e.text for e in ev]
+        assert s.state is not None and s.initial_state is not None
+        return ([e.text for e in ev], s.state.discard,
+                [c for c in rec.calls if c[0] == "correction"])
+
+    said, pile, corrections = named(PILE_NAME_SURE / 2)
+    assert ("the face-down card destroyed at 1,0 is not known: major-11, seen on the discard "
+            "pile under cups-07, was not read surely") in said[1], said
+    assert pile == ("wands-03", "?", "cups-07") and not corrections
+    said, pile, corrections = named(PILE_NAME_SURE)
+    assert "major-11 at 1,0 is destroyed" in said[1], said
+    assert pile == ("wands-03", "major-11", "cups-07") and len(corrections) == 1
+
+
 def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -> None:
     """As above, the record giving no levels: the two cards new on the pile, seen as sure,
     were ordered by confidence, major-10 taken as the top; the moves were never found and
