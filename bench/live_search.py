@@ -88,6 +88,8 @@ class Timed:
     search_s: float
     searches: list[tuple[str, bool]] = field(default_factory=list)
     said: str = ""
+    #: the orders the pile's new cards may lie in (none: the camera could tell)
+    orders: int = 0
 
 
 def as_the_camera_knows(st: ZarcanaState) -> ZarcanaState:
@@ -242,6 +244,7 @@ def time_case(case: Case) -> Timed:
         for name in SEARCHES:
             setattr(live, name, real[name])
     timed.said = " | ".join(f"{e.kind.value}: {e.text}" for e in said)
+    timed.orders = len(s.last_reading.discard_orders) if s.last_reading is not None else 0
     return timed
 
 
@@ -290,10 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = ("| tables | n | verdict median (ms) | p90 | max | searches' median (ms) "
             "| searches run | cut short by the budget |")
     lines = [head, "|---|---|---|---|---|---|---|---|"]
-    for kind in KINDS + ("all",):
-        part = [r for r in rows if kind in (r.case.kind, "all")]
+    groups = [(kind, [r for r in rows if r.case.kind == kind]) for kind in KINDS] + [
+        ("all", rows),
+        ("pile in no known order", [r for r in rows if r.orders > 1])]
+    for name, part in groups:
         if part:
-            lines.append(f"| {kind} | " + " | ".join(figures(part)) + " |")
+            lines.append(f"| {name} | " + " | ".join(figures(part)) + " |")
     table = "\n".join(lines)
     print(table)
     load = os.getloadavg()[0]
@@ -314,7 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.games} seeded random 3-player games (bots of `companion play`, both "
             "editions); a live session starts from a position at turn 15 or later as the "
             "camera knows it and is shown one picture: `two` moves on, `three` moves on, or "
-            "`none`, three moves on with one thing changed that no three moves explain. "
+            "`none`, three moves on with one thing changed that no three moves explain; the "
+            "pile's top three cards shown, half the tables without levels (`pile in no known "
+            "order`: the tables whose new pile cards could lie in more than one order). "
             "Time: CPU time of `observe` to its verdict (first picture of the table; a "
             f"repeat is remembered), the fastest of {args.repeat} fresh sessions; the "
             "searches' time is the part spent in `explain_two`/`explain_three`. Budgets: "
