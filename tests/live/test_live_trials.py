@@ -46,8 +46,8 @@ def test_a_failed_or_cut_short_outcome_is_kept_as_any_other() -> None:
 def test_the_last_ones_are_kept_the_latest_used_last() -> None:
     trials: Trials[int] = Trials(keep=2)
     here = Position()
-    for k in (1, 2):
-        trials.outcome(here, k, lambda k=k: k)
+    trials.outcome(here, 1, lambda: 1)
+    trials.outcome(here, 2, lambda: 2)
     assert trials.outcome(here, 1, lambda: -1) == 1       # (1 used: 2 is the oldest now)
     trials.outcome(here, 3, lambda: 3)
     assert len(trials) == 2
