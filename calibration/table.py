@@ -265,7 +265,7 @@ def _all_of_mat(gray: np.ndarray, detector: Any) -> list[tuple[int, np.ndarray]]
         if params is not None:
             params.minMarkerPerimeterRate = rate
             detector.setDetectorParameters(params)
-    if ids is None:
+    if ids is None:   # (OpenCV 4 with none read; OpenCV 5 gives an empty array)
         return []
     return [(int(m), c.reshape(4, 2).astype(np.float64)) for m, c in zip(ids.ravel(), corners)
             if int(m) in (0, 1, 2, 3)]
@@ -1154,7 +1154,8 @@ def marker_ids(gray: np.ndarray, dictionary: str) -> np.ndarray | None:
     :mod:`calibration.intrinsics`)."""
     d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
     ids: np.ndarray | None = cv2.aruco.ArucoDetector(d).detectMarkers(gray)[1]
-    return ids
+    # (OpenCV 4 says None when it reads none, OpenCV 5 an empty array: one answer here)
+    return ids if ids is not None and len(ids) else None
 
 
 #: Focal length, as a share of the image width, assumed when H cannot tell it (a camera

@@ -931,8 +931,8 @@ def _kmeans(Z: np.ndarray, k: int, seed: int) -> np.ndarray:
     # k-means++ seeding draws from OpenCV's RNG: keep enrollment seeded (in a C int: the
     # seeds a user may give reach 2**32 - 1)
     cv2.setRNGSeed(seed % 2 ** 31)
-    # bestLabels None (OpenCV allocates them), which its stubs do not allow for
-    _, _, centers = cv2.kmeans(  # type: ignore[call-overload]
+    # bestLabels None (OpenCV allocates them), which OpenCV 4's stubs do not allow for (5's do)
+    _, _, centers = cv2.kmeans(  # type: ignore[call-overload, unused-ignore]
         Z.astype(np.float32), k, None, crit, 2, cv2.KMEANS_PP_CENTERS)
     return np.asarray(centers, np.float32)
 

@@ -194,8 +194,9 @@ class TopDown:
         res = np.empty((n * size_px, size_px, 3), np.uint8)
         for a in range(0, n * size_px, rows):
             # the two-channel map as it is (split into x and y, each would be copied)
-            # (OpenCV's stubs want a second map; None is what its docs say for this one)
-            res[a:a + rows] = cv2.remap(  # type: ignore[call-overload]
+            # (OpenCV 4's stubs want a second map, 5's do not; None is what its docs say for
+            # this one)
+            res[a:a + rows] = cv2.remap(  # type: ignore[call-overload, unused-ignore]
                 image, maps[a:a + rows], None, cv2.INTER_LINEAR,
                 borderMode=cv2.BORDER_REPLICATE)
         return res.reshape(n, size_px, size_px, 3)
