@@ -268,3 +268,81 @@ def test_a_garbled_or_missing_back_thumbnail(tmp_path: Path) -> None:
     np.savez(path, **{**arrays, "meta": np.frombuffer(json.dumps(old).encode(), np.uint8)})
     g = Gallery.load(path)
     assert not g.back_has_top and not g.back_alike_both_ways
+
+
+def _lda_reference(X: np.ndarray, y: np.ndarray, n_pca: int, shrink: float) -> np.ndarray:
+    """The enrollment's projection as it was fitted before the fit learnt the few-samples
+    path: PCA from an eigendecomposition of the whole D x D covariance, then LDA."""
+    Xc = X - X.mean(axis=0)
+    cov = (Xc.T @ Xc) / len(X)
+    ev, evec = np.linalg.eigh(cov.astype(np.float64))
+    idx = np.argsort(ev)[::-1][:n_pca]
+    P = evec[:, idx]
+    Z = Xc @ P
+    classes = np.unique(y)
+    means = np.stack([Z[y == c].mean(axis=0) for c in classes])
+    R = Z - means[np.searchsorted(classes, y)]
+    Sw = (R.T @ R) / len(Z)
+    Sw = (1 - shrink) * Sw + shrink * np.trace(Sw) / len(Sw) * np.eye(len(Sw))
+    ew, evw = np.linalg.eigh(Sw)
+    Wh = evw / np.sqrt(np.maximum(ew, 1e-9))[None, :]
+    Mb = (means - means.mean(axis=0)) @ Wh
+    _, sv, vt = np.linalg.svd(Mb, full_matrices=False)
+    k = int(min(len(classes) - 1, n_pca, np.sum(sv > 1e-6 * sv[0])))
+    return (P @ Wh @ vt[:k].T).astype(np.float32)
+
+
+def _class_data(rng: np.random.Generator, n: int, d: int, classes: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Standardised features like an enrollment's: class means plus correlated noise whose
+    variance falls off across the features' directions."""
+    y = np.arange(n) % classes
+    mix = rng.standard_normal((d, d)) * np.linspace(1.0, 0.02, d)[:, None]
+    X = rng.standard_normal((classes, d))[y] * 0.7 + rng.standard_normal((n, d)) @ mix
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X.astype(np.float32), y
+
+
+def _distances(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    Z = X.astype(np.float64) @ W.astype(np.float64)
+    return np.linalg.norm(Z[:, None] - Z[None], axis=-1)
+
+
+@pytest.mark.parametrize("n, n_pca", [(150, 60), (150, 320), (600, 120)])
+def test_the_projection_means_what_it_meant(n: int, n_pca: int) -> None:
+    """Fewer samples than features (a small deck's enrollment) fit the projection from the
+    N x N Gram matrix: the same principal subspace, so the same distances between projected
+    samples, seen and unseen, as the D x D covariance gave; with more principal axes asked
+    for than the samples span, too. With more samples than features: the same numbers."""
+    from vision.cards.identify import _lda
+
+    rng = np.random.default_rng([17, n, n_pca])
+    X, y = _class_data(rng, n + 60, 400, 12)
+    fit, new = X[:n], X[n:]
+    W, ref = _lda(fit, y[:n], n_pca, 0.05), _lda_reference(fit, y[:n], n_pca, 0.05)
+    assert W.shape == ref.shape
+    for sample in (fit, new):
+        got, want = _distances(sample, W), _distances(sample, ref)
+        assert np.abs(got - want).max() < 1e-5 * want.max()
+    if n >= X.shape[1]:
+        assert np.array_equal(W, ref)
+
+
+def test_a_small_decks_fit_decomposes_no_features_by_features_matrix(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A six-card deck enrolls from a few hundred views of some 2,000 features each: the
+    fit's eigendecompositions are no bigger than the number of views (a 2,000 x 2,000 one
+    took most of the enrollment's seconds)."""
+    from vision.cards.identify import _lda
+
+    sizes: list[int] = []
+    eigh = np.linalg.eigh
+
+    def counted(a: np.ndarray, *args: object, **kwargs: object) -> object:
+        sizes.append(len(a))
+        return eigh(a, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "eigh", counted)
+    X, y = _class_data(np.random.default_rng(3), 150, 400, 12)
+    _lda(X, y, 320, 0.05)
+    assert sizes and max(sizes) <= 150, sizes

@@ -901,25 +901,49 @@ def _procedural_backs(n: int) -> list[np.ndarray]:
 # enrollment: projection and prototypes
 
 
+def _principal_axes_few(Xc: np.ndarray, m: int) -> np.ndarray:
+    """(D, <= m) float64 orthonormal top-``m`` principal axes of centred ``Xc`` (N, D) with
+    fewer samples than features: the same subspace as the covariance's leading eigenvectors,
+    from the N x N Gram matrix (N^3, not D^3: a small deck's fit ran seconds in a D x D
+    eigendecomposition). Axes beyond the data's rank are left out: the covariance's
+    eigenvectors there are arbitrary directions in which no sample, and no class mean, lies."""
+    X64 = Xc.astype(np.float64)
+    ev, U = np.linalg.eigh(X64 @ X64.T)
+    order = np.argsort(ev)[::-1][:m]
+    ev, U = ev[order], U[:, order]
+    # float64 rounding leaves the null eigenvalues near 1e-13 of the largest
+    U = U[:, ev > max(float(ev[0]), 0.0) * 1e-9]
+    V = X64.T @ U
+    axes: np.ndarray = V / np.linalg.norm(V, axis=0)
+    return axes
+
+
 def _lda(X: np.ndarray, y: np.ndarray, n_pca: int, shrink: float) -> np.ndarray:
     """(D, k) projection: PCA to ``n_pca`` then LDA with a whitened within-class scatter, so
     Euclidean distance in the output is the Mahalanobis distance of the pooled classes."""
     Xc = X - X.mean(axis=0)
-    cov = (Xc.T @ Xc) / len(X)
-    ev, evec = np.linalg.eigh(cov.astype(np.float64))
-    idx = np.argsort(ev)[::-1][:n_pca]
-    P = evec[:, idx]
+    m = min(n_pca, X.shape[1])
+    if len(X) < X.shape[1]:
+        P = _principal_axes_few(Xc, m)
+    else:
+        cov = (Xc.T @ Xc) / len(X)
+        ev, evec = np.linalg.eigh(cov.astype(np.float64))
+        idx = np.argsort(ev)[::-1][:m]
+        P = evec[:, idx]
     Z = Xc @ P
     classes = np.unique(y)
     means = np.stack([Z[y == c].mean(axis=0) for c in classes])
     R = Z - means[np.searchsorted(classes, y)]
     Sw = (R.T @ R) / len(Z)
-    Sw = (1 - shrink) * Sw + shrink * np.trace(Sw) / len(Sw) * np.eye(len(Sw))
+    # shrunk towards the mean variance of all m principal axes, as when the axes the data
+    # lacks (variance 0, left out by _principal_axes_few) were kept
+    Sw = (1 - shrink) * Sw + shrink * np.trace(Sw) / m * np.eye(len(Sw))
     ew, evw = np.linalg.eigh(Sw)
     Wh = evw / np.sqrt(np.maximum(ew, 1e-9))[None, :]
     Mb = (means - means.mean(axis=0)) @ Wh
     _, sv, vt = np.linalg.svd(Mb, full_matrices=False)
-    k = int(min(len(classes) - 1, n_pca, np.sum(sv > 1e-6 * sv[0])))
+    # (no singular value: samples all alike, no axis kept; a projection to 0 dims as before)
+    k = int(min(len(classes) - 1, n_pca, np.sum(sv > 1e-6 * sv[0]) if len(sv) else 0))
     W: np.ndarray = (P @ Wh @ vt[:k].T).astype(np.float32)
     return W
 
