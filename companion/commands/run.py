@@ -154,10 +154,12 @@ def restore_recorded_corrections(session: Any, path: Path) -> int:
     """A continued game's corrected readings held again by its session (before, the same
     misread was asked about again and play stalled until answered): those the game's
     position still bears out (:meth:`LiveSession.restore_corrections`). How many."""
-    from companion.recording.store import open_game
+    from companion.recording.store import open_game, pile_name_read
 
+    # (a name read off the pile is no misread to hold)
     return int(session.restore_corrections([ev.move for ev in open_game(path).events
-                                            if ev.kind == "correction" and ev.move]))
+                                            if ev.kind == "correction" and ev.move
+                                            and pile_name_read(ev) is None]))
 
 
 def open_recording(path: Path | None, *, game: str, edition: str, players: tuple[str, ...],
@@ -233,24 +235,29 @@ def _recorded_history(recorded: Any, start: Any, moves: list[tuple[Any, Any]]) -
     the move clicked) read that card's name off the discard pile (a take-back in this
     sitting forgets it, as in the sitting that read it)."""
     from companion.games.zarcana.state import names_read_off_the_pile
-    from companion.live.session import PILE_NAME_NOTE, HistoryEntry
+    from companion.live.session import HistoryEntry
+    from companion.recording.store import MOVE_KINDS, pile_name_read
 
     before_event = {e.number: p for p, e in zip(recorded.events, recorded.events[1:])}
-    # (or recorded after it, before the next move that stands: the move clicked, the next
-    # picture read the card on the pile, :meth:`LiveSession._face_down_seen_later`)
-    read_after = [e for e in recorded.events
-                  if e.kind == "correction" and f"{PILE_NAME_NOTE} after " in e.note]
-    ends = [ev.number for ev, _ in moves[1:]] + [None]
+    # (or recorded after it: the move clicked, the next picture read the card on the pile,
+    # :meth:`LiveSession._face_down_seen_later`; the move is the last one standing then)
+    read_after: set[int] = set()
+    standing: list[int] = []
+    for e in recorded.events:
+        said = pile_name_read(e)
+        if e.kind in MOVE_KINDS:
+            standing.append(e.number)
+        elif e.kind == "undo" and standing:
+            standing.pop()
+        elif said is not None and said.when == "after" and standing:
+            read_after.add(standing[-1])
     history = []
     before = start
-    for (ev, state), end in zip(moves, ends):
+    for ev, state in moves:
         prev = before_event.get(ev.number)
+        said = pile_name_read(prev) if prev is not None else None
         read = before is not None and (
-            (prev is not None and prev.kind == "correction" and PILE_NAME_NOTE in prev.note
-             and all(prev.number != e.number for e in read_after))
-            or any(ev.number < e.number and (end is None or e.number < end)
-                   and e.note.endswith(f"{PILE_NAME_NOTE} after {ev.move}")
-                   for e in read_after))
+            (said is not None and said.when == "before") or ev.number in read_after)
         history.append(HistoryEntry.recorded(
             ev.kind, ev.move, ev.player, ev.note, state,
             names_read_off_the_pile(before, state) if read else None))

@@ -107,7 +107,7 @@ from companion.live.tablestate import (
     stacks_of,
 )
 from companion.live.trials import Trials
-from companion.recording.store import Backlog
+from companion.recording.store import Backlog, pile_name_line
 
 
 def _table_mat(mat: Any) -> dict[str, Any] | None:
@@ -317,7 +317,9 @@ class HistoryEntry:
 
 #: how the correction recorded before a move that destroyed a face-down card says that the
 #: card's name was read off the discard pile (:meth:`LiveSession._face_down_seen`), then
-#: "as" the move destroyed it, or "under" a later move's card that covered it
+#: "as" the move destroyed it, or "under" a later move's card that covered it; or after
+#: the move (:meth:`LiveSession._face_down_seen_later`). Words for the players: the game
+#: file's reader goes by the correction's line (recording.store.pile_name_line)
 PILE_NAME_NOTE = "seen on the discard pile"
 
 
@@ -2480,7 +2482,10 @@ class LiveSession:
         pile = reading.discard_seen if reading is not None else ()
         k = pile.index(card) if card in pile else 0
         where = "as" if k == 0 else f"under {pile[k - 1]} (a later move's card) after"
-        self._record("correction", None, state=named,
+        # (the line says what the note says in words: a continued game and the replay
+        # read it, recording.store.pile_name_read)
+        self._record("correction", pile_name_line("before", format_cell(cell), card),
+                     state=named,
                      note=f"the face-down card at {format_cell(cell)} is {card}: "
                           f"{PILE_NAME_NOTE} {where} {text} destroyed it")
         return names_given(old, named), None
@@ -2527,11 +2532,12 @@ class LiveSession:
                                      named_from_pile=names_given(before, named)))
         self._state = after
         self._sync_tracker(after)
-        # (the game file's reader finds the move whose name this is by these words:
-        # commands/run.py, _recorded_history)
         text = (f"the face-down card destroyed at {cell} is {card}: {PILE_NAME_NOTE} "
                 f"after {last.move}")
-        self._record("correction", None, state=after, note=text)
+        # (a continued game finds the move whose name this is by the line, not the words:
+        # commands/run.py, _recorded_history)
+        self._record("correction", pile_name_line("after", cell, card), state=after,
+                     note=text)
         return [LiveEvent(EventKind.INFO, text, player=last.player, frame=self._last_frame)]
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:

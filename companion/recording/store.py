@@ -62,6 +62,16 @@ KIND_ALIASES: dict[str, str] = {"setup": "start", "manual": "move", "clicked": "
 WRITE_WAIT_MS = 2000
 #: File name ending of game files; ``list_games`` looks at these.
 SUFFIX = ".db"
+#: The line a correction's ``move`` holds where the camera read a face-down card's name off
+#: the discard pile as a move destroyed it: ``pile-name before 1,0 major-10`` (the move
+#: recorded next destroyed it) or ``pile-name after 1,0 major-10`` (the last move standing
+#: did: it was clicked before a picture showed the pile). A continued game and the replay
+#: find such a name by it (:func:`pile_name_read`), never by the note's wording.
+PILE_NAME_MARK = "pile-name"
+#: The words the note of such a correction held in files written before the mark
+#: (2026-12-02), which a continued game and the replay read instead: the session's wording
+#: of then, kept here as those files have it
+_PILE_NAME_NOTE_BEFORE_THE_MARK = "seen on the discard pile"
 #: The endings a new game file may have (or none): :meth:`GameRecorder.create` refuses others
 GAME_SUFFIXES: tuple[str, ...] = (".db", ".sqlite", ".sqlite3", ".db3")
 #: The ending of a game record in JSON lines (``companion play --record FILE.jsonl``)
@@ -1799,7 +1809,7 @@ def replay_states(game: RecordedGame, *, verify: bool = True
                 # (or named off the discard pile after the move that destroyed it: in the
                 # positions before that move)
                 names = _pile_name_read_after(accepted[-2] if len(accepted) > 1 else base,
-                                              state, corrected)
+                                              state, corrected, pile_name_read(ev))
                 named = name_back([base] + accepted[:-1], names)
                 base, accepted = named[0], named[1:] + accepted[-1:]
             state = corrected
@@ -1811,23 +1821,70 @@ def replay_states(game: RecordedGame, *, verify: bool = True
         yield ev, state
 
 
+@dataclass(frozen=True)
+class PileNameRead:
+    """A correction that named a face-down card read off the discard pile as a move
+    destroyed it (:data:`PILE_NAME_MARK`). ``when``: "before" the move that destroyed it
+    (recorded next), or "after" it (the last move standing when it was recorded). ``cell``
+    and ``card``: where the card lay face down and its name (None in a file written before
+    the mark, which says so only in the note)."""
+
+    when: str
+    cell: str | None = None
+    card: str | None = None
+
+
+def pile_name_line(when: str, cell: str, card: str) -> str:
+    """The ``move`` line of a correction naming the face-down card at ``cell`` ``card``, read
+    off the discard pile ``when`` ("before" or "after") the move that destroyed it."""
+    if when not in ("before", "after"):
+        raise ValueError(f"a pile name is read before or after its move, not {when!r}")
+    return f"{PILE_NAME_MARK} {when} {cell} {card}"
+
+
+def pile_name_read(ev: RecordedEvent) -> PileNameRead | None:
+    """What a correction says of a face-down card's name read off the discard pile (None:
+    it is not such a correction). Its ``move`` line says so (:func:`pile_name_line`); a
+    file written before that line has the session's words of then in the note alone:
+    "... seen on the discard pile after MOVE" (recorded after the move) or "... as"/
+    "under ..." (before it)."""
+    if ev.kind != "correction":
+        return None
+    if ev.move is not None:
+        parts = ev.move.split()
+        if len(parts) == 4 and parts[0] == PILE_NAME_MARK and parts[1] in ("before", "after"):
+            return PileNameRead(parts[1], parts[2], parts[3])
+        return None     # (another correction's line: "card 1,2 cups-01=cups-07")
+    if f"{_PILE_NAME_NOTE_BEFORE_THE_MARK} after " in ev.note:
+        return PileNameRead("after")
+    if _PILE_NAME_NOTE_BEFORE_THE_MARK in ev.note:
+        return PileNameRead("before")
+    return None
+
+
 def _pile_name_read_after(before: "ZarcanaState", after: "ZarcanaState",
-                          corrected: "ZarcanaState") -> "FaceDownNames":
+                          corrected: "ZarcanaState", read: PileNameRead | None = None
+                          ) -> "FaceDownNames":
     """The face-down card of ``before`` that the move giving ``after`` put on the discard
     pile unknown ("?": the move clicked before a picture showed the pile), where a
     correction after the move (``corrected``) names that card on the pile (the next picture
     read it there), as :func:`~companion.games.zarcana.state.names_given` gives it. The
     replay named it on the pile alone, and a later sitting started with "?" where the
-    first sitting's start named it. None: no such card, or more than one."""
+    first sitting's start named it. Only where the correction says it read the name after
+    the move (``read``: :func:`pile_name_read`), and the card and place it names, where it
+    names them. None: no such card, or more than one."""
+    from companion.core.pieces import format_cell
     from companion.games.zarcana.moves import UNKNOWN
 
     card = corrected.discard_top()
-    if (after.discard_top() != UNKNOWN or card is None or card == UNKNOWN
+    if (read is None or read.when != "after" or after.discard_top() != UNKNOWN
+            or card is None or card == UNKNOWN or read.card not in (None, card)
             or corrected.discard[:-1] != after.discard[:-1] or corrected.board != after.board):
         return {}
     named = {cell: (stack, stack[:-1] + ((card, False),))
              for cell, stack in before.board.items()
-             if stack and stack[-1] == (UNKNOWN, False) and after.board.get(cell) != stack}
+             if stack and stack[-1] == (UNKNOWN, False) and after.board.get(cell) != stack
+             and read.cell in (None, format_cell(cell))}
     return named if len(named) == 1 else {}
 
 
@@ -1890,7 +1947,8 @@ def accepted_moves(game: RecordedGame, *, verify: bool = True
             kept = moves
             if not names and moves and last is not None:
                 kept = moves[:-1]
-                names = _pile_name_read_after(kept[-1][1] if kept else start, last, state)
+                names = _pile_name_read_after(kept[-1][1] if kept else start, last, state,
+                                              pile_name_read(ev))
             if names and start is not None:
                 named = name_back([start] + [s for _, s in kept], names)
                 start = named[0]

@@ -768,3 +768,111 @@ def test_a_name_read_after_a_clicked_attack_stays_named_in_a_later_sitting(
     assert again.state.board[(1, 0)] == (("?", False),)
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 0)] == (("?", False),)
+
+
+def _pile_name_game(path: Path, how: str) -> str:
+    """Red's attack destroys the face-down card at 1,0, named major-10 off the discard pile:
+    ``how`` "seen" (the picture of the attack shows it: the correction is recorded before
+    the move) or "clicked" (the attack clicked, the next picture shows it: after the move).
+    The attack."""
+    from live_support import make_record
+
+    s, view = _face_down_destroyed(path)
+    attack = "red: use swords-05 by red1E@0,0: attack @1,0"
+    if how == "clicked":
+        s.manual(attack)
+    cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
+    s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
+    assert [h.move for h in s.history] == [attack]
+    assert s.initial_state.board[(1, 0)] == (("major-10", False),)
+    s.close()
+    return attack
+
+
+def _copied(path: Path, to: Path, *, note: str | None = None, line: bool = True) -> None:
+    """The game of ``path`` written again to ``to`` event by event, the corrections that
+    named a card off the discard pile with ``note`` for their note (None: as it was), and
+    without their line (``line`` False: as a file written before the line has them)."""
+    from companion.live.session import PILE_NAME_NOTE
+    from companion.recording.store import GameRecorder
+
+    game = open_game(path)
+    rec = GameRecorder.create(to, game=game.game, edition=game.edition,
+                              players=game.players, settings=game.settings, seed=game.seed)
+    for e in game.events:
+        named = e.kind == "correction" and PILE_NAME_NOTE in e.note
+        rec.record(e.kind, e.move if line or not named else None, player=e.player,
+                   observation=e.observation, state=e.state,
+                   note=note if named and note is not None else e.note, turn=e.turn, at=e.time)
+    rec.close()
+
+
+def _continued_and_taken_back(path: Path, attack: str) -> LiveSession:
+    rec, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=start, history=history)
+    assert [h.move for h in again.history] == [attack]
+    assert again.initial_state.board[(1, 0)] == (("major-10", False),)
+    again.step_back()
+    return again
+
+
+@pytest.mark.parametrize("how, when", [("seen", "before"), ("clicked", "after")])
+def test_a_name_read_off_the_pile_is_found_by_the_correction_line_not_its_words(
+        tmp_path: Path, how: str, when: str) -> None:
+    """A card named off the discard pile goes with a take-back of its attack in a later
+    sitting (the pile may have been misread): the continued game found such a name by the
+    words of the correction's note ("seen on the discard pile after ..."), so a note worded
+    otherwise (by a later version) left the name standing. The correction's line says it
+    (``pile-name after 1,0 major-10``), whatever its note says."""
+    attack = _pile_name_game(tmp_path / "game.db", how)
+    _copied(tmp_path / "game.db", tmp_path / "reworded.db", note="major-10 named at 1,0")
+    again = _continued_and_taken_back(tmp_path / "reworded.db", attack)
+    assert again.state.board[(1, 0)] == (("?", False),) and again.hidden_cards() == [(1, 0)]
+    assert again.initial_state.board[(1, 0)] == (("?", False),)
+    again.close()
+    assert rebuild_state(open_game(tmp_path / "reworded.db")).board[(1, 0)] == (("?", False),)
+    from companion.recording.store import pile_name_read
+
+    corrections = [e for e in open_game(tmp_path / "game.db").events if e.kind == "correction"]
+    assert [e.move for e in corrections] == [f"pile-name {when} 1,0 major-10"]
+    assert [pile_name_read(e) for e in corrections][0].when == when
+
+
+@pytest.mark.parametrize("how", ["seen", "clicked"])
+def test_a_game_file_written_before_the_correction_line_reads_as_it_did(
+        tmp_path: Path, how: str) -> None:
+    """A game file written before corrections naming a card off the pile had their line
+    (the note's words alone said so) opens, continues and replays as the same game written
+    now: the card named where it lay face down, and the name going with a take-back."""
+    from companion.recording.store import accepted_moves
+
+    attack = _pile_name_game(tmp_path / "game.db", how)
+    _copied(tmp_path / "game.db", tmp_path / "old.db", line=False)
+    old, new = open_game(tmp_path / "old.db"), open_game(tmp_path / "game.db")
+    assert [e.move for e in old.events if e.kind == "correction"] == [None]
+    for a, b in zip(accepted_moves(old)[1], accepted_moves(new)[1]):
+        assert dumps(a[1]) == dumps(b[1])
+    assert dumps(accepted_moves(old)[0]) == dumps(accepted_moves(new)[0])
+    again = _continued_and_taken_back(tmp_path / "old.db", attack)
+    assert again.state.board[(1, 0)] == (("?", False),)
+    again.close()
+    assert rebuild_state(open_game(tmp_path / "old.db")).board[(1, 0)] == (("?", False),)
+
+
+def test_a_name_read_off_the_pile_is_not_held_as_a_misread_in_a_later_sitting(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The corrections a continued game holds again are the players' fixes of misreads: a
+    name read off the pile is none, and is passed over without a word."""
+    import logging
+
+    _pile_name_game(tmp_path / "game.db", "clicked")
+    rec, start, history, _, _ = open_recording(tmp_path / "game.db", game="zarcana",
+                                               edition="1996", players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=start, history=history)
+    with caplog.at_level(logging.WARNING):
+        assert restore_recorded_corrections(again, tmp_path / "game.db") == 0
+    assert not caplog.records, [r.getMessage() for r in caplog.records]
+    again.close()
