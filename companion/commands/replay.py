@@ -54,11 +54,13 @@ def refuse_other_rules(game: Any) -> None:
     or a camera game's moves under the rules of its stored positions, the header unsaid.
     A player asking to step through a game expects it shown as played, or told why not."""
     from companion.games.zarcana.rules import Edition
+    from companion.recording.store import RecordingError, check_replayable
 
     text = f"`companion export {game.path} --format text` writes what it holds as text"
-    if game.game != "zarcana":
-        raise CompanionError(f"{game.path}: a game of {game.game!r}; this version replays "
-                             f"zarcana only ({text})")
+    try:
+        check_replayable(game)      # (the replay's own check: one place, one wording)
+    except RecordingError as exc:
+        raise CompanionError(f"{exc} ({text})") from None
     try:
         Edition.parse(game.edition)
     except ValueError as exc:

@@ -1662,6 +1662,14 @@ def _remove_quietly(path: Path) -> None:
 
 # ----------------------------------------------------------------------- replaying ---
 
+def check_replayable(game: RecordedGame) -> None:
+    """RecordingError naming the file and its game where this version has no rules to
+    replay it by (the replay command says so too, before a window opens)."""
+    if game.game != "zarcana":
+        raise RecordingError(f"{game.path}: a game of {game.game!r}; this version replays "
+                             "zarcana only")
+
+
 def replay_states(game: RecordedGame, *, verify: bool = True
                   ) -> Iterator[tuple[RecordedEvent | None, "ZarcanaState"]]:
     """Walk a recorded Zarcana game: the start position, then the state after each event.
@@ -1684,9 +1692,7 @@ def replay_states(game: RecordedGame, *, verify: bool = True
                                                with_names)
 
     path = game.path
-    if game.game != "zarcana":
-        raise RecordingError(f"{path}: cannot replay a game of {game.game!r} (this version "
-                             "replays zarcana)")
+    check_replayable(game)
 
     def where(ev: RecordedEvent) -> str:
         what = f" {ev.move!r}" if ev.move else ""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from companion.core.errors import CompanionError
 from companion.games.zarcana.engine import dumps, loads, new_game
 from companion.games.zarcana.table import game_from_table
 from companion.recording import (
@@ -171,8 +172,16 @@ def test_other_games_are_stored_but_not_replayed(tmp_path: Path) -> None:
         rec.finish({"ann": 1, "bob": 0}, ["ann"])
     game = open_game(path)
     assert game.moves() == ["ann: build g1"] and game.events[0].player == "ann"
-    with pytest.raises(RecordingError, match="cannot replay a game of 'homeworlds'"):
+    with pytest.raises(RecordingError, match="a game of 'homeworlds'") as replayed:
         rebuild_state(game)
+    # (the replay command refuses it by the same check, in the same words, and says how to
+    # read it instead)
+    from companion.commands.replay import refuse_other_rules
+
+    with pytest.raises(CompanionError) as refused:
+        refuse_other_rules(game)
+    assert str(refused.value).startswith(f"{replayed.value} ("), (refused.value, replayed.value)
+    assert f"companion export {path} --format text" in str(refused.value)
 
 
 def test_resume_continues_numbering_and_turns(tmp_path: Path) -> None:
