@@ -215,7 +215,7 @@ def test_a_save_in_a_folder_that_is_a_file_says_so(tmp_path: Path,
     notes.write_text("x")
     assert main(["play", "zarcana", "--bots", "--save", str(notes / "g.json")]) == 2
     err = capsys.readouterr().err
-    assert f"the folder {str(notes)!r} is a file" in err and "does not exist" not in err, err
+    assert f"{str(notes)!r} is a file, not a folder" in err and "does not exist" not in err, err
 
 
 @pytest.mark.skipif(not hasattr(__import__("signal"), "SIGHUP"), reason="POSIX signals")

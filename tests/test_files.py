@@ -437,3 +437,39 @@ def test_a_file_where_the_output_folder_must_be_is_named(
     profile = ColorProfile((ColorSample("red", (50.0, 10.0, -5.0), eye, {}, 100),))
     with pytest.raises(ProfileError, match=re.escape(in_the_way)):
         profile.save(notes / "colors.json")
+
+
+@pytest.mark.parametrize("args, option", [
+    (["observe", "{image}", "--annotate", "{out}"], "--annotate"),
+    (["print-mat", "{out}"], ""),
+    (["demo", "--headless", "--out", "{out}"], "--out"),
+    (["synth", "--out", "{out}"], "--out"),
+    (["play", "zarcana", "--bots", "--save", "{out}/game.json"], "--save"),
+    (["games", "--dir", "{out}"], "")])
+@pytest.mark.parametrize("below", [False, True])
+def test_an_output_folder_given_as_a_file_is_said_in_the_same_words_by_every_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+        option: str, below: bool) -> None:
+    """A file named where a command's output folder goes (``--out notes.txt``) was said in
+    words of each command's own ("is a file; give a folder", "--out notes.txt: is a file;
+    give a working folder", "the folder 'notes.txt' is a file"), and a folder below such a
+    file (``--out notes.txt/out``) as mkdir's "Not a directory", of no name. Every command
+    says the same: the option, the folder, and the file in the way."""
+    from companion.cli import main
+    from companion.core.files import not_a_folder
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x", encoding="utf-8")
+    out = notes / "out" if below else notes
+    image = Path(__file__).parent.parent / "sample_images" / "zarcana" / "0000.jpg"
+    code = main([a.format(out=out, image=image) for a in args])
+    err = capsys.readouterr().err
+    if args[0] == "play":       # (the file it saves named first)
+        want = f"--save {str(out / 'game.json')!r}: {not_a_folder(notes)}"
+    else:
+        named = f"{option} " if option else ""
+        want = (f"{named}{str(out)!r}: {not_a_folder(notes)}" if below
+                else f"{named}{not_a_folder(notes)}")
+    assert code == 2 and f"error: {want}" in err and "Errno" not in err, err
+    assert not_a_folder(notes) == f"{str(notes)!r} is a file, not a folder"
+    assert notes.read_text(encoding="utf-8") == "x"

@@ -108,7 +108,7 @@ def test_print_mat_never_writes_over_what_it_did_not_write(tmp_path: Path,
     assert f"replacing the mat file {folder / 'mat.json'}" in err
     # a file for the folder, a marker no page holds, and a play area the piles do not fit
     assert main(["print-mat", str(folder / "mat.json")]) == 2
-    assert "is a file; give a folder" in capsys.readouterr().err
+    assert "is a file, not a folder" in capsys.readouterr().err
     assert main(["print-mat", str(tmp_path / "big"), "--marker-mm", "150"]) == 2
     assert "does not fit on the A4 page" in capsys.readouterr().err
     # the options typed are named, not a mat file's fields

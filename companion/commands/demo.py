@@ -30,7 +30,7 @@ from typing import Any
 
 from companion.commands.argtypes import user_path
 from companion.core.errors import CompanionError
-from companion.core.files import refusal_words, write_text_atomic
+from companion.core.files import folder_problem, refusal_words, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -290,8 +290,9 @@ def run(args: argparse.Namespace) -> int:
     mat_file = folder / "mat.json"
     mat = load_mat(mat_file if mat_file.is_file() else None)
     out: Path = args.out
-    if out.exists() and not out.is_dir():
-        raise DemoError(f"--out {out} is a file; give a folder")
+    problem = folder_problem(out, "--out")
+    if problem is not None:
+        raise DemoError(problem)
     try:
         (out / "frames").mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -27,14 +27,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from companion.core.files import folder_problem
     from companion.recording.export import format_scores
     from companion.recording.store import BrokenGame, EmptyGame, default_games_dir, list_games
 
     folder = (args.dir if args.dir is not None else default_games_dir()).expanduser()
     if args.dir is not None and not folder.is_dir():
-        what = ("is a file, not a folder" if folder.is_file() else "is not a folder"
-                if folder.exists() else "does not exist")
-        print(f"companion games: error: {folder} {what}", file=sys.stderr)
+        what = (folder_problem(folder) or (f"{folder} is not a folder" if folder.exists()
+                                           else f"{folder} does not exist"))
+        print(f"companion games: error: {what}", file=sys.stderr)
         return 2
     entries = list_games(folder)
     if not entries:

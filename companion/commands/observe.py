@@ -297,8 +297,11 @@ def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:
     replaces an image given: ``observe . --annotate .`` would overwrite the photos."""
     from companion.core.errors import CompanionError
 
-    if folder.exists() and not folder.is_dir():
-        raise CompanionError(f"--annotate {str(folder)!r} is a file; give a folder")
+    from companion.core.files import folder_problem
+
+    problem = folder_problem(folder, "--annotate")
+    if problem is not None:
+        raise CompanionError(problem)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

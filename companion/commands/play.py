@@ -29,7 +29,7 @@ from companion.commands.argtypes import (colour_list, player_colours, positive_i
                                          user_path)
 from companion.core.cards import card_info, card_words
 from companion.core.errors import CompanionError, NotationError
-from companion.core.files import write_text_atomic
+from companion.core.files import file_in_the_way, not_a_folder, write_text_atomic
 from companion.core.pieces import Cell, Color, Minion, format_cell, parse_minion
 from companion.games.zarcana import Edition, Settings, new_game, parse_move
 from companion.games.zarcana.engine import ZarcanaState, dumps, loads, pending_text
@@ -315,8 +315,10 @@ def _check_save_path(path: Path) -> None:
         raise CompanionError(f"--save {str(path)!r} is a folder; give a file name")
     folder = p.parent
     if not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "does not exist"
-        raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} {what}")
+        in_way = file_in_the_way(folder)
+        what = (not_a_folder(in_way) if in_way is not None
+                else f"the folder {str(folder)!r} does not exist")
+        raise CompanionError(f"--save {str(path)!r}: {what}")
     if not os.access(folder, os.W_OK):
         raise CompanionError(f"--save {str(path)!r}: the folder {str(folder)!r} cannot be "
                              "written")

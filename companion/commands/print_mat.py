@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         png_bytes,
     )
     from companion.core.errors import CompanionError
-    from companion.core.files import atomic_file, carries_tag
+    from companion.core.files import atomic_file, carries_tag, folder_problem
 
     folder: Path = args.folder.expanduser()
     w, h = args.width_mm, args.height_mm
@@ -101,8 +101,9 @@ def run(args: argparse.Namespace) -> int:
         pages.append(instructions_page(mat, args.paper, args.dpi))
     except (MatError, ValueError) as exc:
         raise CompanionError(str(exc)) from None
-    if folder.exists() and not folder.is_dir():
-        raise CompanionError(f"{str(folder)!r} is a file; give a folder for the mat's pages")
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise CompanionError(problem)
     names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
     names.append(folder / INSTRUCTIONS)
     mat_path = folder / MAT_FILE

@@ -15,6 +15,7 @@ from pathlib import Path
 from companion.commands.argtypes import (count_arg, positive_float, positive_int, process_count,
                                          seed_arg, share_arg, thread_count, user_path)
 from companion.core.errors import CompanionError
+from companion.core.files import folder_problem
 from vision.train_extra import MODEL_PACKAGES
 
 log = logging.getLogger(__name__)
@@ -168,8 +169,9 @@ def run(args: argparse.Namespace) -> int:
     # device are named now, not after the minutes of rendering or cutting that come first
     if args.init is not None and args.model != "pyramids" and not Path(args.init).is_file():
         raise TrainError(f"--init {args.init}: no such weights file")
-    if args.out.exists() and not args.out.is_dir():
-        raise TrainError(f"--out {args.out}: is a file; give a working folder")
+    problem = folder_problem(args.out, "--out")
+    if problem is not None:
+        raise TrainError(problem)
     _check_rendered([*(args.render or []), *(args.val_render or [])])
     if args.device != "cpu":
         import torch

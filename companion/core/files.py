@@ -339,5 +339,38 @@ def refusal_words(exc: OSError) -> str:
     stands (``--out notes.txt/camera.json``) fails with mkdir's "File exists", which sends
     the user looking for the file they meant to write: the file in the way is named."""
     if isinstance(exc, FileExistsError) and exc.filename is not None:
-        return f"{str(exc.filename)!r} is a file, not a folder"
+        return not_a_folder(exc.filename)
     return exc.strerror or str(exc)
+
+
+def not_a_folder(path: Path | str) -> str:
+    """The words for a file standing where a folder is wanted (an output folder given as a
+    file, ``--out notes.txt``, or a folder above it, ``--out notes.txt/out``): the same in
+    every command."""
+    return f"{str(path)!r} is a file, not a folder"
+
+
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file standing at ``folder`` or in place of a folder above it, where making it
+    fails with mkdir's "File exists" or "Not a directory", of no name (None: each is a
+    folder or is not there yet)."""
+    d = folder
+    while True:
+        if d.exists() and not d.is_dir():
+            return d
+        if d.parent == d:
+            return None
+        d = d.parent
+
+
+def folder_problem(folder: Path, option: str | None = None) -> str | None:
+    """What is wrong with ``folder``, given (by ``option``, named first) for a command's
+    folder (its output's, said before anything is made): a file stands there or in place
+    of a folder above it (:func:`not_a_folder`). None: it is a folder, or can be one."""
+    in_way = file_in_the_way(folder)
+    if in_way is None:
+        return None
+    named = f"{option} " if option else ""
+    if in_way == folder:
+        return f"{named}{not_a_folder(folder)}"
+    return f"{named}{str(folder)!r}: {not_a_folder(in_way)}"

@@ -35,7 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from companion import __version__
 from companion.core.errors import CompanionError
-from companion.core.files import SQLITE_HEADER, given_path
+from companion.core.files import SQLITE_HEADER, file_in_the_way, given_path, not_a_folder
 
 if TYPE_CHECKING:
     from companion.games.zarcana.engine import ZarcanaState
@@ -947,10 +947,8 @@ class GameRecorder:
         except OSError as exc:
             # (the games folder replaced by a file: "File exists" or "Not a directory", of
             # no name, said which)
-            in_way = next((d for d in (p.parent, *p.parent.parents)
-                           if d.exists() and not d.is_dir()), None)
-            why = (f"{in_way} is a file, not a folder" if in_way is not None
-                   else exc.strerror or exc)
+            in_way = file_in_the_way(p.parent)
+            why = not_a_folder(in_way) if in_way is not None else exc.strerror or exc
             raise RecordingError(f"{p}: cannot create its folder ({why})") from None
         # Made here, and only if no one else made it first: two companions starting the same
         # new file at once both passed the check above, and the one that then failed removed

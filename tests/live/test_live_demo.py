@@ -236,9 +236,9 @@ def test_an_out_that_is_a_file_is_said_in_words(tmp_path: Path,
     'notes.txt/frames'"."""
     notes = tmp_path / "notes.txt"
     notes.write_text("x")
-    for out, words in ((notes, f"--out {notes} is a file; give a folder"),
-                       (notes / "demo", f"--out {notes / 'demo'}: cannot be created (Not a "
-                                        "directory)")):
+    for out, words in ((notes, f"--out {str(notes)!r} is a file, not a folder"),
+                       (notes / "demo", f"--out {str(notes / 'demo')!r}: {str(notes)!r} is a "
+                                        "file, not a folder")):
         code = main(["demo", "--headless", "--observations", "truth", "--out", str(out)])
         err = capsys.readouterr().err
         assert code == 2 and words in err and "Errno" not in err, err

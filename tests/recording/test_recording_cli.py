@@ -83,7 +83,8 @@ def test_games_in_an_empty_or_missing_folder(tmp_path: Path,
     assert capsys.readouterr().err == f"companion games: error: {nope} does not exist\n"
     notes.write_text("hi")
     assert main(["games", "--dir", str(notes)]) == 2
-    assert capsys.readouterr().err == f"companion games: error: {notes} is a file, not a folder\n"
+    assert capsys.readouterr().err == (f"companion games: error: {str(notes)!r} is a file, not "
+                                       "a folder\n")
     # Without --dir: the XDG folder, which need not exist yet.
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert main(["games"]) == 0

@@ -710,7 +710,8 @@ def test_a_game_file_whose_folder_is_a_file_names_that_file(tmp_path: Path,
     path = games / under
     with pytest.raises(RecordingError) as err:
         GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"])
-    assert str(err.value) == f"{path}: cannot create its folder ({games} is a file, not a folder)"
+    assert str(err.value) == (f"{path}: cannot create its folder ({str(games)!r} is a file, "
+                              "not a folder)")
     assert games.read_text() == "not a folder"
 
 

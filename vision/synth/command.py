@@ -110,11 +110,13 @@ def _clear_out(out: Path) -> None:
     import shutil
     import sys
 
+    from companion.core.files import folder_problem
     from vision.synth.errors import SynthError
     from vision.synth.export import EXPORT_FOLDERS
 
-    if out.exists() and not out.is_dir():
-        raise SynthError(f"--out {str(out)!r} is a file; give a folder")
+    problem = folder_problem(out, "--out")
+    if problem is not None:
+        raise SynthError(problem)
     if not out.is_dir():
         return
     try:
