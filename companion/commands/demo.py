@@ -451,21 +451,25 @@ def _check_script(script: Any, path: Path) -> None:
     if not isinstance(script.get("settings", {}), dict):
         raise wrong('"settings" is not an object')
     if script["game"] == "zarcana":
-        from companion.games.zarcana.rules import (Edition, Settings, SettingError,
-                                                   format_settings, parse_setting,
-                                                   setting_values)
+        from companion.games.zarcana.rules import (VALIDATED_SETTINGS, Edition, Settings,
+                                                   SettingError, format_settings,
+                                                   parse_setting, setting_values)
 
         try:
             edition = Edition.parse(script["edition"])
         except ValueError as exc:
             raise wrong(f'"edition": {exc}') from None
-        # each value as --setting would take it (box_cards -3 boxed nothing, said nowhere),
-        # then together as the engine deals them
+        # the engine's settings check says what it bounds, naming the setting and value
+        # (box_cards -3 boxed nothing, said nowhere); the rest (a yes/no, the extra cards, a
+        # colour, a trump's card) as --setting would take it; then together as dealt
         try:
             chosen = setting_values(script.get("settings", {}))
+            settings = Settings(edition=edition, **chosen)
+            settings.validate(len(players))
             for name, value in chosen.items():
-                parse_setting(format_settings({name: value}))
-            Settings(edition=edition, **chosen).check_deal(len(players))
+                if name not in VALIDATED_SETTINGS:
+                    parse_setting(format_settings({name: value}))
+            settings.check_deal(len(players))
         except (SettingError, ValueError, TypeError) as exc:
             raise wrong(f'"settings": {exc}') from None
 

@@ -105,10 +105,18 @@ def test_the_demo_explains_a_missing_frames_folder(tmp_path: Path,
     # (an edition of no rules: every frame was refused, "cannot start from this table")
     ({"game": "zarcana", "edition": "plastic", "players": ["red", "blue"], "moves": []},
      "\"edition\": unknown Zarcana edition 'plastic': expected '1996' or 'looney'"),
-    # (settings out of range were played: box_cards -3 boxed nothing, without a word)
+    # (settings out of range were played: box_cards -3 boxed nothing, without a word; the
+    # engine's settings check says it, as for a game dealt in code)
     ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
-      "settings": {"box_cards": -3}},
-     "\"settings\": setting 'box_cards=-3': box_cards takes cards put back in the box"),
+      "settings": {"box_cards": -3}}, '"settings": box_cards must be 0 or more, got -3'),
+    # (a count given as text ended on Python's "'<' not supported between instances")
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
+      "settings": {"hand_limit": "6"}},
+     "\"settings\": hand_limit must be a whole number, got '6'"),
+    # (what the engine does not check, as --setting would take it)
+    ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
+      "settings": {"extra_cards": ["extra-gatewy"]}},
+     "\"settings\": setting 'extra_cards=gatewy': extra_cards takes extra cards"),
     ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],
       "settings": {"hand_size": 40}}, '"settings": hand_size 40 is more than hand_limit'),
     ({"game": "zarcana", "edition": "looney", "players": ["red", "blue"], "moves": [],

@@ -136,3 +136,16 @@ def test_stored_settings_come_back_as_values_and_as_words() -> None:
     assert dict(parse_setting(w) for w in words.split()) == values
     with pytest.raises(SettingError, match="no such setting"):
         setting_values({"colour": "red"})
+
+
+@pytest.mark.parametrize("name, value", [("box_cards", "30"), ("hand_size", 2.5),
+                                         ("draw_limit", True), ("pieces_per_size", "5"),
+                                         ("first_player", 1.0)])
+def test_the_settings_check_names_a_count_that_is_not_a_whole_number(name: str,
+                                                                     value: object) -> None:
+    """A count set in code or a file as text ("30") or a fraction: the settings check met
+    it with Python's "'<' not supported between instances of 'str' and 'int'", or let it
+    by (a first player 1.0, a draw limit True)."""
+    with pytest.raises(ValueError, match=re.escape(f"{name} must be a whole number, got "
+                                                   f"{value!r}")):
+        Settings(**{name: value}).validate(3)    # type: ignore[arg-type]

@@ -184,6 +184,14 @@ class Settings:
         return dict(self.optional_trumps)
 
     def validate(self, players: int) -> None:
+        # (a count set in code or a file as text, "30", met Python's "'<' not supported";
+        # a fraction or True passed)
+        for name in ("layout_cards", "hand_size", "hand_limit", "draw_limit", "pieces_per_size",
+                     "box_cards", "first_player"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)) \
+                    and not (name == "first_player" and isinstance(value, str)):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
         if self.layout_for(players) not in (4, 9, 13):
             raise ValueError(f"layout_cards must be 4, 9 or 13, got {self.layout_cards}")
         if not 1 <= self.pieces_per_size <= 5:
@@ -242,6 +250,13 @@ class Settings:
         except (TypeError, ValueError) as exc:
             raise SavedGameError(f"bad Zarcana settings: {exc}") from None
         return cls(**d)
+
+
+#: the settings :meth:`Settings.validate` checks the values of, naming each with its value
+#: (the others, a yes/no, the extra cards, a colour, a trump's card, it takes as given)
+VALIDATED_SETTINGS: frozenset[str] = frozenset({
+    "layout_cards", "hand_size", "hand_limit", "draw_limit", "pieces_per_size", "box_cards",
+    "first_player", "wild_doubles"})
 
 
 class SettingError(CompanionError, ValueError):
