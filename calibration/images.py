@@ -218,6 +218,22 @@ GREY_SPREAD = 4
 GREY_SHARE = 0.0001
 
 
+#: the fewest pixels a side of a picture that can hold a table (its mat's markers a few
+#: pixels each): a smaller one (a thumbnail, a 1x1 placeholder) was read, and said to have
+#: no colour, or no marker, as if a table had been there to find
+SMALLEST_TABLE_PX = 64
+
+
+def check_table_size(image: np.ndarray, name: str) -> None:
+    """ImageError naming ``name`` where ``image`` is too small to hold a table
+    (:data:`SMALLEST_TABLE_PX`): the same words wherever a picture of the table is read."""
+    h, w = image.shape[:2]
+    if min(h, w) < SMALLEST_TABLE_PX:
+        raise ImageError(f"{name}: {w} x {h} pixels is too small to hold a table (one needs "
+                         f"{SMALLEST_TABLE_PX} pixels a side at the least, a camera's picture "
+                         "hundreds)")
+
+
 def greyscale(image_bgr: np.ndarray) -> bool:
     """Whether a BGR image has no colour (on every eighth pixel each way: a fraction of a
     millisecond): a black-and-white camera or file, or a webcam's night mode, in which no

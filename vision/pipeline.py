@@ -50,7 +50,8 @@ import numpy as np
 
 from calibration.mat import DEFAULT_MAT, Mat, virtual_mat
 from calibration.from_cards import CardCalibrator
-from calibration.images import IMAGE_SUFFIXES, ImageError, folder_images, greyscale, read_image
+from calibration.images import (IMAGE_SUFFIXES, ImageError, check_table_size, folder_images,
+                                greyscale, read_image)
 from calibration.intrinsics import image_files
 from calibration.motion import deblur
 from calibration.sharpness import blur_limit_px, edge_blur_px, markers_px_per_mm
@@ -115,11 +116,6 @@ SHIPPED_DETECTORS: dict[str, str] = {
     "decktet": "cards-obb-decktet.onnx",
 }
 DEFAULT_DECK = "tarot"
-
-#: the fewest pixels a side of a picture that can hold a table (its mat's markers a few
-#: pixels each): a smaller one (a thumbnail, a 1x1 placeholder) was read, and said to have
-#: no colour, or no marker, as if a table had been there to find
-SMALLEST_TABLE_PX = 64
 
 #: A box whose patch the identifier takes for bare table is dropped only when the detector
 #: was not sure of it either: a card under three pyramids in dim light can look more like
@@ -940,11 +936,7 @@ class TablePipeline:
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim not in (2, 3) \
                 or image_bgr.size == 0:
             raise ImageError(f"{name}: not an image array")
-        h, w = image_bgr.shape[:2]
-        if min(h, w) < SMALLEST_TABLE_PX:
-            raise ImageError(f"{name}: {w} x {h} pixels is too small to hold a table (one "
-                             f"needs {SMALLEST_TABLE_PX} pixels a side at the least, a "
-                             "camera's picture hundreds)")
+        check_table_size(image_bgr, name)
         image = image_bgr
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)

@@ -208,9 +208,11 @@ def run(args: argparse.Namespace) -> int:
     replacing = check_output(out, "colour profile", _is_profile,
                              [source] if source.exists() else [], given=args.out is not None)
     image, name = _read_image(args.source, mat.dictionary)
-    from calibration.images import greyscale
+    from calibration.images import check_table_size, greyscale
     from vision.pyramids.profile import ProfileError
 
+    # (a 1x1 placeholder was said to have no colour, or no markers: as observe says it)
+    check_table_size(image, name)
     if greyscale(image):
         raise ProfileError(f"{name}: the picture has no colour (greyscale): no pyramid colour "
                            "can be learned from it; turn the camera's colour on")

@@ -600,3 +600,24 @@ def test_a_zone_starting_west_or_north_of_the_mat_takes_the_spaced_form(
     err = capsys.readouterr().err
     assert "expected X0,Y0,X1,Y1 in mm with X0 < X1 and Y0 < Y1, got '-5,0,-9,1'" in err, err
 
+
+
+@pytest.mark.parametrize("size, grey", [((1, 1), True), ((40, 60), True), ((63, 640), False)])
+def test_calibrate_colors_says_a_picture_is_too_small_to_hold_a_table(
+        tmp_path, capsys, size, grey):
+    """A 1x1 image (a thumbnail, a placeholder) was said to have no colour (greyscale), or,
+    in colour, to show no markers: the same words as observe and the camera pipeline say
+    now, naming the file, and no profile written."""
+    from companion.cli import main
+
+    tiny = tmp_path / "tiny.png"
+    h, w = size
+    cv2.imwrite(str(tiny), np.full((h, w) if grey else (h, w, 3), 128 if grey else
+                                   (40, 90, 200), np.uint8))
+    out = tmp_path / "colors.json"
+    assert main(["calibrate-colors", str(tiny), "--colors", "red", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (f"calibrate-colors: error: {tiny}: {w} x {h} pixels is too small to hold a table "
+            "(one needs 64 pixels a side") in err, err
+    assert "greyscale" not in err and "marker" not in err and "Traceback" not in err, err
+    assert not out.exists()
