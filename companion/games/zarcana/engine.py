@@ -115,6 +115,12 @@ _STEP_KIND: dict[Power, type] = {
 }
 _NO_STEPS = frozenset({Power.FOOL, Power.PLAGUE, Power.GHOST})
 
+#: A broken rule noted by the checks: (rule id, detail template, the values it names). The
+#: detail (see :func:`violation`) is written only by :meth:`ZarcanaState._explain`, for
+#: ``check``: move generation pays for no words about the candidates it rejects. A value
+#: that is a cell (a tuple) is written "i,j", as format_cell does; the others as str().
+_Flag = tuple[str, str, tuple[object, ...]]
+
 
 @dataclass(slots=True)
 class _Ctx:
@@ -596,23 +602,26 @@ class ZarcanaState(StateData):
 
     def _reorient_violations(self, who: Color, turns: Sequence[Turn], *, own_only: bool,
                              around: Cell | None = None) -> list[Violation]:
-        ed = self.settings.edition
-        out: list[Violation] = []
+        return self._explain(self._reorient_flags(who, turns, own_only=own_only, around=around))
+
+    def _reorient_flags(self, who: Color, turns: Sequence[Turn], *, own_only: bool,
+                        around: Cell | None = None) -> list[_Flag]:
+        out: list[_Flag] = []
         if not turns:
-            return [violation("reorient.unchanged", ed, "no pyramid named")]
+            return [("reorient.unchanged", "no pyramid named", ())]
         used: Counter[Minion] = Counter()
         for t in turns:
             m = t.minion
             used[m] += 1
             if self.count(m.cell, m.pyramid) < used[m]:
-                out.append(violation("minion.missing" if used[m] == 1 else "devil.twice", ed, str(m)))
+                out.append(("minion.missing" if used[m] == 1 else "devil.twice", "{}", (m,)))
                 continue
             if own_only and m.color is not who:
-                out.append(violation("reorient.not-own", ed, str(m)))
+                out.append(("reorient.not-own", "{}", (m,)))
             if around is not None and m.cell != around and m.cell not in neighbours(around):
-                out.append(violation("devil.range", ed, str(m)))
+                out.append(("devil.range", "{}", (m,)))
             if t.pose is m.pose:
-                out.append(violation("reorient.unchanged", ed, str(m)))
+                out.append(("reorient.unchanged", "{}", (m,)))
         return out
 
     # ================================================================== actions ===
@@ -682,28 +691,43 @@ class ZarcanaState(StateData):
                           ) -> list[Violation]:
         """``lifted``: this position with ``mv``'s card(s) already lifted (:meth:`_lift_card`),
         when the caller has it; it is only read (copied before a step is carried out)."""
+        return self._explain(self._steps_flags(mv, lifted))
+
+    def _explain(self, flags: Sequence[_Flag]) -> list[Violation]:
+        """The broken rules of ``flags`` in words: what ``check`` says of a move."""
         ed = self.settings.edition
+        out = []
+        for rid, detail, values in flags:
+            if values:
+                detail = detail.format(*(format_cell(x) if isinstance(x, tuple) else x
+                                         for x in values))
+            out.append(violation(rid, ed, detail))
+        return out
+
+    def _steps_flags(self, mv: Action, lifted: ZarcanaState | None = None) -> list[_Flag]:
+        """:meth:`_steps_violations` with their words left unwritten: move generation only
+        needs to know whether there are any, for every candidate it rejects."""
         steps = mv.steps
         power = mv.power
         kind = _STEP_KIND.get(power)
         if power in _NO_STEPS:
-            return [] if not steps else [violation("step.shape", ed, f"{power.value} takes no steps")]
+            return [] if not steps else [("step.shape", "{} takes no steps", (power.value,))]
         most = 2 if power in _TWICE else (len(steps) if power is Power.DEVIL else 1)
         if power is Power.EMPEROR:
             if not (1 <= len(steps) <= 2 and isinstance(steps[0], Attack)
                     and (len(steps) == 1 or isinstance(steps[1], Tax))):
-                return [violation("step.shape", ed, "the Emperor attacks once, then may tax")]
+                return [("step.shape", "the Emperor attacks once, then may tax", ())]
         elif not 1 <= len(steps) <= most:
-            return [violation("step.shape", ed, f"{power.value} takes {most if most > 1 else 'one'} step(s)")]
+            return [("step.shape", "{} takes {} step(s)", (power.value, most if most > 1 else "one"))]
         elif power is Power.ALCHEMIST and len(steps) != 2:
             # (not "up to twice", as the Chariot and Strength: the text makes a stack of two)
-            return [violation("alchemist.twice", ed)]
+            return [("alchemist.twice", "", ())]
         else:
             for s in steps:
                 assert kind is not None
                 ok = isinstance(s, kind) if kind is not Grow else isinstance(s, (Grow, Clone))
                 if not ok:
-                    return [violation("step.shape", ed, f"{s} is not a {power.value} step")]
+                    return [("step.shape", "{} is not a {} step", (s, power.value))]
         if lifted is None:
             st = self.copy()
             st._lift_card(mv)
@@ -712,8 +736,8 @@ class ZarcanaState(StateData):
         ctx = st._ctx(mv)
         if power is Power.DEVIL:
             assert ctx.minion is not None
-            return st._reorient_violations(mv.player, [s for s in steps if isinstance(s, Turn)],
-                                           own_only=False, around=ctx.minion.cell)
+            return st._reorient_flags(mv.player, [s for s in steps if isinstance(s, Turn)],
+                                      own_only=False, around=ctx.minion.cell)
         if power is Power.DEATH and len(steps) == 2 and steps[0] == steps[1]:
             s0 = steps[0]
             if isinstance(s0, Attack) and st._death_combo(ctx.minion, s0):
@@ -754,94 +778,98 @@ class ZarcanaState(StateData):
         return [m.target()]
 
     def _check_step(self, ctx: _Ctx, s: Step, *, index: int = 0, steps: Sequence[Step] = (),
-                    allow_invincible: bool = False) -> list[Violation]:
+                    allow_invincible: bool = False) -> list[_Flag]:
+        """The rules step ``s`` breaks, their words written only if asked (:meth:`_explain`)."""
         ed = self.settings.edition
         p = ctx.power
         m = ctx.minion
-        out: list[Violation] = []
-        v = out.append
+        out: list[_Flag] = []
+
+        def v(rid: str, detail: str = "", *values: object) -> None:
+            out.append((rid, detail, values))
+
         if isinstance(s, (Grow, Clone)):
             assert m is not None
             if p is not Power.HOLY_GRAIL and not m.pose.upright:
-                v(violation("cups.upright", ed, str(m)))
+                v("cups.upright", "{}", m)
             if p not in (Power.EMPRESS, Power.HOLY_GRAIL) and m.cell not in self.board:
-                v(violation("cups.wasteland", ed, str(m)))
+                v("cups.wasteland", "{}", m)
             stash = self.stashes[ctx.actor]
             if isinstance(s, Grow):
                 if m.size == 3:
-                    v(violation("cups.max-size", ed))
+                    v("cups.max-size")
                 elif stash[m.size] <= 0:
-                    v(violation("cups.no-larger", ed))
+                    v("cups.no-larger")
             else:
                 if not 1 <= s.size <= m.size:
-                    v(violation("cups.clone-size", ed, f"{s.size} pips beside a {m.size}-pip pyramid"))
+                    v("cups.clone-size", "{} pips beside a {}-pip pyramid", s.size, m.size)
                 elif stash[s.size - 1] <= 0:
-                    v(violation("cups.no-piece", ed, f"{s.size} pips"))
+                    v("cups.no-piece", "{} pips", s.size)
                 if p is not Power.EMPRESS and self.population(m.cell) + 1 > POPULATION_LIMIT:
-                    v(violation("cups.population", ed, format_cell(m.cell)))
+                    v("cups.population", "{}", m.cell)
             return out
         if isinstance(s, MoveTo):
             assert m is not None
             dest = s.cell
             if p is Power.WANDS:
                 if m.pose.upright:
-                    v(violation("wands.upright", ed, str(m)))
+                    v("wands.upright", "{}", m)
                 elif dest != m.target():
-                    v(violation("wands.direction", ed, f"{m} points to {format_cell(m.target())}"))
+                    v("wands.direction", "{} points to {}", m, m.target())
             elif p in (Power.CHARIOT, Power.HERMIT):
                 if dest not in neighbours(m.cell):
-                    v(violation("move.adjacent", ed, format_cell(dest)))
+                    v("move.adjacent", "{}", dest)
             elif p is Power.GATEWAY:
                 if dest not in self.board or dest == m.cell:
-                    v(violation("gateway.target", ed, format_cell(dest)))
+                    v("gateway.target", "{}", dest)
             elif p is Power.GATE:
                 here, there = self.top(m.cell), self.top(dest)
                 if (here is None or there is None or dest == m.cell or not here[1] or not there[1]
                         or self._suit_of(here[0]) != self._suit_of(there[0])):
-                    v(violation("gate.target", ed, format_cell(dest)))
+                    v("gate.target", "{}", dest)
             if not self.on_map(dest):
-                v(violation("wands.void", ed, format_cell(dest)))
+                v("wands.void", "{}", dest)
             if p is not Power.HERMIT and self.population(dest) >= POPULATION_LIMIT:
-                v(violation("wands.population", ed, format_cell(dest)))
+                v("wands.population", "{}", dest)
             return out
         if isinstance(s, Attack):
             assert m is not None
             spaces = self._attack_spaces(ctx)
             if s.cell not in spaces:
                 rid = "catapult.range" if p is Power.CATAPULT else "swords.direction"
-                v(violation(rid, ed, f"{m} cannot reach {format_cell(s.cell)}"))
+                v(rid, "{} cannot reach {}", m, s.cell)
                 return out
             if s.target is not None:
                 t = s.target
                 if t.cell != s.cell:
-                    v(violation("swords.no-target", ed, str(t)))
+                    v("swords.no-target", "{}", t)
                 elif not self.has_minion(t):
-                    v(violation("swords.no-target", ed, f"no {t}"))
+                    v("swords.no-target", "no {}", t)
                 elif t == m and self.count(t.cell, t.pyramid) < 2:
-                    v(violation("swords.self", ed))
+                    v("swords.self")
                 elif (t.size > m.size and self._invincible(t) and not allow_invincible
                       # the 1996 Emperor attacks it all the same, to tax its owner; the
                       # Looney text names Death as the only exception
                       and not (p is Power.EMPEROR and ed is Edition.E1996)):
-                    v(violation("swords.invincible", ed, str(t)))
+                    v("swords.invincible", "{}", t)
             else:
                 if s.cell not in self.board:
-                    v(violation("swords.no-target", ed, f"no territory at {format_cell(s.cell)}"))
+                    v("swords.no-target", "no territory at {}", s.cell)
                     return out
                 own = s.cell == m.cell
                 if p is Power.TOWER:
                     if own and ed is Edition.E1996:
-                        v(violation("tower.own", ed))
+                        v("tower.own")
                 elif self.population(s.cell) > 0:
-                    v(violation("swords.own-territory" if own else "swords.occupied-territory", ed))
+                    v("swords.own-territory" if own else "swords.occupied-territory")
             if p is Power.EMPEROR and index == 0 and len(steps) == 2 and isinstance(steps[1], Tax):
                 n = steps[1].count
                 payer = s.target.color if s.target is not None else None
                 room = self.settings.hand_limit - len(self.hand(ctx.actor))
                 if payer is None or payer is ctx.actor:
-                    v(violation("emperor.tax", ed, "only another player's pyramid pays tax"))
+                    v("emperor.tax", "only another player's pyramid pays tax")
                 elif not 1 <= n <= min(3, room, len(self.hand(payer))):
-                    v(violation("emperor.tax", ed, f"{n} cards"))
+                    v("emperor.tax", "{} cards", n)
             return out
         if isinstance(s, Tax):
             return out
@@ -849,40 +877,40 @@ class ZarcanaState(StateData):
             assert m is not None
             t = s.target
             if t.cell != m.target():
-                v(violation("swords.direction", ed, f"{m} cannot reach {format_cell(t.cell)}"))
+                v("swords.direction", "{} cannot reach {}", m, t.cell)
             elif not self.has_minion(t):
-                v(violation("swords.no-target", ed, f"no {t}"))
+                v("swords.no-target", "no {}", t)
             elif t.color is ctx.actor:
-                v(violation("hierophant.own", ed))
+                v("hierophant.own")
             if not 1 <= s.size <= t.size or self.stashes[ctx.actor][s.size - 1] <= 0:
-                v(violation("hierophant.size", ed, f"{s.size} pips"))
+                v("hierophant.size", "{} pips", s.size)
             return out
         if isinstance(s, Build):
             assert m is not None
             wasteland_ok = p is Power.TEMPERANCE and (ed is Edition.LOONEY or ctx.from_hand)
             if m.cell not in self.board and not wasteland_ok:
-                v(violation("pentacles.wasteland", ed, str(m)))
+                v("pentacles.wasteland", "{}", m)
             want = m.target()
             if p is Power.ALCHEMIST and index == 1:
                 first = steps[0]
                 if not isinstance(first, Build) or first.cell != s.cell:
-                    v(violation("alchemist.stack", ed))
+                    v("alchemist.stack")
             if s.cell != want:
-                v(violation("pentacles.target", ed, f"{m} targets {format_cell(want)}"))
+                v("pentacles.target", "{} targets {}", m, want)
             elif not self.on_map(s.cell):
-                v(violation("pentacles.void", ed, format_cell(s.cell)))
+                v("pentacles.void", "{}", s.cell)
             if p is not Power.TEMPERANCE and any(q.color is not ctx.actor for q in self.pieces.get(s.cell, ())):
-                v(violation("pentacles.enemies", ed, format_cell(s.cell)))
+                v("pentacles.enemies", "{}", s.cell)
             if s.from_hand:
                 if p is not Power.SUN or s.card is None or s.card == UNKNOWN:
-                    v(violation("sun.not-in-hand", ed, "only the Sun builds from the hand"))
+                    v("sun.not-in-hand", "only the Sun builds from the hand")
                 elif not self.could_hold(ctx.actor, (s.card,)):
-                    v(violation("sun.not-in-hand", ed, s.card))
+                    v("sun.not-in-hand", s.card)
             else:
                 if p is Power.SUN and ed is Edition.E1996:
-                    v(violation("sun.not-in-hand", ed, "the 1996 Sun builds from the hand"))
+                    v("sun.not-in-hand", "the 1996 Sun builds from the hand")
                 if self.cards_available() == 0:
-                    v(violation("pentacles.no-card", ed))
+                    v("pentacles.no-card")
                 elif s.card is not None and not (s.card == UNKNOWN and p is Power.WHEEL):
                     # (the Wheel builds face down, naming no card: from a known draw pile it
                     # is the top card, as the build does; from an unknown one a card nobody
@@ -890,60 +918,60 @@ class ZarcanaState(StateData):
                     probe = self.copy()
                     drawn = probe._draw_one()
                     if drawn != UNKNOWN and s.card != drawn:
-                        v(violation("pentacles.drawn", ed, f"the top card is not {s.card}"))
+                        v("pentacles.drawn", "the top card is not {}", s.card)
                     elif drawn == UNKNOWN and s.card not in probe.unseen_cards():
-                        v(violation("pentacles.drawn", ed, f"{s.card} cannot be in the draw pile"))
+                        v("pentacles.drawn", "{} cannot be in the draw pile", s.card)
             return out
         if isinstance(s, Place):
             if not self.is_wasteland(s.cell) or self.population(s.cell) > 0:
-                v(violation("lovers.wasteland", ed, format_cell(s.cell)))
+                v("lovers.wasteland", "{}", s.cell)
             if not 1 <= s.size <= 3 or self.stashes[ctx.actor][s.size - 1] <= 0:
-                v(violation("cups.no-piece", ed, f"{s.size} pips"))
+                v("cups.no-piece", "{} pips", s.size)
             return out
         if isinstance(s, Trade):
             if s.other is ctx.actor or s.other not in self.players:
-                v(violation("justice.player", ed, s.other.value))
+                v("justice.player", s.other.value)
             return out
         if isinstance(s, Sacrifice):
             assert m is not None
             if m.cell not in self.board:
-                v(violation("hanged.wasteland", ed))
+                v("hanged.wasteland")
             return out
         if isinstance(s, DrawCards):
             room = self.settings.hand_limit - len(self.hand(ctx.actor))
             if p is Power.STAR:
                 if s.count != min(4, self.cards_available()):
-                    v(violation("star.count", ed, f"{s.count}"))
+                    v("star.count", "{}", s.count)
             elif p is Power.HIGH_PRIESTESS:
                 if not 0 <= s.count <= min(2, room, self.cards_available()):
-                    v(violation("priestess.count", ed, f"{s.count}"))
+                    v("priestess.count", "{}", s.count)
             elif not 0 <= s.count <= min(3, room, len(self.discard)):
-                v(violation("judgement.count", ed, f"{s.count}"))
+                v("judgement.count", "{}", s.count)
             return out
         if isinstance(s, Transport):
             assert m is not None
             if m.cell not in self.board:
-                v(violation("moon.wasteland", ed))
+                v("moon.wasteland")
                 return out
             d = s.cell
             lifted_leaves_gap = len(self.board[m.cell]) == 1
             if d == m.cell or self.population(d) > 0:
-                v(violation("moon.target", ed, format_cell(d)))
+                v("moon.target", "{}", d)
             elif d not in self.board:
                 near = [n for n in neighbours(d) if n in self.board and not (n == m.cell and lifted_leaves_gap)]
                 if not near:
-                    v(violation("moon.target", ed, format_cell(d)))
+                    v("moon.target", "{}", d)
             return out
         if isinstance(s, Mark):
             assert m is not None
             if s.cell != m.target() or s.cell not in self.board:
-                v(violation("evil-eye.target", ed, format_cell(s.cell)))
+                v("evil-eye.target", "{}", s.cell)
             return out
         if isinstance(s, DiscardCards):
             if not s.cards or not self.could_hold(ctx.actor, s.cards):
-                v(violation("miser.cards", ed, "+".join(s.cards)))
+                v("miser.cards", "+".join(s.cards))
             return out
-        v(violation("step.shape", ed, str(s)))
+        v("step.shape", "{}", s)
         return out
 
     # =================================================================== perform ===
@@ -1346,7 +1374,7 @@ class ZarcanaState(StateData):
                     lifted._lift_card(base)
                 for steps in self._candidate_steps(base, lifted):
                     mv = Action(who, source, cards, power, m, steps, mimic)
-                    if not self._steps_violations(mv, lifted):
+                    if not self._steps_flags(mv, lifted):
                         yield mv
 
     def _minion_can(self, power: Power, m: Minion) -> bool:
