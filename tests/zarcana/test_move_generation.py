@@ -9,10 +9,9 @@ import random
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies
 
-from companion.core.pieces import Minion
+from companion.core.pieces import Color, Minion, parse_pyramid
 from companion.games.zarcana import Edition, new_game
 from companion.games.zarcana.engine import IncompleteMoveError, ZarcanaState, dumps, loads
-from companion.core.pieces import Minion
 from companion.games.zarcana.moves import UNKNOWN, Action, Source
 from companion.games.zarcana.rules import MINION_POWERS, SUIT_POWERS
 from companion.games.zarcana.state import FoolPlay
@@ -199,3 +198,32 @@ def test_move_generation_and_check_rule_alike(edition: Edition, seed: int, moves
         assert (str(mv) in names) == verdict.legal, (str(mv), verdict.violations)
         for v in verdict.violations:
             assert v.reason and "<function" not in v.reason and "lambda" not in v.reason, v
+
+
+def _minions_as_listed_before(st: ZarcanaState, color: Color) -> list[Minion]:
+    """minions_of as first written (cells sorted, each cell's pyramids deduplicated and
+    sorted): the order the golden records and the bots' seeded playouts depend on."""
+    return [Minion(cell, p) for cell in sorted(st.pieces) for p in sorted(set(st.pieces[cell]))
+            if p.color is color]
+
+
+def test_minions_are_listed_in_the_same_order() -> None:
+    """Each player's pyramids come in the order they always came in: along seeded games, and
+    where one cell holds several pyramids, alike ones among them, in any order."""
+    seen = several = 0
+    for edition in (Edition.LOONEY, Edition.E1996):
+        for st in _positions(edition, 4, 5, 150):
+            for color in st.all_colors:
+                mine = st.minions_of(color)
+                assert mine == _minions_as_listed_before(st, color)
+                seen += len(mine)
+                several += sum(1 for ps in st.pieces.values()
+                               if sum(p.color is color for p in ps) > 1)
+    st = _positions(Edition.LOONEY, 3, 5, 1)[0].copy()
+    st.pieces = {(1, 1): tuple(parse_pyramid(t) for t in "red2N blue1U red1U red2N red1U".split()),
+                 (0, 1): (parse_pyramid("blue3E"),), (2, -1): (parse_pyramid("red3W"),)}
+    for color in (Color.RED, Color.BLUE, Color.GREEN):
+        assert st.minions_of(color) == _minions_as_listed_before(st, color)
+    assert [str(m) for m in st.minions_of(Color.RED)] == [
+        "red1U@1,1", "red2N@1,1", "red3W@2,-1"]
+    assert seen > 500 and several > 20, (seen, several)

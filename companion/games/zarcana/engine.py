@@ -328,9 +328,10 @@ class ZarcanaState(StateData):
         """The player's pyramids on the board, identical ones in a cell listed once."""
         out = []
         for cell in sorted(self.pieces):
-            for p in sorted(set(self.pieces[cell])):
-                if p.color is color:
-                    out.append(Minion(cell, p))
+            mine = [p for p in self.pieces[cell] if p.color is color]
+            if len(mine) > 1:  # (the sort compares in Python: only where it has work to do)
+                mine = sorted(set(mine))
+            out += [Minion(cell, p) for p in mine]
         return out
 
     def _add_piece(self, cell: Cell, p: Pyramid) -> None:
@@ -470,9 +471,10 @@ class ZarcanaState(StateData):
                 mv = Start(who, cell)
                 if not self._start_violations(mv):
                     moves.append(mv)
+        own = self.minions_of(who)  # (this position is only read here: listed once for all)
         for card in self.hand_candidates(who):
-            moves.extend(self._card_actions(who, Source.HAND, (card,)))
-        for m in self.minions_of(who):
+            moves.extend(self._card_actions(who, Source.HAND, (card,), own=own))
+        for m in own:
             top = self.top(m.cell)
             if top is not None and top[1] and top[0] not in self.used:
                 moves.extend(self._card_actions(who, Source.TERRITORY, (top[0],), only=m))
@@ -480,7 +482,7 @@ class ZarcanaState(StateData):
             cands = self.hand_candidates(who)
             for a, b in itertools.combinations(cands, 2):
                 if self._pair_ok(a, b) and self.could_hold(who, (a, b)):
-                    moves.extend(self._card_actions(who, Source.WILD, (a, b)))
+                    moves.extend(self._card_actions(who, Source.WILD, (a, b), own=own))
             # Two identical unknown-suit cards cannot exist; known duplicates cannot either.
         moves.extend(self._reorient_moves(who))
         room = self.settings.hand_limit - len(self.hand(who))
@@ -1345,7 +1347,9 @@ class ZarcanaState(StateData):
 
     # ========================================================= move enumeration ===
     def _card_actions(self, who: Color, source: Source, cards: tuple[str, ...],
-                      only: Minion | None = None) -> Iterator[Action]:
+                      only: Minion | None = None, own: list[Minion] | None = None
+                      ) -> Iterator[Action]:
+        """``own``: :meth:`minions_of` ``who`` in this position, when the caller has it."""
         if source is Source.WILD:
             options: list[tuple[Power, str | None]] = [(p, None) for p in SUIT_POWERS]
         else:
@@ -1355,7 +1359,6 @@ class ZarcanaState(StateData):
         # the position with the card(s) lifted is the same for every option: made once,
         # read by the step generation and the checks (which copy it before changing it)
         lifted: ZarcanaState | None = None
-        own: list[Minion] | None = None
         for power, mimic in options:
             if power in MINION_POWERS or source is Source.TERRITORY:
                 if only is not None:
