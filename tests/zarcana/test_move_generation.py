@@ -9,10 +9,17 @@ import random
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies
 
-from companion.core.pieces import Color, Minion, parse_pyramid
+from companion.core.pieces import Color, Minion, Pose, Pyramid, parse_pyramid
 from companion.games.zarcana import Edition, new_game
-from companion.games.zarcana.engine import IncompleteMoveError, ZarcanaState, dumps, loads
-from companion.games.zarcana.moves import UNKNOWN, Action, Source
+from companion.games.zarcana.engine import (
+    REORIENT_COMBINATION_CAP,
+    IncompleteMoveError,
+    ZarcanaState,
+    _turn_sets,
+    dumps,
+    loads,
+)
+from companion.games.zarcana.moves import UNKNOWN, Action, Source, Turn
 from companion.games.zarcana.rules import MINION_POWERS, SUIT_POWERS
 from companion.games.zarcana.state import FoolPlay
 
@@ -227,3 +234,42 @@ def test_minions_are_listed_in_the_same_order() -> None:
     assert [str(m) for m in st.minions_of(Color.RED)] == [
         "red1U@1,1", "red2N@1,1", "red3W@2,-1"]
     assert seen > 500 and several > 20, (seen, several)
+
+
+def _turn_sets_as_before(items: list[tuple[Minion, list[Pose]]]) -> list[tuple[Turn, ...]]:
+    """The reorientation sets as first listed: when few, every pick of the product, its
+    turns sorted, the first of alike ones kept; else each one-pyramid change once."""
+    total = 1
+    for _, poses in items:
+        total *= len(poses) + 1
+    out = []
+    if total - 1 <= REORIENT_COMBINATION_CAP:
+        seen: set[tuple[Turn, ...]] = set()
+        for pick in itertools.product(*[[None, *poses] for _, poses in items]):
+            turns = tuple(sorted(Turn(m, q) for (m, _), q in zip(items, pick) if q is not None))
+            if turns and turns not in seen:
+                seen.add(turns)
+                out.append(turns)
+        return out
+    for m, poses in items:
+        for q in poses:
+            if (Turn(m, q),) not in out:
+                out.append((Turn(m, q),))
+    return out
+
+
+_pyramids = strategies.builds(Pyramid, strategies.sampled_from([Color.RED, Color.BLUE]),
+                              strategies.integers(1, 3), strategies.sampled_from(list(Pose)))
+_minions = strategies.builds(Minion, strategies.tuples(strategies.integers(0, 2),
+                                                       strategies.integers(0, 1)), _pyramids)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(minions=strategies.lists(_minions, min_size=1, max_size=4), sort=strategies.booleans())
+def test_reorientations_are_listed_in_the_same_order(minions: list[Minion], sort: bool) -> None:
+    """Reorientations (of a player's pyramids, or the Devil's round one) come in the order
+    they always came in: pyramids given in order or not, alike ones among them."""
+    if sort:
+        minions.sort()
+    items = [(m, [q for q in Pose if q is not m.pose]) for m in minions]
+    assert list(_turn_sets(items)) == _turn_sets_as_before(items)

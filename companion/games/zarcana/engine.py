@@ -1588,10 +1588,19 @@ def _turn_sets(items: list[tuple[Minion, list[Pose]]]) -> Iterator[tuple[Turn, .
         if total > REORIENT_COMBINATION_CAP + 1:
             break
     if total - 1 <= REORIENT_COMBINATION_CAP:
+        choices = [[None, *(Turn(m, q) for q in poses)] for m, poses in items]
+        keys = [m.key for m, _ in items]
+        if all(a < b for a, b in zip(keys, keys[1:])):
+            # each pyramid once, in the order turns sort in: every pick is sorted already
+            # and no two are alike (the usual case, spared the sorts and the set below)
+            for pick in itertools.product(*choices):
+                turns = tuple(t for t in pick if t is not None)
+                if turns:
+                    yield turns
+            return
         seen: set[tuple[Turn, ...]] = set()
-        choices = [[None, *poses] for _, poses in items]
         for pick in itertools.product(*choices):
-            turns = tuple(sorted(Turn(m, q) for (m, _), q in zip(items, pick) if q is not None))
+            turns = tuple(sorted(t for t in pick if t is not None))
             if turns and turns not in seen:
                 seen.add(turns)
                 yield turns
