@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies
 
 from companion.core.pieces import Color, Minion, Pose, Pyramid, parse_pyramid
-from companion.games.zarcana import Edition, new_game
+from companion.games.zarcana import Edition, engine, new_game
 from companion.games.zarcana.engine import (
     REORIENT_COMBINATION_CAP,
     IncompleteMoveError,
@@ -273,3 +273,24 @@ def test_reorientations_are_listed_in_the_same_order(minions: list[Minion], sort
         minions.sort()
     items = [(m, [q for q in Pose if q is not m.pose]) for m in minions]
     assert list(_turn_sets(items)) == _turn_sets_as_before(items)
+
+
+@pytest.mark.parametrize("edition", [Edition.LOONEY, Edition.E1996], ids=["looney", "1996"])
+def test_suit_steps_found_once_are_those_of_each_card(edition: Edition,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suit power's legal steps by a pyramid are found once per position and given to
+    every card that grants the power (cards of the suit, royalty cards, the Magician, wild
+    pairs): the moves listed, in their order, are those found card by card."""
+    shared = []
+    for seed in range(3):
+        for st in _positions(edition, 3 + seed % 2, seed, 90)[::2]:
+            shared.append((st, [str(m) for m in st.legal_moves()]))
+            hidden = _hidden(st)
+            try:
+                shared.append((hidden, [str(m) for m in hidden.legal_moves()]))
+            except IncompleteMoveError:  # (see test_move_generation_and_check_rule_alike)
+                pass
+    monkeypatch.setattr(engine, "_HAND_BLIND", frozenset())
+    for st, listed in shared:
+        assert [str(m) for m in st.legal_moves()] == listed
+    assert sum(len(listed) for _, listed in shared) > 3000

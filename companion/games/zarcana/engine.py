@@ -114,6 +114,14 @@ _STEP_KIND: dict[Power, type] = {
     Power.EVIL_EYE: Mark, Power.MISER: DiscardCards,
 }
 _NO_STEPS = frozenset({Power.FOOL, Power.PLAGUE, Power.GHOST})
+#: Powers whose candidate steps, and the checks of them, read nothing of the hands, the
+#: card(s) played or the cards used this turn (_first_steps, _check_step): the legal steps
+#: by a pyramid are the same whichever card gives the power (a card of the suit, a royalty
+#: card, the Magician, a wild pair), so move generation finds them once per position.
+#: A power whose steps read the hand (the Sun, the Emperor's tax, the Miser) must not be here.
+_HAND_BLIND = frozenset(SUIT_POWERS)
+#: (power, pyramid, played as from the hand?) -> the legal steps: see _HAND_BLIND
+_Found = dict[tuple[Power, Minion | None, bool], list[tuple[Step, ...]]]
 
 #: A broken rule noted by the checks: (rule id, detail template, the values it names). The
 #: detail (see :func:`violation`) is written only by :meth:`ZarcanaState._explain`, for
@@ -471,18 +479,23 @@ class ZarcanaState(StateData):
                 mv = Start(who, cell)
                 if not self._start_violations(mv):
                     moves.append(mv)
-        own = self.minions_of(who)  # (this position is only read here: listed once for all)
+        # (this position is only read here: its pyramids are listed, and the steps of a
+        # suit power found, once for every card that gives it)
+        own = self.minions_of(who)
+        found: _Found = {}
         for card in self.hand_candidates(who):
-            moves.extend(self._card_actions(who, Source.HAND, (card,), own=own))
+            moves.extend(self._card_actions(who, Source.HAND, (card,), own=own, found=found))
         for m in own:
             top = self.top(m.cell)
             if top is not None and top[1] and top[0] not in self.used:
-                moves.extend(self._card_actions(who, Source.TERRITORY, (top[0],), only=m))
+                moves.extend(self._card_actions(who, Source.TERRITORY, (top[0],), only=m,
+                                                found=found))
         if self.settings.doubles != "off":
             cands = self.hand_candidates(who)
             for a, b in itertools.combinations(cands, 2):
                 if self._pair_ok(a, b) and self.could_hold(who, (a, b)):
-                    moves.extend(self._card_actions(who, Source.WILD, (a, b), own=own))
+                    moves.extend(self._card_actions(who, Source.WILD, (a, b), own=own,
+                                                    found=found))
             # Two identical unknown-suit cards cannot exist; known duplicates cannot either.
         moves.extend(self._reorient_moves(who))
         room = self.settings.hand_limit - len(self.hand(who))
@@ -1347,9 +1360,11 @@ class ZarcanaState(StateData):
 
     # ========================================================= move enumeration ===
     def _card_actions(self, who: Color, source: Source, cards: tuple[str, ...],
-                      only: Minion | None = None, own: list[Minion] | None = None
-                      ) -> Iterator[Action]:
-        """``own``: :meth:`minions_of` ``who`` in this position, when the caller has it."""
+                      only: Minion | None = None, own: list[Minion] | None = None,
+                      found: _Found | None = None) -> Iterator[Action]:
+        """``own``: :meth:`minions_of` ``who`` in this position, when the caller has it.
+        ``found``: the legal steps of a suit power by a pyramid (see _HAND_BLIND), kept
+        across the calls of one listing of this position's moves (``found`` is filled)."""
         if source is Source.WILD:
             options: list[tuple[Power, str | None]] = [(p, None) for p in SUIT_POWERS]
         else:
@@ -1371,14 +1386,25 @@ class ZarcanaState(StateData):
             for m in minions:
                 if m is not None and not self._minion_can(power, m):
                     continue
+                key = (power, m, source is not Source.TERRITORY)
+                known = (found.get(key) if found is not None and power in _HAND_BLIND
+                         else None)
+                if known is not None:
+                    for steps in known:
+                        yield Action(who, source, cards, power, m, steps, mimic)
+                    continue
                 base = Action(who, source, cards, power, m, (), mimic)
                 if lifted is None:
                     lifted = self.copy()
                     lifted._lift_card(base)
+                legal: list[tuple[Step, ...]] = []
                 for steps in self._candidate_steps(base, lifted):
                     mv = Action(who, source, cards, power, m, steps, mimic)
                     if not self._steps_flags(mv, lifted):
+                        legal.append(steps)
                         yield mv
+                if found is not None and power in _HAND_BLIND:
+                    found[key] = legal
 
     def _minion_can(self, power: Power, m: Minion) -> bool:
         """Cheap pre-filter before generating steps (the checks still decide)."""
