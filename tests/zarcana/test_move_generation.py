@@ -294,3 +294,45 @@ def test_suit_steps_found_once_are_those_of_each_card(edition: Edition,
     for st, listed in shared:
         assert [str(m) for m in st.legal_moves()] == listed
     assert sum(len(listed) for _, listed in shared) > 3000
+
+
+def _could_hold_as_before(st: ZarcanaState, color: Color, cards: tuple[str, ...]) -> bool:
+    """could_hold as first written (on a copy of the unseen cards)."""
+    hand = list(st.hand(color))
+    unseen: set[str] | None = None
+    for card in cards:
+        if card in hand:
+            hand.remove(card)
+        elif UNKNOWN in hand and card != UNKNOWN:
+            if unseen is None:
+                unseen = st.unseen_cards()
+            if card not in unseen:
+                return False
+            hand.remove(UNKNOWN)
+            unseen.discard(card)
+        else:
+            return False
+    return True
+
+
+def test_could_hold_answers_as_before() -> None:
+    """Whether a hand could hold some cards (a card twice, a known card and an unseen one,
+    one the table shows elsewhere) is answered as before, hands known, unknown or partly
+    known, and asking leaves the unseen cards as they were."""
+    asked = yes = 0
+    for known in _positions(Edition.LOONEY, 3, 3, 60)[10::10]:
+        for st in (known, _hidden(known)):
+            partly = _hidden(known)
+            partly.hands = {c: h[:1] + (UNKNOWN,) * (len(h) - 1) for c, h in known.hands.items()}
+            for pos in (st, partly):
+                before = pos.unseen_cards()
+                shown = [layers[-1][0] for layers in pos.board.values()][:3]
+                for color in pos.players:
+                    cards = pos.hand_candidates(color)[:12] + shown + [UNKNOWN]
+                    for pair in itertools.product(cards, repeat=2):
+                        got = pos.could_hold(color, pair)
+                        assert got == _could_hold_as_before(pos, color, pair), pair
+                        asked += 1
+                        yes += got
+                assert pos.unseen_cards() == before
+    assert asked > 5000 and 0 < yes < asked, (asked, yes)

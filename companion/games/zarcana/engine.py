@@ -116,12 +116,14 @@ _STEP_KIND: dict[Power, type] = {
 _NO_STEPS = frozenset({Power.FOOL, Power.PLAGUE, Power.GHOST})
 #: Powers whose candidate steps, and the checks of them, read nothing of the hands, the
 #: card(s) played or the cards used this turn (_first_steps, _check_step): the legal steps
-#: by a pyramid are the same whichever card gives the power (a card of the suit, a royalty
-#: card, the Magician, a wild pair), so move generation finds them once per position.
+#: by a pyramid are the same whichever card played from the hand gives the power (a card of
+#: the suit, a royalty card, the Magician, a wild pair), so move generation finds them once
+#: per position.
 #: A power whose steps read the hand (the Sun, the Emperor's tax, the Miser) must not be here.
 _HAND_BLIND = frozenset(SUIT_POWERS)
-#: (power, pyramid, played as from the hand?) -> the legal steps: see _HAND_BLIND
-_Found = dict[tuple[Power, Minion | None, bool], list[tuple[Step, ...]]]
+#: suit power -> its legal (pyramid, steps) when played from the hand, in the order they
+#: are listed: see _HAND_BLIND
+_Found = dict[Power, list[tuple[Minion | None, tuple[Step, ...]]]]
 
 #: A broken rule noted by the checks: (rule id, detail template, the values it names). The
 #: detail (see :func:`violation`) is written only by :meth:`ZarcanaState._explain`, for
@@ -206,8 +208,7 @@ class ZarcanaState(StateData):
         return card_info(card).printed_value
 
     def _suit_of(self, card: str) -> Suit:
-        info = card_info(card)
-        return info.suit if info.suit.is_minor else Suit.MAJOR
+        return _suit_of(card)
 
     def power_options(self, card: str, source: Source) -> list[tuple[Power, str | None]]:
         """(power, mimicked card) pairs this card may be used as from this source."""
@@ -274,17 +275,20 @@ class ZarcanaState(StateData):
 
     def could_hold(self, color: Color, cards: Sequence[str]) -> bool:
         hand = list(self.hand(color))
-        unseen: set[str] | None = None
+        # (the kept set itself, not unseen_cards()' copy of it: a hidden hand is asked this
+        # of every pair of cards it could hold)
+        unseen: frozenset[str] | None = None
+        named: list[str] = []  # unseen cards taken for unknown ones already
         for card in cards:
             if card in hand:
                 hand.remove(card)
             elif UNKNOWN in hand and card != UNKNOWN:
                 if unseen is None:
-                    unseen = self.unseen_cards()
-                if card not in unseen:
+                    unseen = _unseen(self.full_deck(), self._places())
+                if card not in unseen or card in named:
                     return False
                 hand.remove(UNKNOWN)
-                unseen.discard(card)
+                named.append(card)
             else:
                 return False
         return True
@@ -483,15 +487,14 @@ class ZarcanaState(StateData):
         # suit power found, once for every card that gives it)
         own = self.minions_of(who)
         found: _Found = {}
-        for card in self.hand_candidates(who):
+        cands = self.hand_candidates(who)
+        for card in cands:
             moves.extend(self._card_actions(who, Source.HAND, (card,), own=own, found=found))
         for m in own:
             top = self.top(m.cell)
             if top is not None and top[1] and top[0] not in self.used:
-                moves.extend(self._card_actions(who, Source.TERRITORY, (top[0],), only=m,
-                                                found=found))
+                moves.extend(self._card_actions(who, Source.TERRITORY, (top[0],), only=m))
         if self.settings.doubles != "off":
-            cands = self.hand_candidates(who)
             for a, b in itertools.combinations(cands, 2):
                 if self._pair_ok(a, b) and self.could_hold(who, (a, b)):
                     moves.extend(self._card_actions(who, Source.WILD, (a, b), own=own,
@@ -1363,8 +1366,8 @@ class ZarcanaState(StateData):
                       only: Minion | None = None, own: list[Minion] | None = None,
                       found: _Found | None = None) -> Iterator[Action]:
         """``own``: :meth:`minions_of` ``who`` in this position, when the caller has it.
-        ``found``: the legal steps of a suit power by a pyramid (see _HAND_BLIND), kept
-        across the calls of one listing of this position's moves (``found`` is filled)."""
+        ``found``: the legal steps of a suit power played from the hand (see _HAND_BLIND),
+        kept across the calls of one listing of this position's moves (filled here)."""
         if source is Source.WILD:
             options: list[tuple[Power, str | None]] = [(p, None) for p in SUIT_POWERS]
         else:
@@ -1375,6 +1378,14 @@ class ZarcanaState(StateData):
         # read by the step generation and the checks (which copy it before changing it)
         lifted: ZarcanaState | None = None
         for power, mimic in options:
+            memo = (found if power in _HAND_BLIND and only is None
+                    and source in (Source.HAND, Source.WILD) else None)
+            known = memo.get(power) if memo is not None else None
+            if known is not None:
+                for m, steps in known:
+                    yield Action(who, source, cards, power, m, steps, mimic)
+                continue
+            legal: list[tuple[Minion | None, tuple[Step, ...]]] = []
             if power in MINION_POWERS or source is Source.TERRITORY:
                 if only is not None:
                     minions: list[Minion | None] = [only]
@@ -1386,25 +1397,17 @@ class ZarcanaState(StateData):
             for m in minions:
                 if m is not None and not self._minion_can(power, m):
                     continue
-                key = (power, m, source is not Source.TERRITORY)
-                known = (found.get(key) if found is not None and power in _HAND_BLIND
-                         else None)
-                if known is not None:
-                    for steps in known:
-                        yield Action(who, source, cards, power, m, steps, mimic)
-                    continue
                 base = Action(who, source, cards, power, m, (), mimic)
                 if lifted is None:
                     lifted = self.copy()
                     lifted._lift_card(base)
-                legal: list[tuple[Step, ...]] = []
                 for steps in self._candidate_steps(base, lifted):
                     mv = Action(who, source, cards, power, m, steps, mimic)
                     if not self._steps_flags(mv, lifted):
-                        legal.append(steps)
+                        legal.append((m, steps))
                         yield mv
-                if found is not None and power in _HAND_BLIND:
-                    found[key] = legal
+            if memo is not None:
+                memo[power] = legal
 
     def _minion_can(self, power: Power, m: Minion) -> bool:
         """Cheap pre-filter before generating steps (the checks still decide)."""
@@ -1583,6 +1586,14 @@ class ZarcanaState(StateData):
 #: (the board's stacks, the hands, the other zones): :meth:`ZarcanaState._places`
 _Places = tuple[tuple[tuple[Layer, ...], ...], tuple[tuple[str, ...], ...],
                 tuple[tuple[str, ...], ...]]
+
+
+@functools.lru_cache(maxsize=None)
+def _suit_of(card: str) -> Suit:
+    """The card's suit, the trumps (and extra cards) counting as one: what makes a wild pair
+    and a Gate (kept by card: move generation asks it of every pair a hand could hold)."""
+    info = card_info(card)
+    return info.suit if info.suit.is_minor else Suit.MAJOR
 
 
 def _cards_in(places: _Places) -> Iterator[str]:
