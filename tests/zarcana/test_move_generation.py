@@ -19,7 +19,7 @@ from companion.games.zarcana.engine import (
     dumps,
     loads,
 )
-from companion.games.zarcana.moves import UNKNOWN, Action, Source, Turn
+from companion.games.zarcana.moves import UNKNOWN, Action, DeclareEnd, Move, Source, Turn
 from companion.games.zarcana.rules import MINION_POWERS, SUIT_POWERS
 from companion.games.zarcana.state import FoolPlay
 
@@ -185,8 +185,9 @@ def _candidates(st: ZarcanaState) -> list[Action]:
 def test_move_generation_and_check_rule_alike(edition: Edition, seed: int, moves: int,
                                               optional: bool, hidden: bool) -> None:
     """On positions of seeded random games (and the same as the companion sees them, hands
-    and draw pile unknown), a candidate action is listed by ``legal_moves`` exactly when
-    ``check`` finds it legal; every listed move is legal; and a refused one is told in words."""
+    and draw pile unknown), a candidate action (or declaring the end) is listed by
+    ``legal_moves`` exactly when ``check`` finds it legal; every listed move is legal; and a
+    refused one is told in words."""
     st = _playout(edition, seed, moves, optional)
     if hidden:
         st = _hidden(st)
@@ -200,7 +201,10 @@ def test_move_generation_and_check_rule_alike(edition: Edition, seed: int, moves
     assert all(st.check(mv).legal for mv in listed), [str(mv) for mv in listed
                                                      if not st.check(mv).legal]
     names = {str(mv) for mv in listed}
-    for mv in _candidates(st):
+    candidates: list[Move] = [*_candidates(st)]
+    if st.phase == "play" and not st.pending and st.to_move is not None:
+        candidates.append(DeclareEnd(st.to_move))
+    for mv in candidates:
         verdict = st.check(mv)
         assert (str(mv) in names) == verdict.legal, (str(mv), verdict.violations)
         for v in verdict.violations:

@@ -505,7 +505,7 @@ class ZarcanaState(StateData):
         for n in range(1, min(self.settings.draw_amount, room, self.cards_available()) + 1):
             moves.append(Draw(who, n))
         moves.append(Pass(who))
-        if not self._end_violations(DeclareEnd(who)):
+        if not self._end_flags(DeclareEnd(who)):
             moves.append(DeclareEnd(who))
         return moves
 
@@ -608,14 +608,16 @@ class ZarcanaState(StateData):
         return out
 
     def _end_violations(self, mv: DeclareEnd) -> list[Violation]:
-        ed = self.settings.edition
-        out = []
+        return self._explain(self._end_flags(mv))
+
+    def _end_flags(self, mv: DeclareEnd) -> list[_Flag]:
+        out: list[_Flag] = []
         if mv.player is self.ghost:
-            out.append(violation("turn.pending", ed, "the invisible player cannot declare the end"))
+            out.append(("turn.pending", "the invisible player cannot declare the end", ()))
         if self.reshuffles == 0:
-            out.append(violation("end.not-reshuffled", ed))
+            out.append(("end.not-reshuffled", "", ()))
         if self.end_declared_by is not None:
-            out.append(violation("end.already", ed))
+            out.append(("end.already", "", ()))
         return out
 
     def _reorient_violations(self, who: Color, turns: Sequence[Turn], *, own_only: bool,
