@@ -402,6 +402,24 @@ def test_hidden_draw_pile_build_needs_the_card_named():
     illegal(st, "red: play pentacles-01 by red1U@1,1: build 1,1 =pentacles-02", "pentacles.drawn")
 
 
+def test_hidden_draw_pile_alchemist_is_listed_its_cards_to_be_named():
+    """The Alchemist builds twice from a draw pile nobody sees: listing the moves tried the
+    second build after the first, whose card is unknown, and raised (the live referee
+    stopped). The play is listed, legal, and asks for its cards, as a Pentacles build does."""
+    st = _hidden(ed=E1996, pieces={"1,1": "red1E"}, hands={"red": ["major-09"]},
+                 **opt("alchemist"))
+    listed = [str(m) for m in st.legal_moves() if "alchemist" in str(m)]
+    assert listed == ["red: play major-09 as alchemist by red1E@1,1: build 2,1; build 2,1"]
+    assert st.check(listed[0]).legal
+    with pytest.raises(IncompleteMoveError):
+        st.apply(listed[0])
+    new = legal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =cups-02; "
+                    "build 2,1 =cups-03", listed=False)
+    assert stack(new, "2,1") == ["pentacles-07", "cups-02", "cups-03"]
+    illegal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =cups-02; "
+                "build 2,1 =cups-02", "pentacles.drawn")    # one card, built twice
+
+
 def test_hidden_draw_adds_unknown_cards():
     st = _hidden(hands={"red": [UNKNOWN]})
     new = legal(st, "red: draw 2")

@@ -769,7 +769,7 @@ class ZarcanaState(StateData):
             if i + 1 < len(steps):
                 if st is lifted:
                     st = st.copy()
-                st._do_step(ctx, s)
+                st._do_step(ctx, s, trial=True)
         return []
 
     def _lift_card(self, mv: Action) -> None:
@@ -1102,8 +1102,13 @@ class ZarcanaState(StateData):
         self.pending = self.pending + tuple(pushes)  # type: ignore[arg-type]
         return replace(mv, steps=tuple(recorded_steps))
 
-    def _do_step(self, ctx: _Ctx, s: Step, pushes: list[object] | None = None) -> Step:
-        """Change the state for one checked step; returns the step with outcomes filled in."""
+    def _do_step(self, ctx: _Ctx, s: Step, pushes: list[object] | None = None, *,
+                 trial: bool = False) -> Step:
+        """Change the state for one checked step; returns the step with outcomes filled in.
+
+        ``trial``: a scratch step, carried out only to check the next one (the Alchemist's
+        second build): a build from an unknown draw pile, its card not named, lays a card
+        nobody has seen instead of asking for it, as no check of the next step asks which."""
         m = ctx.minion
         who = ctx.actor
         if isinstance(s, Grow):
@@ -1161,10 +1166,11 @@ class ZarcanaState(StateData):
                 drawn = self._draw_one()
                 assert drawn is not None
                 if drawn == UNKNOWN:
-                    if s.card is None:
+                    if s.card is not None:
+                        drawn = s.card
+                    elif not trial:
                         raise IncompleteMoveError(
                             f"say which card was built at {format_cell(s.cell)}: the draw pile is unknown")
-                    drawn = s.card
                 card = drawn
                 s = Build(s.cell, card)
             self._put_card(s.cell, (card, ctx.power is not Power.WHEEL))
@@ -1452,7 +1458,7 @@ class ZarcanaState(StateData):
                     continue
                 st2 = scratch.copy()
                 ctx2 = replace(ctx)
-                st2._do_step(ctx2, s)
+                st2._do_step(ctx2, s, trial=True)
                 for s2 in st2._first_steps(ctx2):
                     if p is Power.ALCHEMIST and (not isinstance(s, Build) or not isinstance(s2, Build)
                                                  or s2.cell != s.cell):
