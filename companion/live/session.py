@@ -2886,9 +2886,11 @@ def _fill_builds(move: Move, seen: TableView) -> Move:
     if not isinstance(move, Action):
         return move
     steps = []
-    for s in move.steps:
+    for i, s in enumerate(move.steps):
         if isinstance(s, Build) and not s.from_hand and s.card is None:
-            card = seen.cards.get(s.cell)
+            # (a build the same move covers, the Alchemist's first, is not seen: unnamed)
+            covered = any(isinstance(b, Build) and b.cell == s.cell for b in move.steps[i + 1:])
+            card = None if covered else seen.cards.get(s.cell)
             s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
         steps.append(s)
     return replace(move, steps=tuple(steps))

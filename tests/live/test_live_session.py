@@ -340,6 +340,57 @@ def test_a_wheel_of_fortune_build_seen_face_down_is_taken_and_its_card_asked_for
     assert ev[-1].text.endswith("(the face-down territory at 1,0 was never named: scored 0)")
 
 
+def test_the_alchemist_built_from_an_unseen_draw_pile_is_judged() -> None:
+    """``--setting optional_trumps=major-09:alchemist``: the Alchemist builds twice, a stack
+    of two, from the draw pile nobody sees. Listing the moves raised on its first build's
+    unknown card: the session stopped on every picture (and the window's buttons) while the
+    card could be played, from the hand or from red's territory. Now the stack is accepted,
+    its covered card unnamed (the camera never sees it), and the game goes on."""
+    from companion.games.zarcana.engine import invariant_errors, position
+    from companion.games.zarcana.table import TableView
+
+    settings = {"optional_trumps": (("major-09", "alchemist"),)}
+
+    def session(board: dict[str, str], pieces: dict[str, str]) -> LiveSession:
+        start = position(["red", "blue"], edition="1996", board=board, pieces=pieces,
+                         hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 69,
+                         **settings)
+        return LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                           settings=settings, initial_state=start)
+
+    # played from the hand: red's upright pyramid stacks two cards on its own territory
+    s = session({"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"}, {"1,0": "red1U"})
+    assert s.state is not None
+    view = TableView.of(s.state)
+    ev = s.observe(make_record({**view.cards, (1, 0): "wands-07"}, view.pyramids,
+                               discard=["major-09"]), frame=1)
+    assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].move == "red: play major-09 as alchemist by red1U@1,0: build 1,0 =?; build 1,0 =wands-07"
+    assert s.state is not None and [c for c, _ in s.state.board[(1, 0)]] == [
+        "swords-05", "?", "wands-07"]
+    assert invariant_errors(s.state) == [] and s.state.to_move is Color.BLUE
+    # the same with another card misread: the question names the Alchemist's stack
+    s = session({"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"}, {"1,0": "red1U"})
+    ev = s.observe(make_record({**view.cards, (1, 0): "wands-07", (0, 0): "cups-04"},
+                               view.pyramids, discard=["major-09"]), frame=1)
+    assert [(e.kind, e.move) for e in ev] == [(EventKind.QUESTION, "red: play major-09 as "
+                                               "alchemist by red1U@1,0: build 1,0 =?; build "
+                                               "1,0 =wands-07")], [e.text for e in ev]
+    # red's pyramid stands on the Alchemist: the buttons, a reorient, the power used
+    s = session({"0,0": "cups-03", "1,0": "major-09", "0,1": "swords-02"}, {"1,0": "red1E"})
+    assert "red: draw 1" in s.manual_options()
+    assert s.state is not None
+    view = TableView.of(s.state)
+    ev = s.observe(make_record(view.cards, {(1, 0): (parse_pyramid("red1S"),)}), frame=1)
+    assert [e.move for e in ev] == ["red: reorient red1E@1,0>S"], [e.text for e in ev]
+    s.manual("blue: draw 1")
+    ev = s.observe(make_record({**view.cards, (1, 1): "cups-09"},
+                               {(1, 0): (parse_pyramid("red1S"),)}), frame=2)
+    assert [e.move for e in ev] == [
+        "red: use major-09 as alchemist by red1S@1,0: build 1,1 =?; build 1,1 =cups-09"], \
+        [e.text for e in ev]
+
+
 def test_territory_powers_no_camera_sees_are_offered_as_clicks() -> None:
     """Justice's trade and the Star's draw, used from a territory, leave the table as it
     was: the window offered no button for them, the camera saw no change, and the next

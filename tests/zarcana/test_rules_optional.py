@@ -420,6 +420,25 @@ def test_hidden_draw_pile_alchemist_is_listed_its_cards_to_be_named():
                 "build 2,1 =cups-02", "pentacles.drawn")    # one card, built twice
 
 
+def test_hidden_draw_pile_alchemist_covered_card_may_stay_unnamed():
+    """The Alchemist's first card is covered at once by its second: no camera sees it, so
+    from an unknown draw pile it may be left unnamed (``=?``); the card on top may not, and
+    from a known draw pile the top card is drawn and named as before."""
+    st = _hidden(ed=E1996, pieces={"1,1": "red1E"}, hands={"red": ["major-09"]},
+                 **opt("alchemist"))
+    new = legal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =?; "
+                    "build 2,1 =cups-03", listed=False)
+    assert stack(new, "2,1") == ["pentacles-07", UNKNOWN, "cups-03"]
+    illegal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =cups-03; "
+                "build 2,1 =?", "pentacles.drawn")
+    one = _hidden(ed=E1996, pieces={"1,1": "red1E"}, hands={"red": ["pentacles-01"]})
+    illegal(one, "red: play pentacles-01 by red1E@1,1: build 2,1 =?", "pentacles.drawn")
+    known = pos(ed=E1996, pieces={"1,1": "red1E"}, hands={"red": ["major-09"]},
+                deck=["cups-02", "cups-03", "cups-04"], **opt("alchemist"))
+    illegal(known, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =?; "
+                   "build 2,1 =cups-03", "pentacles.drawn")
+
+
 def test_hidden_draw_adds_unknown_cards():
     st = _hidden(hands={"red": [UNKNOWN]})
     new = legal(st, "red: draw 2")
