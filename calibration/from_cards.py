@@ -944,17 +944,6 @@ def _box_mean(a: np.ndarray, kx: int, ky: int) -> np.ndarray:
                          borderType=cv2.BORDER_CONSTANT)
 
 
-def _shift(a: np.ndarray, dx: int, dy: int) -> np.ndarray:
-    """out[y, x] = a[y + dy, x + dx] (zero outside)."""
-    out = np.zeros_like(a)
-    h, w = a.shape
-    xs0, xs1 = max(0, -dx), min(w, w - dx)
-    ys0, ys1 = max(0, -dy), min(h, h - dy)
-    if xs1 > xs0 and ys1 > ys0:
-        out[ys0:ys1, xs0:xs1] = a[ys0 + dy:ys1 + dy, xs0 + dx:xs1 + dx]
-    return out
-
-
 def _rect_scores(Dx: np.ndarray, Dy: np.ndarray, ha: float, hb: float, tol: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weakest side's mean step (inside minus outside) of an axis-parallel rectangle of
@@ -967,11 +956,18 @@ def _rect_scores(Dx: np.ndarray, Dy: np.ndarray, ha: float, hb: float, tol: int
     Vp, Vm = cv2.dilate(V, kx), cv2.dilate(-V, kx)
     Hp, Hm = cv2.dilate(Hh, ky), cv2.dilate(-Hh, ky)
     a, b = int(round(ha)), int(round(hb))
-    left = _shift(Vp, -a, 0)      # left side at x - a: dark -> bright going +x
-    right = _shift(Vm, a, 0)
-    top = _shift(Hp, 0, -b)
-    bottom = _shift(Hm, 0, b)
-    return np.minimum(np.minimum(left, right), np.minimum(top, bottom)), V, Hh
+    # the weakest of the four sides, each read a half size away (the left side at x - a:
+    # dark -> bright going +x). Where a side falls outside the view the score is left 0
+    # (the shifted maps read zero there: no peak either way), so only the pixels with all
+    # four sides inside are worked out, on slices, not on four shifted copies
+    h, w = V.shape
+    score = np.zeros_like(V)
+    if w > 2 * a and h > 2 * b:
+        inner = score[b:h - b, a:w - a]
+        np.minimum(Vp[b:h - b, :w - 2 * a], Vm[b:h - b, 2 * a:], out=inner)
+        np.minimum(inner, Hp[:h - 2 * b, a:w - a], out=inner)
+        np.minimum(inner, Hm[2 * b:, a:w - a], out=inner)
+    return score, V, Hh
 
 
 def _peaks(score: np.ndarray, radius: int, thresh: float) -> list[tuple[int, int, float]]:
