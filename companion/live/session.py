@@ -57,7 +57,6 @@ from companion.games.zarcana.moves import (
     UNKNOWN,
     Action,
     Bid,
-    Build,
     DeclareEnd,
     Draw,
     Move,
@@ -93,6 +92,7 @@ from companion.games.zarcana.table import (
     explain_three,
     explain_two,
     face_down_named,
+    fill_builds,
     game_from_table,
     pyramids_short,
     unseen_uses,
@@ -2827,7 +2827,7 @@ class _Matcher:
         for mv in candidate_moves(self.st, probe):
             if isinstance(mv, Reorient):
                 continue  # read off each view separately
-            mv = _fill_builds(mv, self.seen)
+            mv = fill_builds(mv, self.seen)
             key = str(mv)
             if key in done:
                 continue
@@ -2879,21 +2879,6 @@ def _complexity(move: Move) -> tuple[int, int, str]:
     if isinstance(move, Action):
         return (2 if move.source is Source.WILD else 1, len(move.steps), str(move))
     return (0, 0, str(move))
-
-
-def _fill_builds(move: Move, seen: TableView) -> Move:
-    """Name the card each build put down, as the table shows it (the deck is unseen)."""
-    if not isinstance(move, Action):
-        return move
-    steps = []
-    for i, s in enumerate(move.steps):
-        if isinstance(s, Build) and not s.from_hand and s.card is None:
-            # (a build the same move covers, the Alchemist's first, is not seen: unnamed)
-            covered = any(isinstance(b, Build) and b.cell == s.cell for b in move.steps[i + 1:])
-            card = None if covered else seen.cards.get(s.cell)
-            s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
-        steps.append(s)
-    return replace(move, steps=tuple(steps))
 
 
 def _reorient_to(st: ZarcanaState, view: TableView) -> Reorient | None:

@@ -179,8 +179,9 @@ def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *
 
 # ------------------------------------------------------------------ explanations ---
 
-def _fill_builds(move: Move, seen: TableView) -> Move:
-    """Name the card each build put down, read from the table (the deck is unseen)."""
+def fill_builds(move: Move, seen: TableView) -> Move:
+    """Name the card each build put down, read from the table (the deck is unseen); the
+    live referee's misread search names them the same way."""
     if not isinstance(move, Action):
         return move
     steps = []
@@ -402,7 +403,7 @@ def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
     """Each legal move of ``moves`` (its builds named from ``seen``; each once: ``keys``
     holds those already tried) with the state after it."""
     for mv in moves:
-        mv = _fill_builds(mv, seen)
+        mv = fill_builds(mv, seen)
         key = str(mv)
         if key in keys:
             continue
@@ -635,7 +636,7 @@ def _relaxed_results(state: ZarcanaState, seen: TableView, short: int = 0
         return
     tried: set[str] = set()
     for mv in _relaxed_candidates(state, seen, who, short):
-        mv = _fill_builds(mv, seen)
+        mv = fill_builds(mv, seen)
         if str(mv) in tried:
             continue
         tried.add(str(mv))
