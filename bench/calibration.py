@@ -53,7 +53,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.results import write_section  # noqa: E402  (after the path insert)
+from bench.results import library_versions, write_section  # noqa: E402  (after the path insert)
 
 SECTION = "## Calibration without a mat"
 CLOSE_SECTION = "## Calibration without a mat, close cameras"
@@ -302,8 +302,8 @@ def _header(section: str, cmd: str) -> list[str]:
     """A section's first lines: its title, the command, the date and the machine."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return [section, "", f"Command: `{cmd}`  ",
-            (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-             f"{os.cpu_count()} CPUs (shared; load average {load:.2f} when done)  ")]
+            (f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()} "
+             f"({library_versions()}); {os.cpu_count()} CPUs (shared; load average {load:.2f} when done)  ")]
 
 
 def report_close(res: dict[str, Any], cmd: str) -> str:

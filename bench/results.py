@@ -24,6 +24,22 @@ def write_section(title: str, text: str, path: Path = RESULTS) -> None:
     path.write_text(new.rstrip() + "\n", encoding="utf-8")
 
 
+def library_versions() -> str:
+    """The versions of the libraries that decide the figures (OpenCV draws the renders and
+    reads the markers and cards, onnxruntime runs the networks): a figure from another
+    stack is not the same measurement (OpenCV 5 answers some calls differently from 4)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = []
+    for label, dist in (("numpy", "numpy"), ("OpenCV", "opencv-python-headless"),
+                        ("onnxruntime", "onnxruntime")):
+        try:
+            parts.append(f"{label} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{label} not installed as {dist}")
+    return ", ".join(parts)
+
+
 def cpu_name() -> str:
     """The CPU's model and its widest vector instructions that matter to onnxruntime (int8
     kernels differ with VNNI, AVX-512 and AVX2): timings from different CPUs are not

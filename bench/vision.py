@@ -87,7 +87,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.cameras import bench_camera  # noqa: E402
-from bench.results import cpu_name, write_section  # noqa: E402  (after the path insert)
+from bench.results import cpu_name, library_versions, write_section  # noqa: E402  (after the path insert)
 from calibration.sharpness import BLURRED_EDGE_PX  # noqa: E402
 
 log = logging.getLogger("bench.vision")
@@ -851,8 +851,8 @@ def main(argv: list[str] | None = None) -> int:
         head += ["**Stand-ins, not the shipped pipeline: " + "; ".join(stand_ins) + ".**", ""]
     text = "\n".join(head + [
         f"Command: `{cmd}`  ",
-        f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()}; "
-        f"{platform.platform()}; {os.cpu_count()} CPUs, {cpu_name()}, shared with other work "
+        f"Date: {time.strftime('%Y-%m-%d')}; Python {platform.python_version()} "
+        f"({library_versions()}); {platform.platform()}; {os.cpu_count()} CPUs, {cpu_name()}, shared with other work "
         f"(load average {load:.2f} at the end)  ",
         f"Images: {args.count_per_group} per group, {len(rows)} in all, rendered by the bench "
         f"from seed {args.seed} + group (never trained on: training seeds are below 600000; "
