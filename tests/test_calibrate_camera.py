@@ -26,7 +26,7 @@ from calibration.intrinsics import (
     save_intrinsics,
 )
 from companion.cli import main
-from vision.synth.camera import Camera, distortion_maps, look_camera
+from vision.synth.camera import Camera, distortion_maps, look_camera, undistort_points
 
 W, H = 1280, 720
 F_X, F_Y = 1000.0, 1008.0
@@ -146,10 +146,9 @@ def test_undistorted_corners_are_a_pinhole_image(views: tuple[Path, list[Camera]
     grid = grid[[cv2.pointPolygonTest(hull, (float(x), float(y)), False) >= 0 for x, y in grid]]
     assert len(grid) > 500
     crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-9)
-    true_und = cv2.undistortPoints(grid.reshape(-1, 1, 2), cams[0].K, DIST, P=cams[0].K,
-                                   criteria=crit).reshape(-1, 2)
-    est_und = cv2.undistortPoints(grid.reshape(-1, 1, 2), K, dist, P=K,
-                                  criteria=crit).reshape(-1, 2)
+    true_und = undistort_points(grid.reshape(-1, 1, 2), cams[0].K, DIST, cams[0].K,
+                                crit).reshape(-1, 2)
+    est_und = undistort_points(grid.reshape(-1, 1, 2), K, dist, K, crit).reshape(-1, 2)
 
     def residual(src: np.ndarray) -> float:
         Hm, _ = cv2.findHomography(src, true_und, 0)

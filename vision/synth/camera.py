@@ -174,6 +174,24 @@ def mat_outline(mat: Mat, pad_mm: float = 15.0) -> np.ndarray:
                      [mat.width_mm + half, mat.height_mm + half], [-half, mat.height_mm + half]])
 
 
+#: iterate cv2.undistortPoints to convergence: its default (5 rounds) leaves a visible error
+#: towards the corners of a strongly distorted image
+ITERATE = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-7)
+
+
+def undistort_points(pts: np.ndarray, K: np.ndarray, dist: np.ndarray, P: np.ndarray,
+                     criteria: tuple[int, int, float]) -> np.ndarray:
+    """cv2.undistortPoints with termination ``criteria``, on OpenCV 4 and 5 alike: OpenCV 4
+    takes the criteria only in undistortPointsIter, OpenCV 5 only in undistortPoints."""
+    it = getattr(cv2, "undistortPointsIter", None)
+    if it is not None:
+        return np.asarray(it(pts, K, dist, None, P, criteria))
+    # (OpenCV 4's stubs have no criteria here, OpenCV 5's have)
+    und = cv2.undistortPoints(  # type: ignore[call-overload,unused-ignore]
+        pts, K, dist, P=P, criteria=criteria)
+    return np.asarray(und)
+
+
 def distortion_maps(cam: Camera, step: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                            tuple[int, int]]:
     """Maps for cv2.remap from an ideal (undistorted) canvas to the distorted image.
@@ -189,7 +207,7 @@ def distortion_maps(cam: Camera, step: int = 8) -> tuple[np.ndarray, np.ndarray,
     ys = (np.arange(ny) - 1 + 0.5) * step - 0.5
     gx, gy = np.meshgrid(xs, ys)
     pts = np.stack([gx.ravel(), gy.ravel()], axis=1).reshape(-1, 1, 2)
-    und = cv2.undistortPoints(pts, cam.K, cam.dist, P=cam.K, criteria=(cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-7)).reshape(ny, nx, 2)
+    und = undistort_points(pts, cam.K, cam.dist, cam.K, ITERATE).reshape(ny, nx, 2)
     res = (und - np.stack([gx, gy], axis=2)).astype(np.float32)
     full = cv2.resize(res, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
     full = full[step:step + h, step:step + w]
