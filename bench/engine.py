@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # runnable from a checkout without `pip install -e .`
 
-from bench.results import RESULTS, write_section
+from bench.results import RESULTS, cpu_name, write_section
 from companion.commands.play import choose_bot_move
 from companion.core.errors import NotationError
 from companion.games.zarcana import Edition, new_game, parse_move
@@ -176,11 +176,13 @@ def report(figs: list[EditionFigures], command: str) -> tuple[str, bool]:
                        f"{len(f.check_legal_s)} legal + {len(f.check_illegal_s)} illegal checks"
                        for f in figs)
     verdict = "goals met" if ok else "GOALS NOT MET"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
         SECTION, "",
         f"Command: `{command}`  ",
         (f"Date: {_dt.date.today().isoformat()}; Python {platform.python_version()}; "
-         f"{os.cpu_count()} CPUs; {platform.platform()}  "),
+         f"{os.cpu_count()} CPUs, {cpu_name()}; {platform.platform()}; load average "
+         f"{load:.2f} when done (other work on these cores slows every figure)  "),
         f"{PLAYERS}-player random games (bots of `companion play`); {counts}.  ",
         (f"Goals: check() under {CHECK_GOAL_MS:g} ms median, a whole random game under "
          f"{GAME_GOAL_S:g} s median: **{verdict}**."), "",
