@@ -1867,7 +1867,7 @@ def pile_name_read(ev: RecordedEvent) -> PileNameRead | None:
 
 
 def _pile_name_read_after(before: "ZarcanaState", after: "ZarcanaState",
-                          corrected: "ZarcanaState", read: PileNameRead | None = None
+                          corrected: "ZarcanaState", read: PileNameRead | None
                           ) -> "FaceDownNames":
     """The face-down card of ``before`` that the move giving ``after`` put on the discard
     pile unknown ("?": the move clicked before a picture showed the pile), where a
