@@ -797,15 +797,6 @@ class ZarcanaState(StateData):
             return [step(m.cell, m.pose, 1), step(m.cell, m.pose, 2)]
         return [m.target()]
 
-    @staticmethod
-    def _covered_at_once(power: Power, index: int, steps: Sequence[Step]) -> bool:
-        """Build ``index`` of ``steps`` is the Alchemist's first, covered by its second: from
-        an unknown draw pile its card may be left unnamed (``=?``), as no camera sees it."""
-        if power is not Power.ALCHEMIST or index != 0 or len(steps) != 2:
-            return False
-        first, second = steps
-        return isinstance(first, Build) and isinstance(second, Build) and first.cell == second.cell
-
     def _check_step(self, ctx: _Ctx, s: Step, *, index: int = 0, steps: Sequence[Step] = (),
                     allow_invincible: bool = False) -> list[_Flag]:
         """The rules step ``s`` breaks, their words written only if asked (:meth:`_explain`)."""
@@ -949,7 +940,7 @@ class ZarcanaState(StateData):
                     if drawn != UNKNOWN and s.card != drawn:
                         v("pentacles.drawn", "the top card is not {}", s.card)
                     elif drawn == UNKNOWN and s.card not in probe.unseen_cards() and not (
-                            s.card == UNKNOWN and self._covered_at_once(p, index, steps)):
+                            s.card == UNKNOWN and covered_at_once(p, index, steps)):
                         v("pentacles.drawn", "{} cannot be in the draw pile", s.card)
             return out
         if isinstance(s, Place):
@@ -1604,6 +1595,16 @@ class ZarcanaState(StateData):
 #: (the board's stacks, the hands, the other zones): :meth:`ZarcanaState._places`
 _Places = tuple[tuple[tuple[Layer, ...], ...], tuple[tuple[str, ...], ...],
                 tuple[tuple[str, ...], ...]]
+
+
+def covered_at_once(power: Power, index: int, steps: Sequence[Step]) -> bool:
+    """Build ``index`` of ``steps`` is the Alchemist's first, covered by its second (the only
+    power that builds twice): no camera sees its card, so from an unknown draw pile it may
+    be left unnamed (``=?``)."""
+    if power is not Power.ALCHEMIST or index != 0 or len(steps) != 2:
+        return False
+    first, second = steps
+    return isinstance(first, Build) and isinstance(second, Build) and first.cell == second.cell
 
 
 @functools.lru_cache(maxsize=None)

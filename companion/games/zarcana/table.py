@@ -20,7 +20,7 @@ from companion.core.cards import BACK, card_info
 from companion.core.errors import CompanionError
 from companion.core.pieces import Cell, Color, Minion, Pose, Pyramid, format_cell
 from companion.core.verdict import Verdict
-from companion.games.zarcana.engine import ZarcanaState, position
+from companion.games.zarcana.engine import ZarcanaState, covered_at_once, position
 from companion.games.zarcana.moves import (
     UNKNOWN,
     Action,
@@ -189,7 +189,7 @@ def fill_builds(move: Move, seen: TableView) -> Move:
     for i, s in enumerate(move.steps):
         if isinstance(s, Build) and not s.from_hand and s.card is None:
             # (a build the same move covers, the Alchemist's first, is not seen: unnamed)
-            covered = any(isinstance(b, Build) and b.cell == s.cell for b in move.steps[i + 1:])
+            covered = covered_at_once(move.power, i, move.steps)
             card = None if covered else seen.cards.get(s.cell)
             s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
             changed = True
