@@ -494,6 +494,24 @@ class _HeldMoves:
         return any(st.is_over for st in self.states[:-1])
 
 
+@dataclass(frozen=True)
+class _Restarted:
+    """The other reading of an attack taken back as a hand over the pyramid it took off
+    (:meth:`LiveSession._only_covered`): the attack was made, and the pyramid's player,
+    left with none, started again on that very card (a START places a small upright
+    pyramid, as the one destroyed may have been). The table is the same either way; the
+    next move tells, as only one of the two positions lets it be made."""
+
+    at: ZarcanaState            # the position the attack was taken back to
+    attack: HistoryEntry        # the attack taken back
+    start: Start                # the start that put the pyramid back
+    after: ZarcanaState         # the game after the attack and the start
+    record: Observation         # the picture that showed the pyramid back
+    frame: int | None
+    time_s: float | None
+    words: str                  # the pyramid, in the players' words
+
+
 def _asked(held: _HeldMoves) -> bool:
     """Whether moves seen at once are asked about rather than held for the next picture to
     agree (:meth:`LiveSession._ask_held`): three of them, or any that end the game (nothing
@@ -585,6 +603,9 @@ class LiveSession:
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
+        # an attack taken back as a hand over its pyramid, which may have been made, its
+        # pyramid's player starting again on the same card (:meth:`_only_covered`)
+        self._restarted: _Restarted | None = None
         # the tables waited on for pyramids not seen since the last move or the last picture
         # of the game's table (:meth:`_missed_pyramid`), the last :data:`MISSED_WAITS_KEPT`
         self._missed_waits: list[TableView] = []
@@ -809,6 +830,8 @@ class LiveSession:
                 return self._emit(early)
             if not events:
                 events = self._other_reading_for(st, move)
+            if not events:
+                events = self._restart_clicked(st, move)
             events += self._apply_checked(move, source="click")
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
@@ -908,6 +931,13 @@ class LiveSession:
                     if after.pending:
                         out += [o for o in _click_options(after, self.watch_discard)
                                 if o not in out]
+            restarted = self._restarted_now()
+            if restarted is not None:
+                # an attack taken back as a hand over its pyramid, maybe made, its player
+                # starting again on that card: the next player's click then (a draw) says
+                # so (:meth:`_restart_clicked`)
+                out += [o for o in _click_options(restarted.after, self.watch_discard)
+                        if o not in out]
             return out
 
     def hidden_cards(self) -> list[Cell]:
@@ -1656,6 +1686,9 @@ class LiveSession:
             self._others = (ex.states[k], [
                 (m, after) for i, (m, after) in enumerate(zip(ex.moves, ex.states)) if i != k])
             return events
+        restarted = self._restart_seen(reading, obs, frame, jpeg, time_s)
+        if restarted:
+            return restarted
         again = self._read_again(reading, obs, frame, jpeg, time_s)
         if again:
             return again
@@ -1942,7 +1975,11 @@ class LiveSession:
         Only the last move, only one seen by the camera (a click or an override stands),
         and only where the position before it explains this picture; anything else is
         judged as before. A small upright pyramid really destroyed, its player then STARTing
-        again on that very cell, looks the same to the camera, and is read so too."""
+        again on that very card, looks the same to the camera, and is read so too at first
+        (a hand resting still is the likelier): that reading is kept (:class:`_Restarted`)
+        for the next move to tell, which only one of the two positions may allow (after the
+        start, the player after the pyramid's is to move; before the attack, the attacker
+        is): :meth:`_restart_stood`."""
         if not self._history or self._history[-1].kind != "move":
             return []
         last = self._history[-1]
@@ -1975,6 +2012,12 @@ class LiveSession:
         text = (f"{last.move} is taken back: {was} {'is' if one else 'are'} back where "
                 f"{'it' if one else 'they'} stood, so a hand was over "
                 f"{'it' if one else 'them'} on the last picture, not an attack")
+        restart = self._restart_after(last, view) if ex.unchanged else None
+        if restart is not None:
+            self._restarted = _Restarted(before, last, restart[0], restart[1], obs, frame,
+                                         time_s, was)
+            text += (f" (or {restart[0].player.value} started again on it: the next move "
+                     "will tell)")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]
         if ex.unchanged:
@@ -1987,6 +2030,77 @@ class LiveSession:
                                    obs=obs, jpeg=jpeg, frame=frame, time_s=time_s)
         self.tracker.remember(reading)
         self._sync_tracker(self._state)
+        return events
+
+    def _restart_after(self, attack: HistoryEntry, view: TableView
+                       ) -> tuple[Start, ZarcanaState] | None:
+        """The start, legal after ``attack``, that puts back on its card the one pyramid
+        the attack took off, as ``view`` shows it, with the game after it; None where no
+        single start does (a pyramid the attack only made smaller, two taken off, or its
+        player not the next to move)."""
+        ex = explain(attack.state, view, diagnose=False, compare_discard=self.watch_discard)
+        starts = [(m, after) for m, after in zip(ex.moves, ex.states) if isinstance(m, Start)]
+        return starts[0] if len(starts) == 1 else None
+
+    def _restarted_now(self) -> _Restarted | None:
+        """The attack kept as maybe made (:meth:`_only_covered`), while the game still
+        stands where it was taken back to (any move, take-back or naming since ends it)."""
+        kept = self._restarted
+        if kept is None or self._state is not kept.at:
+            self._restarted = None
+            return None
+        return kept
+
+    def _restart_seen(self, reading: TableReading, obs: Observation, frame: int | None,
+                      jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        """This picture, which no move explains from the position an attack was taken back
+        to, explained by a legal move after that attack and its pyramid's player starting
+        again on the same card: they stood (:meth:`_restart_stood`), and that move is
+        taken. Else nothing."""
+        kept = self._restarted_now()
+        if kept is None:
+            return []
+        ex = explain(kept.after, reading.view, diagnose=False,
+                     compare_discard=self.watch_discard)
+        if not ex.explained:
+            return []
+        k = self._pick(ex, reading)
+        events = self._restart_stood(kept, ex.moves[k], source="camera", frame=frame)
+        return events + self._take_seen(ex, k, reading, obs, frame, jpeg, time_s)
+
+    def _restart_clicked(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """A click not legal where an attack was taken back to, and legal after the attack
+        and its pyramid's player starting again on the same card (the next player's draw):
+        they stood (:meth:`_restart_stood`); the click is then carried out by the caller.
+        Else nothing."""
+        kept = self._restarted_now()
+        if kept is None or st.check(move).legal or not kept.after.check(move).legal:
+            return []
+        return self._restart_stood(kept, move, source="click", frame=self._last_frame)
+
+    def _restart_stood(self, kept: _Restarted, nxt: Move, *, source: str,
+                       frame: int | None) -> list[LiveEvent]:
+        """The attack ``kept`` taken back, and the start after it that put its pyramid
+        back, accepted (said on show, and recorded after the undo): ``nxt``, the move that
+        follows, follows only them."""
+        self._restarted = None
+        self._pending = None
+        self.status = Status.PLAYING
+        start = kept.start
+        text = (f"{kept.attack.move} stands, and {start.player.value} started again on "
+                f"{format_cell(start.cell)}: {nxt} follows only them ({kept.words} was "
+                "destroyed, not covered)")
+        events = [LiveEvent(EventKind.INFO, text, move=kept.attack.move,
+                            player=kept.attack.player, frame=frame, source=source,
+                            notice=text)]
+        note = f"read again for {nxt}"
+        events += self._accept(kept.attack.move, kept.attack.state, kind="move",
+                               source="camera", frame=kept.attack.frame,
+                               time_s=kept.attack.time_s, note=note)
+        events += self._accept(start, kept.after, kind="move", source="camera",
+                               obs=kept.record, frame=kept.frame, time_s=kept.time_s,
+                               note=note)
+        self._sync_tracker(kept.after)
         return events
 
     @staticmethod

@@ -1635,7 +1635,8 @@ def test_a_pyramid_under_a_hand_read_as_attacked_is_taken_back_when_seen_again()
     assert ev[0].notice == ev[0].text == (
         "blue: use swords-13 by blue2N@2,2: attack green1U@2,1 is taken back: the green small "
         "(upright) pyramid on the 7 of Wands at 2,1 is back where it stood, so a hand was over "
-        "it on the last picture, not an attack")
+        "it on the last picture, not an attack (or green started again on it: the next move "
+        "will tell)")
     assert s.state is not None and s.to_move is Color.BLUE
     undo = [c for c in rec.calls if c[0] == "undo"]
     assert len(undo) == 1 and undo[0][2]["note"].startswith(
@@ -1663,6 +1664,57 @@ def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_mov
         "swords-11 by blue2N@2,2: attack green1U@2,1")
     play(s, range(16, 24))
     assert_true_game(s)
+
+
+@pytest.mark.parametrize("next_move", ["seen", "clicked"])
+def test_a_pyramid_destroyed_and_started_again_on_its_card_is_read_so_by_the_next_move(
+        next_move: str) -> None:
+    """Blue's Queen of Swords really attacks green's only pyramid from its territory (picture
+    14 without it), and green starts again on that very card (a small upright pyramid, the
+    only kind a START places): the table is the one before the attack, as after a hand
+    lifted off a pyramid it covered, and it is first read so (the attack taken back, blue to
+    move). Red's move next, its reorient seen or its draw clicked, follows only the attack
+    and the start (it is not red's turn before the attack): they are read again and stand,
+    said on show and recorded (the attack and the start, then red's move)."""
+    rec = FakeRecorder()
+    s = sample_session(recorder=rec)
+    play(s, range(15))
+    attack = "blue: use swords-13 by blue2N@2,2: attack green1U@2,1"
+    s.observe(pyramids_hidden(14, lambda p: p["color"] == "green")(14, sample_record(14)),
+              frame=140)
+    assert [h.move for h in s.history[-1:]] == [attack]
+    # (a pyramid put down anew stands a little off where the old one stood)
+    start = sample_record(14)
+    start["pyramids"] = [dict(p, base_center_mm=[p["base_center_mm"][0] + 4.0,
+                                                 p["base_center_mm"][1] - 3.0])
+                         if p["color"] == "green" else p for p in start["pyramids"]]
+    ev = s.observe(start, frame=141)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
+    assert ev[0].text.endswith(", not an attack (or green started again on it: the next "
+                               "move will tell)")
+    assert s.to_move is Color.BLUE
+    # (red's buttons too: the click that tells which it was)
+    assert s.manual_options() == ["blue: draw 1", "blue: pass", "red: draw 1", "red: draw 2",
+                                  "red: draw 3", "red: pass"]
+    if next_move == "seen":
+        turned = dict(start, pyramids=[
+            dict(p, pointing_deg=0.0) if p["color"] == "red" and not p["upright"] else p
+            for p in start["pyramids"]])
+        ev = s.observe(turned, frame=142)
+        red = "red: reorient red1N@-1,2>E"
+    else:
+        ev = s.manual("red: draw 3")
+        red = "red: draw 3"
+    assert [h.move for h in s.history[-3:]] == [attack, "green: start 2,1", red], \
+        [e.text for e in ev]
+    assert ev[0].kind is EventKind.INFO and ev[0].notice == ev[0].text == (
+        f"{attack} stands, and green started again on 2,1: {red} follows only them (the "
+        "green small (upright) pyramid on the 7 of Wands at 2,1 was destroyed, not covered)")
+    assert [e.kind for e in ev[1:]] == [EventKind.ACCEPTED] * 3
+    assert s.to_move is Color.BLUE and s.status is Status.PLAYING
+    moves = [(c[0], c[1]) for c in rec.calls if c[0] in ("move", "undo")]
+    assert moves[-5:] == [("move", attack), ("undo", None), ("move", attack),
+                          ("move", "green: start 2,1"), ("move", red)]
 
 
 @pytest.mark.parametrize("pictures", ["hand, clear", "attacker hidden, clear",
