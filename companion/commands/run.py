@@ -154,12 +154,13 @@ def restore_recorded_corrections(session: Any, path: Path) -> int:
     """A continued game's corrected readings held again by its session (before, the same
     misread was asked about again and play stalled until answered): those the game's
     position still bears out (:meth:`LiveSession.restore_corrections`). How many."""
-    from companion.recording.store import open_game, pile_name_read
+    from companion.recording.store import covered_name_read, open_game, pile_name_read
 
-    # (a name read off the pile is no misread to hold)
+    # (a name read off the pile, or of a card the Alchemist covered, is no misread to hold)
     return int(session.restore_corrections([ev.move for ev in open_game(path).events
                                             if ev.kind == "correction" and ev.move
-                                            and pile_name_read(ev) is None]))
+                                            and pile_name_read(ev) is None
+                                            and covered_name_read(ev) is None]))
 
 
 def open_recording(path: Path | None, *, game: str, edition: str, players: tuple[str, ...],

@@ -78,6 +78,7 @@ from companion.games.zarcana.state import (
     name_back,
     names_forgotten,
     names_given,
+    with_names,
 )
 from companion.games.zarcana.table import (
     Explanation,
@@ -107,7 +108,7 @@ from companion.live.tablestate import (
     stacks_of,
 )
 from companion.live.trials import Trials
-from companion.recording.store import Backlog, pile_name_line
+from companion.recording.store import Backlog, covered_name_line, pile_name_line
 
 
 def _table_mat(mat: Any) -> dict[str, Any] | None:
@@ -321,6 +322,13 @@ class HistoryEntry:
 #: the move (:meth:`LiveSession._face_down_seen_later`). Words for the players: the game
 #: file's reader goes by the correction's line (recording.store.pile_name_line)
 PILE_NAME_NOTE = "seen on the discard pile"
+
+
+#: how the correction that names a card the Alchemist covered at once says that the camera
+#: saw it as a move took the card above it away (:meth:`LiveSession._uncovered_seen`,
+#: :meth:`LiveSession._uncovered_seen_later`); the game file's reader goes by the line
+#: (recording.store.covered_name_line)
+COVERED_NAME_NOTE = "seen on the table"
 
 
 #: the note a move clicked in the window is recorded with
@@ -1639,6 +1647,9 @@ class LiveSession:
         named_later = self._face_down_seen_later(st, view)
         if named_later:
             st = self._require_state()
+        named_later += self._uncovered_seen_later(st, view)
+        if named_later:
+            st = self._require_state()
         hidden = self._hidden_cells(st, view)
         if len(hidden) >= OCCLUDED_CARDS:
             # No move takes this many territories off the table at once: something (a hand,
@@ -2535,6 +2546,8 @@ class LiveSession:
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
+        if named is not None:
+            old, named = self._uncovered_seen(old, named, text)
         names, unknown = self._face_down_seen(old, move, new, text, named, unsure, shown)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, names))
@@ -2603,6 +2616,66 @@ class LiveSession:
                      note=f"the face-down card at {format_cell(cell)} is {card}: "
                           f"{PILE_NAME_NOTE} {where} {text} destroyed it")
         return names_given(old, named), None
+
+    def _uncovered_seen(self, old: ZarcanaState, named: ZarcanaState, text: str
+                        ) -> tuple[ZarcanaState, ZarcanaState | None]:
+        """The cards the Alchemist covered at once ("?": no camera saw them) that the move
+        ``text`` uncovered, as ``named`` (``old``, the game before the move, with the cards
+        the picture showed named: table.explain) names them: named back in every position
+        they lay covered in, and recorded as a correction before the move, so that the
+        game file's replay of the move uncovers them named too. ``old`` with those names,
+        and ``named`` where it names more (a face-down card destroyed, read off the
+        discard pile: :meth:`_face_down_seen`), else None."""
+        covered = {cell: given for cell, given in names_given(old, named).items()
+                   if any(a != b and a[1] for a, b in zip(*given))}
+        if not covered:
+            return old, named
+        first = with_names(old, covered)
+        self._name_back(old, first)
+        for cell, (unknown, stack) in sorted(covered.items()):
+            card = next(b[0] for a, b in zip(unknown, stack) if a != b)
+            where = format_cell(cell)
+            # (the line says what the note says in words: the replay and a continued game
+            # read it, recording.store.covered_name_read)
+            self._record("correction", covered_name_line("before", where, card), state=first,
+                         note=f"the card the Alchemist covered at {where} is {card}: "
+                              f"{COVERED_NAME_NOTE} as {text} uncovered it")
+        return first, (named if names_given(first, named) else None)
+
+    def _uncovered_seen_later(self, st: ZarcanaState, view: TableView) -> list[LiveEvent]:
+        """The cards the Alchemist covered at once that lie on top now, "?" (the move that
+        took the card above away was clicked before the camera saw them), named where this
+        picture shows there a card the game knows nowhere, in the game and back to where
+        they lay on top, recorded as a correction after the move. The table showed a card
+        where the game had "?", which no move explained. Else nothing."""
+        names: FaceDownNames = {}
+        unseen: set[str] | None = None
+        for cell, stack in sorted(st.board.items()):
+            card = view.cards.get(cell)
+            if not stack or stack[-1] != (UNKNOWN, True) or card is None \
+                    or card in (BACK, UNKNOWN):
+                continue
+            unseen = st.unseen_cards() if unseen is None else unseen
+            if card in unseen and all(n[-1][0] != card for _, n in names.values()):
+                names[cell] = (stack, stack[:-1] + ((card, True),))
+        if not names:
+            return []
+        named = with_names(st, names)
+        self._name_back(st, named)
+        self._state = named
+        self._sync_tracker(named)
+        last = self._history[-1] if self._history else None
+        events = []
+        for cell, (_, stack) in sorted(names.items()):
+            where, card = format_cell(cell), stack[-1][0]
+            text = (f"the card the Alchemist covered at {where} is {card}: {COVERED_NAME_NOTE}"
+                    + (f" after {last.move}" if last is not None else ""))
+            self._record("correction", covered_name_line("after", where, card), state=named,
+                         note=text)
+            events.append(LiveEvent(EventKind.INFO, text,
+                                    player=last.player if last is not None else None,
+                                    frame=self._last_frame))
+        return events
 
     def _take_back_last(self) -> HistoryEntry:
         """The last accepted move, taken off the history. A name it read off the discard

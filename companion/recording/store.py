@@ -68,6 +68,15 @@ SUFFIX = ".db"
 #: did: it was clicked before a picture showed the pile). A continued game and the replay
 #: find such a name by it (:func:`pile_name_read`), never by the note's wording.
 PILE_NAME_MARK = "pile-name"
+#: The line a correction's ``move`` holds where the camera saw a card the Alchemist covered
+#: at once (built from a draw pile nobody sees: "?" in the game) as a move took the card
+#: above it away: ``covered-name before 1,0 cups-04`` (the move recorded next uncovered
+#: it: the correction's state names it in the position before) or ``covered-name after 1,0
+#: cups-04`` (the last move standing did: clicked before a picture showed the card). The
+#: replay names the card from the correction's state alone, as it names a face-down card
+#: (:func:`~companion.games.zarcana.state.names_given`); a continued game passes such a
+#: correction over as no misread to hold (:func:`covered_name_read`).
+COVERED_NAME_MARK = "covered-name"
 #: The words the note of such a correction held in files written before the mark
 #: (2026-12-02), which a continued game and the replay read instead: the session's wording
 #: of then, kept here as those files have it
@@ -1863,6 +1872,36 @@ def pile_name_read(ev: RecordedEvent) -> PileNameRead | None:
         return PileNameRead("after")
     if _PILE_NAME_NOTE_BEFORE_THE_MARK in ev.note:
         return PileNameRead("before")
+    return None
+
+
+@dataclass(frozen=True)
+class CoveredNameRead:
+    """A correction that named a card the Alchemist covered at once, seen as a move took
+    the card above it away (:data:`COVERED_NAME_MARK`): "before" the move that uncovered it
+    (recorded next), or "after" it (the last move standing); where it lay, and its name."""
+
+    when: str
+    cell: str
+    card: str
+
+
+def covered_name_line(when: str, cell: str, card: str) -> str:
+    """The ``move`` line of a correction naming ``card`` the covered card at ``cell``, seen
+    ``when`` ("before" or "after") the move that uncovered it."""
+    if when not in ("before", "after"):
+        raise ValueError(f"a covered card is named before or after its move, not {when!r}")
+    return f"{COVERED_NAME_MARK} {when} {cell} {card}"
+
+
+def covered_name_read(ev: RecordedEvent) -> CoveredNameRead | None:
+    """What a correction says of a covered card's name (:func:`covered_name_line`); None: it
+    is not such a correction."""
+    if ev.kind != "correction" or ev.move is None:
+        return None
+    parts = ev.move.split()
+    if len(parts) == 4 and parts[0] == COVERED_NAME_MARK and parts[1] in ("before", "after"):
+        return CoveredNameRead(parts[1], parts[2], parts[3])
     return None
 
 

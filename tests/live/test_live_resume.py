@@ -876,3 +876,87 @@ def test_a_name_read_off_the_pile_is_not_held_as_a_misread_in_a_later_sitting(
         assert restore_recorded_corrections(again, tmp_path / "game.db") == 0
     assert not caplog.records, [r.getMessage() for r in caplog.records]
     again.close()
+
+
+def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
+    """A two-player game recorded to ``path`` with the Alchemist an optional trump: red's
+    Alchemist builds twice at 1,0 from the draw pile nobody sees (the first card covered at
+    once, "?"), then blue's Swords attack destroys the top card, and the card under it,
+    cups-04, comes into view: the picture of the attack shows it (``how`` "seen"), or the
+    attack is clicked and the next picture shows it ("clicked")."""
+    from live_support import MAT, make_record
+
+    from companion.games.zarcana.engine import position
+    from companion.recording.store import GameRecorder
+
+    players = ["red", "blue"]
+    settings = {"optional_trumps": (("major-09", "alchemist"),)}
+    start = position(players, edition="1996",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
+                            "1,1": "cups-08"},
+                     pieces={"0,0": "red1E", "1,1": "blue1N"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68, **settings)
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    settings=settings, initial_state=start)
+    view = TableView.of(start)
+    s.observe(make_record({**view.cards, (1, 0): "wands-07"}, view.pyramids,
+                          discard=["major-09"]), frame=1)
+    assert [h.move for h in s.history] == [
+        "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"]
+    if how == "clicked":
+        s.manual("blue: play swords-03 by blue1N@1,1: attack @1,0")
+    s.observe(make_record({**view.cards, (1, 0): "cups-04"}, view.pyramids,
+                          discard=["major-09", "wands-07", "swords-03"]), frame=2)
+    return s
+
+
+@pytest.mark.parametrize("how, when", [("seen", "before"), ("clicked", "after")])
+def test_the_alchemists_covered_card_is_named_when_a_move_uncovers_it(
+        tmp_path: Path, how: str, when: str) -> None:
+    """The Alchemist's first card, covered at once, lies "?" in the game (no camera saw it).
+    Blue's attack destroys the card on top and the camera sees the covered one, cups-04:
+    that move was not explained (the table showed a card where the game had "?"), or a
+    move that builds cups-04 there was taken instead. The card is named where it lay
+    covered, the attack taken as it was made, and the game file says so in a correction
+    (``covered-name before|after 1,0 cups-04``) that its replay and a later sitting read."""
+    path = tmp_path / "game.db"
+    s = _alchemist_uncovered(path, how)
+    attack = "blue: play swords-03 by blue1N@1,1: attack @1,0"
+    assert [h.move for h in s.history][1:] == [attack]
+    assert s.state is not None and s.state.board[(1, 0)] == (("swords-05", True),
+                                                             ("cups-04", True))
+    # (seen with the attack: named where it lay covered, since the Alchemist built it, and
+    # a take-back keeps it; seen after a clicked attack: from the attack on)
+    covered = "cups-04" if how == "seen" else "?"
+    stack = (("swords-05", True), (covered, True), ("wands-07", True))
+    assert s.history[0].state.board[(1, 0)] == stack
+    assert "cups-04" not in s.state.unseen_cards()
+    played = [dumps(s.initial_state)] + [dumps(h.state) for h in s.history]
+    s.close()
+    from companion.recording.store import accepted_moves, covered_name_read
+
+    game = open_game(path)
+    corrections = [e for e in game.events if e.kind == "correction"]
+    assert [e.move for e in corrections] == [f"covered-name {when} 1,0 cups-04"]
+    read = covered_name_read(corrections[0])
+    assert read is not None and (read.when, read.cell, read.card) == (when, "1,0", "cups-04")
+    assert dumps(rebuild_state(game)) == played[-1]
+    start, moves = accepted_moves(game)
+    if how == "seen":
+        assert [dumps(start)] + [dumps(st) for _, st in moves] == played
+    else:
+        assert dumps(moves[-1][1]) == played[-1]
+    # a later sitting: the same game, the name no misread to hold again, and a take-back
+    # of the attack leaves the card under the Alchemist's top card as the sitting had it
+    rec, start, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=start, history=history)
+    assert dumps(again.state) == played[-1]
+    assert restore_recorded_corrections(again, path) == 0
+    again.step_back()
+    assert again.state is not None and again.state.board[(1, 0)] == stack
+    again.close()
+    assert rebuild_state(open_game(path)).board[(1, 0)] == again.state.board[(1, 0)]

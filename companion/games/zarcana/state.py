@@ -182,21 +182,28 @@ class StateData:
         return self.stashes[color]
 
 
-#: face-down territories named: cell -> (its stack with the card unknown, the stack named)
+#: unknown cards named: cell -> (its stack with the card unknown, the stack named)
 FaceDownNames = dict[Cell, tuple[tuple[Layer, ...], tuple[Layer, ...]]]
 
 
 def names_given(before: StateData, after: StateData) -> FaceDownNames:
-    """The face-down territories of ``before`` whose unknown top card ``after`` names (a
-    player said which card a Wheel of Fortune build laid face down), the rest of the stack
-    the same."""
+    """The unknown cards of ``before``'s stacks that ``after`` names, the rest of the stack
+    the same: a face-down territory's top card (a player said which card a Wheel of Fortune
+    build laid face down, or the camera read it off the discard pile), or a face-up card
+    the Alchemist's second build covered at once (the camera saw it as a move took the
+    card above it away)."""
     out: FaceDownNames = {}
     for cell, stack in before.board.items():
-        if not stack or stack[-1] != (UNKNOWN, False):
+        if not any(card == UNKNOWN for card, _ in stack):
             continue
         named = after.board.get(cell)
-        if named is not None and len(named) == len(stack) and named[:-1] == stack[:-1] \
-                and not named[-1][1] and named[-1][0] != UNKNOWN:
+        if named is None or len(named) != len(stack) or named == stack:
+            continue
+        changed = [k for k, (a, b) in enumerate(zip(stack, named)) if a != b]
+        if len(changed) != 1:
+            continue
+        was, now = stack[changed[0]], named[changed[0]]
+        if was[0] == UNKNOWN and now[0] != UNKNOWN and was[1] == now[1]:
             out[cell] = (stack, named)
     return out
 

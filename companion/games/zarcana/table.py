@@ -33,7 +33,7 @@ from companion.games.zarcana.moves import (
     Turn,
 )
 from companion.games.zarcana.rules import Edition, Settings
-from companion.games.zarcana.state import ExtraOption, FoolDraw, FoolPlay
+from companion.games.zarcana.state import ExtraOption, FoolDraw, FoolPlay, Layer, with_names
 
 
 @dataclass(frozen=True)
@@ -433,7 +433,7 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     states: list[ZarcanaState] = []
     named: list[tuple[ZarcanaState, ZarcanaState, ZarcanaState]] = []
     for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
-        both = _discarded_named(state, mv, after, seen) if compare_discard else None
+        both = _seen_named(state, mv, after, seen, compare_discard)
         if both is not None:
             after = both[1]
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
@@ -448,6 +448,64 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         return Explanation(changes, tuple(found[i] for i in order), (),
                            tuple(states[i] for i in order), tuple(named))
     return Explanation(changes, (), tuple(_diagnose(state, seen, compare_discard)))
+
+
+def _seen_named(state: ZarcanaState, move: Move, after: ZarcanaState, seen: TableView,
+                compare_discard: bool) -> tuple[ZarcanaState, ZarcanaState] | None:
+    """``state`` and ``after`` (``move`` made in ``state``) with the unknown cards the move
+    brings into view named as ``seen`` shows them: a card the Alchemist covered, uncovered
+    (:func:`uncovered_named`), and a face-down territory destroyed, face up on the discard
+    pile (:func:`_discarded_named`, with ``compare_discard``). None: nothing named."""
+    named = None
+    if any(s and s[-1] == (UNKNOWN, True) for s in after.board.values()):
+        named = uncovered_named(state, move, seen.cards, plain=after)
+        if named is not None:
+            state, after = named
+    if compare_discard:
+        named = _discarded_named(state, move, after, seen) or named
+    return named
+
+
+def uncovered_named(before: ZarcanaState, move: Move, cards: Mapping[Cell, str], *,
+                    plain: ZarcanaState | None = None
+                    ) -> tuple[ZarcanaState, ZarcanaState] | None:
+    """``before`` with each card the Alchemist covered at once (built from a draw pile
+    nobody sees: "?", face up, under the top card) that ``move`` brings into view (it takes
+    the card above away: destroyed, discarded, moved by the Moon) named as ``cards`` (the
+    table after the move) shows it, in every position it lay covered in, so that the move
+    made from there uncovers it, as a replay of the game file does; with the game after
+    that move. None where the move uncovers no such card, or the card seen there cannot be
+    it (the game knows it to lie elsewhere, or one card is seen in two such places).
+    ``plain``: ``move`` made in ``before`` already, where the caller has it. Without it the
+    table showed a card where the game had "?": the move was not explained, or a build
+    of that card was taken instead."""
+    try:
+        plain = before.apply(move) if plain is None else plain
+    except CompanionError:
+        return None
+    unseen = before.unseen_cards()
+    names: dict[Cell, tuple[tuple[Layer, ...], tuple[Layer, ...]]] = {}
+    taken: set[str] = set()
+    for cell, stack in sorted(plain.board.items()):
+        if not stack or stack[-1] != (UNKNOWN, True):
+            continue
+        under = before.board.get(cell, ())
+        k = len(stack)
+        if len(under) <= k or under[:k] != stack:
+            continue    # (not uncovered by this move)
+        card = cards.get(cell)
+        if card is None or card in (BACK, UNKNOWN) or card not in unseen or card in taken:
+            return None
+        taken.add(card)
+        names[cell] = (under, under[:k - 1] + ((card, True),) + under[k:])
+    if not names:
+        return None
+    named = with_names(before, names)
+    try:
+        after = named.apply(move)
+    except CompanionError:
+        return None
+    return named, after
 
 
 def _discarded_named(state: ZarcanaState, move: Move, after: ZarcanaState,
@@ -712,4 +770,5 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
 
 __all__ = ["Change", "Explanation", "PyramidsShort", "TableError", "TableView", "TwoMoves",
            "candidate_moves", "diff", "explain", "explain_three", "explain_two",
-           "broken_short", "face_down_named", "game_from_table", "pyramids_short"]
+           "broken_short", "face_down_named", "game_from_table", "pyramids_short",
+           "uncovered_named"]
