@@ -3014,7 +3014,7 @@ class _Matcher:
         for mv in candidate_moves(self.st, probe):
             if isinstance(mv, Reorient):
                 continue  # read off each view separately
-            mv = fill_builds(mv, self.seen)
+            mv = fill_builds(mv, self.seen, self.st)
             key = str(mv)
             if key in done:
                 continue

@@ -391,6 +391,45 @@ def test_the_alchemist_built_from_an_unseen_draw_pile_is_judged() -> None:
         [e.text for e in ev]
 
 
+def test_the_alchemist_built_from_a_known_draw_pile_is_judged_its_cards_named() -> None:
+    """A game started from a position whose draw pile is known, in order: the Alchemist's
+    two builds draw its top two cards. The referee named the first (covered) build "?",
+    as from a pile nobody sees, and the engine wants the top card there: no move explained
+    the table. Now both builds are named from the pile, the first its top card."""
+    from companion.games.zarcana.engine import invariant_errors, position
+    from companion.games.zarcana.table import TableView
+
+    settings = {"optional_trumps": (("major-09", "alchemist"),)}
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"},
+                     hands={"red": ["major-09", "cups-05", "cups-06"],
+                            "blue": ["cups-07", "cups-08", "cups-09"]}, **settings)
+    assert not start.hidden
+    first, second = start.deck[-1], start.deck[-2]     # (the top card last)
+
+    def session() -> LiveSession:
+        return LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                           settings=settings, initial_state=start)
+
+    view = TableView.of(start)
+    played = (f"red: play major-09 as alchemist by red1U@1,0: build 1,0 ={first}; "
+              f"build 1,0 ={second}")
+    s = session()
+    ev = s.observe(make_record({**view.cards, (1, 0): second}, view.pyramids,
+                               discard=["major-09"]), frame=1)
+    assert [(e.kind, e.move) for e in ev] == [(EventKind.ACCEPTED, played)], [e.text for e in ev]
+    assert s.state is not None and [c for c, _ in s.state.board[(1, 0)]] == [
+        "swords-05", first, second]
+    assert invariant_errors(s.state) == [] and s.state.to_move is Color.BLUE
+    # the same with another card misread: the question names the Alchemist's stack
+    s = session()
+    ev = s.observe(make_record({**view.cards, (1, 0): second, (0, 0): "cups-04"},
+                               view.pyramids, discard=["major-09"]), frame=1)
+    assert [(e.kind, e.move) for e in ev] == [(EventKind.QUESTION, played)], \
+        [e.text for e in ev]
+
+
 def test_territory_powers_no_camera_sees_are_offered_as_clicks() -> None:
     """Justice's trade and the Star's draw, used from a territory, leave the table as it
     was: the window offered no button for them, the camera saw no change, and the next

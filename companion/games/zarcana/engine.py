@@ -403,6 +403,11 @@ class ZarcanaState(StateData):
     def cards_available(self) -> int:
         return len(self.deck) + len(self.discard)
 
+    def next_drawn(self) -> str | None:
+        """The card the next draw or build from the draw pile takes, as the game knows it
+        (UNKNOWN where nobody does; None: no card is left), the piles left as they are."""
+        return self.copy()._draw_one()
+
     def _draw_one(self) -> str | None:
         """Top card of the draw pile, rebuilding it from the discard pile when it runs out."""
         if not self.deck:

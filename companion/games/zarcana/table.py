@@ -179,18 +179,20 @@ def game_from_table(players: Sequence[Color | str], cards: Mapping[Cell, str], *
 
 # ------------------------------------------------------------------ explanations ---
 
-def fill_builds(move: Move, seen: TableView) -> Move:
-    """Name the card each build put down, read from the table (the deck is unseen); the
-    live referee's misread search names them the same way."""
+def fill_builds(move: Move, seen: TableView, state: ZarcanaState) -> Move:
+    """Name the card each build from the draw pile put down, read from the table, ``move``
+    being made in ``state``; the live referee's misread search names them the same way. A
+    build the same move covers (the Alchemist's first) is not seen: it is the top card of
+    the draw pile where the game knows the pile's order (a game started from a known
+    position), else left unnamed ("?")."""
     if not isinstance(move, Action):
         return move
     steps = []
     changed = False
     for i, s in enumerate(move.steps):
         if isinstance(s, Build) and not s.from_hand and s.card is None:
-            # (a build the same move covers, the Alchemist's first, is not seen: unnamed)
             covered = covered_at_once(move.power, i, move.steps)
-            card = None if covered else seen.cards.get(s.cell)
+            card = state.next_drawn() if covered else seen.cards.get(s.cell)
             s = replace(s, card=UNKNOWN if card in (None, BACK) else card)
             changed = True
         steps.append(s)
@@ -403,7 +405,7 @@ def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
     """Each legal move of ``moves`` (its builds named from ``seen``; each once: ``keys``
     holds those already tried) with the state after it."""
     for mv in moves:
-        mv = fill_builds(mv, seen)
+        mv = fill_builds(mv, seen, state)
         key = str(mv)
         if key in keys:
             continue
@@ -694,7 +696,7 @@ def _relaxed_results(state: ZarcanaState, seen: TableView, short: int = 0
         return
     tried: set[str] = set()
     for mv in _relaxed_candidates(state, seen, who, short):
-        mv = fill_builds(mv, seen)
+        mv = fill_builds(mv, seen, state)
         if str(mv) in tried:
             continue
         tried.add(str(mv))
