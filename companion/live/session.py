@@ -82,6 +82,7 @@ from companion.games.zarcana.state import (
 )
 from companion.games.zarcana.table import (
     Explanation,
+    MovesTried,
     PyramidsShort,
     TableView,
     ThreeMoves,
@@ -608,6 +609,13 @@ class LiveSession:
         #: top card search the same, and the hold searches the order the pile was read in
         self._searches: Trials[tuple[Sequence[TwoMoves | ThreeMoves], bool]] = Trials(
             keep=SEARCHES_KEPT)
+        #: the moves those searches tried from each position, with the positions they give,
+        #: for the table and the position judged (:class:`MovesTried`): each top card of a
+        #: pile in no known order is searched for with the same first moves, which the search
+        #: for one move made too, and the search for three moves makes the two-move search's
+        #: second moves again. Kept while a picture is judged (the next picture's table, if
+        #: it is searched, is another)
+        self._moves_tried: Trials[MovesTried] = Trials()
         # the other moves that fit the last move's picture (with the state the move taken
         # gave, which must still be the game's last for them to count)
         self._others: tuple[ZarcanaState, list[tuple[Move, ZarcanaState]]] | None = None
@@ -1504,6 +1512,16 @@ class LiveSession:
 
     def _judge(self, reading: TableReading, obs: Observation, frame: int | None,
                jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        try:
+            return self._judged_now(reading, obs, frame, jpeg, time_s)
+        finally:
+            # (the positions the searches made, thousands where nothing explains the table,
+            # let go: the searches' outcomes are kept for the same table seen again)
+            self._moves_tried.forget()
+
+    def _judged_now(self, reading: TableReading, obs: Observation, frame: int | None,
+                    jpeg: bytes | None, time_s: float | None) -> list[LiveEvent]:
+        """:meth:`_judge`'s judgement."""
         st = self._state
         assert st is not None
         if st.is_over:
@@ -1591,7 +1609,8 @@ class LiveSession:
             for k, base in enumerate(bases):
                 seen = (k, way.view.discard_top)
                 if seen not in judged:
-                    ex = explain(base, way.view, diagnose=False, compare_discard=True)
+                    ex = explain(base, way.view, diagnose=False, compare_discard=True,
+                                 tried=self._tried(st))
                     judged[seen] = ex.unchanged or ex.explained
                 if judged[seen]:
                     return way.discard_seen
@@ -1606,8 +1625,14 @@ class LiveSession:
         anew)."""
         self._pile_trials.forget()
         self._searches.forget()
+        self._moves_tried.forget()
         for trials in self._hold_trials.values():
             trials.forget()
+
+    def _tried(self, st: ZarcanaState) -> MovesTried:
+        """The moves tried from ``st`` and the positions they give for the table judged
+        now (:attr:`_moves_tried`)."""
+        return self._moves_tried.outcome(st, None, MovesTried)
 
     def _moves_at_once(self, st: ZarcanaState, reading: TableReading, *,
                        compare_discard: bool, three: bool = False
@@ -1626,11 +1651,12 @@ class LiveSession:
                compare_discard)
 
         def search() -> tuple[Sequence[TwoMoves | ThreeMoves], bool]:
+            tried = self._tried(st)
             if three:
                 return explain_three(st, view, under=under, compare_discard=compare_discard,
-                                     budget_s=THREE_MOVES_BUDGET_S)
+                                     budget_s=THREE_MOVES_BUDGET_S, tried=tried)
             return explain_two(st, view, under=under, compare_discard=compare_discard,
-                               budget_s=TWO_MOVES_BUDGET_S)
+                               budget_s=TWO_MOVES_BUDGET_S, tried=tried)
 
         return self._searches.outcome(st, key, search)
 
@@ -1662,7 +1688,8 @@ class LiveSession:
         covered = self._only_covered(reading, obs, frame, jpeg, time_s)
         if covered:
             return covered
-        ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard)
+        ex = explain(st, view, diagnose=False, compare_discard=self.watch_discard,
+                     tried=self._tried(st))
         was = self.status
         who = st.to_move.value if st.to_move is not None else None
         events: list[LiveEvent] = list(named_later)

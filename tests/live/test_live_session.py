@@ -2463,6 +2463,42 @@ def test_the_pile_orders_that_share_a_top_card_search_moves_seen_at_once_once(
     assert len(tops) == 7, tops
 
 
+def test_the_searches_of_a_picture_share_the_moves_they_tried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above (three cards new on the pile in no known order, nothing explains the table):
+    the search for two moves from each top card made the same first moves each, and the
+    search for three made the second moves the searches for two had made. They share one
+    :class:`MovesTried` (and say the same as each search on its own), let go once the
+    picture is judged (thousands of positions where nothing explains the table)."""
+    import companion.live.session as live
+    from companion.games.zarcana.table import MovesTried
+
+    given: list[Any] = []
+    alone = False
+    for name in ("explain_two", "explain_three"):
+        def search(*args: Any, _real: Any = getattr(live, name), **kw: Any) -> Any:
+            given.append(kw.get("tried"))
+            if alone:
+                kw.pop("tried", None)
+            return _real(*args, **kw)
+        monkeypatch.setattr(live, name, search)
+
+    def said() -> list[str]:
+        s, rec = _face_down_then_grown(["wands-03", "major-10", "cups-07", "wands-05"],
+                                       levels=False)
+        rec["pyramids"] = [dict(p, pips=3) if p["color"] == "blue" else p
+                           for p in rec["pyramids"]]
+        out = [e.text for e in s.observe(rec, frame=1)]
+        assert len(s._moves_tried) == 0
+        return out
+
+    shared = said()
+    assert len(given) == 4 and isinstance(given[0], MovesTried), given
+    assert all(t is given[0] for t in given)
+    alone = True
+    assert said() == shared
+
+
 def test_a_search_cut_short_on_a_still_table_is_not_made_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A search for moves seen at once that ran out of its budget (counted in the searching

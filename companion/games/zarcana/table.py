@@ -12,15 +12,16 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from companion.core.cards import BACK, card_info
 from companion.core.errors import CompanionError
 from companion.core.pieces import Cell, Color, Minion, Pose, Pyramid, format_cell
 from companion.core.verdict import Verdict
-from companion.games.zarcana.engine import ZarcanaState, covered_at_once, position
+from companion.games.zarcana.engine import ZarcanaState, _Found, covered_at_once, position
 from companion.games.zarcana.moves import (
     UNKNOWN,
     Action,
@@ -254,15 +255,50 @@ def candidate_moves(state: ZarcanaState, seen: TableView, *, short: int = 0) -> 
     """Moves worth testing against what the camera sees (a superset of the answers);
     ``short``: up to this many of the game's pyramids may be missing from ``seen`` (a
     reorient is read off the table with them)."""
+    for _, moves in _candidate_parts(state, seen, short):
+        yield from moves()
+
+
+#: A part of :func:`candidate_moves`: what the part's moves depend on besides the position
+#: and the table's cards and pyramids (the key :class:`MovesTried` keeps them under), and
+#: the moves.
+_Part = tuple[Hashable, Callable[[], Iterable[Move]]]
+
+
+def _candidate_parts(state: ZarcanaState, seen: TableView, short: int = 0,
+                     found: _Found | None = None) -> list[_Part]:
+    """:func:`candidate_moves` in parts, in its order: those of the tables that differ only
+    in the discard pile's top (each of the pile's top cards tried) are mostly the same.
+    ``found``: the legal steps of the suit powers played from the hand in this position,
+    where the caller keeps them (the engine's own listing of moves finds them once for every
+    card and pair that gives them: ``_HAND_BLIND``); else they are found once for these."""
     who = state.to_move
     if who is None:
-        return
+        return []
     top = state.pending[-1] if state.pending else None
     if isinstance(top, (FoolPlay, FoolDraw)) or (top is not None and not isinstance(top, ExtraOption)):
-        yield from state.legal_moves()
-        return
-    yield from _reorients_from_diff(state, seen, short=short)
-    yield from _rebuilding_draws(state, seen)
+        return [(("legal",), state.legal_moves)]
+    parts: list[_Part] = [
+        (("reorients", short), partial(_reorients_from_diff, state, seen, short=short)),
+        (("rebuilding draws", seen.discard_top is None), partial(_rebuilding_draws, state, seen)),
+        (("board",), partial(_board_moves, state, who))]
+    found = {} if found is None else found
+    played: list[str] = []
+    if seen.discard_top not in (None, state.discard_top()):
+        assert seen.discard_top is not None
+        played.append(seen.discard_top)
+    played += [c for c in state.hand(who) if c != UNKNOWN and c not in played]
+    parts += [(("hand", card), partial(_hand_moves, state, who, card, found))
+              for card in played]
+    if seen.discard_top is not None and state.settings.doubles != "off":
+        last = seen.discard_top
+        parts.append((("pair", last), partial(_pair_moves, state, who, last, found)))
+    return parts
+
+
+def _board_moves(state: ZarcanaState, who: Color) -> Iterator[Move]:
+    """The STARTs (none of ``who``'s pyramids on the board yet) and the powers of the
+    territories under ``who``'s pyramids."""
     if not state.has_pieces(who):
         for cell in state.board:
             yield Start(who, cell)
@@ -270,19 +306,18 @@ def candidate_moves(state: ZarcanaState, seen: TableView, *, short: int = 0) -> 
         t = state.top(m.cell)
         if t is not None and t[1]:
             yield from state._card_actions(who, Source.TERRITORY, (t[0],), only=m)
-    played: list[str] = []
-    if seen.discard_top not in (None, state.discard_top()):
-        assert seen.discard_top is not None
-        played.append(seen.discard_top)
-    played += [c for c in state.hand(who) if c != UNKNOWN and c not in played]
-    for card in played:
-        if state.could_hold(who, (card,)):
-            yield from state._card_actions(who, Source.HAND, (card,))
-    if seen.discard_top is not None and state.settings.doubles != "off":
-        last = seen.discard_top
-        for other in sorted(state.unseen_cards() | set(state.hand(who)) - {UNKNOWN}):
-            if state._pair_ok(other, last) and state.could_hold(who, (other, last)):
-                yield from state._card_actions(who, Source.WILD, (other, last))
+
+
+def _hand_moves(state: ZarcanaState, who: Color, card: str, found: _Found) -> Iterator[Move]:
+    if state.could_hold(who, (card,)):
+        yield from state._card_actions(who, Source.HAND, (card,), found=found)
+
+
+def _pair_moves(state: ZarcanaState, who: Color, last: str, found: _Found) -> Iterator[Move]:
+    """The doubles played with ``last`` on top."""
+    for other in sorted(state.unseen_cards() | set(state.hand(who)) - {UNKNOWN}):
+        if state._pair_ok(other, last) and state.could_hold(who, (other, last)):
+            yield from state._card_actions(who, Source.WILD, (other, last), found=found)
 
 
 def _rebuilding_draws(state: ZarcanaState, seen: TableView) -> Iterator[Move]:
@@ -410,23 +445,32 @@ def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
         if key in keys:
             continue
         keys.add(key)
-        if not state.check(mv).legal:
-            continue
-        try:
-            yield mv, state.apply(mv)
-        except CompanionError:
-            continue
+        after = _legal_after(state, mv)
+        if after is not None:
+            yield mv, after
+
+
+def _legal_after(state: ZarcanaState, move: Move) -> ZarcanaState | None:
+    """The position after ``move`` (None: it is not legal)."""
+    if not state.check(move).legal:
+        return None
+    try:
+        return state.apply(move)
+    except CompanionError:
+        return None
 
 
 def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
-            compare_discard: bool = True) -> Explanation:
+            compare_discard: bool = True, tried: MovesTried | None = None) -> Explanation:
     """Which legal move turns ``state`` into the table the camera sees now.
 
     ``seen.discard_top`` is the card now showing on the discard pile (None: the pile is
     empty); with ``compare_discard`` off (the camera cannot see the pile) it is ignored.
     When no legal move explains the change and ``diagnose`` is set, the moves that would
     explain it but break rules are returned with their verdicts, so a ruling can say what
-    was done wrong.
+    was done wrong. ``tried``: the moves tried from ``state`` for this table kept, as for
+    :func:`explain_two`, which the searches for moves seen at once that may follow make
+    again as their first moves (this one's are kept there too).
     """
     changes = _changes(TableView.of(state), seen, compare_discard)
     if not changes:
@@ -434,7 +478,13 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
     found: list[Move] = []
     states: list[ZarcanaState] = []
     named: list[tuple[ZarcanaState, ZarcanaState, ZarcanaState]] = []
-    for mv, after in _legal_results(state, candidate_moves(state, seen), seen, set()):
+    if tried is None:
+        results = _legal_results(state, candidate_moves(state, seen), seen, set())
+    else:
+        tried = tried._for(seen)
+        results = tried.legal_results(
+            state, _candidate_parts(state, seen, found=tried.found(state)), seen, set())
+    for mv, after in results:
         both = _seen_named(state, mv, after, seen, compare_discard)
         if both is not None:
             after = both[1]
@@ -559,6 +609,151 @@ def face_down_named(before: ZarcanaState, move: Move, card: str, *,
     return None
 
 
+class MovesTried:
+    """The moves the searches for moves seen at once (:func:`explain_two`,
+    :func:`explain_three`) tried from each position, for one table seen: each with its builds
+    named from the table, and the position after it where it is legal; and how far each
+    position's table is from the one seen. Kept for the searches that follow for the same
+    table from the same positions: the live referee searches a table for each top card of a
+    pile in no known order, each top's search making the same first moves, and for two moves
+    and then three, the three-move search making again the second moves the two-move search
+    made. Seen another table (other cards or pyramids), it forgets what it kept; the
+    positions are kept by identity (each object held, so that its id is not another's)."""
+
+    def __init__(self) -> None:
+        self._cards: dict[Cell, str] | None = None
+        #: the table's pyramids, each cell's in order (the cells with none left out)
+        self._pyramids: dict[Cell, tuple[Pyramid, ...]] = {}
+        self._at: dict[int, _Tries] = {}
+
+    def _for(self, seen: TableView) -> "MovesTried":
+        """This, for the table ``seen`` (what was kept for another table forgotten)."""
+        cards = dict(seen.cards)
+        pyramids = {c: tuple(sorted(ps)) for c, ps in seen.pyramids.items() if ps}
+        if cards != self._cards or pyramids != self._pyramids:
+            self._cards, self._pyramids = cards, pyramids
+            self._at.clear()
+        return self
+
+    def __len__(self) -> int:
+        """How many positions it keeps moves or a table for."""
+        return len(self._at)
+
+    def _tries(self, state: ZarcanaState) -> "_Tries":
+        at = self._at.get(id(state))
+        if at is None or at.state is not state:
+            at = self._at[id(state)] = _Tries(state)
+        return at
+
+    def _view(self, state: ZarcanaState) -> tuple["_Tries", TableView]:
+        at = self._tries(state)
+        if at.view is None:
+            at.view = TableView.of(state)
+        return at, at.view
+
+    def gap(self, state: ZarcanaState, seen: TableView, compare_discard: bool) -> int:
+        """How many changes tell ``state``'s table from ``seen`` (``len(diff(...))``, the
+        discard pile's only with ``compare_discard``): the board's counted once a position."""
+        at, view = self._view(state)
+        if at.board_gap is None:
+            at.board_gap = self._board_gap(view)
+        return at.board_gap + (compare_discard and view.discard_top != seen.discard_top)
+
+    def same(self, state: ZarcanaState, seen: TableView, compare_discard: bool) -> bool:
+        """Whether ``state``'s table is ``seen`` (:meth:`TableView.same_as`): compared, not
+        counted (:meth:`TableView.of` gives each cell's pyramids in order, none empty, as
+        :meth:`_for` keeps the table's)."""
+        _, view = self._view(state)
+        return view.cards == self._cards and view.pyramids == self._pyramids and (
+            not compare_discard or view.discard_top == seen.discard_top)
+
+    def _board_gap(self, view: TableView) -> int:
+        """The cards and pyramids of :func:`diff` from ``view`` to the table seen, counted
+        (most cells are the same: only those that differ are counted out)."""
+        assert self._cards is not None
+        cards, pyramids = self._cards, self._pyramids
+        n = 0
+        if view.cards != cards:
+            n = sum(1 for c in cards.keys() | view.cards.keys()
+                    if cards.get(c) != view.cards.get(c))
+        if view.pyramids != pyramids:
+            for cell in pyramids.keys() | view.pyramids.keys():
+                here, there = view.pyramids.get(cell, ()), pyramids.get(cell, ())
+                if here != there:
+                    n += _apart(here, there)
+        return n
+
+    def found(self, state: ZarcanaState) -> _Found:
+        """The legal steps of the suit powers played from the hand found in ``state``."""
+        return self._tries(state).found
+
+    def legal_results(self, state: ZarcanaState, parts: Iterable[_Part], seen: TableView,
+                      keys: set[str]) -> Iterator[tuple[Move, ZarcanaState]]:
+        """:func:`_legal_results` of the moves of ``parts``, in order, each part's tried
+        once a position (and each move once, whichever parts hold it)."""
+        at = self._tries(state)
+        for part, moves in parts:
+            tried = at.parts.get(part)
+            if tried is None:
+                tried = at.parts[part] = at.tried(moves(), seen)
+            for key, mv, after in tried:
+                if key in keys:
+                    continue
+                keys.add(key)
+                if after is not None:
+                    yield mv, after
+
+
+def _apart(a: Sequence[Pyramid], b: Sequence[Pyramid]) -> int:
+    """How many pyramids of ``a`` are not in ``b`` and of ``b`` not in ``a`` (each as often
+    as it is there), both in order (``sorted``): the changes :func:`diff` names of a cell."""
+    i = j = n = 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            i += 1
+            j += 1
+        elif a[i] < b[j]:
+            n += 1
+            i += 1
+        else:
+            n += 1
+            j += 1
+    return n + len(a) - i + len(b) - j
+
+
+class _Tries:
+    """What :class:`MovesTried` keeps of one position."""
+
+    __slots__ = ("state", "parts", "made", "found", "view", "board_gap")
+
+    def __init__(self, state: ZarcanaState) -> None:
+        self.state = state
+        #: per part of the moves (:data:`_Part`), each move's text, the move, and the
+        #: position after it (None: not legal), each text once
+        self.parts: dict[Hashable, list[tuple[str, Move, ZarcanaState | None]]] = {}
+        #: per move's text, the position after it (None: not legal)
+        self.made: dict[str, ZarcanaState | None] = {}
+        #: the legal steps of the suit powers played from the hand (:func:`_candidate_parts`)
+        self.found: _Found = {}
+        self.view: TableView | None = None
+        self.board_gap: int | None = None
+
+    def tried(self, moves: Iterable[Move], seen: TableView
+              ) -> list[tuple[str, Move, ZarcanaState | None]]:
+        out = []
+        here: set[str] = set()
+        for mv in moves:
+            mv = fill_builds(mv, seen, self.state)
+            key = str(mv)
+            if key in here:
+                continue
+            here.add(key)
+            if key not in self.made:
+                self.made[key] = _legal_after(self.state, mv)
+            out.append((key, mv, self.made[key]))
+        return out
+
+
 @dataclass(frozen=True)
 class TwoMoves:
     """Two legal moves, one after the other, that explain a change (a picture between them
@@ -571,46 +766,75 @@ class TwoMoves:
 
 
 def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = (),
-                compare_discard: bool = True, budget_s: float = 1.0
-                ) -> tuple[list[TwoMoves], bool]:
+                compare_discard: bool = True, budget_s: float = 1.0,
+                tried: MovesTried | None = None) -> tuple[list[TwoMoves], bool]:
     """Pairs of legal moves (this player's, then the next decision's) that turn ``state``
     into what the camera sees, simplest first, and whether the search was complete within
     ``budget_s`` seconds. ``under``: cards seen under the discard pile's top (the first
     move's card, when the second covered it). Only first moves that bring the table closer
     to ``seen`` are followed. The budget is of the searching thread's CPU time
     (:func:`time.thread_time`), not the wall clock's: a machine busy with other work finds
-    the same moves, later, so the same pictures give the same game."""
-    deadline = time.thread_time() + budget_s
+    the same moves, later, so the same pictures give the same game. ``tried``: the moves
+    tried by the searches before this one, for the same table but perhaps another top of
+    the pile (:class:`MovesTried`), which this one adds to; the answer is the same."""
+    tried = (MovesTried() if tried is None else tried)._for(seen)
+    return _pairs(state, seen, under, compare_discard, time.thread_time() + budget_s, tried)
+
+
+def _pairs(state: ZarcanaState, seen: TableView, under: Sequence[str], compare_discard: bool,
+           deadline: float, tried: MovesTried) -> tuple[list[TwoMoves], bool]:
+    """:func:`explain_two` within ``deadline`` (of :func:`time.thread_time`), ``tried``
+    for ``seen``."""
     found: list[TwoMoves] = []
-    for mv, middle in _closer_firsts(state, seen, under, compare_discard):
+    for mv, middle in _closer_firsts(state, seen, under, compare_discard, tried):
         if time.thread_time() > deadline:
             return _simplest_pairs(found), False
         if middle is None:
             continue
-        then = explain(middle, seen, diagnose=False, compare_discard=compare_discard)
-        found += [TwoMoves(mv, middle, m2, after) for m2, after in zip(then.moves, then.states)]
+        moves, states = _fits(middle, seen, compare_discard, tried)
+        found += [TwoMoves(mv, middle, m2, after) for m2, after in zip(moves, states)]
     return _simplest_pairs(found), True
 
 
+def _fits(state: ZarcanaState, seen: TableView, compare_discard: bool, tried: MovesTried
+          ) -> tuple[list[Move], list[ZarcanaState]]:
+    """The moves of :func:`explain` (``diagnose`` off) and the positions after them, the
+    moves tried kept in ``tried``."""
+    if tried.same(state, seen, compare_discard):
+        return [], []
+    found: list[Move] = []
+    states: list[ZarcanaState] = []
+    parts = _candidate_parts(state, seen, found=tried.found(state))
+    for mv, after in tried.legal_results(state, parts, seen, set()):
+        both = _discarded_named(state, mv, after, seen) if compare_discard else None
+        if both is not None:
+            after = both[1]
+        if tried.same(after, seen, compare_discard):
+            found.append(mv)
+            states.append(after)
+    order = sorted(range(len(found)), key=lambda i: _complexity(found[i]))
+    return [found[i] for i in order], [states[i] for i in order]
+
+
 def _closer_firsts(state: ZarcanaState, seen: TableView, under: Sequence[str],
-                   compare_discard: bool) -> Iterator[tuple[Move, ZarcanaState | None]]:
+                   compare_discard: bool, tried: MovesTried
+                   ) -> Iterator[tuple[Move, ZarcanaState | None]]:
     """The first moves of runs that may turn ``state`` into ``seen`` (:func:`explain_two`,
     :func:`explain_three`): each legal move shaped like the change, with the state after it
     where that brings the table closer to ``seen`` and the game goes on, else None (yielded
     all the same, so a caller's clock is checked between them)."""
-    def gap(view: TableView) -> int:
-        return len(_changes(view, seen, compare_discard))
-
-    start = gap(TableView.of(state))
+    start = tried.gap(state, seen, compare_discard)
     if start == 0:
         return
     keys: set[str] = set()
     views = [seen] + [replace(seen, discard_top=c) for c in under if c != seen.discard_top]
     for view in views:
-        firsts = itertools.chain(_reorients_from_diff(state, view, own_only=True),
-                                 candidate_moves(state, view))
-        for mv, middle in _legal_results(state, firsts, seen, keys):
-            closer = not middle.is_over and gap(TableView.of(middle)) < start
+        # (the mover's own reorients depend on the pyramids alone: the same for every view)
+        own: _Part = (("own reorients",),
+                      partial(_reorients_from_diff, state, view, own_only=True))
+        parts = [own] + _candidate_parts(state, view, found=tried.found(state))
+        for mv, middle in tried.legal_results(state, parts, seen, keys):
+            closer = not middle.is_over and tried.gap(middle, seen, compare_discard) < start
             yield mv, (middle if closer else None)
 
 
@@ -634,23 +858,23 @@ class ThreeMoves:
 
 
 def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = (),
-                  compare_discard: bool = True, budget_s: float = 1.5
-                  ) -> tuple[list[ThreeMoves], bool]:
+                  compare_discard: bool = True, budget_s: float = 1.5,
+                  tried: MovesTried | None = None) -> tuple[list[ThreeMoves], bool]:
     """Runs of three legal moves (this player's and the next two decisions') that turn
     ``state`` into what the camera sees, simplest first, and whether the search was
     complete within ``budget_s`` seconds: :func:`explain_two` from each first move that
     brings the table closer to ``seen``, so the search stays as narrow as the change. The
-    budget is of CPU time, as :func:`explain_two`'s."""
+    budget is of CPU time, as :func:`explain_two`'s; ``tried`` as there (the moves the
+    two-move search made from its first moves' positions are this one's second moves)."""
     deadline = time.thread_time() + budget_s
+    tried = (MovesTried() if tried is None else tried)._for(seen)
     found: list[ThreeMoves] = []
-    for mv, middle in _closer_firsts(state, seen, under, compare_discard):
-        left = deadline - time.thread_time()
-        if left <= 0:
+    for mv, middle in _closer_firsts(state, seen, under, compare_discard, tried):
+        if deadline - time.thread_time() <= 0:
             return _simplest_runs(found), False
         if middle is None:
             continue
-        pairs, complete = explain_two(middle, seen, under=under,
-                                      compare_discard=compare_discard, budget_s=left)
+        pairs, complete = _pairs(middle, seen, under, compare_discard, deadline, tried)
         found += [ThreeMoves(mv, middle, pair) for pair in pairs]
         if not complete:
             return _simplest_runs(found), False
@@ -770,7 +994,7 @@ def _relaxed_steps(state: ZarcanaState, base: Action, m: Minion | None) -> Itera
         yield replace(base, steps=(s,))
 
 
-__all__ = ["Change", "Explanation", "PyramidsShort", "TableError", "TableView", "TwoMoves",
-           "candidate_moves", "diff", "explain", "explain_three", "explain_two",
+__all__ = ["Change", "Explanation", "MovesTried", "PyramidsShort", "TableError", "TableView",
+           "TwoMoves", "candidate_moves", "diff", "explain", "explain_three", "explain_two",
            "broken_short", "face_down_named", "game_from_table", "pyramids_short",
            "uncovered_named"]
