@@ -211,6 +211,28 @@ def test_the_searches_sharing_the_moves_tried_make_each_move_once_a_position(
     assert [k for k, n in made.items() if n > 1] == []
 
 
+def test_a_move_tried_is_checked_against_the_rules_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trying a move (is it legal, and the position after it) checks it against the rules
+    once: it was checked, then made, which checks it again (half the work of a move
+    tried, most of those tried being legal)."""
+    checked: Counter[tuple[int, str]] = Counter()
+    positions: list[ZarcanaState] = []      # (held: an id is not another position's)
+    violations = ZarcanaState._violations
+
+    def counted(self: ZarcanaState, move: Any) -> Any:
+        positions.append(self)
+        checked[id(self), str(move)] += 1
+        return violations(self, move)
+
+    monkeypatch.setattr(ZarcanaState, "_violations", counted)
+    case = next(c for c in cases() if c.name.startswith("two") and c.compare_discard)
+    view, under = next(case.tops())
+    explain_two(case.start, view, under=under, budget_s=BUDGET_S)
+    assert sum(checked.values()) > 100
+    assert [k for k, n in checked.items() if n > 1] == []
+
+
 def test_the_tables_kept_count_the_changes_as_diff_does() -> None:
     """:class:`MovesTried` tells how far a position's table is from the one seen as
     :func:`diff` does (how many changes), and whether it is the one seen as

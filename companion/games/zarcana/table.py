@@ -451,12 +451,11 @@ def _legal_results(state: ZarcanaState, moves: Iterator[Move], seen: TableView,
 
 
 def _legal_after(state: ZarcanaState, move: Move) -> ZarcanaState | None:
-    """The position after ``move`` (None: it is not legal)."""
-    if not state.check(move).legal:
-        return None
+    """The position after ``move`` (None: it is not legal). (Not checked first: ``apply``
+    checks the move itself, and the rules' checks were half the work of trying a move.)"""
     try:
         return state.apply(move)
-    except CompanionError:
+    except CompanionError:      # (IllegalMoveError among them)
         return None
 
 
