@@ -342,3 +342,16 @@ def test_heat_peaks_are_each_windows_weighted_middle(seed):
         assert pts.dtype == np.float64 and pts.shape == want.shape
         assert np.array_equal(pts, want) and np.array_equal(vals, want_vals)
     assert HeatMap(np.zeros((5, 5), np.float32)).peaks(0.1)[0].shape == (0, 2)
+
+
+@pytest.mark.parametrize("group", [(0, 1, 2, 3, 4, 5, 6, 7), (8, 9), (3,), (1, 4, 9)])
+def test_group_mask_is_the_classes_of_the_group(group):
+    # a run of classes (the two the finder searches) by one comparison, any other set by a
+    # look-up table: nonzero exactly on the group's classes, whatever else the label holds
+    from vision.pyramids.proposals import group_mask
+
+    label = np.random.default_rng(len(group)).integers(0, 256, (97, 131), dtype=np.uint8)
+    label[:, :40] %= 11
+    got = group_mask(label, group)
+    assert got.dtype == np.uint8 and got.shape == label.shape
+    assert np.array_equal(got != 0, np.isin(label, group))

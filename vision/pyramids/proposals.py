@@ -93,12 +93,24 @@ MIN_AREA_BY_GROUP = (MIN_AREA_MM2, 100.0)
 def propose(seg: Segmentation) -> list[Candidate]:
     out: list[Candidate] = []
     for gi, group in enumerate(GROUPS):
-        lut = np.zeros(256, np.uint8)
-        lut[list(group)] = 1
-        out.extend(_propose_group(seg, cv2.LUT(seg.label, lut), MAX_AREA_BY_GROUP[gi],
+        out.extend(_propose_group(seg, group_mask(seg.label, group), MAX_AREA_BY_GROUP[gi],
                                   PEAK_LIMIT_MM2[gi], parts=gi == 0,
                                   min_area=MIN_AREA_BY_GROUP[gi]))
     return _merge(out)
+
+
+def group_mask(label: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+    """(h, w) uint8, nonzero where ``label`` (uint8) is one of ``group``'s classes."""
+    lo, hi = min(group), max(group)
+    if len(set(group)) == hi - lo + 1:
+        # a run of classes (both groups): one comparison, a quarter of a look-up table's
+        # time over the whole view (25 against 95 us)
+        out: np.ndarray = cv2.inRange(label, lo, hi)
+        return out
+    lut = np.zeros(256, np.uint8)
+    lut[list(group)] = 1
+    out = cv2.LUT(label, lut)
+    return out
 
 
 def _propose_group(seg: Segmentation, fg: np.ndarray, max_area: float, peak_limit: float,
