@@ -355,3 +355,16 @@ def test_group_mask_is_the_classes_of_the_group(group):
     got = group_mask(label, group)
     assert got.dtype == np.uint8 and got.shape == label.shape
     assert np.array_equal(got != 0, np.isin(label, group))
+
+
+def test_gains_are_applied_as_the_plain_formula_each_time():
+    # the look-up table is kept per gains: another frame's gains get their own
+    from vision.pyramids.topdown import apply_gains
+
+    img = _photo(3)
+    for gains in ([1.1, 0.9, 1.3], [0.8, 1.0, 2.9], [1.1, 0.9, 1.3], [1.0, 1.0, 1.0]):
+        g = np.array(gains, np.float32)
+        want = np.clip(img.astype(np.float32) * g + 0.5, 0, 255).astype(np.uint8)
+        got = apply_gains(img, g)
+        assert np.array_equal(got, want), gains
+    assert apply_gains(img, np.ones(3, np.float32)) is img

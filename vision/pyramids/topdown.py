@@ -16,6 +16,7 @@ from turning every yellow pyramid orange.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 
@@ -243,9 +244,22 @@ def paper_gains(samples: np.ndarray, per_marker: int) -> np.ndarray:
 
 def apply_gains(image: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """``image`` (uint8 BGR) times per-channel ``gains``, saturated."""
-    if np.allclose(gains, 1.0):
+    lut = _gains_lut(np.asarray(gains, np.float32).tobytes())
+    if lut is None:
         return image
-    lut = np.clip(np.arange(256, dtype=np.float32)[:, None] * np.asarray(gains, np.float32)
-                  + 0.5, 0, 255).astype(np.uint8).reshape(256, 1, 3)
     out: np.ndarray = cv2.LUT(image, lut)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _gains_lut(gains: bytes) -> np.ndarray | None:
+    """The look-up table of :func:`apply_gains` for gains given as float32 bytes (None where
+    they are all 1). Kept: a frame's view and every batch of its patches take the same gains
+    (eight times a frame)."""
+    g = np.frombuffer(gains, np.float32)
+    if np.allclose(g, 1.0):
+        return None
+    lut: np.ndarray = np.clip(np.arange(256, dtype=np.float32)[:, None] * g + 0.5, 0, 255
+                              ).astype(np.uint8).reshape(256, 1, 3)
+    lut.setflags(write=False)
+    return lut
