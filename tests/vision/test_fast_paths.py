@@ -368,3 +368,17 @@ def test_gains_are_applied_as_the_plain_formula_each_time():
         got = apply_gains(img, g)
         assert np.array_equal(got, want), gains
     assert apply_gains(img, np.ones(3, np.float32)) is img
+
+
+def test_histogram_smoothing_is_one_two_one_along_each_axis():
+    from vision.pyramids.colors import _smooth
+
+    v = np.random.default_rng(5).random((8, 7, 6, 2)).astype(np.float32)
+    want = v.copy()
+    for ax in range(3):
+        p = np.pad(want, [(1, 1) if a == ax else (0, 0) for a in range(4)], mode="edge")
+        n = want.shape[ax]
+        want = (np.take(p, range(n), axis=ax) + 2 * np.take(p, range(1, n + 1), axis=ax)
+                + np.take(p, range(2, n + 2), axis=ax)) / 4.0
+    got = _smooth(v)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
