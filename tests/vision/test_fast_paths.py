@@ -382,3 +382,15 @@ def test_histogram_smoothing_is_one_two_one_along_each_axis():
                 + np.take(p, range(2, n + 2), axis=ax)) / 4.0
     got = _smooth(v)
     assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
+def test_size_columns_follow_the_classifiers_own_order():
+    # kept per list of names: a shape classifier whose classes come in another order (a
+    # stand-in, another file) gets its own columns
+    from vision.pyramids.classifier import SECTORS, SHAPE_CLASSES
+    from vision.pyramids.find import _size_columns
+
+    for names in (SHAPE_CLASSES, tuple(np.random.default_rng(2).permutation(SHAPE_CLASSES))):
+        cols = _size_columns(tuple(str(n) for n in names))
+        assert [[names[u]] + [names[i] for i in lie] for u, lie in cols] == \
+            [[f"{p}U"] + [f"{p}L{k:02d}" for k in range(SECTORS)] for p in (1, 2, 3)]

@@ -1192,11 +1192,8 @@ class PyramidFinder:
                 return None
         color, p_color, cold = first
         center = np.array(cand.center_mm, np.float64)
-        names = self.how.names
         by_size = []
-        for pips in (1, 2, 3):
-            iu = names.index(f"{pips}U")
-            il = [names.index(f"{pips}L{k:02d}") for k in range(SECTORS)]
+        for iu, il in _size_columns(tuple(self.how.names)):
             by_size.append((float(p_how[iu]), float(p_how[il].sum()), p_how[il]))
         totals = [u + lying for u, lying, _ in by_size]
         pips = int(np.argmax(totals)) + 1
@@ -1449,6 +1446,16 @@ def _mirror_columns(names: tuple[str, ...]) -> np.ndarray:
     out = np.array(cols, np.int64)
     out.setflags(write=False)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _size_columns(names: tuple[str, ...]) -> tuple[tuple[int, list[int]], ...]:
+    """Per size (1, 2, 3 pips): the column of upright and the twelve of lying, in sector
+    order, among shape classes ``names``. Kept per list of names: every candidate read asks
+    (39 look-ups each)."""
+    return tuple((names.index(f"{pips}U"),
+                  [names.index(f"{pips}L{k:02d}") for k in range(SECTORS)])
+                 for pips in (1, 2, 3))
 
 
 @functools.lru_cache(maxsize=8)
