@@ -394,3 +394,46 @@ def test_size_columns_follow_the_classifiers_own_order():
         cols = _size_columns(tuple(str(n) for n in names))
         assert [[names[u]] + [names[i] for i in lie] for u, lie in cols] == \
             [[f"{p}U"] + [f"{p}L{k:02d}" for k in range(SECTORS)] for p in (1, 2, 3)]
+
+
+def _plain_paper_gains(samples, per_marker):
+    """The paper's gains marker by marker, as they were first written."""
+    from vision.pyramids.topdown import GAIN_RANGE, PAPER_LEVEL
+
+    meds = []
+    for k in range(0, len(samples) - per_marker + 1, per_marker):
+        px = samples[k:k + per_marker].astype(np.float32)
+        px = px[(px >= 0).all(axis=1)]
+        if len(px) < per_marker // 3:
+            continue
+        lum = px.sum(axis=1)
+        keep = px[lum >= np.percentile(lum, 40)]
+        if keep.sum(axis=1).mean() > 40:
+            meds.append(np.median(keep, axis=0))
+    if len(meds) < 2:
+        return np.ones(3, np.float32)
+    paper = np.median(np.array(meds, np.float32), axis=0)
+    if paper.min() < 8:
+        return np.ones(3, np.float32)
+    return np.clip(PAPER_LEVEL / paper, *GAIN_RANGE).astype(np.float32)
+
+
+def test_paper_gains_are_the_marker_by_marker_ones():
+    # rings wholly in the frame (read together), partly out of it (-1: read alone) or too
+    # little in it, dark rings, a ring cut short at the end; gains and ones alike
+    from vision.pyramids.topdown import paper_gains
+
+    rng = np.random.default_rng(11)
+    kinds = set()
+    for _ in range(400):
+        per, markers = int(rng.integers(3, 80)), int(rng.integers(0, 7))
+        s = rng.integers(0, 256, (markers * per + int(rng.integers(0, per)), 3)).astype(np.int16)
+        if rng.random() < 0.5:
+            s[rng.random(len(s)) < rng.random()] = -1
+        if rng.random() < 0.3:
+            s[:len(s) // 2] //= 8
+        want = _plain_paper_gains(s, per)
+        got = paper_gains(s, per)
+        assert got.dtype == np.float32 and np.array_equal(got, want)
+        kinds.add(bool(np.all(want == 1.0)))
+    assert kinds == {True, False}

