@@ -24,6 +24,23 @@ new / old / old / new) the pyramid stage's 4 ms (63.8 and 63.9 -> 59.6 and 60.2 
 went to the card stages: the whole frame 71.9 and 73.4 -> 72.9 and 73.7 ms median, 77.5 and
 78.1 -> 77.1 and 77.7 mean.
 
+Where the finder's CPU goes (2026-12-02; its thread's CPU time, one thread, the next frame of
+a still camera, 29 dev frames of seed 535000, each the least of several runs; an Intel Xeon
+with AVX-512 VNNI and AMX, load about 3): about 50 ms median, 60 mean. The networks take
+about half: the heat map 13 ms (its int8 network 9.3 ms on the 476x352 input, the input made
+1.7 ms, twice on a frame called blurred), the colour classifier 5 (30 patches, 165 us each:
+a float SiLU network, like the shape classifier), the shape classifier 3 median, 6.6 mean
+(32 reads with its mirrored and steadying ones), the verifier 3 (35 reads, 60-90 us), the
+readers on the 56 mm patches 2-3 together. The look 13 ms (the view's remap 2.4, the paper's
+gains 0.8, the colour table 4.5, the candidates 4.1), cutting the patches 4.6 (80 a frame),
+reading and fitting the finds 2-3.4. Its networks already run as onnxruntime fuses them
+(SiLU as QuickGelu, the int8 heat map as QLinearConv in NHWC), and each gives a patch the
+same answer in a batch of any size: batches of 32 are the cheapest a patch. Not taken, as
+not giving the same numbers: the patches' remap through fixed-point maps (1.4 against 2.0 ms
+for 80 patches: OpenCV's remap interpolates float maps otherwise), one remap of the cached
+grid for all patches' maps instead of a warpAffine each. No faster form of the Lab bin index
+or of the network input's conversion was found that gives the same numbers.
+
 The image goes through shared memory (one copy, about a millisecond for 1920x1080), the
 calibration and the finds through a pipe. :class:`PyramidProcess` is what the pipeline
 holds: ``submit(image, calib)`` starts a frame and returns a handle whose ``result()``
