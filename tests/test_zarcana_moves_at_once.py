@@ -38,6 +38,7 @@ from companion.games.zarcana.table import (  # noqa: E402
     _changes,
     _legal_results,
     candidate_moves,
+    explain,
     explain_three,
     explain_two,
 )
@@ -251,6 +252,83 @@ def test_the_tables_kept_count_the_changes_as_diff_does() -> None:
                     assert tried.same(st, view, cd) == ours.same_as(view, with_discard=cd)
                     checked += 1
     assert checked > 200, checked
+
+
+def _alchemist_built() -> tuple[ZarcanaState, ZarcanaState]:
+    """Red's Alchemist has built twice at 1,0 from a draw pile nobody sees: the game as the
+    camera knows it (the first card, covered at once, "?") and as it is (that card
+    cups-04), blue to move."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.moves import parse_move
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
+                            "1,1": "cups-08"},
+                     pieces={"0,0": "red1E", "1,1": "blue1N"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
+                     optional_trumps=(("major-09", "alchemist"),))
+    known = start.apply(parse_move("red: play major-09 as alchemist by red1E@0,0: "
+                                   "build 1,0 =?; build 1,0 =wands-07"))
+    true = known.copy()
+    true.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
+    return known, true
+
+
+_ATTACK = "play swords-03 by {}: attack @1,0"
+
+
+@pytest.mark.parametrize("moves, uncovers", [
+    (["blue: " + _ATTACK.format("blue1N@1,1"), "red: reorient red1E@0,0>N"], 0),
+    (["blue: reorient blue1N@1,1>E", "red: " + _ATTACK.format("red1E@0,0")], 1),
+    (["blue: " + _ATTACK.format("blue1N@1,1"), "red: reorient red1E@0,0>N",
+      "blue: reorient blue1N@1,1>E"], 0),
+    (["blue: reorient blue1N@1,1>E", "red: " + _ATTACK.format("red1E@0,0"),
+      "blue: play major-06: place 1@0,-1"], 1),
+    (["blue: play major-06: place 1@0,-1", "red: reorient red1E@0,0>N",
+      "blue: " + _ATTACK.format("blue1N@1,1")], 2),
+])
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_card_the_alchemist_covered_is_named_by_the_move_of_a_run_that_uncovers_it(
+        moves: list[str], uncovers: int, shared: bool) -> None:
+    """Two or three moves seen at once (the pictures between them missed), one of them an
+    attack that destroys the Alchemist's top card at 1,0: the card under it, covered at
+    once and "?" in the game, is seen, cups-04. The run is found with the card named
+    where it lay covered, as :func:`explain` names it for one move (before, the attack's
+    position kept "?" where the table showed cups-04: only a wild pair that builds cups-04
+    there, which the players did not play, explained the table), and the run says in which
+    position it named the card (``named``: that position with the card named, before the
+    move that uncovers it; None for the others), so that the live referee records it."""
+    from companion.games.zarcana.moves import parse_move
+
+    known, true = _alchemist_built()
+    end = true
+    for mv in moves:
+        end = end.apply(parse_move(mv))
+    seen = TableView.of(end)
+    under = tuple(reversed(end.discard[-3:]))[1:]
+    search = explain_two if len(moves) == 2 else explain_three
+    tried = MovesTried() if shared else None
+    if shared:          # (the one-move search first, as the live referee makes it)
+        explain(known, seen, diagnose=False, tried=tried)
+    runs, complete = search(known, seen, under=under, budget_s=BUDGET_S, tried=tried)
+    assert complete and runs
+    assert _runs(runs)[0] == " / ".join(moves)
+    run = runs[0]
+    assert run.after == end
+    named = list(run.named)
+    assert [k for k, n in enumerate(named) if n is not None] == [uncovers]
+    middles = [known] + ([run.middle] if len(moves) == 2 else [run.middle, run.rest.middle])
+    before = named[uncovers]
+    assert before is not None
+    assert before.board[(1, 0)] == middles[uncovers].board[(1, 0)][:1] + (
+        ("cups-04", True),) + middles[uncovers].board[(1, 0)][2:]
+    # the positions before it keep "?" (the session names it back in them), those after it
+    # are made from the position named
+    assert all(m.board[(1, 0)][1] == (UNKNOWN, True) for m in middles[:uncovers + 1])
+    state = before
+    for mv, middle in zip(moves[uncovers:], middles[uncovers + 1:] + [run.after]):
+        state = state.apply(parse_move(mv))
+        assert state == middle
 
 
 if __name__ == "__main__":

@@ -448,6 +448,9 @@ class _HeldMoves:
     #: why the face-down card one of them destroyed is not named from the card seen under
     #: the pile's top (:meth:`LiveSession._pile_named`); None: no doubt
     unsure: str | None = None
+    #: per move, the position it is made in with the cards the Alchemist covered that it
+    #: uncovers named (:attr:`TwoMoves.named`), None where it uncovers none; empty: none
+    named: tuple[ZarcanaState | None, ...] = ()
 
     @classmethod
     def of(cls, run: TwoMoves | ThreeMoves, reading: TableReading, record: Observation,
@@ -459,7 +462,8 @@ class _HeldMoves:
         else:
             moves = run.moves
             states = (run.middle, run.rest.middle, run.rest.after)
-        return cls(moves, states, reading, record, frame, before)
+        named = run.named if any(n is not None for n in run.named) else ()
+        return cls(moves, states, reading, record, frame, before, named=named)
 
     @property
     def after(self) -> ZarcanaState:
@@ -488,11 +492,13 @@ class _HeldMoves:
                 "the two pictures between them were missed")
 
     @property
-    def steps(self) -> list[tuple[Move, ZarcanaState]]:
-        """Each move with the state after it, up to the one that ends the game."""
-        out: list[tuple[Move, ZarcanaState]] = []
-        for mv, after in zip(self.moves, self.states):
-            out.append((mv, after))
+    def steps(self) -> list[tuple[Move, ZarcanaState, ZarcanaState | None]]:
+        """Each move with the state after it, up to the one that ends the game, and the
+        position it is made in with the cards it uncovers named (:attr:`named`; None:
+        none)."""
+        out: list[tuple[Move, ZarcanaState, ZarcanaState | None]] = []
+        for k, (mv, after) in enumerate(zip(self.moves, self.states)):
+            out.append((mv, after, self.named[k] if self.named else None))
             if after.is_over:
                 break
         return out
@@ -2323,17 +2329,25 @@ class LiveSession:
             return replace(held, unsure=f"{card}, seen on the discard pile under {over}, was "
                                         "not read surely")
         i = steps[0]
-        found = face_down_named(held.before if i == 0 else held.states[i - 1], held.moves[i],
-                                card)
+        named = list(held.named)
+        # (made from the position with the cards the Alchemist covered that it uncovers
+        # named, where it uncovers any, as the run was)
+        given = named[i] if named else None
+        before = given if given is not None else held.before if i == 0 else held.states[i - 1]
+        found = face_down_named(before, held.moves[i], card)
         if found is None:
             return held
         states = list(held.states[:i]) + [found[1]]
         try:
-            for mv in held.moves[i + 1:]:
-                states.append(states[-1].apply(mv))
+            for j in range(i + 1, len(held.moves)):
+                here = states[-1]
+                given = named[j] if named else None
+                if given is not None:
+                    named[j] = here = with_names(here, names_given(held.states[j - 1], given))
+                states.append(here.apply(held.moves[j]))
         except CompanionError:
             return held
-        return replace(held, states=tuple(states))
+        return replace(held, states=tuple(states), named=tuple(named))
 
     @staticmethod
     def _held_waiting(held: _HeldMoves | None, who: str | None, changes: tuple[str, ...],
@@ -2413,10 +2427,10 @@ class LiveSession:
         note = f"seen together with the next move: {held.missed}"
         events = [LiveEvent(EventKind.INFO, f"{held.count} since the last picture: "
                             f"{held.words}", frame=frame, source="camera")]
-        for mv, new in held.steps:
+        for mv, new, named in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=obs,
-                                   frame=frame, time_s=time_s, note=note, unsure=held.unsure,
-                                   shown=held.reading)
+                                   frame=frame, time_s=time_s, note=note, named=named,
+                                   unsure=held.unsure, shown=held.reading)
         self._pending = None
         self.status = Status.PLAYING
         if self._state is not after or not then.explained:
@@ -2492,10 +2506,10 @@ class LiveSession:
         or an override agreed with them): ``line`` says so, ``note`` goes with each."""
         self._held = None
         events = [LiveEvent(EventKind.INFO, line, frame=held.frame, source="camera")]
-        for mv, new in held.steps:
+        for mv, new, named in held.steps:
             events += self._accept(mv, new, kind="move", source="camera", obs=held.record,
-                                   frame=held.frame, note=note, unsure=held.unsure,
-                                   shown=held.reading)
+                                   frame=held.frame, note=note, named=named,
+                                   unsure=held.unsure, shown=held.reading)
         self._pending = None
         if self.status is not Status.OVER:
             self.status = Status.PLAYING
@@ -2563,11 +2577,12 @@ class LiveSession:
                 unsure: str | None = None, shown: TableReading | None = None
                 ) -> list[LiveEvent]:
         """``move`` taken, ``new`` the game after it. ``named``: the game before it with the
-        face-down card it destroyed named from the discard pile, where the caller has it
-        (:meth:`_face_down_seen` looks for it otherwise). ``unsure``: why a card seen on
-        the pile was not taken for the one it destroyed (:attr:`_HeldMoves.unsure`).
-        ``shown``: the picture that showed the move, where not the last one judged (moves
-        held, taken by a later picture or a click)."""
+        cards the Alchemist covered that it uncovered named from the table
+        (:meth:`_uncovered_seen`), and the face-down card it destroyed from the discard
+        pile, where the caller has them (:meth:`_face_down_seen` looks for the latter
+        otherwise). ``unsure``: why a card seen on the pile was not taken for the one it
+        destroyed (:attr:`_HeldMoves.unsure`). ``shown``: the picture that showed the move,
+        where not the last one judged (moves held, taken by a later picture or a click)."""
         old = self._state
         assert old is not None
         self._forget_missed_waits()   # (a table waited on before this move is another game's)

@@ -13,7 +13,7 @@ from live_support import (SCRIPT, play_sample, sample_record, sample_session, sc
 from companion.commands.run import open_recording, restore_recorded_corrections
 from companion.live.session import LiveSession
 from companion.recording.store import open_game, rebuild_state
-from companion.games.zarcana.engine import dumps
+from companion.games.zarcana.engine import ZarcanaState, dumps
 from companion.games.zarcana.table import TableView
 
 
@@ -960,3 +960,119 @@ def test_the_alchemists_covered_card_is_named_when_a_move_uncovers_it(
     assert again.state is not None and again.state.board[(1, 0)] == stack
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 0)] == again.state.board[(1, 0)]
+
+
+
+def _alchemist_then_moves_at_once(path: Path, moves: list[str], *, blue: str = "blue1N",
+                                  face_down: str | None = None, blue_on: str = "cups-08"
+                                  ) -> tuple[LiveSession, str, ZarcanaState]:
+    """A two-player game recorded to ``path`` with the Alchemist an optional trump: red's
+    Alchemist builds twice at 1,0 from the draw pile nobody sees (seen; the first card,
+    covered at once, "?" in the game, cups-04 in truth), then ``moves`` are made and the
+    picture after the first is missed: the next shows two moves, the one after that the
+    third. ``blue``: blue's pyramid at 1,1, on ``blue_on``. ``face_down``: the card face
+    down on top of 0,1 ("?" in the game). The session, the Alchemist's move and the true
+    position after it."""
+    from live_support import MAT, make_record
+
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.moves import parse_move
+    from companion.recording.store import GameRecorder
+
+    players = ["red", "blue"]
+    settings = {"optional_trumps": (("major-09", "alchemist"),)}
+    start = position(players, edition="1996",
+                     board={"0,0": "cups-03", "1,0": "swords-05",
+                            "0,1": ["swords-02"] + (["~?"] if face_down else []),
+                            "1,1": blue_on},
+                     pieces={"0,0": "red1E", "1,1": blue},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * (67 if face_down else 68), **settings)
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    settings=settings, initial_state=start)
+    alchemist = "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"
+    true = start.apply(parse_move(alchemist))
+    true.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
+    if face_down:
+        true.board[(0, 1)] = (("swords-02", True), (face_down, False))
+    tables = [true]
+    for mv in moves:
+        tables.append(tables[-1].apply(parse_move(mv)))
+
+    def picture(st: ZarcanaState) -> dict[str, object]:
+        view = TableView.of(st)
+        rec = make_record(view.cards, view.pyramids, discard=list(st.discard))
+        # (the pile's cards surer the higher they lie: its true order the first one tried
+        # where the camera cannot tell which covers which)
+        for k, card in enumerate(rec["cards"][len(view.cards):][:len(st.discard)]):
+            card["confidence"] = 0.9 + 0.01 * k
+        return rec
+
+    s.observe(picture(true), frame=1)
+    s.observe(picture(tables[2]), frame=2)      # (the picture of the first move missed)
+    s.observe(picture(tables[3]), frame=3)
+    return s, alchemist, true
+
+
+@pytest.mark.parametrize("moves, uncovers", [
+    (["blue: play swords-03 by blue1N@1,1: attack @1,0", "red: reorient red1E@0,0>N",
+      "blue: reorient blue1N@1,1>E"], 0),
+    (["blue: reorient blue1N@1,1>E", "red: play swords-03 by red1E@0,0: attack @1,0",
+      "blue: reorient blue1E@1,1>S"], 1),
+])
+def test_the_alchemists_covered_card_is_named_by_two_moves_seen_at_once(
+        tmp_path: Path, moves: list[str], uncovers: int) -> None:
+    """As above, the picture of the attack (or of the move before it) missed: the next
+    one shows two moves, the attack uncovering cups-04 where the game had "?". The two are
+    found with the card named, held, and taken when the next picture shows the move after
+    them; the card is named where it lay covered, and the game file says so in a
+    correction recorded before the attack (``covered-name before 1,0 cups-04``), which its
+    replay reads. Before, only a wild pair building cups-04 there explained the table."""
+    from companion.recording.store import accepted_moves
+
+    path = tmp_path / "game.db"
+    s, alchemist, true = _alchemist_then_moves_at_once(path, moves)
+    assert [h.move for h in s.history] == [alchemist] + moves
+    assert s.state is not None and s.state.board[(1, 0)] == (("swords-05", True),
+                                                             ("cups-04", True))
+    for h in s.history[:uncovers + 1]:
+        assert h.state.board[(1, 0)] == true.board[(1, 0)]
+    played = [dumps(s.initial_state)] + [dumps(h.state) for h in s.history]
+    s.close()
+    game = open_game(path)
+    kinds = [(e.kind, e.move) for e in game.events if e.kind in ("move", "correction")]
+    assert kinds == [("move", alchemist)] + [("move", m) for m in moves[:uncovers]] + [
+        ("correction", "covered-name before 1,0 cups-04")] + [
+        ("move", m) for m in moves[uncovers:]]
+    assert dumps(rebuild_state(game)) == played[-1]
+    first, replayed = accepted_moves(game)
+    assert [dumps(first)] + [dumps(st) for _, st in replayed] == played
+
+
+def test_two_moves_seen_at_once_name_a_face_down_card_off_the_pile_and_the_covered_one(
+        tmp_path: Path) -> None:
+    """The two moves seen at once: blue's Swords territory destroys a face-down card
+    (cups-02, "?" in the game) onto the discard pile, where red's attack then covers it,
+    and red's attack uncovers the Alchemist's covered card, cups-04. The face-down card is named from the
+    pile under the top (the first move made again with it named) and the covered one from
+    the table: the second move is made again from the position named as it was found
+    (before, it was made from the plain one, leaving "?" where the table showed cups-04,
+    and the moves were never taken)."""
+    path = tmp_path / "game.db"
+    moves = ["blue: use swords-08 by blue1W@1,1: attack @0,1",
+             "red: play swords-06 by red1E@0,0: attack @1,0",
+             "blue: reorient blue1W@1,1>N"]
+    s, alchemist, _ = _alchemist_then_moves_at_once(path, moves, blue="blue1W",
+                                                    face_down="cups-02", blue_on="swords-08")
+    assert [h.move for h in s.history] == [alchemist] + moves
+    assert s.state is not None and s.state.board[(1, 0)] == (("swords-05", True),
+                                                             ("cups-04", True))
+    assert "cups-02" in s.state.discard
+    played = dumps(s.state)
+    s.close()
+    game = open_game(path)
+    assert [e.move for e in game.events if e.kind == "correction"] == [
+        "pile-name before 0,1 cups-02", "covered-name before 1,0 cups-04"]
+    assert dumps(rebuild_state(game)) == played

@@ -484,7 +484,7 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
         results = tried.legal_results(
             state, _candidate_parts(state, seen, found=tried.found(state)), seen, set())
     for mv, after in results:
-        both = _seen_named(state, mv, after, seen, compare_discard)
+        both = _seen_named(state, mv, after, seen, compare_discard, tried)
         if both is not None:
             after = both[1]
         if TableView.of(after).same_as(seen, with_discard=compare_discard):
@@ -502,16 +502,20 @@ def explain(state: ZarcanaState, seen: TableView, *, diagnose: bool = True,
 
 
 def _seen_named(state: ZarcanaState, move: Move, after: ZarcanaState, seen: TableView,
-                compare_discard: bool) -> tuple[ZarcanaState, ZarcanaState] | None:
+                compare_discard: bool, tried: MovesTried | None = None
+                ) -> tuple[ZarcanaState, ZarcanaState] | None:
     """``state`` and ``after`` (``move`` made in ``state``) with the unknown cards the move
     brings into view named as ``seen`` shows them: a card the Alchemist covered, uncovered
-    (:func:`uncovered_named`), and a face-down territory destroyed, face up on the discard
-    pile (:func:`_discarded_named`, with ``compare_discard``). None: nothing named."""
+    (:func:`uncovered_named`; kept in ``tried``, for ``seen``, where given), and a
+    face-down territory destroyed, face up on the discard pile (:func:`_discarded_named`,
+    with ``compare_discard``). None: nothing named."""
     named = None
-    if any(s and s[-1] == (UNKNOWN, True) for s in after.board.values()):
+    if tried is not None:
+        named = tried.uncovered(state, move, after)
+    elif any(s and s[-1] == (UNKNOWN, True) for s in after.board.values()):
         named = uncovered_named(state, move, seen.cards, plain=after)
-        if named is not None:
-            state, after = named
+    if named is not None:
+        state, after = named
     if compare_discard:
         named = _discarded_named(state, move, after, seen) or named
     return named
@@ -682,6 +686,23 @@ class MovesTried:
                     n += _apart(here, there)
         return n
 
+    def uncovered(self, state: ZarcanaState, move: Move, after: ZarcanaState
+                  ) -> tuple[ZarcanaState, ZarcanaState] | None:
+        """:func:`uncovered_named` of ``move`` made in ``state`` (giving ``after``), the
+        cards named as the table seen shows them: once a move and position, so that the
+        searches that follow search on from the same position named (kept by identity).
+        Looked for only in a position where a card the Alchemist covered lies unnamed."""
+        at = self._tries(state)
+        if at.covered is None:
+            at.covered = any((UNKNOWN, True) in s[:-1] for s in state.board.values())
+        if not at.covered:
+            return None
+        assert self._cards is not None
+        key = str(move)
+        if key not in at.uncovered:
+            at.uncovered[key] = uncovered_named(state, move, self._cards, plain=after)
+        return at.uncovered[key]
+
     def found(self, state: ZarcanaState) -> _Found:
         """The legal steps of the suit powers played from the hand found in ``state``."""
         return self._tries(state).found
@@ -723,7 +744,8 @@ def _apart(a: Sequence[Pyramid], b: Sequence[Pyramid]) -> int:
 class _Tries:
     """What :class:`MovesTried` keeps of one position."""
 
-    __slots__ = ("state", "parts", "made", "found", "view", "board_gap")
+    __slots__ = ("state", "parts", "made", "found", "view", "board_gap", "covered",
+                 "uncovered")
 
     def __init__(self, state: ZarcanaState) -> None:
         self.state = state
@@ -736,6 +758,11 @@ class _Tries:
         self.found: _Found = {}
         self.view: TableView | None = None
         self.board_gap: int | None = None
+        #: whether a card the Alchemist covered lies here unnamed ("?" under another card)
+        self.covered: bool | None = None
+        #: per move's text, this position and the one after it with the cards the move
+        #: uncovers named (:meth:`MovesTried.uncovered`; None: none named)
+        self.uncovered: dict[str, tuple[ZarcanaState, ZarcanaState] | None] = {}
 
     def tried(self, moves: Iterable[Move], seen: TableView
               ) -> list[tuple[str, Move, ZarcanaState | None]]:
@@ -756,12 +783,18 @@ class _Tries:
 @dataclass(frozen=True)
 class TwoMoves:
     """Two legal moves, one after the other, that explain a change (a picture between them
-    was missed): ``first`` gives ``middle``, ``second`` gives ``after``."""
+    was missed): ``first`` gives ``middle``, ``second`` gives ``after``. ``named``: per
+    move, the position it is made in with the cards the Alchemist covered that it uncovers
+    named as the table shows them (:func:`uncovered_named`; the move made from there gives
+    the next position), None where it uncovers none: the live referee names them back and
+    records them, as for one move (:attr:`Explanation.named`)."""
 
     first: Move
     middle: ZarcanaState = field(repr=False)
     second: Move
     after: ZarcanaState = field(repr=False)
+    named: tuple[ZarcanaState | None, ZarcanaState | None] = field(
+        default=(None, None), repr=False, compare=False)
 
 
 def explain_two(state: ZarcanaState, seen: TableView, *, under: Sequence[str] = (),
@@ -785,43 +818,48 @@ def _pairs(state: ZarcanaState, seen: TableView, under: Sequence[str], compare_d
     """:func:`explain_two` within ``deadline`` (of :func:`time.thread_time`), ``tried``
     for ``seen``."""
     found: list[TwoMoves] = []
-    for mv, middle in _closer_firsts(state, seen, under, compare_discard, tried):
+    for mv, middle, named in _closer_firsts(state, seen, under, compare_discard, tried):
         if time.thread_time() > deadline:
             return _simplest_pairs(found), False
         if middle is None:
             continue
-        moves, states = _fits(middle, seen, compare_discard, tried)
-        found += [TwoMoves(mv, middle, m2, after) for m2, after in zip(moves, states)]
+        found += [TwoMoves(mv, middle, m2, after, (named, named2))
+                  for m2, after, named2 in _fits(middle, seen, compare_discard, tried)]
     return _simplest_pairs(found), True
 
 
 def _fits(state: ZarcanaState, seen: TableView, compare_discard: bool, tried: MovesTried
-          ) -> tuple[list[Move], list[ZarcanaState]]:
-    """The moves of :func:`explain` (``diagnose`` off) and the positions after them, the
-    moves tried kept in ``tried``."""
+          ) -> list[tuple[Move, ZarcanaState, ZarcanaState | None]]:
+    """The moves of :func:`explain` (``diagnose`` off), each with the position after it and
+    ``state`` with the cards the Alchemist covered that it uncovers named (None: none),
+    the moves tried kept in ``tried``."""
     if tried.same(state, seen, compare_discard):
-        return [], []
-    found: list[Move] = []
-    states: list[ZarcanaState] = []
+        return []
+    found: list[tuple[Move, ZarcanaState, ZarcanaState | None]] = []
     parts = _candidate_parts(state, seen, found=tried.found(state))
     for mv, after in tried.legal_results(state, parts, seen, set()):
-        both = _discarded_named(state, mv, after, seen) if compare_discard else None
+        uncovered = tried.uncovered(state, mv, after)
+        before = state
+        if uncovered is not None:
+            before, after = uncovered
+        both = _discarded_named(before, mv, after, seen) if compare_discard else None
         if both is not None:
             after = both[1]
         if tried.same(after, seen, compare_discard):
-            found.append(mv)
-            states.append(after)
-    order = sorted(range(len(found)), key=lambda i: _complexity(found[i]))
-    return [found[i] for i in order], [states[i] for i in order]
+            found.append((mv, after, None if uncovered is None else before))
+    return sorted(found, key=lambda f: _complexity(f[0]))
 
 
 def _closer_firsts(state: ZarcanaState, seen: TableView, under: Sequence[str],
                    compare_discard: bool, tried: MovesTried
-                   ) -> Iterator[tuple[Move, ZarcanaState | None]]:
+                   ) -> Iterator[tuple[Move, ZarcanaState | None, ZarcanaState | None]]:
     """The first moves of runs that may turn ``state`` into ``seen`` (:func:`explain_two`,
     :func:`explain_three`): each legal move shaped like the change, with the state after it
     where that brings the table closer to ``seen`` and the game goes on, else None (yielded
-    all the same, so a caller's clock is checked between them)."""
+    all the same, so a caller's clock is checked between them); and ``state`` with the
+    cards the Alchemist covered that the move uncovers named as ``seen`` shows them, the
+    state after it made from there (None: it uncovers none). A card seen only once a
+    later move took the card above it away was left "?", the table never reached."""
     start = tried.gap(state, seen, compare_discard)
     if start == 0:
         return
@@ -833,23 +871,33 @@ def _closer_firsts(state: ZarcanaState, seen: TableView, under: Sequence[str],
                       partial(_reorients_from_diff, state, view, own_only=True))
         parts = [own] + _candidate_parts(state, view, found=tried.found(state))
         for mv, middle in tried.legal_results(state, parts, seen, keys):
+            uncovered = tried.uncovered(state, mv, middle)
+            if uncovered is not None:
+                middle = uncovered[1]
             closer = not middle.is_over and tried.gap(middle, seen, compare_discard) < start
-            yield mv, (middle if closer else None)
+            yield (mv, (middle if closer else None),
+                   None if uncovered is None else uncovered[0])
 
 
 @dataclass(frozen=True)
 class ThreeMoves:
     """Three legal moves, one after another, that explain a change (the two pictures
     between them were missed): ``first`` gives ``middle``, from which ``rest`` is the
-    other two."""
+    other two. ``first_named``: as :attr:`TwoMoves.named` of the first."""
 
     first: Move
     middle: ZarcanaState = field(repr=False)
     rest: TwoMoves
+    first_named: ZarcanaState | None = field(default=None, repr=False, compare=False)
 
     @property
     def moves(self) -> tuple[Move, Move, Move]:
         return (self.first, self.rest.first, self.rest.second)
+
+    @property
+    def named(self) -> tuple[ZarcanaState | None, ZarcanaState | None, ZarcanaState | None]:
+        """Per move, as :attr:`TwoMoves.named`."""
+        return (self.first_named,) + self.rest.named
 
     @property
     def after(self) -> ZarcanaState:
@@ -868,13 +916,13 @@ def explain_three(state: ZarcanaState, seen: TableView, *, under: Sequence[str] 
     deadline = time.thread_time() + budget_s
     tried = (MovesTried() if tried is None else tried)._for(seen)
     found: list[ThreeMoves] = []
-    for mv, middle in _closer_firsts(state, seen, under, compare_discard, tried):
+    for mv, middle, named in _closer_firsts(state, seen, under, compare_discard, tried):
         if deadline - time.thread_time() <= 0:
             return _simplest_runs(found), False
         if middle is None:
             continue
         pairs, complete = _pairs(middle, seen, under, compare_discard, deadline, tried)
-        found += [ThreeMoves(mv, middle, pair) for pair in pairs]
+        found += [ThreeMoves(mv, middle, pair, named) for pair in pairs]
         if not complete:
             return _simplest_runs(found), False
     return _simplest_runs(found), True
