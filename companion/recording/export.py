@@ -9,7 +9,12 @@ from typing import Any, TextIO
 
 from companion.core.errors import CompanionError
 from companion.core.files import record_text
-from companion.recording.store import RecordedEvent, RecordedGame, RecordingError
+from companion.recording.store import (
+    RecordedEvent,
+    RecordedGame,
+    RecordingError,
+    covered_name_read,
+)
 
 #: ``format`` of the JSON lines header, and its version.
 JSONL_FORMAT = "arcana-companion-game"
@@ -148,6 +153,58 @@ def face_down_names(game: RecordedGame) -> dict[int, str]:
     return out
 
 
+def covered_names(game: RecordedGame) -> dict[int, str]:
+    """The Alchemist's moves whose first build, covered at once by the second, was left
+    unnamed ("build 1,0 =?; build 1,0 =wands-07": from a draw pile nobody sees), by event
+    number, each with the card a later correction names there (the camera saw it as a move
+    took the card above it away: :func:`~companion.recording.store.covered_name_read`):
+    the move's line names it too, as :func:`face_down_names` names a card built face down;
+    the move itself stays as it was recorded. A take-back of the move that uncovered the
+    card keeps the name, as the live session does."""
+    if game.game != "zarcana":
+        return {}
+    from companion.core.errors import NotationError
+    from companion.core.pieces import format_cell
+    from companion.games.zarcana.engine import covered_at_once
+    from companion.games.zarcana.moves import UNKNOWN, Action, Build, parse_move
+
+    out: dict[int, str] = {}
+    # cell -> the moves that covered an unnamed card there, latest last, each with that
+    # card's place in the cell's stack (None: the move's stored state does not tell)
+    covered: dict[str, list[tuple[int, int | None]]] = {}
+    for ev in game.events:
+        if ev.kind in ("move", "override") and ev.move and not ev.undone:
+            try:
+                mv = parse_move(ev.move)
+            except NotationError:
+                continue
+            if not isinstance(mv, Action):
+                continue
+            for i, step in enumerate(mv.steps):
+                if isinstance(step, Build) and not step.from_hand and step.card == UNKNOWN \
+                        and covered_at_once(mv.power, i, mv.steps):
+                    cell = format_cell(step.cell)
+                    stack = (_board_and_pile(ev) or ({}, []))[0].get(cell)
+                    place = len(stack) - 2 if isinstance(stack, list) and len(stack) > 1 \
+                        else None
+                    covered.setdefault(cell, []).append((ev.number, place))
+            continue
+        read = covered_name_read(ev)
+        if read is None or not covered.get(read.cell):
+            continue
+        waiting = covered[read.cell]
+        # (the move whose covered card lay where the correction's state names it: another
+        # Alchemist's over it on the same cell may still be unnamed; else the latest)
+        stack = (_board_and_pile(ev) or ({}, []))[0].get(read.cell)
+        places = [k for k, layer in enumerate(stack) if layer == [read.card, True]] \
+            if isinstance(stack, list) else []
+        k = next((j for j, (_, place) in enumerate(waiting) if place in places),
+                 len(waiting) - 1)
+        number, _ = waiting.pop(k)
+        out[number] = read.card
+    return out
+
+
 def _pile_names_taken_back(taken: RecordedEvent, undo: RecordedEvent,
                            names: dict[str, str]) -> list[str]:
     """The cells of ``names`` (cell -> the card named there) whose name was read off the
@@ -190,7 +247,7 @@ def _board_and_pile(ev: RecordedEvent) -> tuple[dict[str, Any], list[Any]] | Non
 
 
 def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,
-                named: str | None = None) -> str:
+                named: str | None = None, covered: str | None = None) -> str:
     day_changed = previous is None or previous.time.date() != ev.time.date()
     when = ev.time.strftime("%Y-%m-%d %H:%M:%S" if day_changed else "%H:%M:%S")
     turn = "" if ev.turn is None else str(ev.turn)
@@ -200,6 +257,10 @@ def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,
         from companion.games.zarcana.moves import with_face_down_names
 
         move = with_face_down_names(move, [named])
+    if covered is not None and move is not None:
+        from companion.games.zarcana.moves import with_covered_names
+
+        move = with_covered_names(move, [covered])
     if ev.kind == "start":
         what = "start position"
     elif ev.kind == "move":
@@ -248,8 +309,9 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
     yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
     previous: RecordedEvent | None = None
     named = face_down_names(game)
+    covered = covered_names(game)
     for ev in game.events:
-        yield _event_line(ev, previous, named.get(ev.number))
+        yield _event_line(ev, previous, named.get(ev.number), covered.get(ev.number))
         if ev.note:
             for line in ev.note.splitlines() or [""]:
                 yield f"{'':>40}note: {line}"
@@ -289,6 +351,6 @@ def write_text(game: RecordedGame, out: TextIO) -> None:
         out.write(line + "\n")
 
 
-__all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "face_down_names",
-           "format_scores", "game_title", "jsonl_records", "text_lines", "write_jsonl",
-           "write_text"]
+__all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "covered_names",
+           "face_down_names", "format_scores", "game_title", "jsonl_records", "text_lines",
+           "write_jsonl", "write_text"]

@@ -1049,6 +1049,9 @@ def test_the_alchemists_covered_card_is_named_by_two_moves_seen_at_once(
     assert dumps(rebuild_state(game)) == played[-1]
     first, replayed = accepted_moves(game)
     assert [dumps(first)] + [dumps(st) for _, st in replayed] == played
+    from companion.recording.export import text_lines
+
+    assert f"{alchemist} (covered: cups-04)" in "\n".join(text_lines(game))
 
 
 def test_two_moves_seen_at_once_name_a_face_down_card_off_the_pile_and_the_covered_one(

@@ -439,6 +439,15 @@ def with_face_down_names(move: str, names: Sequence[str]) -> str:
     return f"{move} (face down: {', '.join(names)})" if names else move
 
 
+def with_covered_names(move: str, names: Sequence[str]) -> str:
+    """``move`` as a record shows it once the cards the Alchemist covered at once are
+    named (``names``: its first build from a draw pile nobody sees, "=?", which the camera
+    saw as a later move took the card above it away): "... build 1,0 =?; build 1,0
+    =wands-07 (covered: cups-04)". As :func:`with_face_down_names`, the notation stays what
+    was seen at the time; ``move`` itself where nothing is named."""
+    return f"{move} (covered: {', '.join(names)})" if names else move
+
+
 def parse_move(text: str) -> Move:
     """Parse the notation above; raises :class:`NotationError` quoting the text."""
     whole = text.strip()
