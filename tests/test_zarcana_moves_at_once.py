@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # (run as a script to write the golden answers)
 
+from bench.live_search import as_the_camera_knows  # noqa: E402
 from companion.commands.play import choose_bot_move  # noqa: E402
 from companion.core.cards import BACK  # noqa: E402
 from companion.core.pieces import Pyramid  # noqa: E402
@@ -69,15 +70,6 @@ class Case:
             yield replace(self.seen, discard_top=top), under
 
 
-def _as_the_camera_knows(st: ZarcanaState) -> ZarcanaState:
-    out = st.copy()
-    out.hands = {c: (UNKNOWN,) * len(h) for c, h in st.hands.items()}
-    out.deck = (UNKNOWN,) * len(st.deck)
-    out.board = {cell: tuple((UNKNOWN, False) if not up else (card, up) for card, up in stack)
-                 for cell, stack in st.board.items()}
-    return out
-
-
 def _spoilt(view: TableView, rng: random.Random) -> TableView:
     """``view`` with a pyramid one size larger, or two territories swapped: a table that
     no run of moves may reach, searched through."""
@@ -118,7 +110,7 @@ def cases(games: int = GAMES) -> list[Case]:
             if kind == "none":
                 seen = _spoilt(seen, rng)
             out.append(Case(f"{kind} game {g} turn {states[t].turn_number}",
-                            _as_the_camera_knows(states[t]), seen,
+                            as_the_camera_knows(states[t]), seen,
                             tuple(reversed(end.discard[-3:])), compare_discard=g % 3 != 2))
     return out
 
