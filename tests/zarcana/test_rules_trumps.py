@@ -522,6 +522,25 @@ def test_sun_not_in_hand(ed):
     illegal(swords, "red: play pentacles-01 by red1E@1,1: build 2,1 from wands-13", "sun.not-in-hand")
 
 
+@both_editions
+def test_sun_from_a_hand_nobody_sees_does_not_build_itself(ed):
+    """A hand nobody sees could hold any card not seen elsewhere, and the Sun played from it
+    was in no hand and not yet on the discard pile while its build was checked: the Sun
+    (and the World as the Sun) was listed building itself ("build 2,1 from major-19"), the
+    card then lying on the board and on the pile at once. The card played is on its way to
+    the pile; another card not seen elsewhere may still be built."""
+    unknown = ["?"] * 3
+    st = pos(ed=ed, board=board(c0_2="major-19"), pieces={"1,1": "red1E"},
+             hands={"red": unknown, "blue": unknown}, deck=["?"] * 63, box=[])
+    illegal(st, "red: play major-21 like major-19 by red1E@1,1: build 2,1 from major-21",
+            "sun.not-in-hand")
+    sun = pos(ed=ed, pieces={"1,1": "red1E"}, hands={"red": unknown, "blue": unknown},
+              deck=["?"] * 63, box=[])
+    illegal(sun, "red: play major-19 by red1E@1,1: build 2,1 from major-19", "sun.not-in-hand")
+    new = legal(sun, "red: play major-19 by red1E@1,1: build 2,1 from wands-13")
+    assert stack(new, "2,1") == ["pentacles-07", "wands-13"] and hand(new, "red") == ["?"]
+
+
 def test_sun_draws_or_chooses_looney():
     st = pos(ed=LOONEY, pieces={"1,1": "red1E"}, hands={"red": ["major-19"]}, deck=["cups-02"])
     assert top_card(legal(st, "red: play major-19 by red1E@1,1: build 2,1"), "2,1") == "cups-02"

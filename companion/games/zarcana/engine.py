@@ -141,6 +141,7 @@ class _Ctx:
     minion: Minion | None
     from_hand: bool   # played from the hand (or wild, or drawn by the Fool)
     source: Source
+    played: tuple[str, ...] = ()    # the card(s) played, on their way to the discard pile
 
 
 def _layout_cells(count: int) -> list[Cell]:
@@ -710,7 +711,8 @@ class ZarcanaState(StateData):
         return self._steps_violations(mv)
 
     def _ctx(self, mv: Action) -> _Ctx:
-        return _Ctx(mv.player, mv.power, mv.minion, mv.source is not Source.TERRITORY, mv.source)
+        return _Ctx(mv.player, mv.power, mv.minion, mv.source is not Source.TERRITORY, mv.source,
+                    mv.cards)
 
     def _steps_violations(self, mv: Action, lifted: ZarcanaState | None = None
                           ) -> list[Violation]:
@@ -929,7 +931,9 @@ class ZarcanaState(StateData):
             if s.from_hand:
                 if p is not Power.SUN or s.card is None or s.card == UNKNOWN:
                     v("sun.not-in-hand", "only the Sun builds from the hand")
-                elif not self.could_hold(ctx.actor, (s.card,)):
+                elif s.card in ctx.played or not self.could_hold(ctx.actor, (s.card,)):
+                    # (the card played is in no hand, nor yet on the pile: a hand nobody
+                    # sees could otherwise hold it still, and the Sun build itself)
                     v("sun.not-in-hand", s.card)
             else:
                 if p is Power.SUN and ed is Edition.E1996:
