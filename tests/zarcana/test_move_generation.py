@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies
@@ -16,11 +17,14 @@ from companion.games.zarcana.engine import (
     IncompleteMoveError,
     ZarcanaState,
     _turn_sets,
+    covered_at_once,
     dumps,
+    invariant_errors,
     loads,
 )
-from companion.games.zarcana.moves import UNKNOWN, Action, DeclareEnd, Move, Source, Turn
-from companion.games.zarcana.rules import MINION_POWERS, SUIT_POWERS
+from companion.games.zarcana.moves import UNKNOWN, Action, Build, DeclareEnd, Move, Source, Turn
+from companion.games.zarcana.rules import MINION_POWERS, SUIT_POWERS, Power
+from companion.games.zarcana.table import TableView, explain
 from companion.games.zarcana.state import FoolPlay
 
 
@@ -331,3 +335,83 @@ def test_could_hold_answers_as_before() -> None:
                         yes += got
                 assert pos.unseen_cards() == before
     assert asked > 5000 and 0 < yes < asked, (asked, yes)
+
+
+# --------------------------------------------------------------------------------------
+# The Alchemist's first card, built from a draw pile nobody sees and covered at once by its
+# second, is left unnamed ("?"); a later move taking the card above it away leaves "?" face
+# up where the picture could not name it.
+
+def _named_as_seen(st: ZarcanaState, mv: Move, rng: random.Random) -> Move:
+    """``mv`` with each card it builds from the unknown draw pile named, as the camera names
+    them (a card nobody has seen yet); the Alchemist's first, covered at once, and the Wheel
+    of Fortune's, face down, unnamed."""
+    if not isinstance(mv, Action):
+        return mv
+    free = sorted(st.unseen_cards() - set(mv.cards))
+    steps = []
+    for i, s in enumerate(mv.steps):
+        if isinstance(s, Build) and not s.from_hand and s.card is None:
+            hidden = mv.power is Power.WHEEL or covered_at_once(mv.power, i, mv.steps)
+            s = replace(s, card=UNKNOWN if hidden else free.pop(rng.randrange(len(free))))
+        steps.append(s)
+    return replace(mv, steps=tuple(steps))
+
+
+def _unnamed_face_up(st: ZarcanaState) -> int:
+    return sum(s[-1] == (UNKNOWN, True) for s in st.board.values())
+
+
+def _unnamed_covered(st: ZarcanaState) -> int:
+    return sum(layer == (UNKNOWN, True) for s in st.board.values() for layer in s[:-1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_card_the_alchemist_covered_unnamed_and_uncovered_breaks_no_listing(seed: int) -> None:
+    """Seeded games as the camera follows them (hands and draw pile unknown from the deal),
+    the Alchemist, the Gate and the Evil Eye in play, choosing the Alchemist's builds and the
+    moves that take the card off an unnamed covered one (attacks, the Moon, the Hanged Man)
+    most often: ``legal_moves`` lists only moves ``check`` finds legal, ``apply`` makes each
+    (its builds named as seen) into a consistent position, and the referee's ``explain``
+    finds the move made from what the table shows after it. Listing the moves with "?" face
+    up raised NotationError (the World and the Gate asked what card it is)."""
+    rng = random.Random(f"alchemist-uncovered:{seed}")
+    edition = (Edition.E1996, Edition.LOONEY)[seed % 2]
+    st = _hidden(new_game(2 + seed % 3, edition=edition, seed=seed,
+                          wild_doubles="suits+majors", optional_trumps=_OPTIONAL))
+    # (and three such cards from the start, as the Alchemist leaves them: each drawn from
+    # the pile onto a territory, under the card now on top)
+    for cell in rng.sample(sorted(st.board), 3):
+        st.board[cell] = st.board[cell][:-1] + ((UNKNOWN, True),) + st.board[cell][-1:]
+        st.deck = st.deck[1:]
+    assert invariant_errors(st) == []
+    face_up = 0
+    for _ in range(50):
+        if st.is_over:
+            break
+        listed = st.legal_moves()
+        face_up += _unnamed_face_up(st) > 0
+        watched = _unnamed_face_up(st) or _unnamed_covered(st)
+        tried = listed if watched else rng.sample(listed, min(len(listed), 12))
+        made: list[tuple[Move, ZarcanaState]] = []
+        for mv in tried:
+            assert st.check(mv).legal, st.check(mv).explain()
+            mv = _named_as_seen(st, mv, rng)
+            after = st.apply(mv)
+            assert invariant_errors(after) == [], (str(mv), invariant_errors(after))
+            after.scores()
+            made.append((mv, after))
+
+        def weight(made: tuple[Move, ZarcanaState]) -> int:
+            mv, after = made
+            if isinstance(mv, Action) and mv.power is Power.ALCHEMIST:
+                return 30
+            return 60 if _unnamed_covered(after) < _unnamed_covered(st) else 1
+
+        mv, after = rng.choices(made, weights=[weight(m) for m in made])[0]
+        if watched and isinstance(mv, Action):
+            found = explain(st, TableView.of(after))
+            assert found.unchanged or str(mv) in {str(m) for m in found.moves}, (
+                str(mv), found.describe())
+        st = after
+    assert face_up >= 3, face_up

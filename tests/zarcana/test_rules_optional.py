@@ -439,6 +439,35 @@ def test_hidden_draw_pile_alchemist_covered_card_may_stay_unnamed():
                    "build 2,1 =cups-03", "pentacles.drawn")
 
 
+def test_a_card_the_alchemist_covered_uncovered_unnamed_gives_no_power():
+    """The Alchemist's first card, covered at once from a draw pile nobody sees ("=?"), lies
+    face up as "?" once an attack destroys the card above it and the picture could not name
+    it. Listing the moves then raised NotationError (the World asked whether "?" is a trump
+    to copy, the Gate its suit), and so did checking a use of it. Until it is named it gives
+    no power: not as a territory, not to the World, not as a Gate's end; it scores 0."""
+    gate = (("major-09", "alchemist"), ("major-05", "gate"))
+    st = _hidden(ed=E1996, board=board(c0_2="major-13"), pieces={"1,1": "red1E", "2,2": "blue1N"},
+                 hands={"red": [UNKNOWN] * 3, "blue": [UNKNOWN] * 3}, optional_trumps=gate)
+    st = legal(st, "red: play major-09 as alchemist by red1E@1,1: build 2,1 =?; "
+                   "build 2,1 =cups-03", listed=False)
+    st = legal(st, "blue: play swords-03 by blue1N@2,2: attack @2,1")
+    assert stack(st, "2,1") == ["pentacles-07", UNKNOWN]
+    listed = [str(m) for m in st.legal_moves()]          # raised NotationError
+    assert not [m for m in listed if "like ?" in m or "gate by red1E@1,1: move 2,1" in m]
+    assert "red: play major-05 as gate by red1E@1,1: move 0,0" in listed
+    assert "red: play major-21 like major-13 by red1E@1,1: attack @2,1" in listed
+    illegal(st, "red: play major-05 as gate by red1E@1,1: move 2,1", "gate.target")
+    illegal(st, "red: play ? as cups by red1E@1,1: grow", "card.unnamed")
+    st = legal(st, "red: pass")
+    st = legal(st, "blue: play wands-04 by blue1N@2,2: move 2,1")
+    st = legal(st, "red: pass")
+    listed = [str(m) for m in st.legal_moves()]
+    assert not [m for m in listed if "@2,1" in m and ("use" in m or " as gate " in m)], listed
+    illegal(st, "blue: use ? as cups by blue1U@2,1: grow", "card.unnamed")
+    illegal(st, "blue: play major-05 as gate by blue1U@2,1: move 0,0", "gate.target")
+    assert score(st)["blue"] == 0
+
+
 def test_hidden_draw_adds_unknown_cards():
     st = _hidden(hands={"red": [UNKNOWN]})
     new = legal(st, "red: draw 2")

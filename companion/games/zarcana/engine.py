@@ -230,7 +230,10 @@ class ZarcanaState(StateData):
             out: list[tuple[Power, str | None]] = []
             for _, stack in sorted(self.board.items()):
                 top, face_up = stack[-1]
-                if not face_up or top == card or not card_info(top).is_major:
+                # (a card face up that nobody could name: the Alchemist's covered one,
+                # uncovered where the picture did not name it; the World cannot tell
+                # whether it is a trump)
+                if not face_up or top in (card, UNKNOWN) or not card_info(top).is_major:
                     continue
                 mimic_role = self.role(top)
                 if isinstance(mimic_role, Power):
@@ -682,6 +685,11 @@ class ZarcanaState(StateData):
                                             f"{card} is not the top card under {mv.minion}")]
                 if not top[1]:
                     return out + [violation("territory.face-down", ed)]
+            if card == UNKNOWN:
+                # (a card nobody has named, in a hand or face up on the table: the
+                # Alchemist's covered card uncovered where the picture could not name it;
+                # its power is not known until a correction names it)
+                return out + [violation("card.unnamed", ed, f"{card} as {mv.power.value}")]
             options = self.power_options(card, mv.source)
             if (mv.power, mv.mimic) not in options:
                 info = card_info(card)
@@ -851,7 +859,9 @@ class ZarcanaState(StateData):
                     v("gateway.target", "{}", dest)
             elif p is Power.GATE:
                 here, there = self.top(m.cell), self.top(dest)
+                # (a card face up that nobody could name has no suit the Gate can match)
                 if (here is None or there is None or dest == m.cell or not here[1] or not there[1]
+                        or UNKNOWN in (here[0], there[0])
                         or self._suit_of(here[0]) != self._suit_of(there[0])):
                     v("gate.target", "{}", dest)
             if not self.on_map(dest):

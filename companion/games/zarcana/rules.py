@@ -448,6 +448,8 @@ _rule("reorient.unchanged", "a reoriented pyramid must change its orientation", 
       "The eight turn options: Reorient")
 _rule("card.not-in-hand", "the card is not in the player's hand", "Card play", "Play a card")
 _rule("card.no-power", "this card has no power to use", "Trump cards", "Card power table")
+_rule("card.unnamed", "nobody has named this card: its power is not known until the players "
+      "or the camera name it", "Card play", "Play a card")
 _rule("card.wrong-power", "the card cannot be played as that power", "Suit cards and trumps",
       "Wild cards")
 _rule("wild.not-pair", "a wild action needs two different cards of the same suit from the hand",
