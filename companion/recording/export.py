@@ -205,6 +205,25 @@ def covered_names(game: RecordedGame) -> dict[int, str]:
     return out
 
 
+def named_moves(game: RecordedGame) -> dict[int, str]:
+    """The line of each move that left a card unnamed which a later correction named, by
+    event number: the move as recorded, with the names (a card built face down,
+    :func:`face_down_names`: "... =? (face down: cups-05)"; the Alchemist's covered at once,
+    :func:`covered_names`: "... =wands-07 (covered: cups-04)"). The text record and the
+    replay window show these lines."""
+    from companion.games.zarcana.moves import with_covered_names, with_face_down_names
+
+    named = face_down_names(game)
+    covered = covered_names(game)
+    out: dict[int, str] = {}
+    for ev in game.events:
+        if ev.move and (ev.number in named or ev.number in covered):
+            face_down = [named[ev.number]] if ev.number in named else []
+            under = [covered[ev.number]] if ev.number in covered else []
+            out[ev.number] = with_covered_names(with_face_down_names(ev.move, face_down), under)
+    return out
+
+
 def _pile_names_taken_back(taken: RecordedEvent, undo: RecordedEvent,
                            names: dict[str, str]) -> list[str]:
     """The cells of ``names`` (cell -> the card named there) whose name was read off the
@@ -247,20 +266,14 @@ def _board_and_pile(ev: RecordedEvent) -> tuple[dict[str, Any], list[Any]] | Non
 
 
 def _event_line(ev: RecordedEvent, previous: RecordedEvent | None,
-                named: str | None = None, covered: str | None = None) -> str:
+                named: str | None = None) -> str:
+    """``named``: the move's line with the cards a later correction named
+    (:func:`named_moves`), where there are any."""
     day_changed = previous is None or previous.time.date() != ev.time.date()
     when = ev.time.strftime("%Y-%m-%d %H:%M:%S" if day_changed else "%H:%M:%S")
     turn = "" if ev.turn is None else str(ev.turn)
     player = ev.player or ""
-    move = ev.move
-    if named is not None and move is not None:
-        from companion.games.zarcana.moves import with_face_down_names
-
-        move = with_face_down_names(move, [named])
-    if covered is not None and move is not None:
-        from companion.games.zarcana.moves import with_covered_names
-
-        move = with_covered_names(move, [covered])
+    move = named if named is not None else ev.move
     if ev.kind == "start":
         what = "start position"
     elif ev.kind == "move":
@@ -308,10 +321,9 @@ def text_lines(game: RecordedGame) -> Iterator[str]:
     yield ""
     yield f"{'#':>5}  {'time':>19}  {'turn':>4}  {'player':<7} move"
     previous: RecordedEvent | None = None
-    named = face_down_names(game)
-    covered = covered_names(game)
+    named = named_moves(game)
     for ev in game.events:
-        yield _event_line(ev, previous, named.get(ev.number), covered.get(ev.number))
+        yield _event_line(ev, previous, named.get(ev.number))
         if ev.note:
             for line in ev.note.splitlines() or [""]:
                 yield f"{'':>40}note: {line}"
@@ -352,5 +364,5 @@ def write_text(game: RecordedGame, out: TextIO) -> None:
 
 
 __all__ = ["JSONL_FORMAT", "JSONL_VERSION", "changed_settings", "covered_names",
-           "face_down_names", "format_scores", "game_title", "jsonl_records", "text_lines",
-           "write_jsonl", "write_text"]
+           "face_down_names", "format_scores", "game_title", "jsonl_records", "named_moves",
+           "text_lines", "write_jsonl", "write_text"]

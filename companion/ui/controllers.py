@@ -17,6 +17,7 @@ Threads. The session and the pipeline never run on the window's thread:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -772,9 +773,12 @@ class LiveController(_ViewBase):
         else:
             note = None if live else "an earlier position"
             w.scores.show_position(describe_position(self.state_at(k)), note=note)
-        # (a card built face down named once known: the notation stays what was seen)
-        w.log.set_moves([move_line(h.move, h.state) for h in snap.history],
-                        k if n else None)
+        # (a card built face down, or covered at once by the Alchemist, named once known:
+        # the notation stays what was seen; the positions after a move read only for a
+        # covered card the camera saw after a later move)
+        states = [h.state for h in snap.history]
+        w.log.set_moves([move_line(h.move, h.state, itertools.islice(states, i + 1, None))
+                         for i, h in enumerate(snap.history)], k if n else None)
         labels = [m.split(": ", 1)[1] if ": " in m else m for m in snap.manual]
         extra = [f"name the face-down card at {format_cell(c)}" for c in snap.hidden]
         w.manual.set_options(list(snap.manual) + extra, labels + extra)
@@ -1081,8 +1085,7 @@ class ReplayController(_ViewBase):
 
     def __init__(self, window: MainWindow, game: Any, *, mat: Any = None,
                  card_size_mm: Sequence[float] | None = None) -> None:
-        from companion.games.zarcana.moves import with_face_down_names
-        from companion.recording.export import face_down_names
+        from companion.recording.export import named_moves
         from companion.recording.store import RecordingError, replay_states
 
         table_mat, table_cards = recorded_table(game)
@@ -1095,9 +1098,10 @@ class ReplayController(_ViewBase):
         self.mat = mat
         self.steps: list[ReplayStep] = []
         self.error: str | None = None
-        # a card built face down named on its build's line once known, as the live
-        # window's move log names it (only the later correction's line named it)
-        named = face_down_names(game)
+        # a card built face down, or covered at once by the Alchemist, named on its
+        # move's line once known, as the text record and the live window's move log name
+        # it (only the later correction's line named it)
+        named = named_moves(game)
         try:
             for ev, state in replay_states(game):
                 if ev is None:
@@ -1106,7 +1110,7 @@ class ReplayController(_ViewBase):
                     continue
                 text = ev.move if ev.move else (ev.note or ev.kind)
                 if ev.move and ev.number in named:
-                    text = with_face_down_names(ev.move, [named[ev.number]])
+                    text = named[ev.number]
                 if ev.kind == "start":
                     text = "start of the game"
                 elif ev.kind not in ("move", "override"):

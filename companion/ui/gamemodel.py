@@ -7,13 +7,14 @@ the widgets only lay text out and the tests can check the words without a window
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from companion.core.cards import card_words
 from companion.core.errors import NotationError
 from companion.core.pieces import Cell, Minion, format_cell
-from companion.games.zarcana.engine import ZarcanaState, pending_text
+from companion.games.zarcana.engine import ZarcanaState, covered_at_once, pending_text
 from companion.games.zarcana.moves import (
     UNKNOWN,
     Action,
@@ -27,6 +28,7 @@ from companion.games.zarcana.moves import (
     Reorient,
     Transport,
     parse_move,
+    with_covered_names,
     with_face_down_names,
 )
 
@@ -134,12 +136,18 @@ def describe_position(state: ZarcanaState) -> Position:
     )
 
 
-def move_line(move: str, after: ZarcanaState) -> str:
-    """``move`` as the move log shows it: a card it built face down (a Wheel of Fortune
-    build, "=?") named once the game knows it (the players named it, or the camera read it
-    off the discard pile as it was destroyed), from ``after``, the position after the move,
-    which holds the name then (named back into every position the card lay face down in).
-    The notation stays what was seen at the time, as the game file keeps it."""
+def move_line(move: str, after: ZarcanaState, later: Iterable[ZarcanaState] = ()) -> str:
+    """``move`` as the move log shows it, the cards it left unnamed ("=?") named once the
+    game knows them, in the words of the text record (moves.with_face_down_names,
+    moves.with_covered_names): a card it built face down (a Wheel of Fortune build) that the
+    players named or the camera read off the discard pile as it was destroyed, from
+    ``after``, the position after the move, which holds the name then (named back into
+    every position the card lay face down in); and the Alchemist's first card, covered at
+    once by its second, that the camera saw as a later move took the card above it away,
+    from ``after`` or, where that move was clicked before a picture showed the card, from
+    the first of ``later`` (the positions after the moves that followed, in order; read
+    only for such a card) that names it. The notation stays what was seen at the time, as
+    the game file keeps it."""
     if f"={UNKNOWN}" not in move:
         return move
     try:
@@ -148,13 +156,38 @@ def move_line(move: str, after: ZarcanaState) -> str:
         return move
     if not isinstance(mv, Action):
         return move
-    names = []
-    for step in mv.steps:
+    names: list[str] = []
+    covered: list[str] = []
+    for i, step in enumerate(mv.steps):
         if isinstance(step, Build) and not step.from_hand and step.card == UNKNOWN:
+            if covered_at_once(mv.power, i, mv.steps):
+                card = _covered_name(step.cell, after, later)
+                if card is not None:
+                    covered.append(card)
+                continue
             top = after.top(step.cell)
             if top is not None and not top[1] and top[0] != UNKNOWN:
                 names.append(top[0])
-    return with_face_down_names(move, names)
+    return with_covered_names(with_face_down_names(move, names), covered)
+
+
+def _covered_name(cell: Cell, after: ZarcanaState, later: Iterable[ZarcanaState]) -> str | None:
+    """The name the card the Alchemist covered at once at ``cell`` (under the top card in
+    ``after``) is given in ``after`` or in the first of ``later`` that names it, while it
+    lies there still (None: it went unnamed, or was taken away first)."""
+    stack = after.board.get(cell, ())
+    place = len(stack) - 2
+    if place < 0:
+        return None
+    below = stack[:place]
+    for st in itertools.chain((after,), later):
+        now = st.board.get(cell, ())
+        if len(now) <= place or now[:place] != below:
+            return None
+        card, face_up = now[place]
+        if (card, face_up) != (UNKNOWN, True):
+            return card if face_up and card != UNKNOWN else None
+    return None
 
 
 # ------------------------------------------------------------------------ scoring ---

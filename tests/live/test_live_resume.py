@@ -963,6 +963,31 @@ def test_the_alchemists_covered_card_is_named_when_a_move_uncovers_it(
 
 
 
+@pytest.mark.parametrize("how", ["seen", "clicked"])
+def test_the_move_log_names_the_alchemists_covered_card_as_the_text_record_does(
+        tmp_path: Path, how: str) -> None:
+    """The live window's move log (gamemodel.move_line) said "=?" on the Alchemist's line
+    after the camera named the card it covered, where the text record says "(covered:
+    cups-04)": named where it lay covered (the attack seen), or only from the attack on
+    (the attack clicked before a picture showed the card). Both say the same now; the
+    attack's and the Alchemist's own words stay as they were made."""
+    from companion.recording.export import text_lines
+    from companion.ui.gamemodel import move_line
+
+    path = tmp_path / "game.db"
+    s = _alchemist_uncovered(path, how)
+    history = list(s.history)
+    s.close()
+    states = [h.state for h in history]
+    lines = [move_line(h.move, h.state, states[k + 1:]) for k, h in enumerate(history)]
+    alchemist = history[0].move
+    assert lines == [f"{alchemist} (covered: cups-04)", history[1].move]
+    record = "\n".join(text_lines(open_game(path)))
+    assert all(line in record for line in lines), record
+    # (the position after the Alchemist alone does not know the name where it was clicked)
+    assert move_line(alchemist, states[0]) == (lines[0] if how == "seen" else alchemist)
+
+
 def _alchemist_then_moves_at_once(path: Path, moves: list[str], *, blue: str = "blue1N",
                                   face_down: str | None = None, blue_on: str = "cups-08"
                                   ) -> tuple[LiveSession, str, ZarcanaState]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -399,7 +400,8 @@ def test_export_text_names_a_card_built_face_down_once_a_correction_names_it(
 
 @pytest.mark.parametrize("when", ["before", "after", None])
 def test_export_text_names_the_card_the_alchemist_covered_once_a_correction_names_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], when: str | None) -> None:
+        capsys: pytest.CaptureFixture[str], alchemist_covered_game: Any,
+        when: str | None) -> None:
     """The Alchemist's two builds from a draw pile nobody sees ("build 1,0 =?; build 1,0
     =wands-07"), the first card covered at once; a later attack uncovers it and the camera
     sees it, cups-04: a correction names it (``covered-name before|after 1,0 cups-04``,
@@ -407,42 +409,9 @@ def test_export_text_names_the_card_the_alchemist_covered_once_a_correction_name
     line of the Alchemist said "=?" still, where a card built face down and named later is
     named on its build's line. The move stays as recorded; a covered card never seen
     (``when`` None) stays unnamed."""
-    from companion.games.zarcana.engine import position
-    from companion.recording.store import covered_name_line
-
-    start = position(["red", "blue"], edition="1996",
-                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
-                            "1,1": "cups-08"},
-                     pieces={"0,0": "red1E", "1,1": "blue1N"},
-                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
-                     optional_trumps=(("major-09", "alchemist"),))
     alchemist = "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"
     attack = "blue: play swords-03 by blue1N@1,1: attack @1,0"
-    built = start.apply(alchemist)
-    named = built.copy()
-    named.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
-    path = tmp_path / "g.db"
-    with GameRecorder.create(path, game="zarcana", edition="1996", players=["red", "blue"],
-                             settings=start.settings.to_dict(),
-                             initial_state=dumps(start)) as rec:
-        rec.record("move", alchemist, player="red", state=dumps(built))
-        if when == "before":
-            rec.record("correction", covered_name_line("before", "1,0", "cups-04"),
-                       state=dumps(named), note="the card the Alchemist covered at 1,0 is "
-                       "cups-04: seen on the table as the attack uncovered it")
-            attacked = named.apply(attack)
-            rec.record("move", attack, player="blue", state=dumps(attacked))
-        else:
-            attacked = built.apply(attack)
-            rec.record("move", attack, player="blue", state=dumps(attacked))
-        if when == "after":
-            attacked = attacked.copy()
-            attacked.board[(1, 0)] = (("swords-05", True), ("cups-04", True))
-            rec.record("correction", covered_name_line("after", "1,0", "cups-04"),
-                       state=dumps(attacked), note="the card the Alchemist covered at 1,0 "
-                       "is cups-04: seen on the table after the attack")
-        rec.record("move", "red: draw 1", player="red",
-                   state=dumps(attacked.apply("red: draw 1")))
+    path = alchemist_covered_game(when)
     assert main(["export", str(path)]) == 0
     out = capsys.readouterr().out
     line = f"{alchemist} (covered: cups-04)" if when else alchemist

@@ -378,3 +378,25 @@ def test_the_replay_names_a_card_built_face_down_once_a_correction_names_it(
     assert ctl.error is None
     assert f"{build} (face down: cups-05)" in window.log.moves(), window.log.moves()
     assert "blue: draw 1" in window.log.moves()
+
+
+@pytest.mark.parametrize("when", ["before", "after", None])
+def test_the_replay_names_the_card_the_alchemist_covered_once_a_correction_names_it(
+        qtbot: Any, alchemist_covered_game: Any, when: str | None) -> None:
+    """The Alchemist's first card, built from a draw pile nobody sees and covered at once
+    ("build 1,0 =?; build 1,0 =wands-07"), named by a correction as a later attack uncovers
+    it (recorded before the attack, or after it where it was clicked first): the replay
+    window's line of the Alchemist said "=?" still, where the text record says
+    "(covered: cups-04)". The lines are the text record's; never seen, the move as it was."""
+    from companion.recording.export import text_lines
+    from companion.recording.store import open_game
+    from companion.ui.app import open_replay_window
+
+    alchemist = "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"
+    path = alchemist_covered_game(when)
+    window, ctl = open_replay_window(path)
+    qtbot.addWidget(window)
+    assert ctl.error is None
+    line = f"{alchemist} (covered: cups-04)" if when else alchemist
+    assert line in window.log.moves(), window.log.moves()
+    assert any(x.endswith(f"red     {line}") for x in text_lines(open_game(path)))
