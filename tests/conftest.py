@@ -97,49 +97,37 @@ def face_down_named_game(tmp_path: Path, wheel_build_start: Any) -> Path:
     return path
 
 
-#: red's Alchemist in :func:`alchemist_covered_game`: two builds at 1,0 from the draw pile
-#: nobody sees, the first covered at once and left unnamed; and blue's attack destroying
-#: its top card
-_ALCHEMIST_COVERING = ("red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; "
-                       "build 1,0 =wands-07")
-_ALCHEMIST_UNCOVERING = "blue: play swords-03 by blue1N@1,1: attack @1,0"
-
-
 @pytest.fixture
 def alchemist_covered_game(tmp_path: Path) -> Any:
     """A maker of recorded games (their files): red's Alchemist builds twice at 1,0 from a
-    draw pile nobody sees (:data:`_ALCHEMIST_COVERING`), blue's attack
-    (:data:`_ALCHEMIST_UNCOVERING`) destroys the top card and the camera sees the card
-    uncovered, cups-04; then red draws. ``when``: the correction naming it is recorded
-    before the attack ("before"), after it ("after": the attack was clicked first), or not
-    at all (None: the card was never seen)."""
-    from companion.games.zarcana.engine import dumps, position
+    draw pile nobody sees, blue's attack destroys the top card (``alchemist_support``)
+    and the camera sees the card uncovered, cups-04; then red draws. ``when``: the
+    correction naming it is recorded before the attack ("before"), after it ("after": the
+    attack was clicked first), or not at all (None: the card was never seen)."""
+    from alchemist_support import ALCHEMIST_COVERING, ALCHEMIST_UNCOVERING, alchemist_start
+
+    from companion.games.zarcana.engine import dumps
     from companion.recording.store import GameRecorder, covered_name_line
 
     def make(when: str | None) -> Path:
-        start = position(["red", "blue"], edition="1996",
-                         board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
-                                "1,1": "cups-08"},
-                         pieces={"0,0": "red1E", "1,1": "blue1N"},
-                         hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
-                         optional_trumps=(("major-09", "alchemist"),))
-        built = start.apply(_ALCHEMIST_COVERING)
+        start = alchemist_start()
+        built = start.apply(ALCHEMIST_COVERING)
         named = built.copy()
         named.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
         path = tmp_path / f"alchemist-{when}.db"
         with GameRecorder.create(path, game="zarcana", edition="1996",
                                  players=["red", "blue"], settings=start.settings.to_dict(),
                                  initial_state=dumps(start)) as rec:
-            rec.record("move", _ALCHEMIST_COVERING, player="red", state=dumps(built))
+            rec.record("move", ALCHEMIST_COVERING, player="red", state=dumps(built))
             if when == "before":
                 rec.record("correction", covered_name_line("before", "1,0", "cups-04"),
                            state=dumps(named), note="the card the Alchemist covered at 1,0 "
                            "is cups-04: seen on the table as the attack uncovered it")
-                attacked = named.apply(_ALCHEMIST_UNCOVERING)
-                rec.record("move", _ALCHEMIST_UNCOVERING, player="blue", state=dumps(attacked))
+                attacked = named.apply(ALCHEMIST_UNCOVERING)
+                rec.record("move", ALCHEMIST_UNCOVERING, player="blue", state=dumps(attacked))
             else:
-                attacked = built.apply(_ALCHEMIST_UNCOVERING)
-                rec.record("move", _ALCHEMIST_UNCOVERING, player="blue", state=dumps(attacked))
+                attacked = built.apply(ALCHEMIST_UNCOVERING)
+                rec.record("move", ALCHEMIST_UNCOVERING, player="blue", state=dumps(attacked))
             if when == "after":
                 attacked = attacked.copy()
                 attacked.board[(1, 0)] = (("swords-05", True), ("cups-04", True))

@@ -250,17 +250,9 @@ def _alchemist_built() -> tuple[ZarcanaState, ZarcanaState]:
     """Red's Alchemist has built twice at 1,0 from a draw pile nobody sees: the game as the
     camera knows it (the first card, covered at once, "?") and as it is (that card
     cups-04), blue to move."""
-    from companion.games.zarcana.engine import position
-    from companion.games.zarcana.moves import parse_move
+    from alchemist_support import ALCHEMIST_COVERING, alchemist_start
 
-    start = position(["red", "blue"], edition="1996",
-                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
-                            "1,1": "cups-08"},
-                     pieces={"0,0": "red1E", "1,1": "blue1N"},
-                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68,
-                     optional_trumps=(("major-09", "alchemist"),))
-    known = start.apply(parse_move("red: play major-09 as alchemist by red1E@0,0: "
-                                   "build 1,0 =?; build 1,0 =wands-07"))
+    known = alchemist_start().apply(ALCHEMIST_COVERING)
     true = known.copy()
     true.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
     return known, true

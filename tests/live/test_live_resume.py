@@ -884,18 +884,14 @@ def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
     once, "?"), then blue's Swords attack destroys the top card, and the card under it,
     cups-04, comes into view: the picture of the attack shows it (``how`` "seen"), or the
     attack is clicked and the next picture shows it ("clicked")."""
+    from alchemist_support import ALCHEMIST_SETTINGS, alchemist_start
     from live_support import MAT, make_record
 
-    from companion.games.zarcana.engine import position
     from companion.recording.store import GameRecorder
 
     players = ["red", "blue"]
-    settings = {"optional_trumps": (("major-09", "alchemist"),)}
-    start = position(players, edition="1996",
-                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
-                            "1,1": "cups-08"},
-                     pieces={"0,0": "red1E", "1,1": "blue1N"},
-                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68, **settings)
+    settings = ALCHEMIST_SETTINGS
+    start = alchemist_start()
     rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
                               settings=start.settings.to_dict(), initial_state=dumps(start))
     s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
