@@ -140,7 +140,7 @@ def _cell_label(state: ZarcanaState, cell: Cell) -> str:
         return "..." if state.is_wasteland(cell) else ""
     card, face_up = stack[-1]
     label = card_short(card) if face_up else "##"
-    if card in state.marks:
+    if cell in state.marks:
         label += "!"
     if len(stack) > 1:
         label += f"[{len(stack)}]"

@@ -1100,3 +1100,59 @@ def test_two_moves_seen_at_once_name_a_face_down_card_off_the_pile_and_the_cover
     assert [e.move for e in game.events if e.kind == "correction"] == [
         "pile-name before 0,1 cups-02", "covered-name before 1,0 cups-04"]
     assert dumps(rebuild_state(game)) == played
+
+
+def test_a_card_the_evil_eye_marked_unnamed_keeps_its_mark_once_named(tmp_path: Path) -> None:
+    """The Alchemist's covered card, uncovered by blue's attack clicked before a picture
+    showed it, lies "?" face up; red's Evil Eye marks it and blue moves onto it (both
+    clicked). The next picture shows it, cups-04, and the game names it from the attack
+    on (``covered-name after 1,0 cups-04``). The mark was kept as "?", the card's id then:
+    the card named lost it and scored 4. It is the card marked, so it scores -2, in the
+    game and in the game file's replay."""
+    from live_support import MAT, make_record
+
+    from companion.core.pieces import Color
+    from companion.games.zarcana.engine import position, to_dict
+    from companion.recording.store import GameRecorder
+
+    players = ["red", "blue"]
+    settings = {"optional_trumps": (("major-09", "alchemist"), ("major-11", "evil-eye"))}
+    start = position(players, edition="1996",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02",
+                            "1,1": "cups-08"},
+                     pieces={"0,0": "red1E", "1,1": "blue1N"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 68, **settings)
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    settings=settings, initial_state=start)
+    alchemist = "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"
+    clicked = ["blue: play swords-03 by blue1N@1,1: attack @1,0",
+               "red: play major-11 as evil-eye by red1E@0,0: mark 1,0",
+               "blue: play wands-04 by blue1N@1,1: move 1,0"]
+    true = start.apply(alchemist)
+    true.board[(1, 0)] = (("swords-05", True), ("cups-04", True), ("wands-07", True))
+
+    def picture(st: ZarcanaState) -> dict[str, object]:
+        view = TableView.of(st)
+        return make_record(view.cards, view.pyramids, discard=list(st.discard))
+
+    s.observe(picture(true), frame=1)
+    for mv in clicked:
+        s.manual(mv)
+        true = true.apply(mv)
+    assert s.state is not None and s.state.board[(1, 0)][-1] == ("?", True)
+    assert to_dict(true)["marks"] == ["cups-04"] and true.scores()[Color.BLUE] == -2
+    s.observe(picture(true), frame=2)
+    assert [h.move for h in s.history] == [alchemist] + clicked
+    st = s.state
+    assert st is not None and st.board[(1, 0)] == (("swords-05", True), ("cups-04", True))
+    assert to_dict(st)["marks"] == ["cups-04"]
+    assert st.scores()[Color.BLUE] == -2
+    played = dumps(st)
+    s.close()
+    game = open_game(path)
+    assert [e.move for e in game.events if e.kind == "correction"] == [
+        "covered-name after 1,0 cups-04"]
+    assert dumps(rebuild_state(game)) == played

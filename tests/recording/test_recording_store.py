@@ -739,3 +739,47 @@ def test_an_event_time_given_without_an_offset_is_stored_with_one(tmp_path: Path
     assert game.ended == naive.astimezone()
     assert game.created <= datetime.now().astimezone()
     assert game.events[0].time.utcoffset() is not None and game.ended.utcoffset() is not None
+
+
+def _evil_eye_on_unnamed_cards(tmp_path: Path, name: str, known: bool,
+                               old_marks: list[list[str]]) -> Path:
+    """A camera game file (hands and pile unknown, the Evil Eye an optional trump): red's
+    Evil Eye marks 2,1 ("?", a card nobody could name, unless ``known``), blue's attack
+    destroys the unnamed card at 1,2, red draws; each move's stored marks ``old_marks``."""
+    from companion.games.zarcana.engine import position, to_dict
+
+    cards = {"0,0": "pentacles-02", "1,0": "pentacles-03", "2,0": "pentacles-04",
+             "0,1": "?", "1,1": "pentacles-06", "2,1": "pentacles-07" if known else "?",
+             "0,2": "pentacles-08", "1,2": "?", "2,2": "pentacles-10"}
+    start = position(["red", "blue"], edition="1996", board=cards,
+                     pieces={"1,1": "red1E", "2,1": "blue1U", "0,1": "blue1U",
+                             "2,2": "blue1W"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, box=[],
+                     deck=["?"] * (78 - 9 - 6), optional_trumps=(("major-09", "evil-eye"),))
+    moves = ["red: play major-09 as evil-eye by red1E@1,1: mark 2,1",
+             "blue: play swords-03 by blue1W@2,2: attack @1,2", "red: draw 1"]
+    path = tmp_path / name
+    with GameRecorder.create(path, game="zarcana", edition="1996", players=["red", "blue"],
+                             settings=start.settings.to_dict(),
+                             initial_state=dumps(start)) as rec:
+        st = start
+        for move, marks in zip(moves, old_marks):
+            st = st.apply(move)
+            saved = {**to_dict(st), "marks": marks}
+            rec.record("move", move, state=json.dumps(saved, sort_keys=True))
+    return path
+
+
+def test_a_game_file_from_before_marks_kept_by_place_replays(tmp_path: Path) -> None:
+    """A file written before the Evil Eye's mark was kept by where the card lies: the mark
+    on an unnamed card stored as "?", and taken off when blue destroyed another unnamed
+    card. Its moves replay (the replay's marks taken from the mark on a "?" card on: the
+    card marked stays marked); other marks that disagree are still named."""
+    path = _evil_eye_on_unnamed_cards(tmp_path, "old.db", False, [["?"], [], []])
+    last = rebuild_state(open_game(path))
+    assert last.marks == frozenset({(2, 1)})
+    assert {c.value: v for c, v in last.scores().items()} == {"red": 6, "blue": 8}
+    known = _evil_eye_on_unnamed_cards(tmp_path, "known.db", True,
+                                       [["pentacles-07"], [], []])
+    with pytest.raises(RecordingError, match=r"event 2 .*differs in: marks"):
+        rebuild_state(open_game(known))

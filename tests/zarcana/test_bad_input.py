@@ -168,6 +168,8 @@ def test_corrupt_saved_game_missing_field(field):
     ("settings", {"edition": "2042"}),
     ("settings", {"colour_of_the_moon": "blue"}),
     ("bidding", {"eligible": ["red"]}),
+    ("marks", "pentacles-07"),
+    ("marks", ["9,9"]),                 # no territory there
 ])
 def test_corrupt_saved_game_wrong_types(field, value):
     data = _save()

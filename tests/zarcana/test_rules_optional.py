@@ -3,11 +3,14 @@ bidding for the first turn, the hidden-hand mode, and scoring."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from companion.commands.play import render_grid
 from companion.core.pieces import Color
 from companion.games.zarcana import Edition, IncompleteMoveError, UNKNOWN, new_game
-from companion.games.zarcana.engine import invariant_errors
+from companion.games.zarcana.engine import from_dict, invariant_errors, to_dict
 
 from conftest import (board, both_editions, hand, illegal, legal, pieces_at, pos, score,
                       stack)
@@ -123,7 +126,7 @@ def test_evil_eye_marks_territory_minus_two(ed):
     assert score(st)["blue"] == 7
     new = legal(st, "red: play major-09 as evil-eye by red1E@1,1: mark 2,1")
     assert score(new)["blue"] == -2
-    assert new.marks == frozenset({"pentacles-07"})
+    assert new.marks == frozenset({(2, 1)})           # pentacles-07's territory
 
 
 @both_editions
@@ -145,6 +148,76 @@ def test_evil_eye_target(ed):
     st = pos(ed=ed, pieces={"2,1": "red1E"}, hands={"red": ["major-09"]}, **opt("evil-eye"))
     illegal(st, "red: play major-09 as evil-eye by red1E@2,1: mark 3,1", "evil-eye.target")   # wasteland
     illegal(st, "red: play major-09 as evil-eye by red1E@2,1: mark 1,1", "evil-eye.target")
+
+
+def _camera_position(cards: dict[str, object], **kw: object):
+    """A 1996 game as the camera follows it, the Evil Eye in play: hands and draw pile
+    unknown, and the board's "?" cards unknown too (a card the Alchemist covered at once,
+    uncovered where the picture could not name it; a Wheel of Fortune build, face down)."""
+    hands = {"red": [UNKNOWN] * 3, "blue": [UNKNOWN] * 3}
+    return pos(ed=E1996, board=cards, hands=hands, box=[],
+               deck=[UNKNOWN] * (78 - len(cards) - 6), **kw, **opt("evil-eye"))
+
+
+def test_the_evil_eye_on_an_unnamed_card_marks_that_card_alone():
+    """The marks were kept by card id, and every card nobody can name is "?": the Evil Eye
+    on one such card made every "?" on top score -2 (another one uncovered, a face-down
+    Wheel of Fortune card at the end), and destroying any other "?" took the mark off the
+    one marked. The mark lies on the card the pyramid targets, as the penny does."""
+    st = _camera_position(
+        board(c2_1=UNKNOWN, c0_1=UNKNOWN, c0_2="~?", c1_2=UNKNOWN),
+        pieces={"1,1": "red1E", "2,1": "blue1U", "0,1": "blue1U", "0,2": "blue1U",
+                "2,2": "blue1W"})
+    assert st.hidden
+    assert score(st)["blue"] == 10                    # only 2,2's pentacles-10 is known
+    st = legal(st, "red: play major-09 as evil-eye by red1E@1,1: mark 2,1")
+    blue = {cell: v for cell, _, v in st.score_details()[Color.BLUE]}
+    assert blue == {(0, 1): 0, (0, 2): 0, (2, 1): -2, (2, 2): 10}
+    assert render_grid(st).count("!") == 1           # the text table's mark, on 2,1
+    over = st.copy()
+    over.phase = "over"                               # the face-down card is turned up
+    blue = {cell: v for cell, _, v in over.score_details()[Color.BLUE]}
+    assert blue == {(0, 1): 0, (0, 2): 0, (2, 1): -2, (2, 2): 10}
+    # another unnamed card destroyed: the one marked keeps its mark
+    st = legal(st, "blue: play swords-03 by blue1W@2,2: attack @1,2")
+    assert stack(st, "1,2") == []
+    assert score(st)["blue"] == 8
+
+
+def test_the_moon_carries_the_evil_eye_mark_with_the_card_named_or_not():
+    """The mark travels with the card the Moon moves (the penny lies on the card), and
+    only with it: another unnamed card stays unmarked."""
+    for marked in ("pentacles-07", UNKNOWN):
+        st = _camera_position(board(c2_1=marked, c0_1=UNKNOWN),
+                              pieces={"1,1": "red1E", "2,1": "blue1U", "0,1": "blue1U"})
+        st = legal(st, "red: play major-09 as evil-eye by red1E@1,1: mark 2,1")
+        st = legal(st, "blue: play major-18 by blue1U@2,1: transport 3,0")
+        assert stack(st, "3,0") == [marked] and st.marks == frozenset({(3, 0)})
+        blue = {cell: v for cell, _, v in st.score_details()[Color.BLUE]}
+        assert blue == {(0, 1): 0, (3, 0): -2}, marked
+
+
+def test_a_mark_on_an_unnamed_card_is_saved_by_where_it_lies():
+    """A marked card is saved by its id, as before; an unnamed one by its cell ("?" would
+    say every unnamed card). A save from before, holding "?", reads as it did: every
+    unnamed card on top marked."""
+    st = _camera_position(board(c2_1=UNKNOWN, c0_1=UNKNOWN, c1_0="~?"),
+                          pieces={"1,1": "red1E", "2,1": "blue1U", "0,1": "blue1U",
+                                  "1,0": "blue1U"})
+    st = legal(st, "red: play major-09 as evil-eye by red1E@1,1: mark 2,1")
+    data = to_dict(st)
+    assert data["marks"] == ["2,1"]
+    again = from_dict(json.loads(json.dumps(data)))
+    assert to_dict(again) == data and again.marks == frozenset({(2, 1)})
+    assert score(again) == score(st) == {"red": 6, "blue": -2}
+    known = legal(_camera_position(board(), pieces={"1,1": "red1E", "2,1": "blue1U"}),
+                  "red: play major-09 as evil-eye by red1E@1,1: mark 2,1")
+    assert to_dict(known)["marks"] == ["pentacles-07"]
+    assert from_dict(to_dict(known)).marks == frozenset({(2, 1)})
+    before = from_dict({**data, "marks": ["?"]})
+    assert before.marks == frozenset({(2, 1), (0, 1), (1, 0)})
+    assert score(before)["blue"] == -4            # (the face-down one: 0 until the end)
+    assert to_dict(before)["marks"] == ["0,1", "1,0", "2,1"]
 
 
 # ------------------------------------------------------------------------- Holy Grail ---

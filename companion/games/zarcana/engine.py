@@ -392,14 +392,12 @@ class ZarcanaState(StateData):
             del self.board[cell]
         else:
             self.board[cell] = stack[:-1]
-        self.marks = self.marks - {card}
+        self.marks = self.marks - {cell}
         return card
 
     def _put_card(self, cell: Cell, layer: Layer) -> None:
-        under = self.board.get(cell, ())
-        if under:
-            self.marks = self.marks - {under[-1][0]}
-        self.board[cell] = under + (layer,)
+        self.marks = self.marks - {cell}     # (a card covered loses its mark)
+        self.board[cell] = self.board.get(cell, ()) + (layer,)
 
     def _to_discard(self, card: str) -> None:
         self.discard = self.discard + (card,)
@@ -1219,18 +1217,18 @@ class ZarcanaState(StateData):
         elif isinstance(s, Transport):
             assert m is not None
             layer = self.board[m.cell][-1]
-            marked = layer[0] in self.marks
+            marked = m.cell in self.marks
             self._remove_top(m.cell)
             movers = self.pieces.pop(m.cell, ())
             self._put_card(s.cell, layer)
             if marked:
-                self.marks = self.marks | {layer[0]}
+                self.marks = self.marks | {s.cell}
             for p in movers:
                 self._add_piece(s.cell, p.with_pose(Pose.UP))
             if m.pyramid in movers:
                 ctx.minion = Minion(s.cell, m.pyramid.with_pose(Pose.UP))
         elif isinstance(s, Mark):
-            self.marks = self.marks | {self.board[s.cell][-1][0]}
+            self.marks = self.marks | {s.cell}
         elif isinstance(s, DiscardCards):
             self._hand_remove(who, s.cards)
             for c in s.cards:
@@ -1576,7 +1574,7 @@ class ZarcanaState(StateData):
             if not face_up and not self.is_over:
                 value = 0  # a hidden Wheel of Fortune territory is turned up only at the end
             else:
-                value = -2 if card in self.marks else self.card_value(card)
+                value = -2 if cell in self.marks else self.card_value(card)
             out.setdefault(owner, []).append((cell, card, value))
         return out
 
@@ -1902,6 +1900,43 @@ def _pending_from_json(d: dict[str, object]) -> object:
     raise ValueError(f"unknown pending decision {k!r}")
 
 
+def _marks_to_json(st: ZarcanaState) -> list[str]:
+    """The Evil Eye marks as saved: the marked card's id, as files always held them, and
+    for a card nobody could name ("?", which would say every such card) the cell it lies
+    on ("2,1")."""
+    out = []
+    for cell in st.marks:
+        card = st.board[cell][-1][0] if cell in st.board else UNKNOWN
+        out.append(format_cell(cell) if card == UNKNOWN else card)
+    return sorted(out)
+
+
+def _marks_from_json(st: ZarcanaState, saved: object) -> frozenset[Cell]:
+    """:func:`_marks_to_json` read back into the territories marked (``st``'s board read
+    already). A card id marks the territory it tops (an id on no top card marks nothing:
+    the old engine's mark had no effect there either). A bare "?", which a file saved
+    before marks were kept by place holds, marked every unnamed card on top then: it marks
+    them all now, so that the position scores as it was saved."""
+    from companion.core.pieces import parse_cell
+
+    if not isinstance(saved, list):
+        raise ValueError("expected a list of marked cards")
+    tops: dict[str, list[Cell]] = {}
+    for cell, stack in st.board.items():
+        tops.setdefault(stack[-1][0], []).append(cell)
+    out: set[Cell] = set()
+    for entry in saved:
+        text = str(entry)
+        if text[:1].isdigit() or text[:1] == "-":
+            cell = parse_cell(text)
+            if cell not in st.board:
+                raise ValueError(f"a mark at {text}, where no territory lies")
+            out.add(cell)
+        else:
+            out.update(tops.get(text, ()))
+    return frozenset(out)
+
+
 def to_dict(st: ZarcanaState) -> dict[str, object]:
     """A JSON-ready snapshot of everything in the state."""
     return {
@@ -1914,7 +1949,7 @@ def to_dict(st: ZarcanaState) -> dict[str, object]:
         "stashes": {c.value: list(v) for c, v in st.stashes.items()},
         "hands": {c.value: list(v) for c, v in st.hands.items()},
         "deck": list(st.deck), "discard": list(st.discard), "box": list(st.box),
-        "marks": sorted(st.marks),
+        "marks": _marks_to_json(st),
         "phase": st.phase, "current": st.current, "turn_number": st.turn_number,
         "reshuffles": st.reshuffles,
         "end_declared_by": st.end_declared_by.value if st.end_declared_by else None,
@@ -1972,7 +2007,7 @@ def from_dict(data: object, *, name: str = "saved game") -> ZarcanaState:
             field_name = f
             setattr(st, f, tuple(str(x) for x in data[f]))
         field_name = "marks"
-        st.marks = frozenset(str(x) for x in data["marks"])
+        st.marks = _marks_from_json(st, data["marks"])
         field_name = "phase"
         if data["phase"] not in ("bid", "play", "over"):
             raise ValueError(f"unknown phase {data['phase']!r}")
@@ -2094,4 +2129,7 @@ def invariant_errors(st: ZarcanaState) -> list[str]:
     for c in st.hands:
         if c not in st.all_colors:
             out.append(f"hand for {c.value}, who is not playing")
+    for cell in sorted(st.marks):
+        if cell not in st.board:
+            out.append(f"an Evil Eye mark at {format_cell(cell)}, where no territory lies")
     return out

@@ -97,7 +97,10 @@ class StateData:
     deck: tuple[str, ...] = ()        # the draw pile, top card last
     discard: tuple[str, ...] = ()     # the discard pile, top card last
     box: tuple[str, ...] = ()         # cards put back in the box at setup
-    marks: frozenset[str] = frozenset()  # cards carrying an Evil Eye mark
+    # territories whose top card carries an Evil Eye mark: kept by where the card lies, not
+    # by its id, since every card nobody could name is "?" (a mark goes when the card is
+    # covered or taken away, and travels with it on the Moon)
+    marks: frozenset[Cell] = frozenset()
     phase: str = "play"               # "bid", "play" or "over"
     current: int = 0                  # index into players of whose turn it is
     turn_number: int = 1
