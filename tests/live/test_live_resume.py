@@ -884,8 +884,9 @@ def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
     once, "?"), then blue's Swords attack destroys the top card, and the card under it,
     cups-04, comes into view: the picture of the attack shows it (``how`` "seen"), or the
     attack is clicked and the next picture shows it ("clicked")."""
-    from alchemist_support import ALCHEMIST_SETTINGS, alchemist_start
-    from live_support import MAT, make_record
+    from alchemist_support import (ALCHEMIST_COVERING, ALCHEMIST_SETTINGS,
+                                   ALCHEMIST_UNCOVERING, alchemist_pictures, alchemist_start)
+    from live_support import MAT
 
     from companion.recording.store import GameRecorder
 
@@ -896,15 +897,12 @@ def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
                               settings=start.settings.to_dict(), initial_state=dumps(start))
     s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
                     settings=settings, initial_state=start)
-    view = TableView.of(start)
-    s.observe(make_record({**view.cards, (1, 0): "wands-07"}, view.pyramids,
-                          discard=["major-09"]), frame=1)
-    assert [h.move for h in s.history] == [
-        "red: play major-09 as alchemist by red1E@0,0: build 1,0 =?; build 1,0 =wands-07"]
+    covering, uncovering = alchemist_pictures()
+    s.observe(covering, frame=1)
+    assert [h.move for h in s.history] == [ALCHEMIST_COVERING]
     if how == "clicked":
-        s.manual("blue: play swords-03 by blue1N@1,1: attack @1,0")
-    s.observe(make_record({**view.cards, (1, 0): "cups-04"}, view.pyramids,
-                          discard=["major-09", "wands-07", "swords-03"]), frame=2)
+        s.manual(ALCHEMIST_UNCOVERING)
+    s.observe(uncovering, frame=2)
     return s
 
 

@@ -454,6 +454,41 @@ def test_a_face_down_build_named_is_named_in_the_move_log(qtbot: Any,
         "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"]
 
 
+@pytest.mark.parametrize("how", ["seen", "clicked"])
+def test_the_alchemists_covered_card_is_named_in_the_move_log_once_a_picture_shows_it(
+        qtbot: Any, how: str) -> None:
+    """Red's Alchemist builds twice at 1,0 from a draw pile nobody sees, the first card
+    covered at once ("=?" in the log); blue's attack takes the top card away and the
+    camera sees the covered one, cups-04, on the attack's picture ("seen"), or on the next
+    picture after the attack was clicked ("clicked"). The move log names it on the
+    Alchemist's line, as the replay window and the text record do; the attack's line stays
+    as it was made."""
+    from alchemist_support import (ALCHEMIST_COVERING, ALCHEMIST_SETTINGS,
+                                   ALCHEMIST_UNCOVERING, alchemist_pictures, alchemist_start)
+    from table_records import MAT
+
+    from companion.live.session import LiveSession
+
+    session = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                          settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    lw = _window_on(qtbot, session)
+    covering, uncovering = alchemist_pictures()
+
+    def show(k: int, rec: dict[str, Any]) -> None:
+        lw.controller.commands.submit(f"frame {k}", lambda: session.observe(rec, frame=k))
+        assert lw.controller.wait_idle(30.0), "the session did not answer"
+
+    show(1, covering)
+    assert lw.window.log.moves() == [ALCHEMIST_COVERING]
+    if how == "clicked":
+        lw.controller.manual(ALCHEMIST_UNCOVERING)
+        assert lw.controller.wait_idle()
+        assert lw.window.log.moves() == [ALCHEMIST_COVERING, ALCHEMIST_UNCOVERING]
+    show(2, uncovering)
+    assert lw.window.log.moves() == [f"{ALCHEMIST_COVERING} (covered: cups-04)",
+                                     ALCHEMIST_UNCOVERING]
+
+
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Red's High Priestess territory draws 2 with one card left in the draw pile (the
