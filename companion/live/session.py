@@ -2588,8 +2588,9 @@ class LiveSession:
         self._forget_missed_waits()   # (a table waited on before this move is another game's)
         text = new.history[-1] if new.history else str(move)
         player = text.split(":", 1)[0]
+        covered: list[str] = []
         if named is not None:
-            old, named = self._uncovered_seen(old, named, text)
+            old, named, covered = self._uncovered_seen(old, named, text)
         names, unknown = self._face_down_seen(old, move, new, text, named, unsure, shown)
         self._state = new
         self._history.append(HistoryEntry(kind, text, player, new, frame, time_s, names))
@@ -2597,7 +2598,10 @@ class LiveSession:
         self._record("override" if kind == "override" else "move", text, player=player,
                      observation=obs, keyframe_jpeg=jpeg, state=new,
                      note="; ".join(n for n in (said_note, unknown) if n))
-        note = "; ".join(n for n in (note, unknown) if n) or None
+        # (the names of the cards it uncovered, which the game file's correction before the
+        # move says: the line says them too, as it names a card read off the discard pile
+        # in the move's own words, and as a name read after a clicked move has its line)
+        note = "; ".join(n for n in (*covered, note, unknown) if n) or None
         said = "; ".join(new.events)
         nxt = new.to_move.value if new.to_move is not None else None
         words = f"{text}" + (f" ({said})" if said else "")
@@ -2660,29 +2664,33 @@ class LiveSession:
         return names_given(old, named), None
 
     def _uncovered_seen(self, old: ZarcanaState, named: ZarcanaState, text: str
-                        ) -> tuple[ZarcanaState, ZarcanaState | None]:
+                        ) -> tuple[ZarcanaState, ZarcanaState | None, list[str]]:
         """The cards the Alchemist covered at once ("?": no camera saw them) that the move
         ``text`` uncovered, as ``named`` (``old``, the game before the move, with the cards
         the picture showed named: table.explain) names them: named back in every position
         they lay covered in, and recorded as a correction before the move, so that the
         game file's replay of the move uncovers them named too. ``old`` with those names,
         and ``named`` where it names more (a face-down card destroyed, read off the
-        discard pile: :meth:`_face_down_seen`), else None."""
+        discard pile: :meth:`_face_down_seen`), else None; and the names in words, for the
+        move's line ("the card the Alchemist covered at 1,0 is cups-04: seen on the
+        table")."""
         covered = {cell: given for cell, given in names_given(old, named).items()
                    if any(a != b and a[1] for a, b in zip(*given))}
         if not covered:
-            return old, named
+            return old, named, []
         first = with_names(old, covered)
         self._name_back(old, first)
+        said = []
         for cell, (unknown, stack) in sorted(covered.items()):
             card = next(b[0] for a, b in zip(unknown, stack) if a != b)
             where = format_cell(cell)
+            words = f"the card the Alchemist covered at {where} is {card}: {COVERED_NAME_NOTE}"
+            said.append(words)
             # (the line says what the note says in words: the replay and a continued game
             # read it, recording.store.covered_name_read)
             self._record("correction", covered_name_line("before", where, card), state=first,
-                         note=f"the card the Alchemist covered at {where} is {card}: "
-                              f"{COVERED_NAME_NOTE} as {text} uncovered it")
-        return first, (named if names_given(first, named) else None)
+                         note=f"{words} as {text} uncovered it")
+        return first, (named if names_given(first, named) else None), said
 
     def _uncovered_seen_later(self, st: ZarcanaState, view: TableView) -> list[LiveEvent]:
         """The cards the Alchemist covered at once that lie on top now, "?" (the move that

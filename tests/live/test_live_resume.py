@@ -11,7 +11,7 @@ from live_support import (SCRIPT, play_sample, sample_record, sample_session, sc
                           scripted_moves)
 
 from companion.commands.run import open_recording, restore_recorded_corrections
-from companion.live.session import LiveSession
+from companion.live.session import LiveEvent, LiveSession
 from companion.recording.store import open_game, rebuild_state
 from companion.games.zarcana.engine import ZarcanaState, dumps
 from companion.games.zarcana.table import TableView
@@ -878,12 +878,14 @@ def test_a_name_read_off_the_pile_is_not_held_as_a_misread_in_a_later_sitting(
     again.close()
 
 
-def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
+def _alchemist_uncovered(path: Path, how: str, events: list[LiveEvent] | None = None
+                         ) -> LiveSession:
     """A two-player game recorded to ``path`` with the Alchemist an optional trump: red's
     Alchemist builds twice at 1,0 from the draw pile nobody sees (the first card covered at
     once, "?"), then blue's Swords attack destroys the top card, and the card under it,
     cups-04, comes into view: the picture of the attack shows it (``how`` "seen"), or the
-    attack is clicked and the next picture shows it ("clicked")."""
+    attack is clicked and the next picture shows it ("clicked"). ``events``: given, the
+    session's events of the attack (its click and the picture after it) are added."""
     from alchemist_support import (ALCHEMIST_COVERING, ALCHEMIST_SETTINGS,
                                    ALCHEMIST_UNCOVERING, alchemist_pictures, alchemist_start)
     from live_support import MAT
@@ -900,9 +902,12 @@ def _alchemist_uncovered(path: Path, how: str) -> LiveSession:
     covering, uncovering = alchemist_pictures()
     s.observe(covering, frame=1)
     assert [h.move for h in s.history] == [ALCHEMIST_COVERING]
+    said: list[LiveEvent] = []
     if how == "clicked":
-        s.manual(ALCHEMIST_UNCOVERING)
-    s.observe(uncovering, frame=2)
+        said += s.manual(ALCHEMIST_UNCOVERING)
+    said += s.observe(uncovering, frame=2)
+    if events is not None:
+        events += said
     return s
 
 
@@ -955,6 +960,36 @@ def test_the_alchemists_covered_card_is_named_when_a_move_uncovers_it(
     again.close()
     assert rebuild_state(open_game(path)).board[(1, 0)] == again.state.board[(1, 0)]
 
+
+
+@pytest.mark.parametrize("how", ["seen", "clicked"])
+def test_the_session_says_the_name_of_the_alchemists_covered_card_when_it_is_seen(
+        tmp_path: Path, how: str) -> None:
+    """Where the attack's own picture shows the covered card, the name went only into the
+    correction's note in the game file: the attack's accepted line (the window's status
+    line) said "wands-07 at 1,0 is destroyed" and nothing of cups-04, where a card read
+    later, after a clicked attack, has a line of its own, and a face-down card read off the
+    discard pile is named in the accepted line. The accepted line says it now, in the
+    words of the correction; the move and the game file's lines stay as they were."""
+    from alchemist_support import ALCHEMIST_UNCOVERING
+
+    from companion.live.session import EventKind
+
+    path = tmp_path / "game.db"
+    events: list[LiveEvent] = []
+    _alchemist_uncovered(path, how, events).close()
+    said = "the card the Alchemist covered at 1,0 is cups-04: seen on the table"
+    accepted = [e for e in events if e.kind is EventKind.ACCEPTED]
+    assert [e.move for e in accepted] == [ALCHEMIST_UNCOVERING]
+    if how == "seen":
+        assert said in accepted[0].text, accepted[0].text
+    else:
+        # (the name came after the clicked attack, on its own line)
+        assert said not in accepted[0].text
+        assert any(e.kind is EventKind.INFO and e.text.startswith(said) for e in events)
+    # (the game file's move line keeps its own note: its correction says the name)
+    attack = [e for e in open_game(path).events if e.move == ALCHEMIST_UNCOVERING]
+    assert len(attack) == 1 and "Alchemist" not in (attack[0].note or "")
 
 
 @pytest.mark.parametrize("how", ["seen", "clicked"])

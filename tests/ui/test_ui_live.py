@@ -487,6 +487,12 @@ def test_the_alchemists_covered_card_is_named_in_the_move_log_once_a_picture_sho
     show(2, uncovering)
     assert lw.window.log.moves() == [f"{ALCHEMIST_COVERING} (covered: cups-04)",
                                      ALCHEMIST_UNCOVERING]
+    if how == "seen":
+        # (the attack's accepted line says the name the picture gave, as the game file's
+        # correction does)
+        said = lw.window.statusBar().currentMessage()
+        assert said.startswith(f"accepted: {ALCHEMIST_UNCOVERING}"), said
+        assert "the card the Alchemist covered at 1,0 is cups-04" in said, said
 
 
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
