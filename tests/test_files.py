@@ -473,3 +473,26 @@ def test_an_output_folder_given_as_a_file_is_said_in_the_same_words_by_every_com
     assert code == 2 and f"error: {want}" in err and "Errno" not in err, err
     assert not_a_folder(notes) == f"{str(notes)!r} is a file, not a folder"
     assert notes.read_text(encoding="utf-8") == "x"
+
+
+def test_a_commands_folder_check_raises_its_own_error_in_the_shared_words(
+        tmp_path: Path) -> None:
+    """check_folder, which observe, print-mat, demo, synth and train call before making
+    their output folder: the command's own error class (train's untested through the
+    command line where the train extra is missing), with folder_problem's words; nothing
+    for a folder that can be made."""
+    from companion.commands.train import TrainError
+    from companion.core.errors import CompanionError
+    from companion.core.files import check_folder, folder_problem
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x", encoding="utf-8")
+    for out in (notes, notes / "out"):
+        with pytest.raises(TrainError) as caught:
+            check_folder(out, "--out", TrainError)
+        assert str(caught.value) == folder_problem(out, "--out")
+    with pytest.raises(CompanionError) as plain:
+        check_folder(notes)
+    assert type(plain.value) is CompanionError and str(plain.value) == folder_problem(notes)
+    check_folder(tmp_path / "new" / "out", "--out", TrainError)
+    assert not (tmp_path / "new").exists()

@@ -30,7 +30,7 @@ from typing import Any
 
 from companion.commands.argtypes import user_path
 from companion.core.errors import CompanionError
-from companion.core.files import folder_problem, refusal_words, write_text_atomic
+from companion.core.files import check_folder, refusal_words, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -290,9 +290,7 @@ def run(args: argparse.Namespace) -> int:
     mat_file = folder / "mat.json"
     mat = load_mat(mat_file if mat_file.is_file() else None)
     out: Path = args.out
-    problem = folder_problem(out, "--out")
-    if problem is not None:
-        raise DemoError(problem)
+    check_folder(out, "--out", DemoError)
     try:
         (out / "frames").mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -297,11 +297,9 @@ def _annotation_paths(folder: Path, paths: list[Path]) -> list[Path]:
     replaces an image given: ``observe . --annotate .`` would overwrite the photos."""
     from companion.core.errors import CompanionError
 
-    from companion.core.files import folder_problem
+    from companion.core.files import check_folder
 
-    problem = folder_problem(folder, "--annotate")
-    if problem is not None:
-        raise CompanionError(problem)
+    check_folder(folder, "--annotate")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

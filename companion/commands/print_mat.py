@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         png_bytes,
     )
     from companion.core.errors import CompanionError
-    from companion.core.files import atomic_file, carries_tag, folder_problem
+    from companion.core.files import atomic_file, carries_tag, check_folder
 
     folder: Path = args.folder.expanduser()
     w, h = args.width_mm, args.height_mm
@@ -101,9 +101,7 @@ def run(args: argparse.Namespace) -> int:
         pages.append(instructions_page(mat, args.paper, args.dpi))
     except (MatError, ValueError) as exc:
         raise CompanionError(str(exc)) from None
-    problem = folder_problem(folder)
-    if problem is not None:
-        raise CompanionError(problem)
+    check_folder(folder)
     names = [folder / f"marker-{k}.png" for k in sorted(CORNERS)]
     names.append(folder / INSTRUCTIONS)
     mat_path = folder / MAT_FILE

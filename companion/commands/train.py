@@ -15,7 +15,7 @@ from pathlib import Path
 from companion.commands.argtypes import (count_arg, positive_float, positive_int, process_count,
                                          seed_arg, share_arg, thread_count, user_path)
 from companion.core.errors import CompanionError
-from companion.core.files import folder_problem
+from companion.core.files import check_folder
 from vision.train_extra import MODEL_PACKAGES
 
 log = logging.getLogger(__name__)
@@ -169,9 +169,7 @@ def run(args: argparse.Namespace) -> int:
     # device are named now, not after the minutes of rendering or cutting that come first
     if args.init is not None and args.model != "pyramids" and not Path(args.init).is_file():
         raise TrainError(f"--init {args.init}: no such weights file")
-    problem = folder_problem(args.out, "--out")
-    if problem is not None:
-        raise TrainError(problem)
+    check_folder(args.out, "--out", TrainError)
     _check_rendered([*(args.render or []), *(args.val_render or [])])
     if args.device != "cpu":
         import torch

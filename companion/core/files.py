@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self, TypeVar
+
+from companion.core.errors import CompanionError
 
 
 if TYPE_CHECKING:
@@ -374,3 +376,13 @@ def folder_problem(folder: Path, option: str | None = None) -> str | None:
     if in_way == folder:
         return f"{named}{not_a_folder(folder)}"
     return f"{named}{str(folder)!r}: {not_a_folder(in_way)}"
+
+
+def check_folder(folder: Path, option: str | None = None,
+                 error: Callable[[str], Exception] = CompanionError) -> None:
+    """Raise ``error`` with :func:`folder_problem`'s words where ``folder`` cannot be the
+    command's folder (each command's own error class: the CLI and the tests tell them
+    apart)."""
+    problem = folder_problem(folder, option)
+    if problem is not None:
+        raise error(problem)

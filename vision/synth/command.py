@@ -110,13 +110,11 @@ def _clear_out(out: Path) -> None:
     import shutil
     import sys
 
-    from companion.core.files import folder_problem
+    from companion.core.files import check_folder
     from vision.synth.errors import SynthError
     from vision.synth.export import EXPORT_FOLDERS
 
-    problem = folder_problem(out, "--out")
-    if problem is not None:
-        raise SynthError(problem)
+    check_folder(out, "--out", SynthError)
     if not out.is_dir():
         return
     try:
