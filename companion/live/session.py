@@ -335,6 +335,10 @@ COVERED_NAME_NOTE = "seen on the table"
 #: the note a move clicked in the window is recorded with
 CLICKED_NOTE = "clicked by a player"
 
+#: how the click that says an attack taken back as only covered was made begins (its
+#: pyramid's player started again on that card: :meth:`LiveSession.manual_options`)
+DESTROYED_CLICK = "destroyed:"
+
 
 class Recorder(Protocol):
     """What the session needs of a game recorder (companion.recording.store.GameRecorder)."""
@@ -525,6 +529,19 @@ class _Restarted:
     frame: int | None
     time_s: float | None
     words: str                  # the pyramid, in the players' words
+
+    @property
+    def click(self) -> str:
+        """The click that says so (:meth:`LiveSession.manual_options`)."""
+        return (f"{DESTROYED_CLICK} {self.start.player.value} started again at "
+                f"{format_cell(self.start.cell)}")
+
+    @property
+    def turn_tells(self) -> bool:
+        """Whether the turn tells the two readings apart (three players or more: after the
+        start the player after the pyramid's is to move, before the attack the attacker;
+        with two, the attacker either way)."""
+        return self.after.to_move != self.at.to_move
 
 
 def _asked(held: _HeldMoves) -> bool:
@@ -838,11 +855,15 @@ class LiveSession:
         ``move_text`` is engine notation; the ``colour:`` prefix may be left out (the player
         whose decision is awaited). Text that does not parse raises
         :class:`~companion.core.errors.NotationError`; a move that breaks a rule gives an
-        ``illegal`` event and changes nothing.
+        ``illegal`` event and changes nothing. ``destroyed: COLOUR started again at CELL``
+        (offered by :meth:`manual_options`) says an attack taken back as only covered was
+        made, that player then starting again on the card (:meth:`_restart_said`).
         """
         with self._lock:
             st = self._require_state()
             text = move_text.strip()
+            if text.lower().startswith(DESTROYED_CLICK):
+                return self._emit(self._restart_said(text))
             if ":" not in text.split(" ", 1)[0] and st.to_move is not None:
                 text = f"{st.to_move.value}: {text}"
             move = parse_move(text)
@@ -931,6 +952,8 @@ class LiveSession:
 
         Draws, pass and declaring the end on a normal turn; during bidding the bids; when a
         power leaves a decision (the Emperor's tax, the Plague, the Fool's draws) its choices.
+        While an attack taken back as only covered may have been made, its pyramid's player
+        starting again on that card (:meth:`_only_covered`), the click that says so.
         """
         with self._lock:
             st = self._state
@@ -957,9 +980,11 @@ class LiveSession:
             if restarted is not None:
                 # an attack taken back as a hand over its pyramid, maybe made, its player
                 # starting again on that card: the next player's click then (a draw) says
-                # so (:meth:`_restart_clicked`)
+                # so (:meth:`_restart_clicked`), and so does the players' own word, the one
+                # way where the next move fits both (two players: _restart_said)
                 out += [o for o in _click_options(restarted.after, self.watch_discard)
                         if o not in out]
+                out.append(restarted.click)
             return out
 
     def hidden_cards(self) -> list[Cell]:
@@ -2058,10 +2083,19 @@ class LiveSession:
                 f"{'it' if one else 'them'} on the last picture, not an attack")
         restart = self._restart_after(last, view) if ex.unchanged else None
         if restart is not None:
-            self._restarted = _Restarted(before, last, restart[0], restart[1], obs, frame,
-                                         time_s, was)
-            text += (f" (or {restart[0].player.value} started again on it: the next move "
-                     "will tell)")
+            kept = _Restarted(before, last, restart[0], restart[1], obs, frame, time_s, was)
+            self._restarted = kept
+            again = restart[0].player.value
+            if kept.turn_tells:
+                text += f" (or {again} started again on it: the next move will tell)"
+            else:
+                # (two players: the attacker is to move either way, and the next move
+                # mostly fits both; the players say which it was)
+                mover = (before.to_move.value if before.to_move is not None
+                         else "the next player")
+                text += (f" (or {again} started again on it: the next move cannot tell, "
+                         f"{mover} being to move either way; if {again} did, click "
+                         f"\"{kept.click}\" before {mover}'s next move)")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]
         if ex.unchanged:
@@ -2087,11 +2121,12 @@ class LiveSession:
         return starts[0] if len(starts) == 1 else None
 
     def _restarted_now(self) -> _Restarted | None:
-        """The attack kept as maybe made (:meth:`_only_covered`), while the game still
-        stands where it was taken back to (any move, take-back or naming since ends it)."""
+        """The attack kept as maybe made (:meth:`_only_covered`), while the game stands
+        where it was taken back to: a move since puts it aside, and taking that move back
+        brings it back (the same position, the same table: the players may then say it
+        was destroyed, :meth:`_restart_said`); a card named since ends it (a new position)."""
         kept = self._restarted
         if kept is None or self._state is not kept.at:
-            self._restarted = None
             return None
         return kept
 
@@ -2122,22 +2157,38 @@ class LiveSession:
             return []
         return self._restart_stood(kept, move, source="click", frame=self._last_frame)
 
-    def _restart_stood(self, kept: _Restarted, nxt: Move, *, source: str,
+    def _restart_said(self, text: str) -> list[LiveEvent]:
+        """The players' click (``text``, :attr:`_Restarted.click`) saying the attack taken
+        back as only covered was made, its pyramid's player starting again on that card:
+        they stand (:meth:`_restart_stood`). Offered while the game stands where the attack
+        was taken back to (:meth:`manual_options`): with two players no next move tells."""
+        self._refuse_when_over("an attack taken back cannot be said to stand")
+        kept = self._restarted_now()
+        if kept is None or " ".join(text.split()).lower() != kept.click:
+            offer = "" if kept is None else f" (the one there is: {kept.click!r})"
+            raise LiveError(f"{text!r}: there is no attack taken back as only covered to "
+                            f"say was made now{offer}; the click is offered while the game "
+                            "stands where the attack was taken back to (take back the moves "
+                            "since to get it again)")
+        return self._restart_stood(kept, None, source="click", frame=self._last_frame)
+
+    def _restart_stood(self, kept: _Restarted, nxt: Move | None, *, source: str,
                        frame: int | None) -> list[LiveEvent]:
         """The attack ``kept`` taken back, and the start after it that put its pyramid
         back, accepted (said on show, and recorded after the undo): ``nxt``, the move that
-        follows, follows only them."""
+        follows, follows only them (None: the players said so, :meth:`_restart_said`)."""
         self._restarted = None
         self._pending = None
         self.status = Status.PLAYING
         start = kept.start
+        why = (", as the players said" if nxt is None else f": {nxt} follows only them")
         text = (f"{kept.attack.move} stands, and {start.player.value} started again on "
-                f"{format_cell(start.cell)}: {nxt} follows only them ({kept.words} was "
-                "destroyed, not covered)")
+                f"{format_cell(start.cell)}{why} ({kept.words} was destroyed, not covered)")
         events = [LiveEvent(EventKind.INFO, text, move=kept.attack.move,
                             player=kept.attack.player, frame=frame, source=source,
                             notice=text)]
-        note = f"read again for {nxt}"
+        note = ("read again: the players said it was destroyed, not covered" if nxt is None
+                else f"read again for {nxt}")
         events += self._accept(kept.attack.move, kept.attack.state, kind="move",
                                source="camera", frame=kept.attack.frame,
                                time_s=kept.attack.time_s, note=note)

@@ -1732,9 +1732,10 @@ def test_a_pyramid_destroyed_and_started_again_on_its_card_is_read_so_by_the_nex
     assert ev[0].text.endswith(", not an attack (or green started again on it: the next "
                                "move will tell)")
     assert s.to_move is Color.BLUE
-    # (red's buttons too: the click that tells which it was)
+    # (red's buttons too: the click that tells which it was; and the players' own word)
     assert s.manual_options() == ["blue: draw 1", "blue: pass", "red: draw 1", "red: draw 2",
-                                  "red: draw 3", "red: pass"]
+                                  "red: draw 3", "red: pass",
+                                  "destroyed: green started again at 2,1"]
     if next_move == "seen":
         turned = dict(start, pyramids=[
             dict(p, pointing_deg=0.0) if p["color"] == "red" and not p["upright"] else p
@@ -1754,6 +1755,104 @@ def test_a_pyramid_destroyed_and_started_again_on_its_card_is_read_so_by_the_nex
     moves = [(c[0], c[1]) for c in rec.calls if c[0] in ("move", "undo")]
     assert moves[-5:] == [("move", attack), ("undo", None), ("move", attack),
                           ("move", "green: start 2,1"), ("move", red)]
+
+
+def _two_players_territory_attack(path: Any, red: str = "red1U"
+                                  ) -> tuple[LiveSession, list[dict[str, Any]]]:
+    """The scene of tests/restart_support.py (``red``: red's pyramids) recorded to
+    ``path``: the session, and the pictures of the table at the start, after blue's attack
+    and after red starting again at 2,1."""
+    from restart_support import restart_pictures, restart_start
+
+    from companion.games.zarcana.engine import dumps
+    from companion.recording.store import GameRecorder
+
+    start = restart_start(red)
+    rec = GameRecorder.create(path, game="zarcana", edition="looney", players=["red", "blue"],
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    recorder=rec, initial_state=start)
+    return s, list(restart_pictures(start))
+
+
+def test_two_players_say_a_pyramid_taken_back_as_covered_was_destroyed_and_started_again(
+        tmp_path: Any) -> None:
+    """Two players: blue's Queen of Swords attacks red's only pyramid from its territory,
+    and red starts again on that very card; read as a hand over the pyramid (the attack
+    taken back). Blue is to move either way, and blue's draw fits both positions: the
+    covered reading stayed for good, and the players had no way to say it was destroyed.
+    A click says so while the game stands where the attack was taken back to (a move taken
+    back brings it back): the attack and the start stand, said on show and in the game
+    file after the undo, and the file replays."""
+    from companion.games.zarcana.engine import dumps
+    from companion.recording.store import accepted_moves, open_game, rebuild_state
+
+    from restart_support import DESTROYED as said
+    from restart_support import TERRITORY_ATTACK as attack
+
+    path = tmp_path / "game.db"
+    s, (table, attacked, again) = _two_players_territory_attack(path)
+    s.observe(table, frame=0)
+    assert [e.move for e in s.observe(attacked, frame=1)] == [attack]
+    assert said not in s.manual_options()    # (no attack taken back yet)
+    ev = s.observe(again, frame=2)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
+    assert ev[0].notice is not None and ev[0].notice.endswith(
+        "not an attack (or red started again on it: the next move cannot tell, blue being "
+        "to move either way; if red did, click \"destroyed: red started again at 2,1\" "
+        "before blue's next move)"), ev[0].notice
+    assert s.manual_options()[-1] == said
+    # blue's draw fits both: the covered reading stays, and the click is put aside...
+    assert [e.move for e in s.manual("blue: draw 1")] == ["blue: draw 1"]
+    assert [h.move for h in s.history] == ["blue: draw 1"]
+    assert said not in s.manual_options()
+    with pytest.raises(LiveError, match="no attack taken back as only covered"):
+        s.manual(said)
+    # ...until the draw is taken back
+    s.step_back()
+    assert s.manual_options()[-1] == said
+    ev = s.manual(said)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED, EventKind.ACCEPTED], \
+        [e.text for e in ev]
+    assert ev[0].notice == ev[0].text == (
+        f"{attack} stands, and red started again on 2,1, as the players said (the red small "
+        "(upright) pyramid on the 7 of Wands at 2,1 was destroyed, not covered)")
+    assert [h.move for h in s.history] == [attack, "red: start 2,1"]
+    assert s.to_move is Color.BLUE and s.status is Status.PLAYING
+    assert said not in s.manual_options()
+    s.manual("blue: draw 1")
+    assert s.observe(again, frame=3)[-1].kind is EventKind.UNCHANGED
+    assert [h.move for h in s.history] == [attack, "red: start 2,1", "blue: draw 1"]
+    s.close()
+    game = open_game(path)
+    lines = [(e.kind, e.move, e.undone) for e in game.events if e.kind in ("move", "undo")]
+    assert lines == [("move", attack, True), ("undo", None, False),
+                     ("move", "blue: draw 1", True), ("undo", None, False),
+                     ("move", attack, False), ("move", "red: start 2,1", False),
+                     ("move", "blue: draw 1", False)]
+    notes = [e.note for e in game.events if e.kind == "move" and not e.undone]
+    assert notes[:2] == ["read again: the players said it was destroyed, not covered"] * 2
+    assert game.moves() == [attack, "red: start 2,1", "blue: draw 1"]
+    assert dumps(rebuild_state(game)) == dumps(s.state)
+    assert [e.move for e, _ in accepted_moves(game)[1]] == game.moves()
+
+
+def test_no_destroyed_click_without_an_attack_that_may_have_been_made(tmp_path: Any) -> None:
+    """Red has another pyramid: red could not have started again (a START is for a player
+    with none on the board), so the attack taken back was only covered, said with no "or",
+    and no click says otherwise; typed anyway, it is refused and changes nothing."""
+    s, (table, attacked, again) = _two_players_territory_attack(tmp_path / "game.db",
+                                                                red="red2U")
+    s.observe(table, frame=0)
+    s.observe(attacked, frame=1)
+    ev = s.observe(again, frame=2)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
+    assert ev[0].text.endswith("not an attack"), ev[0].text
+    assert not [o for o in s.manual_options() if o.startswith("destroyed")]
+    with pytest.raises(LiveError, match="no attack taken back as only covered"):
+        s.manual("destroyed: red started again at 2,1")
+    assert s.history == [] and s.to_move is Color.BLUE
+    s.close()
 
 
 @pytest.mark.parametrize("pictures", ["hand, clear", "attacker hidden, clear",
