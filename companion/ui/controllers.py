@@ -779,7 +779,11 @@ class LiveController(_ViewBase):
         states = [h.state for h in snap.history]
         w.log.set_moves([move_line(h.move, h.state, itertools.islice(states, i + 1, None))
                          for i, h in enumerate(snap.history)], k if n else None)
-        labels = [m.split(": ", 1)[1] if ": " in m else m for m in snap.manual]
+        # ("blue: draw 1" is labelled "draw 1"; a click not a player's move, such as
+        # "destroyed: red started again at 2,1", keeps its words)
+        colours = {c.value for c in Color}
+        labels = [m.split(": ", 1)[1] if m.split(": ", 1)[0] in colours else m
+                  for m in snap.manual]
         extra = [f"name the face-down card at {format_cell(c)}" for c in snap.hidden]
         w.manual.set_options(list(snap.manual) + extra, labels + extra)
         # the buttons act for the player the game waits for, who may not be the one at the

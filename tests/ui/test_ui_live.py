@@ -524,3 +524,34 @@ def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
     assert calls == [(f"red: {label}",)]
     assert lw.window.log.moves() == [f"red: {label}"]
     assert lw.session.state.discard == () and lw.session.state.reshuffles == 1
+
+
+def test_a_pyramid_taken_back_as_covered_can_be_said_destroyed_with_a_button(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two players: blue's territory attack on red's only pyramid, then red's pyramid back
+    on its card (tests/restart_support.py), read as a hand over it and taken back; blue is
+    to move either way. The window shows the players' button that says red's pyramid was
+    destroyed and red started again there, in those words (not cut at the colon as a
+    move's "blue: " is), and pressing it has the attack and the start stand."""
+    from restart_support import DESTROYED, TERRITORY_ATTACK, restart_pictures, restart_start
+    from table_records import MAT
+
+    from companion.live.session import LiveSession
+
+    start = restart_start()
+    session = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                          initial_state=start)
+    lw = _window_on(qtbot, session)
+    for k, rec in enumerate(restart_pictures(start)):
+        lw.controller.commands.submit(f"frame {k}", lambda r=rec, k=k: session.observe(
+            r, frame=k))
+        assert lw.controller.wait_idle(30.0), "the session did not answer"
+    assert lw.window.log.moves() == []
+    calls = spy(monkeypatch, lw.session, "manual")
+    button = next((b for b in lw.window.manual.buttons if b.text() == DESTROYED), None)
+    assert button is not None, [b.text() for b in lw.window.manual.buttons]
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert lw.controller.wait_idle()
+    assert calls == [(DESTROYED,)]
+    assert lw.window.log.moves() == [TERRITORY_ATTACK, "red: start 2,1"]
+    assert DESTROYED not in [b.text() for b in lw.window.manual.buttons]
