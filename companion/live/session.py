@@ -330,6 +330,8 @@ PILE_NAME_NOTE = "seen on the discard pile"
 #: :meth:`LiveSession._uncovered_seen_later`); the game file's reader goes by the line
 #: (recording.store.covered_name_line)
 COVERED_NAME_NOTE = "seen on the table"
+#: how it says that the players named it where no picture could (:meth:`LiveSession.name_card`)
+PLAYERS_NAME_NOTE = "named by the players"
 
 
 #: the note a move clicked in the window is recorded with
@@ -994,28 +996,52 @@ class LiveSession:
             return []
         return sorted(c for c, s in st.board.items() if s[-1] == (UNKNOWN, False))
 
-    def name_hidden_card(self, cell: Cell, card: str) -> list[LiveEvent]:
-        """Say which card a face-down territory is (recorded as a correction)."""
+    def unnamed_face_up_cards(self) -> list[Cell]:
+        """Face-up cards on top that nobody has named yet: the Alchemist's covered card,
+        uncovered where no picture could name it (a hand over it, or the card read is one
+        the game knows elsewhere). It gives no power and scores 0 until named."""
+        st = self._state
+        if st is None:
+            return []
+        return sorted(c for c, s in st.board.items() if s[-1] == (UNKNOWN, True))
+
+    def name_card(self, cell: Cell, card: str) -> list[LiveEvent]:
+        """Say which card an unnamed card on top is: a face-down territory
+        (:meth:`hidden_cards`) or a face-up one (:meth:`unnamed_face_up_cards`). Recorded
+        as a correction whose state names it; a face-up one's line says so too
+        (``covered-name said 1,0 cups-04``, recording.store.covered_name_read: the text
+        export names it on the Alchemist's line, and a continued game holds no misread
+        for it)."""
         with self._lock:
             st = self._require_state()
-            self._refuse_when_over("a face-down card cannot be named")
+            self._refuse_when_over("a card cannot be named")
             stack = st.board.get(cell)
-            if not stack or stack[-1] != (UNKNOWN, False):
-                raise LiveError(f"there is no unnamed face-down card at {format_cell(cell)}")
+            where = format_cell(cell)
+            if not stack or stack[-1][0] != UNKNOWN:
+                raise LiveError(f"there is no unnamed card at {where}")
+            face_up = stack[-1][1]
+            what = "card" if face_up else "face-down card"
             try:
                 card_info(card)
             except ValueError as exc:
                 raise LiveError(f"{card!r} is not a card id: {exc}") from None
             if card not in st.unseen_cards():
-                raise LiveError(f"{card} cannot be the face-down card at {format_cell(cell)}: "
+                raise LiveError(f"{card} cannot be the {what} at {where}: "
                                 "it is accounted for elsewhere")
             new = st.copy()
             # an unknown card becomes a known one: the count of unaccounted cards stays right
-            new.board[cell] = stack[:-1] + ((card, False),)
+            new.board[cell] = stack[:-1] + ((card, face_up),)
             self._name_back(st, new)
             self._state = new
-            text = f"the face-down card at {format_cell(cell)} is {card}"
-            self._record("correction", None, state=new, note=text)
+            if face_up:
+                # (the camera reads the card there as named from now on)
+                self._sync_tracker(new)
+                text = f"the card at {where} is {card}: {PLAYERS_NAME_NOTE}"
+                self._record("correction", covered_name_line("said", where, card), state=new,
+                             note=text)
+            else:
+                text = f"the face-down card at {where} is {card}"
+                self._record("correction", None, state=new, note=text)
             events = [LiveEvent(EventKind.INFO, text, source="correction", frame=self._last_frame)]
         return self._emit(events)
 
@@ -2897,6 +2923,9 @@ class LiveSession:
         unnamed = ", ".join(f"{i},{j}" for i, j in self.hidden_cards())
         note = (f" (the face-down territory at {unnamed} was never named: scored 0)"
                 if unnamed else "")
+        # (so is an uncovered card of the Alchemist's that no picture or player named)
+        face_up = ", ".join(f"{i},{j}" for i, j in self.unnamed_face_up_cards())
+        note += (f" (the card at {face_up} was never named: scored 0)" if face_up else "")
         return [LiveEvent(EventKind.GAME_OVER, f"{why}: {table}; winner(s): "
                           f"{', '.join(winners)}{note}", frame=self._last_frame,
                           source="system")]

@@ -72,11 +72,15 @@ PILE_NAME_MARK = "pile-name"
 #: at once (built from a draw pile nobody sees: "?" in the game) as a move took the card
 #: above it away: ``covered-name before 1,0 cups-04`` (the move recorded next uncovered
 #: it: the correction's state names it in the position before) or ``covered-name after 1,0
-#: cups-04`` (the last move standing did: clicked before a picture showed the card). The
-#: replay names the card from the correction's state alone, as it names a face-down card
+#: cups-04`` (the last move standing did: clicked before a picture showed the card); or
+#: ``covered-name said 1,0 cups-04`` where no picture could name it and the players did
+#: (uncovered by some earlier move: named from where it lay on top then). The replay names the card from the correction's state alone, as it names a face-down card
 #: (:func:`~companion.games.zarcana.state.names_given`); a continued game passes such a
 #: correction over as no misread to hold (:func:`covered_name_read`).
 COVERED_NAME_MARK = "covered-name"
+#: the words after the mark: seen before or after the move that uncovered it, or said by
+#: the players
+COVERED_NAME_WHEN: tuple[str, ...] = ("before", "after", "said")
 #: The words the note of such a correction held in files written before the mark
 #: (2026-12-02), which a continued game and the replay read instead: the session's wording
 #: of then, kept here as those files have it
@@ -1892,7 +1896,8 @@ def pile_name_read(ev: RecordedEvent) -> PileNameRead | None:
 class CoveredNameRead:
     """A correction that named a card the Alchemist covered at once, seen as a move took
     the card above it away (:data:`COVERED_NAME_MARK`): "before" the move that uncovered it
-    (recorded next), or "after" it (the last move standing); where it lay, and its name."""
+    (recorded next), or "after" it (the last move standing); or "said": the players named
+    it, no picture having done so; where it lay, and its name."""
 
     when: str
     cell: str
@@ -1901,9 +1906,10 @@ class CoveredNameRead:
 
 def covered_name_line(when: str, cell: str, card: str) -> str:
     """The ``move`` line of a correction naming ``card`` the covered card at ``cell``, seen
-    ``when`` ("before" or "after") the move that uncovered it."""
-    if when not in ("before", "after"):
-        raise ValueError(f"a covered card is named before or after its move, not {when!r}")
+    ``when`` ("before" or "after") the move that uncovered it, or "said" by the players."""
+    if when not in COVERED_NAME_WHEN:
+        raise ValueError(f"a covered card is named before or after its move, or said by the "
+                         f"players, not {when!r}")
     return f"{COVERED_NAME_MARK} {when} {cell} {card}"
 
 
@@ -1913,7 +1919,7 @@ def covered_name_read(ev: RecordedEvent) -> CoveredNameRead | None:
     if ev.kind != "correction" or ev.move is None:
         return None
     parts = ev.move.split()
-    if len(parts) == 4 and parts[0] == COVERED_NAME_MARK and parts[1] in ("before", "after"):
+    if len(parts) == 4 and parts[0] == COVERED_NAME_MARK and parts[1] in COVERED_NAME_WHEN:
         return CoveredNameRead(parts[1], parts[2], parts[3])
     return None
 

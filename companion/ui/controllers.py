@@ -80,6 +80,11 @@ REPLAY_KEYFRAMES_KEPT = 24
 CALIBRATE_EVERY_S = 2.0
 #: What the window's title starts with while the game file cannot be written.
 NOT_RECORDED_TITLE = "NOT RECORDED: "
+#: How the buttons that name an unnamed card begin, the cell after: a face-down territory
+#: (a Wheel of Fortune build), or a face-up card the Alchemist covered, uncovered where no
+#: picture could name it (LiveSession.name_card)
+NAME_FACE_DOWN = "name the face-down card at"
+NAME_CARD = "name the card at"
 
 
 class PausedError(CompanionError):
@@ -200,7 +205,9 @@ class Snapshot:
     reading: TableReading | None
     lattice: Any
     manual: tuple[str, ...]
-    hidden: tuple[Cell, ...]
+    #: the unnamed cards on top the players may name: (cell, face up), face-down
+    #: territories first, then the Alchemist's covered cards uncovered unnamed
+    unnamed: tuple[tuple[Cell, bool], ...]
     suggestions: tuple[Suggestion, ...]
     series: Mapping[str, list[int]] = field(default_factory=dict)
     can_override: bool = False          # the session's override has something to accept
@@ -596,13 +603,14 @@ class LiveController(_ViewBase):
                 series.setdefault(c.value, []).append(v)
         try:
             manual = tuple(s.manual_options())
-            hidden = tuple(s.hidden_cards())
+            unnamed = tuple((c, False) for c in s.hidden_cards()) + \
+                tuple((c, True) for c in s.unnamed_face_up_cards())
         except CompanionError as exc:
             log.debug("no manual options: %s", exc)
-            manual, hidden = (), ()
+            manual, unnamed = (), ()
         self._snapshots_taken += 1
         return Snapshot(s.status, state, states, history, s.last_reading, s.tracker.lattice,
-                        manual, hidden, tuple(s.pending_suggestions), series,
+                        manual, unnamed, tuple(s.pending_suggestions), series,
                         s.can_override, self._snapshots_taken)
 
     def _on_session_event(self, event: LiveEvent) -> None:
@@ -784,7 +792,8 @@ class LiveController(_ViewBase):
         colours = {c.value for c in Color}
         labels = [m.split(": ", 1)[1] if m.split(": ", 1)[0] in colours else m
                   for m in snap.manual]
-        extra = [f"name the face-down card at {format_cell(c)}" for c in snap.hidden]
+        extra = [f"{NAME_CARD if up else NAME_FACE_DOWN} {format_cell(c)}"
+                 for c, up in snap.unnamed]
         w.manual.set_options(list(snap.manual) + extra, labels + extra)
         # the buttons act for the player the game waits for, who may not be the one at the
         # table reaching for them (a move the camera has not seen yet): say whose they are
@@ -863,10 +872,11 @@ class LiveController(_ViewBase):
         self.refresh()
 
     def manual(self, option: str) -> Future[Any] | None:
-        """A move the camera cannot see, as clicked (or naming a face-down card)."""
-        if option.startswith("name the face-down card at "):
-            self._name_hidden(parse_cell(option.rsplit(" ", 1)[1]))
-            return None
+        """A move the camera cannot see, as clicked (or naming an unnamed card)."""
+        for words, face_up in ((NAME_FACE_DOWN, False), (NAME_CARD, True)):
+            if option.startswith(words + " "):
+                self._name_card(parse_cell(option.rsplit(" ", 1)[1]), face_up)
+                return None
         return self.commands.submit(f"move {option!r}", self.session.manual, option)
 
     def override(self) -> Future[Any]:
@@ -995,13 +1005,15 @@ class LiveController(_ViewBase):
         self._dialog = dlg
         dlg.open()
 
-    def _name_hidden(self, cell: Cell) -> None:
-        dlg = CorrectionDialog("card", f"face down at {format_cell(cell)}",
+    def _name_card(self, cell: Cell, face_up: bool) -> None:
+        where = format_cell(cell)
+        dlg = CorrectionDialog("card", f"unnamed at {where}" if face_up
+                               else f"face down at {where}",
                                card_ids=[c for c in self.card_ids if c != BACK],
                                parent=self.window)
         dlg.accepted.connect(lambda: self.commands.submit(
-            "naming the face-down card", self.session.name_hidden_card, cell,
-            str(dlg.values()["card"])))
+            "naming the card" if face_up else "naming the face-down card",
+            self.session.name_card, cell, str(dlg.values()["card"])))
         self._dialog = dlg
         dlg.open()
 

@@ -257,7 +257,7 @@ def test_a_named_face_down_card_keeps_its_name_when_a_move_is_taken_back(
     s = LiveSession("zarcana", edition="looney", players=players, recorder=rec,
                     initial_state=start)
     card = sorted(s.state.unseen_cards())[0]
-    s.name_hidden_card((1, 1), card)
+    s.name_card((1, 1), card)
     s.manual("red: draw 1")
     s.step_back()
     assert s.state.board[(1, 1)] == ((card, False),) and s.hidden_cards() == []
@@ -299,7 +299,7 @@ def test_a_card_named_after_a_move_keeps_its_name_in_a_continued_game(tmp_path: 
                     initial_state=start)
     s.manual("red: draw 1")
     card = sorted(s.state.unseen_cards())[0]
-    s.name_hidden_card((1, 1), card)
+    s.name_card((1, 1), card)
     s.close()
     rec2, start2, history, _, _ = open_recording(path, game="zarcana", edition="looney",
                                                  players=tuple(players))
@@ -355,7 +355,7 @@ def test_a_name_is_not_given_to_an_earlier_card_that_lay_at_the_same_place() -> 
                     history=[HistoryEntry.recorded("move", sacrifice, "red", None, s1),
                              HistoryEntry.recorded("override", "blue: wheel build 1,0", "blue",
                                                    None, s2)])
-    s.name_hidden_card((1, 0), "cups-05")
+    s.name_card((1, 0), "cups-05")
     s.step_back()
     s.step_back()
     assert s.state.board[(1, 0)] == (("?", False),)
@@ -472,7 +472,7 @@ def test_a_name_the_players_gave_stays_when_the_move_that_destroyed_the_card_is_
     """Only a name read off the pile goes with a take-back: one the players gave stays."""
     path = tmp_path / "game.db"
     s, _ = _face_down_destroyed(path)
-    s.name_hidden_card((1, 0), "major-10")
+    s.name_card((1, 0), "major-10")
     s.manual("red: use swords-05 by red1E@0,0: attack @1,0")
     s.step_back()
     assert s.state.board[(1, 0)] == (("major-10", False),)
@@ -710,7 +710,7 @@ def test_the_export_names_a_face_down_build_as_the_session_left_it(
     cards = {c: k for c, k in view.cards.items() if c != (1, 0)}
     attack = "red: use swords-05 by red1E@0,0: attack @1,0"
     if how.startswith("named"):
-        s.name_hidden_card((1, 0), "cups-09")
+        s.name_card((1, 0), "cups-09")
         s.manual(attack)
     else:
         s.observe(make_record(cards, view.pyramids, discard=["major-10", "cups-09"]), frame=1)
@@ -1189,3 +1189,92 @@ def test_a_card_the_evil_eye_marked_unnamed_keeps_its_mark_once_named(tmp_path: 
     assert [e.move for e in game.events if e.kind == "correction"] == [
         "covered-name after 1,0 cups-04"]
     assert dumps(rebuild_state(game)) == played
+
+
+@pytest.mark.parametrize("picture", ["none", "hand over it"])
+def test_the_players_name_the_alchemists_covered_card_no_picture_named(
+        tmp_path: Path, picture: str) -> None:
+    """Blue's attack, clicked, uncovers the card red's Alchemist covered at once; no
+    picture names it (none came, or a hand lay over it), so it lies face up as "?": no
+    power, 0 points to red's pyramid moved onto it. The players could name only a
+    face-down card. They name it now: a card the game knows elsewhere is refused, cups-04
+    is taken, scores 4 for red and serves red as a territory, and the game file says so
+    (``covered-name said 1,0 cups-04``): its replay and a later sitting agree."""
+    from alchemist_support import (ALCHEMIST_COVERING, ALCHEMIST_SETTINGS,
+                                   ALCHEMIST_UNCOVERING, alchemist_pictures, alchemist_start)
+    from live_support import MAT, make_record
+
+    from companion.core.pieces import Color
+    from companion.live.session import EventKind, LiveError
+    from companion.recording.export import text_lines
+    from companion.recording.store import GameRecorder, accepted_moves, covered_name_read
+    from companion.ui.gamemodel import move_line
+
+    players = ["red", "blue"]
+    start = alchemist_start()
+    path = tmp_path / "game.db"
+    rec = GameRecorder.create(path, game="zarcana", edition="1996", players=players,
+                              settings=start.settings.to_dict(), initial_state=dumps(start))
+    s = LiveSession("zarcana", edition="1996", players=players, mat=MAT, recorder=rec,
+                    settings=ALCHEMIST_SETTINGS, initial_state=start)
+    covering, _ = alchemist_pictures()
+    s.observe(covering, frame=1)
+    s.manual(ALCHEMIST_UNCOVERING)
+    if picture == "hand over it":
+        view = TableView.of(start)
+        s.observe(make_record({c: v for c, v in view.cards.items() if c != (1, 0)},
+                              view.pyramids, discard=["major-09", "wands-07", "swords-03"]),
+                  frame=2)
+    moved = "red: play wands-04 by red1E@0,0: move 1,0"
+    s.manual(moved)
+    st = s.state
+    assert st is not None and st.board[(1, 0)] == (("swords-05", True), ("?", True))
+    assert st.scores()[Color.RED] == 0
+    assert s.unnamed_face_up_cards() == [(1, 0)] and s.hidden_cards() == []
+    with pytest.raises(LiveError, match="cups-03 cannot be the card at 1,0: it is accounted "
+                                        "for elsewhere"):
+        s.name_card((1, 0), "cups-03")
+    with pytest.raises(LiveError, match="no unnamed card at 0,0"):
+        s.name_card((0, 0), "cups-04")
+    said = s.name_card((1, 0), "cups-04")
+    assert [(e.kind, e.text) for e in said] == [
+        (EventKind.INFO, "the card at 1,0 is cups-04: named by the players")]
+    st = s.state
+    assert st is not None and st.board[(1, 0)] == (("swords-05", True), ("cups-04", True))
+    assert s.unnamed_face_up_cards() == [] and st.scores()[Color.RED] == 4
+    # (named from the attack on, where it lay on top: in the position the move onto it
+    # was made in too, so taking that move back keeps the name)
+    assert s.history[1].state.board[(1, 0)] == st.board[(1, 0)]
+    s.manual("blue: draw 1")
+    grow = "red: use cups-04 by red1U@1,0: grow"
+    assert [e.kind for e in s.manual(grow)] == [EventKind.ACCEPTED]
+    played = [dumps(s.initial_state)] + [dumps(h.state) for h in s.history]
+    states = [h.state for h in s.history]
+    s.close()
+    # the window's move log and the text record name it on the Alchemist's line
+    named = f"{ALCHEMIST_COVERING} (covered: cups-04)"
+    assert move_line(ALCHEMIST_COVERING, states[0], states[1:]) == named
+    game = open_game(path)
+    assert named in "\n".join(text_lines(game))
+    corrections = [e for e in game.events if e.kind == "correction"]
+    assert [e.move for e in corrections] == ["covered-name said 1,0 cups-04"]
+    read = covered_name_read(corrections[0])
+    assert read is not None and (read.when, read.cell, read.card) == ("said", "1,0", "cups-04")
+    assert dumps(rebuild_state(game)) == played[-1]
+    first, moves = accepted_moves(game)
+    assert [dumps(first)] + [dumps(st) for _, st in moves] == played
+    assert [e.move for e, _ in moves] == [ALCHEMIST_COVERING, ALCHEMIST_UNCOVERING, moved,
+                                         "blue: draw 1", grow]
+    # a later sitting: the same game, the name no misread to hold again, and a take-back
+    # of the grow leaves the card named
+    rec, first, history, _, _ = open_recording(path, game="zarcana", edition="1996",
+                                               players=("red", "blue"))
+    again = LiveSession("zarcana", edition="1996", players=["red", "blue"], recorder=rec,
+                        initial_state=first, history=history)
+    assert dumps(again.state) == played[-1]
+    assert restore_recorded_corrections(again, path) == 0
+    again.step_back()
+    assert again.state is not None and again.state.board[(1, 0)][-1] == ("cups-04", True)
+    assert again.unnamed_face_up_cards() == []
+    again.close()
+    assert dumps(rebuild_state(open_game(path))) == dumps(again.state)

@@ -296,10 +296,10 @@ def test_a_face_down_territory_is_named_by_a_player() -> None:
                     initial_state=start)
     assert s.hidden_cards() == [(1, 0)]
     with pytest.raises(LiveError):
-        s.name_hidden_card((0, 0), "major-10")   # face up: nothing to name
+        s.name_card((0, 0), "major-10")   # face up: nothing to name
     with pytest.raises(LiveError):
-        s.name_hidden_card((1, 0), "cups-03")    # that card lies elsewhere
-    ev = s.name_hidden_card((1, 0), "major-10")
+        s.name_card((1, 0), "cups-03")    # that card lies elsewhere
+    ev = s.name_card((1, 0), "major-10")
     assert ev[0].kind is EventKind.INFO and s.hidden_cards() == []
     st = s.state
     assert st is not None and st.board[(1, 0)][-1] == ("major-10", False)
@@ -329,7 +329,7 @@ def test_a_wheel_of_fortune_build_seen_face_down_is_taken_and_its_card_asked_for
     assert [e.kind for e in ev] == [EventKind.ACCEPTED], [e.text for e in ev]
     assert ev[0].move == "red: play major-10 by red1U@1,0: build 1,0 =?"
     assert s.hidden_cards() == [(1, 0)]
-    s.name_hidden_card((1, 0), "wands-07")
+    s.name_card((1, 0), "wands-07")
     assert s.hidden_cards() == [] and s.status is Status.PLAYING
     # never named, it scores nothing at the end, and the end says so
     s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
@@ -338,6 +338,23 @@ def test_a_wheel_of_fortune_build_seen_face_down_is_taken_and_its_card_asked_for
     ev = s.end_game()
     assert ev[-1].kind is EventKind.GAME_OVER
     assert ev[-1].text.endswith("(the face-down territory at 1,0 was never named: scored 0)")
+
+
+def test_an_uncovered_card_never_named_is_said_at_the_end() -> None:
+    """The Alchemist's covered card, uncovered by a clicked attack that no picture followed,
+    lies face up as "?": the end of the game says it was never named, as it says of a
+    face-down territory, since it scored 0."""
+    from alchemist_support import (ALCHEMIST_SETTINGS, ALCHEMIST_UNCOVERING, alchemist_pictures,
+                                   alchemist_start)
+
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    s.observe(alchemist_pictures()[0], frame=1)
+    s.manual(ALCHEMIST_UNCOVERING)
+    assert s.unnamed_face_up_cards() == [(1, 0)]
+    ev = s.end_game()
+    assert ev[-1].kind is EventKind.GAME_OVER
+    assert ev[-1].text.endswith("(the card at 1,0 was never named: scored 0)"), ev[-1].text
 
 
 def test_the_alchemist_built_from_an_unseen_draw_pile_is_judged() -> None:
@@ -2117,7 +2134,7 @@ def test_after_the_game_is_over_nothing_can_be_taken_back_or_corrected() -> None
     s.end_game()
     assert s.is_over
     for attempt in (s.step_back, lambda: s.correct(CardCorrection((0, 0), "wands-04", "wands-05")),
-                    lambda: s.name_hidden_card((0, 0), "wands-05")):
+                    lambda: s.name_card((0, 0), "wands-05")):
         with pytest.raises(LiveError, match="the game is over"):
             attempt()
     assert s.is_over and len(s.history) == 6

@@ -495,6 +495,40 @@ def test_the_alchemists_covered_card_is_named_in_the_move_log_once_a_picture_sho
         assert "the card the Alchemist covered at 1,0 is cups-04" in said, said
 
 
+def test_the_alchemists_covered_card_no_picture_named_is_named_through_the_window(
+        qtbot: Any) -> None:
+    """Blue's attack, clicked, uncovers the card red's Alchemist covered at once, and no
+    picture names it: it lies face up as "?". The window's buttons named only face-down
+    cards; one names this card now ("name the card at 1,0"), and the move log then names
+    it on the Alchemist's line."""
+    from alchemist_support import (ALCHEMIST_COVERING, ALCHEMIST_SETTINGS,
+                                   ALCHEMIST_UNCOVERING, alchemist_pictures, alchemist_start)
+    from table_records import MAT
+
+    from companion.live.session import LiveSession
+
+    session = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                          settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    lw = _window_on(qtbot, session)
+    lw.controller.commands.submit("frame 1",
+                                  lambda: session.observe(alchemist_pictures()[0], frame=1))
+    assert lw.controller.wait_idle(30.0), "the session did not answer"
+    lw.controller.manual(ALCHEMIST_UNCOVERING)
+    assert lw.controller.wait_idle()
+    options = lw.window.manual.options()
+    assert "name the card at 1,0" in options, options
+    assert not any(o.startswith("name the face-down card") for o in options), options
+    lw.controller.manual("name the card at 1,0")
+    dialog = lw.controller._dialog
+    dialog.card_box.setCurrentText("cups-04")
+    dialog.accept()
+    assert lw.controller.wait_idle()
+    assert session.state is not None and session.state.board[(1, 0)][-1] == ("cups-04", True)
+    assert "name the card at 1,0" not in lw.window.manual.options()
+    assert lw.window.log.moves() == [f"{ALCHEMIST_COVERING} (covered: cups-04)",
+                                     ALCHEMIST_UNCOVERING]
+
+
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Red's High Priestess territory draws 2 with one card left in the draw pile (the

@@ -201,7 +201,7 @@ def test_a_face_down_build_names_its_card_in_the_move_log_once_known(
     s.manual("blue: draw 1")
     build, draw = s.history
     assert move_line(build.move, build.state) == "red: play major-10 by red1E@0,0: build 1,0 =?"
-    s.name_hidden_card((1, 0), "cups-05")
+    s.name_card((1, 0), "cups-05")
     build, draw = s.history
     assert move_line(build.move, build.state) == \
         "red: play major-10 by red1E@0,0: build 1,0 =? (face down: cups-05)"
@@ -227,7 +227,7 @@ def test_the_move_log_and_the_text_record_name_a_face_down_card_in_the_same_word
     s = LiveSession("zarcana", edition="looney", players=["red", "blue"], recorder=rec,
                     initial_state=start)
     s.manual("red: play major-10 by red1E@0,0: build 1,0 =?")
-    s.name_hidden_card((1, 0), "cups-05")
+    s.name_card((1, 0), "cups-05")
     s.close()
     build = s.history[0]
     line = with_face_down_names(build.move, ["cups-05"])
