@@ -74,7 +74,8 @@ PILE_NAME_MARK = "pile-name"
 #: it: the correction's state names it in the position before) or ``covered-name after 1,0
 #: cups-04`` (the last move standing did: clicked before a picture showed the card); or
 #: ``covered-name said 1,0 cups-04`` where no picture could name it and the players did
-#: (uncovered by some earlier move: named from where it lay on top then). The replay names the card from the correction's state alone, as it names a face-down card
+#: (uncovered by some earlier move: named from where it lay on top then). The replay
+#: names the card from the correction's state alone, as it names a face-down card
 #: (:func:`~companion.games.zarcana.state.names_given`); a continued game passes such a
 #: correction over as no misread to hold (:func:`covered_name_read`).
 COVERED_NAME_MARK = "covered-name"
