@@ -279,7 +279,8 @@ class LiveEvent:
     frame: int | None = None                  # index of the frame that caused it
     source: str = "camera"                    # camera, click, override, correction, undo, system
     #: what the players should know beyond the line itself and act on (a move read again,
-    #: one accepted from a picture taken before a click): the window keeps it on show
+    #: one accepted from a picture taken before a click, a card named from the picture
+    #: after a clicked move): the window keeps it on show
     notice: str | None = None
 
 
@@ -2799,9 +2800,10 @@ class LiveSession:
                     + (f" after {last.move}" if last is not None else ""))
             self._record("correction", covered_name_line("after", where, card), state=named,
                          note=text)
+            # (kept on show: the same picture's "no change" follows on the status bar)
             events.append(LiveEvent(EventKind.INFO, text,
                                     player=last.player if last is not None else None,
-                                    frame=self._last_frame))
+                                    frame=self._last_frame, notice=text))
         return events
 
     def _take_back_last(self) -> HistoryEntry:
@@ -2852,7 +2854,9 @@ class LiveSession:
         # commands/run.py, _recorded_history)
         self._record("correction", pile_name_line("after", cell, card), state=after,
                      note=text)
-        return [LiveEvent(EventKind.INFO, text, player=last.player, frame=self._last_frame)]
+        # (kept on show: the same picture's "no change" follows on the status bar)
+        return [LiveEvent(EventKind.INFO, text, player=last.player, frame=self._last_frame,
+                          notice=text)]
 
     def _apply_checked(self, move: Move, *, source: str) -> list[LiveEvent]:
         st = self._require_state()

@@ -2281,6 +2281,8 @@ def test_a_face_down_territory_destroyed_by_a_click_is_named_from_the_next_pictu
     ev = s.observe(make_record(cards, view.pyramids, discard=["major-10"]), frame=1)
     assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
     assert "the face-down card destroyed at 1,0 is major-10" in ev[0].text, ev[0].text
+    # (kept on show in the window: the picture's "no change" takes the status bar next)
+    assert ev[0].notice == ev[0].text
     assert s.state is not None and s.state.discard == ("wands-03", "major-10")
     assert s.history[-1].state is s.state
     assert s.initial_state is not None

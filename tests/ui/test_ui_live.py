@@ -493,6 +493,13 @@ def test_the_alchemists_covered_card_is_named_in_the_move_log_once_a_picture_sho
         said = lw.window.statusBar().currentMessage()
         assert said.startswith(f"accepted: {ALCHEMIST_UNCOVERING}"), said
         assert "the card the Alchemist covered at 1,0 is cups-04" in said, said
+    else:
+        # (the next picture's "no change; red to move" took the status bar at once: the
+        # line naming the card stays on show, as a face-down card named off the pile does)
+        assert lw.window.alert.isVisible() and lw.window.alert.kind == "info"
+        shown = lw.window.alert.text()
+        assert "the card the Alchemist covered at 1,0 is cups-04" in shown, shown
+        assert lw.window.statusBar().currentMessage() == "no change; red to move"
 
 
 def test_the_alchemists_covered_card_no_picture_named_is_named_through_the_window(
