@@ -1044,7 +1044,27 @@ class LiveSession:
                 text = f"the face-down card at {where} is {card}"
                 self._record("correction", None, state=new, note=text)
             events = [LiveEvent(EventKind.INFO, text, source="correction", frame=self._last_frame)]
+            if face_up:
+                events += self._question_named(cell, card)
         return self._emit(events)
+
+    def _question_named(self, cell: Cell, card: str) -> list[LiveEvent]:
+        """A question or ruling open on a picture when the players name the uncovered card
+        at ``cell`` (:meth:`name_card`): the picture judged again with the name. The
+        question "is the card at 1,0 ?, not swords-02?" (the card read there lies
+        elsewhere) is answered by the name: the camera misread ``card`` as swords-02,
+        held and recorded as :meth:`correct` does. The question stayed on show after the
+        name otherwise, asking after a card the game now knew (and its one answer, "?",
+        is no card :meth:`correct` takes)."""
+        p = self._pending
+        if p is None or self.status not in (Status.QUESTION, Status.WRONG_TABLE):
+            return []
+        asked = next((s.correction for s in self.pending_suggestions
+                      if isinstance(s.correction, CardCorrection) and s.correction.where == cell
+                      and s.correction.actual == UNKNOWN and s.correction.seen != card), None)
+        if asked is not None:
+            return self._corrected(CardCorrection(cell, asked.seen, card))
+        return self._judged_again()
 
     def _name_back(self, st: ZarcanaState, named: ZarcanaState) -> None:
         """The face-down cards ``named`` names (``st`` being the game's last position) named
@@ -1071,18 +1091,28 @@ class LiveSession:
                 except ValueError as exc:
                     if correction.actual != BACK:
                         raise LiveError(f"{correction.actual!r} is not a card id: {exc}") from None
-            self._hold_fix(correction)
-            self._record("correction", correction_text(correction), state=self._state,
-                         note=correction.describe())
-            events = [LiveEvent(EventKind.INFO, f"corrected: {correction.describe()}",
-                                source="correction", frame=self._last_frame)]
-            record = self._pending.record if self._pending is not None else self._last_record
-            if record is not None and self.status is not Status.OVER:
-                frame = self._pending.frame if self._pending is not None else self._last_frame
-                reading = self.tracker.read(record)
-                events += self._judge(reading, record, frame, None, None)
-                events += self._take_early_click()  # (the move the correction let in)
+            events = self._corrected(correction)
         return self._emit(events)
+
+    def _corrected(self, correction: Correction) -> list[LiveEvent]:
+        """:meth:`correct`'s work, under the lock: the fix held and recorded, the last
+        settled table judged again."""
+        self._hold_fix(correction)
+        self._record("correction", correction_text(correction), state=self._state,
+                     note=correction.describe())
+        return [LiveEvent(EventKind.INFO, f"corrected: {correction.describe()}",
+                          source="correction", frame=self._last_frame)] + self._judged_again()
+
+    def _judged_again(self) -> list[LiveEvent]:
+        """The last settled table (the one a question or ruling is open on, else the last
+        judged) judged again, after a correction or a name the players gave."""
+        record = self._pending.record if self._pending is not None else self._last_record
+        if record is None or self.status is Status.OVER:
+            return []
+        frame = self._pending.frame if self._pending is not None else self._last_frame
+        reading = self.tracker.read(record)
+        events = self._judge(reading, record, frame, None, None)
+        return events + self._take_early_click()  # (the move the correction let in)
 
     def restore_corrections(self, texts: Sequence[str]) -> int:
         """The readings the players corrected in an earlier sitting of this game (its

@@ -357,6 +357,47 @@ def test_an_uncovered_card_never_named_is_said_at_the_end() -> None:
     assert ev[-1].text.endswith("(the card at 1,0 was never named: scored 0)"), ev[-1].text
 
 
+def test_an_uncovered_card_named_by_the_players_settles_the_question_its_misread_asked(
+        ) -> None:
+    """Blue's attack, clicked, uncovers the card red's Alchemist covered at once; the next
+    picture reads it as swords-02, which lies at 0,1: the session asks "is the card at 1,0
+    ?, not swords-02?". The players name the card (cups-04) while the question is open:
+    the name says what the camera misread there, so the question is settled (it stayed
+    open, asking after a card the game now knew), the misread held and recorded as a
+    correction is, and the same picture again is no change."""
+    from alchemist_support import (ALCHEMIST_SETTINGS, ALCHEMIST_UNCOVERING, alchemist_pictures,
+                                   alchemist_start)
+    from companion.games.zarcana.table import TableView
+
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    rec = FakeRecorder()
+    s.recorder = rec
+    s.observe(alchemist_pictures()[0], frame=1)
+    s.manual(ALCHEMIST_UNCOVERING)
+    view = TableView.of(alchemist_start())
+    misread = make_record({**view.cards, (1, 0): "swords-02"}, view.pyramids,
+                          discard=["major-09", "wands-07", "swords-03"])
+    ev = s.observe(misread, frame=2)
+    assert [e.kind for e in ev] == [EventKind.QUESTION], [e.text for e in ev]
+    assert s.status is Status.QUESTION and s.unnamed_face_up_cards() == [(1, 0)]
+    ev = s.name_card((1, 0), "cups-04")
+    assert ev[0].text == "the card at 1,0 is cups-04: named by the players", ev[0].text
+    assert s.status is Status.PLAYING and s.pending_suggestions == (), [e.text for e in ev]
+    assert ev[-1].kind is EventKind.INFO and ev[-1].text == "the table is put right; red to move"
+    with pytest.raises(LiveError):
+        s.override()    # (no question left to answer)
+    assert s.state is not None and s.state.board[(1, 0)][-1] == ("cups-04", True)
+    # (the game file holds the misread, as a correction made by hand)
+    assert [(k, m) for k, m, _ in rec.calls[-2:]] == [
+        ("correction", "covered-name said 1,0 cups-04"),
+        ("correction", "card 1,0 swords-02=cups-04")], rec.calls[-2:]
+    ev = s.observe(misread, frame=3)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    ev = s.observe(alchemist_pictures()[1], frame=4)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+
+
 def test_the_alchemist_built_from_an_unseen_draw_pile_is_judged() -> None:
     """``--setting optional_trumps=major-09:alchemist``: the Alchemist builds twice, a stack
     of two, from the draw pile nobody sees. Listing the moves raised on its first build's

@@ -536,6 +536,50 @@ def test_the_alchemists_covered_card_no_picture_named_is_named_through_the_windo
                                      ALCHEMIST_UNCOVERING]
 
 
+def test_naming_the_alchemists_covered_card_settles_the_question_its_misread_asked(
+        qtbot: Any) -> None:
+    """Blue's attack, clicked, uncovers the card red's Alchemist covered at once, and the
+    next picture reads it as swords-02, which lies at 0,1: the window asks "is the card at
+    1,0 ?, not swords-02?". The players name the card with the window's button while the
+    question is on show: the question goes (the name answers it), and the same picture
+    again asks nothing."""
+    from alchemist_support import (ALCHEMIST_SETTINGS, ALCHEMIST_UNCOVERING,
+                                   alchemist_pictures, alchemist_start)
+    from table_records import MAT, make_record
+
+    from companion.games.zarcana.table import TableView
+    from companion.live.session import LiveSession
+
+    session = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                          settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    lw = _window_on(qtbot, session)
+    view = TableView.of(alchemist_start())
+    misread = make_record({**view.cards, (1, 0): "swords-02"}, view.pyramids,
+                          discard=["major-09", "wands-07", "swords-03"])
+
+    def show(k: int, rec: dict[str, Any]) -> None:
+        lw.controller.commands.submit(f"frame {k}", lambda: session.observe(rec, frame=k))
+        assert lw.controller.wait_idle(30.0), "the session did not answer"
+
+    show(1, alchemist_pictures()[0])
+    lw.controller.manual(ALCHEMIST_UNCOVERING)
+    assert lw.controller.wait_idle()
+    show(2, misread)
+    assert lw.window.question.isVisible()
+    assert "name the card at 1,0" in lw.window.manual.options()
+    lw.controller.manual("name the card at 1,0")
+    dialog = lw.controller._dialog
+    dialog.card_box.setCurrentText("cups-04")
+    dialog.accept()
+    assert lw.controller.wait_idle()
+    assert not lw.window.question.isVisible()
+    assert session.status is Status.PLAYING
+    assert lw.window.statusBar().currentMessage() == "the table is put right; red to move"
+    show(3, misread)
+    assert not lw.window.question.isVisible()
+    assert lw.window.statusBar().currentMessage() == "no change; red to move"
+
+
 def test_a_territory_power_draw_that_rebuilds_the_draw_pile_is_a_button(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Red's High Priestess territory draws 2 with one card left in the draw pile (the
