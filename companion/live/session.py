@@ -1040,6 +1040,13 @@ class LiveSession:
                 text = f"the card at {where} is {card}: {PLAYERS_NAME_NOTE}"
                 self._record("correction", covered_name_line("said", where, card), state=new,
                              note=text)
+                # (a misread there the players said was the unnamed card is the name now:
+                # read as "?", the table no longer matched the game; recorded, as the
+                # correction it replaces was, for a continued game to hold)
+                for seen in self.tracker.card_fixes_renamed(cell, UNKNOWN, card):
+                    fix = CardCorrection(cell, seen, card)
+                    self._record("correction", correction_text(fix), state=new,
+                                 note=fix.describe())
             else:
                 text = f"the face-down card at {where} is {card}"
                 self._record("correction", None, state=new, note=text)
@@ -1089,10 +1096,23 @@ class LiveSession:
                 try:
                     card_info(correction.actual)
                 except ValueError as exc:
-                    if correction.actual != BACK:
+                    if correction.actual != BACK and not self._unnamed_at(correction):
                         raise LiveError(f"{correction.actual!r} is not a card id: {exc}") from None
             events = self._corrected(correction)
         return self._emit(events)
+
+    def _unnamed_at(self, correction: CardCorrection) -> bool:
+        """Whether ``correction`` says that the card the camera read is the unnamed face-up
+        card the game has there ("is the card at 1,0 ?, not swords-02?", asked where the
+        Alchemist's covered card lies uncovered and the camera reads one the game knows
+        elsewhere): the players' answer, which says the camera misread it, not what it
+        is (they name it with :meth:`name_card`, which the fix then follows)."""
+        st = self._state
+        where = correction.where
+        if correction.actual != UNKNOWN or st is None or isinstance(where, str):
+            return False
+        stack = st.board.get(where)
+        return stack is not None and stack[-1:] == ((UNKNOWN, True),)
 
     def _corrected(self, correction: Correction) -> list[LiveEvent]:
         """:meth:`correct`'s work, under the lock: the fix held and recorded, the last

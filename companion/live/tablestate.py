@@ -574,6 +574,15 @@ class TableTracker:
         """Read ``actual`` wherever the camera reads ``seen`` at ``where`` (a cell or "discard")."""
         self._card_fixes[(where, seen)] = actual
 
+    def card_fixes_renamed(self, where: Cell, was: str, actual: str) -> list[str]:
+        """The card corrections at ``where`` that read a card as ``was`` (the unnamed card
+        "?" the players said lies there) read ``actual`` from now on (the name they gave
+        it); what the camera reads there in each, sorted."""
+        seen = sorted(s for (w, s), a in self._card_fixes.items() if w == where and a == was)
+        for s in seen:
+            self._card_fixes[(where, s)] = actual
+        return seen
+
     def correct_pyramid(self, cell: Cell, seen: Pyramid, actual: Pyramid | None,
                         actual_cell: Cell | None = None) -> None:
         """Read ``actual`` (None: nothing) for the pyramid read as ``seen`` at ``cell``."""

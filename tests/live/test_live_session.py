@@ -398,6 +398,47 @@ def test_an_uncovered_card_named_by_the_players_settles_the_question_its_misread
     assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
 
 
+def test_the_question_on_an_uncovered_card_misread_can_be_answered_then_the_card_named(
+        ) -> None:
+    """As above, the picture after the clicked attack reads the uncovered card as swords-02
+    (at 0,1 already), and the session asks "is the card at 1,0 ?, not swords-02?". Its one
+    answer raised "'?' is not a card id", so the question could not be answered: it is
+    taken (the camera's swords-02 there read as the unnamed card). Named later, the card
+    is read as named: the answer held "?" there, and every picture asked "is the card at
+    1,0 cups-04, not ??", which no answer settled."""
+    from alchemist_support import (ALCHEMIST_SETTINGS, ALCHEMIST_UNCOVERING, alchemist_pictures,
+                                   alchemist_start)
+    from companion.games.zarcana.table import TableView
+
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    settings=ALCHEMIST_SETTINGS, initial_state=alchemist_start())
+    rec = FakeRecorder()
+    s.recorder = rec
+    s.observe(alchemist_pictures()[0], frame=1)
+    s.manual(ALCHEMIST_UNCOVERING)
+    view = TableView.of(alchemist_start())
+    misread = make_record({**view.cards, (1, 0): "swords-02"}, view.pyramids,
+                          discard=["major-09", "wands-07", "swords-03"])
+    ev = s.observe(misread, frame=2)
+    assert [e.kind for e in ev] == [EventKind.QUESTION], [e.text for e in ev]
+    ev = s.override()       # (the window's answer: correct() with the suggestion)
+    assert s.status is Status.PLAYING, [e.text for e in ev]
+    assert ev[-1].text == "the table is put right; red to move", [e.text for e in ev]
+    assert s.unnamed_face_up_cards() == [(1, 0)]
+    ev = s.observe(misread, frame=3)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    ev = s.name_card((1, 0), "cups-04")
+    assert s.status is Status.PLAYING, [e.text for e in ev]
+    # (the game file holds the misread as read now, as a correction made by hand)
+    assert [(k, m) for k, m, _ in rec.calls[-2:]] == [
+        ("correction", "covered-name said 1,0 cups-04"),
+        ("correction", "card 1,0 swords-02=cups-04")], rec.calls[-2:]
+    ev = s.observe(misread, frame=4)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+    ev = s.observe(alchemist_pictures()[1], frame=5)
+    assert [e.kind for e in ev] == [EventKind.UNCHANGED], [e.text for e in ev]
+
+
 def test_the_alchemist_built_from_an_unseen_draw_pile_is_judged() -> None:
     """``--setting optional_trumps=major-09:alchemist``: the Alchemist builds twice, a stack
     of two, from the draw pile nobody sees. Listing the moves raised on its first build's
