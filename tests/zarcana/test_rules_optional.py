@@ -604,3 +604,22 @@ def test_hidden_draw_pile_fool_asks_which_card_came_up():
     st = legal(st, "red: fool cups-05 by red1U@1,1: grow")
     assert pieces_at(st, "1,1") == ["red2U"]
     assert invariant_errors(st) == []
+
+
+def test_hidden_draw_pile_fool_drawing_from_a_rebuilt_pile_may_name_a_discarded_card():
+    """The Fool's draw with the draw pile empty shuffles the discard pile into a new one
+    (1996 rules, "Ending the game": the discard pile is shuffled into a new draw pile once a
+    player needs to draw a card): the card that comes up may be any card that lay on the
+    discard pile. Only the cards unseen before the shuffle were offered and allowed, so the
+    true card was refused ("cannot be in the draw pile") and the game could not go on."""
+    pile = ["cups-05", "wands-07", "swords-03"]
+    known = 9 + len(pile) + 1
+    st = pos(pieces={"1,1": "red1U"}, hands={"red": ["major-00"], "blue": [UNKNOWN] * 3},
+             deck=[], discard=pile, box=[UNKNOWN] * (78 - known - 3))
+    st = legal(st, "red: play major-00")
+    assert st.deck == () and st.discard == ("cups-05", "wands-07", "swords-03", "major-00")
+    offered = {str(m) for m in st.legal_moves()}
+    assert "red: reveal cups-05" in offered and "red: reveal major-00" in offered
+    st = legal(st, "red: reveal cups-05")
+    assert st.in_flight == ("cups-05",) and st.reshuffles == 1 and st.discard == ()
+    assert len(st.deck) == 3 and invariant_errors(st) == []

@@ -405,6 +405,17 @@ class ZarcanaState(StateData):
     def cards_available(self) -> int:
         return len(self.deck) + len(self.discard)
 
+    def _fool_may_draw(self) -> set[str]:
+        """The cards the Fool's draw, waiting to be named, may bring up: those nobody has
+        seen, and with the draw pile empty the discard pile's too, which the draw shuffles
+        into a new draw pile first (1996 rules: the discard pile is shuffled into a new draw
+        pile once a player needs to draw a card)."""
+        if self.deck:
+            return self.unseen_cards()
+        probe = self.copy()
+        probe._draw_one()
+        return probe.unseen_cards()
+
     def next_drawn(self) -> str | None:
         """The card the next draw or build from the draw pile takes, as the game knows it
         (UNKNOWN where nobody does; None: no card is left), the piles left as they are."""
@@ -451,7 +462,7 @@ class ZarcanaState(StateData):
         if isinstance(top, PlagueRaze):
             return [Raze(top.player, c) for c in self._empty_territories()]
         if isinstance(top, FoolDraw):
-            return [Reveal(self.actor, c) for c in sorted(self.unseen_cards())]
+            return [Reveal(self.actor, c) for c in sorted(self._fool_may_draw())]
         if isinstance(top, FoolPlay):
             return list(self._card_actions(self.actor, Source.FOOL, (top.card,)))
         return self._turn_options(self.to_move or self.actor)
@@ -563,7 +574,7 @@ class ZarcanaState(StateData):
         if isinstance(top, FoolDraw):
             if not isinstance(move, Reveal):
                 return [violation("turn.pending", ed, "say which card the Fool drew")]
-            if move.card not in self.unseen_cards():
+            if move.card not in self._fool_may_draw():
                 return [violation("fool.must-play", ed, f"{move.card} cannot be in the draw pile")]
             return []
         if isinstance(top, FoolPlay):
