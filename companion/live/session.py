@@ -62,6 +62,7 @@ from companion.games.zarcana.moves import (
     Move,
     Pass,
     Reorient,
+    Reveal,
     Source,
     Start,
     Turn,
@@ -2020,6 +2021,13 @@ class LiveSession:
         the player's next turn."""
         if view.discard_top is not None or any(c.cell is not None for c in ex.changes):
             return None
+        if any(isinstance(m, Reveal) for m in ex.moves):
+            # the Fool's draw shuffled it: any card it may play fits, none is seen (the
+            # first in the deck's order was taken, named from nothing)
+            who = ex.moves[0].player.value
+            return ("the discard pile is gone: shuffled into a new draw pile by the Fool's "
+                    f"draw; the camera cannot see the card drawn: {who} clicks \"reveal\" "
+                    "with it, under Moves the camera cannot see")
         if not any(isinstance(m, Draw) for m in ex.moves):
             return None
         options = " | ".join(str(m) for m in ex.moves[:6])

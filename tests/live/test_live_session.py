@@ -592,6 +592,38 @@ def test_a_picture_after_the_fool_says_its_drawn_card_is_to_be_named_first() -> 
     assert "red: reveal swords-09" in s.manual_options()
 
 
+def test_the_fools_draw_that_rebuilds_the_draw_pile_waits_for_the_card_to_be_named() -> None:
+    """Red plays the Fool with the draw pile empty: its draw shuffles the discard pile into
+    a new draw pile, and the picture shows the pile gone, nothing else. Any card the Fool
+    may draw and play fits that picture; the first of them in the deck's order (cups-01)
+    was taken as the card drawn, named from nothing, and the game went on with the wrong
+    card in play. It waits for the click that names it, which is then taken (a card that
+    lay on the discard pile: the Fool draws from the new pile)."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    pile = ["wands-03", "swords-10", "cups-07"]
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-03", "1,0": "swords-05", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=[], discard=pile, box=["?"] * 66)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=pile + ["major-00"],
+                               draw=0), frame=1)
+    assert [e.move for e in ev] == ["red: play major-00"]
+    gone = make_record(view.cards, view.pyramids, discard=[], draw=1)
+    ev = s.observe(gone, frame=2)
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert "reveal" in ev[0].text and len(s.history) == 1
+    assert "red: reveal cups-07" in s.manual_options()
+    ev = s.manual("red: reveal cups-07")
+    assert [(e.kind, e.move) for e in ev] == [(EventKind.ACCEPTED, "red: reveal cups-07")]
+    assert s.state is not None and s.state.in_flight == ("cups-07",)
+    assert [e.kind for e in s.observe(gone, frame=3)] == [EventKind.UNCHANGED]
+
+
 @pytest.mark.parametrize("edition", ["1996", "looney"])
 def test_the_tax_an_emperor_asked_for_is_read_from_the_payers_click(edition: str) -> None:
     """Blue's Emperor attacks green and asks a tax: the table shows the attack, never how
