@@ -2696,14 +2696,27 @@ class LiveSession:
         reading named the face-down card for good, through a take-back, so the hand's play
         could not then be put right; a name read off the pile now goes with the move,
         :meth:`_take_back_last`.) If it was wrong, it is taken back and the territory's
-        attack clicked, which names the card from the pile (:meth:`_apply_checked`)."""
-        seen = set(reading.discard_seen)
+        attack clicked, which names the card from the pile (:meth:`_apply_checked`).
 
-        def score(i: int) -> tuple[int, int]:
+        First, though, the moves whose discard pile agrees with the pile seen, where the
+        camera knows its order: Judgement's draws all leave Judgement on top, and only the
+        cards under it tell how many it took (the simplest, none, was taken whatever they
+        showed, the hands' sizes wrong from then on)."""
+        seen = set(reading.discard_seen)
+        # the pile as seen, top first, where the camera knows its order: the cards under
+        # the top tell how many Judgement took off it (every count fits the top card)
+        pile = reading.discard_seen if len(reading.discard_orders) < 2 else ()
+
+        def against_pile(i: int) -> int:
+            after = ex.states[i].discard[::-1]
+            return sum(1 for k, cid in enumerate(pile)
+                       if k >= len(after) or after[k] not in (cid, UNKNOWN))
+
+        def score(i: int) -> tuple[int, int, int]:
             mv = ex.moves[i]
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
-                return (-sum(1 for c in mv.cards if c in seen), i)
-            return (0, i)
+                return (against_pile(i), -sum(1 for c in mv.cards if c in seen), i)
+            return (against_pile(i), 0, i)
         return min(range(len(ex.moves)), key=score)
 
     def _accept(self, move: Move | str, new: ZarcanaState, *, kind: str, source: str,

@@ -592,6 +592,35 @@ def test_a_picture_after_the_fool_says_its_drawn_card_is_to_be_named_first() -> 
     assert "red: reveal swords-09" in s.manual_options()
 
 
+@pytest.mark.parametrize("drawn", [0, 1, 2, 3])
+def test_judgements_draw_from_the_discard_pile_is_read_off_the_cards_under_it(drawn: int
+                                                                               ) -> None:
+    """Red plays Judgement from the hand and takes cards off the discard pile: Judgement
+    then lies on the pile over the cards left. A spread pile shows which: the cards under
+    Judgement are those below the ones taken. Every count fits the top card, and the
+    simplest ("draw 0") was taken whatever the pile showed, the hand sizes wrong from then
+    on (found by the whole-game hunt: 1996, 3 players, seed 2, move 99)."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    pile = ["cups-02", "cups-03", "wands-04", "swords-05", "swords-06"]
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-08", "1,0": "swords-10", "0,1": "swords-02"},
+                     pieces={"1,0": "red1U"}, hands={"red": ["?"] * 3, "blue": ["?"] * 3},
+                     deck=["?"] * 60, discard=pile, box=["?"] * 4)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    assert s.observe(make_record(view.cards, view.pyramids, discard=pile), frame=0)[0].kind \
+        is EventKind.UNCHANGED
+    left = pile[:len(pile) - drawn]
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=left + ["major-20"]),
+                   frame=1)
+    assert [(e.kind, e.move) for e in ev] == [
+        (EventKind.ACCEPTED, f"red: play major-20: draw {drawn}")], [e.text for e in ev]
+    assert s.state is not None and len(s.state.hand(Color.RED)) == 2 + drawn
+
+
 def test_the_fools_draw_that_rebuilds_the_draw_pile_waits_for_the_card_to_be_named() -> None:
     """Red plays the Fool with the draw pile empty: its draw shuffles the discard pile into
     a new draw pile, and the picture shows the pile gone, nothing else. Any card the Fool
