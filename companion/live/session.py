@@ -2428,8 +2428,11 @@ class LiveSession:
         shown = [h for h in held if cards_shown(h)]
         if not shown:
             return None
+        # (first those whose pile agrees with the pile seen: two cards played as one, the
+        # one under the other, fit the board as the top one played alone)
         return self._pile_named(
-            min(shown, key=lambda h: sum(unseen_cards(mv) for mv in h.moves)), reading)
+            min(shown, key=lambda h: (_against_pile(h.after, reading),
+                                      sum(unseen_cards(mv) for mv in h.moves))), reading)
 
     def _pile_named(self, held: _HeldMoves, reading: TableReading) -> _HeldMoves:
         """``held`` with the card of a face-down territory one of its moves destroyed named
@@ -2703,20 +2706,13 @@ class LiveSession:
         cards under it tell how many it took (the simplest, none, was taken whatever they
         showed, the hands' sizes wrong from then on)."""
         seen = set(reading.discard_seen)
-        # the pile as seen, top first, where the camera knows its order: the cards under
-        # the top tell how many Judgement took off it (every count fits the top card)
-        pile = reading.discard_seen if len(reading.discard_orders) < 2 else ()
-
-        def against_pile(i: int) -> int:
-            after = ex.states[i].discard[::-1]
-            return sum(1 for k, cid in enumerate(pile)
-                       if k >= len(after) or after[k] not in (cid, UNKNOWN))
 
         def score(i: int) -> tuple[int, int, int]:
             mv = ex.moves[i]
+            against = _against_pile(ex.states[i], reading)
             if isinstance(mv, Action) and mv.source in (Source.HAND, Source.WILD):
-                return (against_pile(i), -sum(1 for c in mv.cards if c in seen), i)
-            return (against_pile(i), 0, i)
+                return (against, -sum(1 for c in mv.cards if c in seen), i)
+            return (against, 0, i)
         return min(range(len(ex.moves)), key=score)
 
     def _accept(self, move: Move | str, new: ZarcanaState, *, kind: str, source: str,
@@ -3171,6 +3167,17 @@ class LiveSession:
             if _alike(info, other):
                 out.append(cid)
         return out
+
+
+def _against_pile(after: ZarcanaState, reading: TableReading) -> int:
+    """How many of the discard pile's cards seen, top first, the pile of ``after`` does not
+    have there (0 where the camera cannot tell the pile's order: cards new on it with no
+    level to say which covers which)."""
+    if len(reading.discard_orders) >= 2:
+        return 0
+    pile = after.discard[::-1]
+    return sum(1 for k, cid in enumerate(reading.discard_seen)
+               if k >= len(pile) or pile[k] not in (cid, UNKNOWN))
 
 
 def _alike(a: CardInfo, b: CardInfo) -> bool:

@@ -1054,6 +1054,53 @@ def test_two_moves_seen_at_once_are_accepted_on_a_busy_machine(
     _two_moves_seen_at_once_are_both_accepted(5)
 
 
+def _pile_levels(rec: dict[str, Any], pile: int) -> dict[str, Any]:
+    """``rec`` with its discard pile's ``pile`` cards (the last of them, bottom to top) given
+    their levels: a camera that saw which covers which."""
+    cards = [dict(c) for c in rec["cards"]]
+    at = [k for k, c in enumerate(cards) if c["id"] != "back"][-pile:]
+    for level, k in enumerate(at):
+        cards[k]["level"] = level
+    return dict(rec, cards=cards)
+
+
+def test_two_moves_seen_at_once_are_read_off_the_cards_under_the_piles_top() -> None:
+    """Red's growth is not photographed; the next picture shows it and blue's build with
+    two Pentacles played as one (pentacles-03 under pentacles-10 on the pile, over red's
+    cups-04). Blue's pentacles-10 played alone fits the cards on the board too, and was
+    held and taken first, though the pile shows pentacles-03 under it: blue's hand one
+    card too large from then on (found by the whole-game hunt: looney, 2 players, seed 1,
+    move 41)."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-08", "1,0": "swords-10", "0,1": "swords-02",
+                            "1,1": "cups-03"},
+                     pieces={"1,0": "red1U", "0,1": "blue1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 60,
+                     discard=["cups-02", "wands-07"], box=["?"] * 6)
+    moves = ["red: play cups-04 by red1U@1,0: grow",
+             "blue: wild pentacles-03+pentacles-10 as pentacles by blue1U@0,1: build 0,1 "
+             "=major-05",
+             "red: reorient red2U@1,0>E"]
+    states = [start]
+    for mv in moves:
+        states.append(states[-1].apply(mv))
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+
+    def picture(k: int) -> dict[str, Any]:
+        view = TableView.of(states[k])
+        return _pile_levels(make_record(view.cards, view.pyramids,
+                                        discard=states[k].discard[-3:]), 3)
+
+    s.observe(picture(2), frame=2)          # (picture 1 lost)
+    s.observe(picture(3), frame=3)
+    assert [h.move for h in s.history] == moves
+    assert s.state is not None and len(s.state.hand(Color.BLUE)) == 1
+
+
 def _two_moves_seen_at_once_are_both_accepted(lost: int) -> None:
     s = sample_session()
     heard = play(s, range(24), change=lambda k, rec: dict(rec, hands=True) if k == lost else rec)
