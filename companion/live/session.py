@@ -2143,9 +2143,14 @@ class LiveSession:
         view = reading.view
         lost = (Counter((p.color, p.size) for ps in before.pieces.values() for p in ps)
                 - Counter((p.color, p.size) for ps in last.state.pieces.values() for p in ps))
-        back = [(p, cell) for cell, ps in before.pieces.items() for p in ps
-                if (p.color, p.size) in lost and p in view.pyramids.get(cell, ())
-                and p not in last.state.pieces.get(cell, ())]
+        # (counted: a pyramid like another on its cell, one of the two covered, is back
+        # where the cell shows more of them than the attack left)
+        back = []
+        for cell, ps in before.pieces.items():
+            again = ((Counter(ps) & Counter(view.pyramids.get(cell, ())))
+                     - Counter(last.state.pieces.get(cell, ())))
+            back += [(p, cell) for p, n in sorted(again.items()) if (p.color, p.size) in lost
+                     for _ in range(n)]
         if not back:
             return []
         ex = explain(before, view, diagnose=False, compare_discard=self.watch_discard)

@@ -1891,6 +1891,37 @@ def test_a_pyramid_under_a_hand_read_as_attacked_is_taken_back_when_seen_again()
     assert_true_game(s)
 
 
+def test_one_of_two_like_pyramids_under_a_hand_read_as_attacked_is_taken_back() -> None:
+    """Red has two small upright pyramids on its Swords territory; a hand over one of them
+    is read as red's territory attacking it (it changes nothing else on the table). The
+    clear picture after it shows both again: only the pyramid that stood where none is now
+    was looked for, and the other like it still stands, so the attack stood and the players
+    were asked whether the table showed the position before it; red's next click then went
+    to blue's turn (found by the whole-game hunt: looney, 2 players, seed 1, move 90, a
+    pyramid missed on one picture). The attack is taken back, as for a lone pyramid."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-08", "1,0": "swords-10", "0,1": "swords-02",
+                            "1,1": "cups-03"},
+                     pieces={"1,0": "red1U red1U", "1,1": "blue1N"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 60,
+                     discard=["cups-02", "wands-07"], box=["?"] * 6)
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    clear = make_record(view.cards, view.pyramids, discard=["cups-02", "wands-07"])
+    hidden = make_record(view.cards, {**view.pyramids, (1, 0): view.pyramids[(1, 0)][:1]},
+                         discard=["cups-02", "wands-07"])
+    attack = s.observe(hidden, frame=1)
+    assert [e.move for e in attack] == ["red: use swords-10 by red1U@1,0: attack red1U@1,0"]
+    ev = s.observe(clear, frame=2)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.UNCHANGED], [e.text for e in ev]
+    assert "is taken back" in ev[0].text and s.history == [] and s.state is start
+    assert s.to_move is Color.RED
+
+
 def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_move() -> None:
     """Picture 14 seen again with a hand resting over green's pyramid, taken as blue's Queen
     of Swords attacking it from its territory; the next picture shows blue's true attack on
