@@ -459,6 +459,9 @@ class _HeldMoves:
     #: per move, the position it is made in with the cards the Alchemist covered that it
     #: uncovers named (:attr:`TwoMoves.named`), None where it uncovers none; empty: none
     named: tuple[ZarcanaState | None, ...] = ()
+    #: the move, breaking a rule, that explains the same picture alone: the moves are
+    #: asked about beside it (:meth:`LiveSession._ruling`), not held for a picture to agree
+    beside: Verdict | None = None
 
     @classmethod
     def of(cls, run: TwoMoves | ThreeMoves, reading: TableReading, record: Observation,
@@ -552,7 +555,8 @@ def _asked(held: _HeldMoves) -> bool:
     """Whether moves seen at once are asked about rather than held for the next picture to
     agree (:meth:`LiveSession._ask_held`): three of them, or any that end the game (nothing
     follows them to agree)."""
-    return len(held.moves) == 3 or held.ends_early or held.after.is_over
+    return (len(held.moves) == 3 or held.ends_early or held.after.is_over
+            or held.beside is not None)
 
 
 class LiveSession:
@@ -630,8 +634,8 @@ class LiveSession:
         #: watched: the moves found (None: none). A search cut short is kept too: its budget
         #: is CPU time, so the same table cuts it short again (made anew, it cost up to 3 s
         #: a picture for the same "nothing found")
-        self._hold_trials: dict[bool, Trials[_HeldMoves | None]] = {
-            False: Trials(), True: Trials()}
+        self._hold_trials: dict[tuple[bool, bool], Trials[_HeldMoves | None]] = {
+            (three, shown): Trials() for three in (False, True) for shown in (False, True)}
         #: the searches themselves (:meth:`_moves_at_once`): the pile's orders that share a
         #: top card search the same, and the hold searches the order the pile was read in
         self._searches: Trials[tuple[Sequence[TwoMoves | ThreeMoves], bool]] = Trials(
@@ -1943,6 +1947,17 @@ class LiveSession:
             three = self._hold_moves(st, reading, obs, frame, three=True)
             if three is not None:
                 return self._ask_held(three, ex, was, who, changes)
+        else:
+            # One move explains the picture only by breaking a rule, and two or three legal
+            # moves do too (a picture or two missed): asked about, naming the rule, not
+            # ruled on. Red's reorient missed, red's and blue's read as one reorient of
+            # red's turned blue's pyramids ("only your own pyramids"): a game played by the
+            # rules was ruled against.
+            run = (pair or self._hold_moves(st, reading, obs, frame, shown=False)
+                   or self._hold_moves(st, reading, obs, frame, three=True, shown=False))
+            if run is not None:
+                self._held = run = replace(run, beside=full.illegal[0])
+                return self._ask_held(run, ex, was, who, changes)
         missed = self._missed_pyramid(st, view)
         unseen = self._still_unseen(st, view) if missed is None else ""
         broken = [] if missed is not None or full.illegal else broken_short(
@@ -2387,7 +2402,8 @@ class LiveSession:
         return None
 
     def _hold_moves(self, st: ZarcanaState, reading: TableReading, obs: Observation,
-                    frame: int | None, three: bool = False) -> _HeldMoves | None:
+                    frame: int | None, three: bool = False, shown: bool = True
+                    ) -> _HeldMoves | None:
         """Two legal moves seen at once (the picture between them was missed: a hand over
         the table, a photo not taken) that explain every change, held (not taken) until the
         next picture shows one more move after them (:meth:`_held_agreed`); with ``three``,
@@ -2400,19 +2416,22 @@ class LiveSession:
         gone). A move beside it may still be a misread (a growth that is a size read
         wrong): the hold is what catches that, as the next picture, read right, shows no
         move of the next player from their end, and they are dropped (the misread question
-        is asked first meanwhile). None found, or the search ran out of time: None."""
+        is asked first meanwhile). ``shown`` off: any moves, a card shown or not (two
+        moves beside a rule broken, which are asked about). None found, or the search ran
+        out of time: None."""
         # (the same table seen again from the same position: the moves found, from this
         # picture, not the search again, 0.25 s or more a picture while a table nothing
         # explains stands still)
         key = (reading.view.normalised(), reading.discard_seen, self.watch_discard)
-        found = self._hold_trials[three].outcome(
-            st, key, lambda: self._held_found(st, reading, obs, frame, three))
+        found = self._hold_trials[three, shown].outcome(
+            st, key, lambda: self._held_found(st, reading, obs, frame, three, shown))
         self._held = None if found is None else replace(found, reading=reading, record=obs,
                                                         frame=frame)
         return self._held
 
     def _held_found(self, st: ZarcanaState, reading: TableReading, obs: Observation,
-                    frame: int | None, three: bool) -> _HeldMoves | None:
+                    frame: int | None, three: bool, shown_only: bool = True
+                    ) -> _HeldMoves | None:
         """The search of :meth:`_hold_moves`: the moves it holds (None: none)."""
         runs, complete = self._moves_at_once(st, reading, compare_discard=self.watch_discard,
                                              three=three)
@@ -2430,7 +2449,7 @@ class LiveSession:
                 return sum(1 for c in mv.cards if c not in seen)
             return 0
 
-        shown = [h for h in held if cards_shown(h)]
+        shown = [h for h in held if cards_shown(h) or not shown_only]
         if not shown:
             return None
         # (first those whose pile agrees with the pile seen: two cards played as one, the
@@ -2519,9 +2538,14 @@ class LiveSession:
         self.status = Status.QUESTION
         if same:
             return [self._still_asked(held, who)]
+        v = held.beside
+        alone = ("" if v is None else f"; as one move, {v.move} breaks a rule: "
+                 + "; ".join(x.reason for x in v.violations))
         return [LiveEvent(EventKind.QUESTION, f"{held.since}? {held.words}: press \"Accept "
-                          "anyway\" if they were played, or put the table right", player=who,
-                          changes=changes, frame=held.frame, source="camera")]
+                          f"anyway\" if they were played, or put the table right{alone}",
+                          player=who, changes=changes, frame=held.frame, source="camera",
+                          verdicts=() if v is None else tuple(str(x) for x in v.violations),
+                          rules=() if v is None else v.rules)]
 
     @staticmethod
     def _still_asked(held: _HeldMoves, who: str | None) -> LiveEvent:
