@@ -2075,7 +2075,11 @@ class LiveSession:
         mid-move shows) or that changed nothing on the table but pyramids gone (a hand
         resting over a pyramid, taken for a territory's attack on it), and only the same
         player's: any other change is judged as before
-        (a misread that comes and goes must not rewrite the move)."""
+        (a misread that comes and goes must not rewrite the move). Unless the picture
+        before this one showed the table as it was before the move, said so (a card
+        misread on the move's picture fitted a move, a Pentacles territory building on
+        itself): two pictures in a row then show the game without it, and this one a move
+        of the same player on from there, which was ruled on as no move at all."""
         if not self._history or self._history[-1].kind != "move":
             return []
         last = self._history[-1]
@@ -2090,13 +2094,14 @@ class LiveSession:
             return sum(1 for ps in state.pieces.values() for p in ps if p.color is mover)
 
         covered = self._only_pyramids_gone(before, last.state)
-        if own(last.state) >= own(before) and not covered:
+        went_back = self._back_before
+        if own(last.state) >= own(before) and not covered and not went_back:
             return []
         ex = explain(before, reading.view, diagnose=False, compare_discard=self.watch_discard)
         # the new reading must put back the pyramid the first took off (it was in the hand):
         # a misread card on the pile alone must not turn a true self-attack into another
         back = [k for k in range(len(ex.moves))
-                if covered or own(ex.states[k]) > own(last.state)]
+                if covered or went_back or own(ex.states[k]) > own(last.state)]
         if not back:
             return []
         ex = replace(ex, moves=tuple(ex.moves[k] for k in back),
@@ -2106,12 +2111,15 @@ class LiveSession:
         self._held = None
         self._sync_tracker(before)
         self._record("undo", None, player=last.player, state=before,
-                     note=f"read again: {last.move} (a picture taken mid-move)")
+                     note=f"read again: {last.move} (" + (
+                         "the table went back without it" if went_back and not covered
+                         else "a picture taken mid-move") + ")")
         k = self._pick(ex, reading)
         self._pending = None
         self.status = Status.PLAYING
-        why = ("a hand was over the pyramid it took off" if covered else "it was taken "
-               "mid-move")
+        why = ("a hand was over the pyramid it took off" if covered else
+               "the picture after it showed the table without it" if went_back else
+               "it was taken mid-move")
         text = (f"{last.player}'s move is read again: {why} on the picture of {last.move}; "
                 f"the table now shows {ex.moves[k]}")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,

@@ -1963,6 +1963,43 @@ def test_one_of_two_like_pyramids_under_a_hand_read_as_attacked_is_taken_back() 
     assert s.to_move is Color.RED
 
 
+def test_a_misread_taken_for_a_move_is_read_again_once_the_table_went_back_and_on() -> None:
+    """A card misread on one picture (pentacles-10 under red's pyramid read as pentacles-11)
+    fits a move: red's Pentacles territory building on itself. The next picture, read right,
+    shows the table before that move, and the players are asked whether it was taken back.
+    They play on: red reorients, from the table before it. That fit no move from the game,
+    and was ruled on ("no move explains this change") though nobody broke a rule (found by
+    the whole-game hunt: 1996, 2 players, seed 18, move 23, a card misread on one picture).
+    Two pictures in a row show the table without the move, the second one legal move of
+    the same player on from there: the move is read again as that one."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "cups-08", "1,0": "swords-10", "2,1": "pentacles-10",
+                            "1,1": "cups-03"},
+                     pieces={"2,1": "red1U", "1,1": "blue1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 60,
+                     discard=["cups-02", "wands-07"], box=["?"] * 6)
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    view = TableView.of(start)
+    pile = ["cups-02", "wands-07"]
+    misread = make_record({**view.cards, (2, 1): "pentacles-11"}, view.pyramids, discard=pile)
+    ev = s.observe(misread, frame=1)
+    assert [e.move for e in ev] == ["red: use pentacles-10 by red1U@2,1: build 2,1 "
+                                    "=pentacles-11"]
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=pile), frame=2)
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    assert "the table shows the position before the last move" in ev[0].text
+    turned = TableView.of(start.apply("red: reorient red1U@2,1>E"))
+    ev = s.observe(make_record(turned.cards, turned.pyramids, discard=pile), frame=3)
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].text.startswith("red's move is read again")
+    assert [h.move for h in s.history] == ["red: reorient red1U@2,1>E"]
+    assert s.status is Status.PLAYING and s.to_move is Color.BLUE
+
+
 def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_move() -> None:
     """Picture 14 seen again with a hand resting over green's pyramid, taken as blue's Queen
     of Swords attacking it from its territory; the next picture shows blue's true attack on
