@@ -3123,6 +3123,22 @@ class LiveSession:
                     "Then press \"Take back move\"" if cell in built else "")
             alts.append((CardCorrection(cell, seen_id, was), replace(view, cards=alt_cards),
                          f"is the card at {format_cell(cell)} {was}, not {seen_id}?{then}"))
+        # or a card new on a cell (built from the draw pile, on it or on a territory) read
+        # as one like it: the card read lying elsewhere already, the build was ruled on as
+        # illegal (a build names the card it drew from the table: each reading has its own
+        # moves)
+        built_alts: list[tuple[Correction, TableView, str]] = []
+        unseen = st.unseen_cards()
+        for cell, seen_id in sorted(view.cards.items()):
+            was = before.cards.get(cell)
+            if seen_id in (was, BACK):
+                continue
+            for alt_id in sorted(unseen):
+                if alt_id not in (seen_id, was) and _look_alike(seen_id, alt_id):
+                    built_alts.append((CardCorrection(cell, seen_id, alt_id),
+                                       replace(view, cards={**view.cards, cell: alt_id}),
+                                       f"is the card at {format_cell(cell)} {alt_id}, not "
+                                       f"{seen_id}?"))
         # one attribute of one pyramid that appeared (colour, size, pose, cell, or none there)
         colors = list(st.all_colors)
         for cell in sorted(view.pyramids):
@@ -3166,6 +3182,13 @@ class LiveSession:
                                           question + " (then nothing changed)"))
                 continue
             mv = matcher.match(other)
+            if mv is not None:
+                out.append(Suggestion(correction, str(mv), f"{question} (then: {mv})"))
+        for correction, other, question in built_alts:
+            if time.thread_time() > deadline:
+                log.info("misread search stopped after %.1f s", MISREAD_BUDGET_S)
+                break
+            mv = _Matcher(st, other, self.watch_discard).match(other)
             if mv is not None:
                 out.append(Suggestion(correction, str(mv), f"{question} (then: {mv})"))
         return out

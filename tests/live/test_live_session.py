@@ -2000,6 +2000,42 @@ def test_a_misread_taken_for_a_move_is_read_again_once_the_table_went_back_and_o
     assert s.status is Status.PLAYING and s.to_move is Color.BLUE
 
 
+@pytest.mark.parametrize("on", [None, "cups-04"])
+def test_a_card_built_and_misread_as_one_seen_elsewhere_is_asked_about(on: str | None
+                                                                        ) -> None:
+    """Blue plays pentacles-05 to build from the draw pile at 1,1 (a new territory, or on the
+    territory there); the camera reads the card built (pentacles-09) as pentacles-08, which lies
+    on the board already, so the build reads as an illegal one ("cannot be in the draw
+    pile") and was ruled on. Only the card a cell held before was tried as the misread one
+    (found by the whole-game hunt: 1996, 2 players, seed 36, move 53, a card misread on one
+    picture). The cards like it that may be in the draw pile are tried too: asked, not
+    ruled, and the answer takes the build."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="1996",
+                     board={"0,0": "pentacles-08", "1,0": "swords-10", "2,1": "cups-05",
+                            "2,0": "cups-03", **({"1,1": on} if on else {})},
+                     pieces={"2,1": "blue1W", "0,0": "red1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 60,
+                     discard=["cups-02", "wands-07"], box=["?"] * (6 - bool(on)),
+                     current="blue")
+    cell = "1,1"
+    move = f"blue: play pentacles-05 by blue1W@2,1: build {cell} =pentacles-09"
+    built = TableView.of(start.apply(move))
+    s = LiveSession("zarcana", edition="1996", players=["red", "blue"], mat=MAT,
+                    initial_state=start)
+    at = (int(cell[0]), int(cell[2]))
+    misread = make_record({**built.cards, at: "pentacles-08"}, built.pyramids,
+                          discard=["cups-02", "wands-07", "pentacles-05"])
+    ev = s.observe(misread, frame=1)
+    assert [e.kind for e in ev] == [EventKind.QUESTION], [e.text for e in ev]
+    fix = next(x for x in ev[0].suggestions if x.move == move)
+    assert fix.text.startswith(f"is the card at {cell} pentacles-09, not pentacles-08?")
+    ev = s.correct(fix.correction)
+    assert [h.move for h in s.history] == [move]
+
+
 def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_move() -> None:
     """Picture 14 seen again with a hand resting over green's pyramid, taken as blue's Queen
     of Swords attacking it from its territory; the next picture shows blue's true attack on
