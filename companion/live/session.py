@@ -883,6 +883,8 @@ class LiveSession:
                 events = self._other_reading_for(st, move)
             if not events:
                 events = self._restart_clicked(st, move)
+            if not events:
+                events = self._back_for_the_click(st, move)
             events += self._apply_checked(move, source="click")
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
@@ -942,6 +944,35 @@ class LiveSession:
                                time_s=last.time_s, note=f"read again for the click {move}")
         self._sync_tracker(after)
         return events
+
+    def _back_for_the_click(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """The last move taken from a picture, taken back for a click that only the
+        position before it allows, where the last picture showed the table as it was before
+        that move (said so, and asked): a card misread on one picture fitted a move (the
+        pile's top read as the Fool: red played it), and red's pass was then refused
+        ("another decision must be made first"). Two signs the move was never made. Said on
+        show and recorded as an undo; the click is then taken as usual. Anything else:
+        nothing changes."""
+        if (not self._said_back or not self._history or self._history[-1].kind != "move"
+                or st.check(move).legal):
+            return []
+        before = self._before_last()
+        if before is None or not before.check(move).legal:
+            return []
+        last = self._take_back_last()
+        # (without a name the move read off the pile)
+        before = self._before_last(0) or before
+        self._state = before
+        self._others = self._held = self._pending = None
+        self.status = Status.PLAYING
+        self._said_back = False
+        self._sync_tracker(before)
+        why = f"the table showed the position before it, and the click {move} fits only that"
+        self._record("undo", None, player=last.player, state=before,
+                     note=f"not played: {last.move} ({why})")
+        text = f"{last.move} is taken back: {why}"
+        return [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
+                          frame=last.frame, source="click", notice=text)]
 
     def _before_the_click(self, event: LiveEvent, asked: str) -> LiveEvent:
         """A move accepted from a picture taken before a click, which was first asked about

@@ -2036,6 +2036,40 @@ def test_a_card_built_and_misread_as_one_seen_elsewhere_is_asked_about(on: str |
     assert [h.move for h in s.history] == [move]
 
 
+def test_a_misread_taken_for_a_move_gives_way_to_a_click_once_the_table_went_back() -> None:
+    """The top of the discard pile misread on one picture as the Fool fits red playing it;
+    the next picture, read right, shows the table before that, and the players are asked
+    whether it was taken back. Red clicks a pass instead: refused, "another decision must
+    be made first (say which card the Fool drew)" (found by the whole-game hunt: looney, 4
+    players, seed 125, move 16). The table went back without the move and the click fits
+    only the position before it: the move is taken back and the click taken."""
+    from companion.games.zarcana.engine import position
+    from companion.games.zarcana.table import TableView
+
+    start = position(["red", "blue"], edition="looney",
+                     board={"0,0": "cups-08", "1,0": "swords-10", "2,1": "pentacles-10",
+                            "1,1": "cups-03"},
+                     pieces={"2,1": "red1U", "1,1": "blue1U"},
+                     hands={"red": ["?"] * 3, "blue": ["?"] * 3}, deck=["?"] * 60,
+                     discard=["cups-02", "major-01"], box=["?"] * 6)
+    rec = FakeRecorder()
+    s = LiveSession("zarcana", edition="looney", players=["red", "blue"], mat=MAT,
+                    initial_state=start, recorder=rec)
+    view = TableView.of(start)
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=["cups-02", "major-00"]),
+                   frame=1)
+    assert [e.move for e in ev] == ["red: play major-00"]
+    ev = s.observe(make_record(view.cards, view.pyramids, discard=["cups-02", "major-01"]),
+                   frame=2)
+    assert [e.kind for e in ev] == [EventKind.QUESTION]
+    assert "the table shows the position before the last move" in ev[0].text
+    ev = s.manual("red: pass")
+    assert [e.kind for e in ev] == [EventKind.INFO, EventKind.ACCEPTED], [e.text for e in ev]
+    assert ev[0].text.startswith("red: play major-00 is taken back")
+    assert [h.move for h in s.history] == ["red: pass"] and s.status is Status.PLAYING
+    assert [c[0] for c in rec.calls][-2:] == ["undo", "move"]
+
+
 def test_a_pyramid_under_a_hand_read_as_attacked_is_read_again_from_the_next_move() -> None:
     """Picture 14 seen again with a hand resting over green's pyramid, taken as blue's Queen
     of Swords attacking it from its territory; the next picture shows blue's true attack on
