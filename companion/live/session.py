@@ -2229,16 +2229,16 @@ class LiveSession:
         if restart is not None:
             kept = _Restarted(before, last, restart[0], restart[1], obs, frame, time_s, was)
             self._restarted = kept
-            again = restart[0].player.value
+            starter = restart[0].player.value
             if kept.turn_tells:
-                text += f" (or {again} started again on it: the next move will tell)"
+                text += f" (or {starter} started again on it: the next move will tell)"
             else:
                 # (two players: the attacker is to move either way, and the next move
                 # mostly fits both; the players say which it was)
                 mover = (before.to_move.value if before.to_move is not None
                          else "the next player")
-                text += (f" (or {again} started again on it: the next move cannot tell, "
-                         f"{mover} being to move either way; if {again} did, click "
+                text += (f" (or {starter} started again on it: the next move cannot tell, "
+                         f"{mover} being to move either way; if {starter} did, click "
                          f"\"{kept.click}\" before {mover}'s next move)")
         events = [LiveEvent(EventKind.INFO, text, move=last.move, player=last.player,
                             frame=frame, source="camera", notice=text)]

@@ -165,7 +165,7 @@ class Referee:
                 # the last turn: the players turn the face-down territories up and name them
                 self.put_back(k, k - 1)
                 for cell in s.hidden_cards():
-                    self.heard(k, s.name_hidden_card(cell, before.board[cell][-1][0]))
+                    self.heard(k, s.name_card(cell, before.board[cell][-1][0]))
             click = clicked(before, st, move)
             if click:
                 if k - 1 - self.taken() >= 2:
