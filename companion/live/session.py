@@ -377,12 +377,20 @@ MISREAD_BUDGET_S = 1.5
 TWO_MOVES_BUDGET_S = 1.0
 #: A card under the discard pile's top names the face-down territory a move destroyed (its
 #: card covered by a later move's before a picture showed it) only where the camera read it
-#: with at least this confidence: the vision pipeline keeps a card it is unsure of with its
-#: nearest id and a low confidence, and a wrong name stood for good (the cards under the top
-#: are never compared again); the players are told the card is not known instead. A
-#: judgement, not tuned on misreads: the sample game's clear cards are read at 0.87-0.94
-#: (the detector's score times the name's confidence, `companion observe` on 0015, 0021,
-#: 0023), a card partly covered a little lower.
+#: with at least this confidence (the detector's score times the name's): the vision
+#: pipeline keeps a card it is unsure of with its nearest id and a low confidence, and a
+#: wrong name stands for good (the cards under the top are never compared again); the
+#: players are told the card is not known instead, and name it with a click. Measured
+#: (2026-12-02) with `python bench/pile_names.py --seed 587000 --count-per-group 1000` and
+#: `--seed 588000` (6,000 dev renders, tarot; docs/vision-tuning.md, PILE_NAME_SURE): of
+#: 1,762 reads of cards partly hidden by other cards, 88 wrong, a floor of 0.5 / 0.7 / 0.8
+#: / 0.9 keeps 94 / 87 / 80 / 50 % of the right names and lets 24 / 14 / 11 / 4 wrong ones
+#: through, 1.5 / 0.95 / 0.8 / 0.5 % of the names kept. 0.8 is the lowest floor clearly
+#: under 1 % (0.7 would save a click on 7 % more cards for 3 more wrong names). Cards half
+#: to 95 % uncovered alone would allow 0.5 (0.6 %), but a card under a pile's top mostly
+#: shows less: of the reads of cards less than half uncovered, 45 of 97 are wrong and half
+#: or more of those kept at any floor up to 0.85; the 6 reads of a card under a pile's top
+#: were all wrong (two at 0.86 and 0.90).
 PILE_NAME_SURE = 0.8
 #: A note of an event the game file lacks is cut to this many characters where the run
 #: says what is missing (a move's own text is always said whole).

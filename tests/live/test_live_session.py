@@ -2812,13 +2812,16 @@ def test_a_card_under_the_pile_top_read_unsurely_names_nothing() -> None:
         return ([e.text for e in ev], s.state.discard,
                 [c for c in rec.calls if c[0] == "correction"])
 
-    said, pile, corrections = named(PILE_NAME_SURE / 2)
-    assert ("the face-down card destroyed at 1,0 is not known: major-11, seen on the discard "
-            "pile under cups-07, was not read surely") in said[1], said
-    assert pile == ("wands-03", "?", "cups-07") and not corrections
-    said, pile, corrections = named(PILE_NAME_SURE)
-    assert "major-11 at 1,0 is destroyed" in said[1], said
-    assert pile == ("wands-03", "major-11", "cups-07") and len(corrections) == 1
+    for under in (PILE_NAME_SURE / 2, round(PILE_NAME_SURE - 0.001, 4)):
+        said, pile, corrections = named(under)
+        assert ("the face-down card destroyed at 1,0 is not known: major-11, seen on the "
+                "discard pile under cups-07, was not read surely") in said[1], (under, said)
+        assert pile == ("wands-03", "?", "cups-07") and not corrections
+    # (at the floor and just over it: named)
+    for sure in (PILE_NAME_SURE, round(PILE_NAME_SURE + 0.001, 4)):
+        said, pile, corrections = named(sure)
+        assert "major-11 at 1,0 is destroyed" in said[1], (sure, said)
+        assert pile == ("wands-03", "major-11", "cups-07") and len(corrections) == 1
 
 
 def test_two_new_cards_on_the_pile_in_no_known_order_are_tried_either_way_up() -> None:
