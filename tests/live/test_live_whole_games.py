@@ -32,14 +32,15 @@ from typing import Any
 import pytest
 
 from bench.live_search import MAT, as_the_camera_knows, record_of
-from companion.commands.play import choose_bot_move
 from companion.core.cards import BACK
-from companion.games.zarcana import Edition, new_game
+from companion.games.zarcana import Edition
 from companion.games.zarcana.engine import ZarcanaState, dumps
 from companion.games.zarcana.moves import Action, Move, Reorient, Start, parse_move
 from companion.games.zarcana.table import TableView
 from companion.live.session import EventKind, LiveEvent, LiveSession, Status
 from companion.recording.store import GameRecorder, open_game, replay_states
+
+from bot_games import BotGame, play_bot_game
 
 #: where cell 0,0 lies on the mat (mm): far from the piles' zones, the board may grow any way
 ORIGIN = (1500.0, 1500.0)
@@ -49,23 +50,9 @@ ORIGIN = (1500.0, 1500.0)
 UNSEEN_CHOICES = ("major-02", "major-11", "major-19", "major-21")
 
 
-@dataclass(frozen=True)
-class BotGame:
-    start: ZarcanaState
-    moves: tuple[str, ...]
-    states: tuple[ZarcanaState, ...]    # states[k]: after moves[k]
-
-
 def bot_game(seed: int, edition: Edition, players: int) -> BotGame:
     """The game ``companion play zarcana --bots --seed SEED`` plays."""
-    start = new_game(players, edition=edition, seed=seed)
-    rng = random.Random(f"zarcana-bots:{seed}")
-    st, moves, states = start, [], []
-    while not st.is_over:
-        st = st.apply(choose_bot_move(st, rng))
-        moves.append(st.history[-1])
-        states.append(st)
-    return BotGame(start, tuple(moves), tuple(states))
+    return play_bot_game(seed, players, edition)
 
 
 def picture(st: ZarcanaState) -> dict[str, Any]:

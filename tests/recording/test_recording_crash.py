@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[3])
-    from recording_support import play_bot_game
+    from bot_games import play_bot_game
     from companion.games.zarcana.engine import dumps
     from companion.recording import GameRecorder
 
@@ -54,7 +54,7 @@ def test_sigkill_mid_game_keeps_every_committed_move(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
         str(ROOT), os.environ.get("PYTHONPATH")])), OMP_NUM_THREADS="1")
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), str(KILL_AFTER), str(Path(__file__).parent)],
+        [sys.executable, "-c", CHILD, str(path), str(KILL_AFTER), str(Path(__file__).parents[1])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     committed = 0
     deadline = time.monotonic() + 60
