@@ -893,6 +893,10 @@ class LiveSession:
                 events = self._restart_clicked(st, move)
             if not events:
                 events = self._back_for_the_click(st, move)
+            if not events:
+                early = self._keep_own_click(st, move)
+                if early:
+                    return self._emit(early)
             events += self._apply_checked(move, source="click")
             if self._pending is not None and self.status in (Status.WRONG_TABLE, Status.QUESTION):
                 # the click may be what the waiting table needed
@@ -2676,13 +2680,37 @@ class LiveSession:
         verdict = st.check(move)
         if verdict.legal or set(verdict.rules) != {"turn.wrong-player"}:
             return []
+        return self._kept_early(move, f"it is {st.to_move.value}'s turn in the game so far")
+
+    def _keep_own_click(self, st: ZarcanaState, move: Move) -> list[LiveEvent]:
+        """The player to move's own click, kept as :meth:`_keep_early_click` keeps the next
+        player's, where only a move of theirs not seen yet can make it good: a draw past the
+        hand limit (green played the High Priestess, a card out of a full hand, and draws
+        with the extra option; the picture of the Priestess was lost, and the draw was
+        refused), or a decision nothing asks for yet. Asked only once no other reading of
+        the game lets the click in; any other broken rule is refused as before."""
+        player = getattr(move, "player", None)
+        if (st.is_over or player is None or player != st.to_move or st.phase != "play"
+                or st.pending or self.status is Status.WRONG_TABLE):
+            return []
+        verdict = st.check(move)
+        if verdict.legal or not set(verdict.rules) <= {"draw.hand-limit", "turn.pending"}:
+            return []
+        return self._kept_early(move, "the game so far does not allow it: "
+                                + "; ".join(v.reason for v in verdict.violations))
+
+    def _kept_early(self, move: Move, why: str) -> list[LiveEvent]:
+        """``move`` kept for :meth:`_take_early_click` (any click kept before dropped), and
+        the line that says so and ``why``."""
+        st = self._require_state()
+        assert st.to_move is not None
         dropped = self._dropped_early_click("another click came")
         self._early_click = (move, len(self._history))
-        waiting = st.to_move.value
+        player = getattr(move, "player", None)
         return dropped + [LiveEvent(
-            EventKind.WAITING, f"{move}: kept until {waiting}'s move is seen or clicked (it is "
-            f"{waiting}'s turn in the game so far); click it again once that move is in if it "
-            "is not taken by then", move=str(move), player=player.value,
+            EventKind.WAITING, f"{move}: kept until {st.to_move.value}'s move is seen or "
+            f"clicked ({why}); click it again once that move is in if it is not taken by then",
+            move=str(move), player=player.value if player is not None else None,
             frame=self._last_frame, source="click")]
 
     def _dropped_early_click(self, why: str) -> list[LiveEvent]:
@@ -2695,9 +2723,10 @@ class LiveSession:
                           frame=self._last_frame, source="click")]
 
     def _take_early_click(self) -> list[LiveEvent]:
-        """The click :meth:`_keep_early_click` kept, carried out once the one move before
-        it is in (seen by the camera, or clicked); dropped with a line when more came (the
-        clicking player moved on the table instead) or the game ended."""
+        """The click :meth:`_keep_early_click` (or :meth:`_keep_own_click`) kept, carried out
+        once the one move before it is in (seen by the camera, or clicked); dropped with a
+        line when more came (the clicking player moved on the table instead) or the game
+        ended."""
         kept, st = self._early_click, self._state
         if kept is None or st is None or self.status is not Status.PLAYING:
             return []

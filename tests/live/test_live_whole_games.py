@@ -266,3 +266,28 @@ def test_a_whole_bot_game_is_refereed_to_its_true_end(seed: int, edition: Editio
     replayed = [st for _, st in replay_states(recorded)][-1]
     assert dumps(replayed) == dumps(session.state)
     assert recorded.scores == want
+
+
+def test_a_click_after_the_players_own_lost_picture_is_kept_not_refused() -> None:
+    """From seeded bot game 17 (Looney, four players): green, six cards in hand, plays the
+    High Priestess drawing none and then draws one card with the extra option. The picture
+    of the Priestess is lost, so green's draw is clicked while the game so far still holds
+    six cards in green's hand: it was refused ("drawing may not take the hand past six
+    cards") and lost. It is kept, said so, and taken once the next picture shows the
+    Priestess; a click that no move of green's could make good is still refused."""
+    game = bot_game(17, Edition.LOONEY, 4)
+    before = game.states[109]
+    assert game.moves[110:112] == ("green: play major-02: draw 0", "green: draw 1")
+    s = LiveSession("zarcana", edition=before.settings.edition,
+                    players=[c.value for c in before.players], settings=before.settings,
+                    mat=MAT, initial_state=as_the_camera_knows(before))
+    s.observe(picture(before), frame=110)
+    ev = s.manual("green: draw 9")
+    assert [e.kind for e in ev] == [EventKind.ILLEGAL] and "more cards than" in ev[0].text
+    ev = s.manual("green: draw 1")
+    assert [e.kind for e in ev] == [EventKind.WAITING], [e.text for e in ev]
+    assert "past six cards" in ev[0].text
+    assert len(s.history) == 0
+    ev = s.observe(picture(game.states[111]), frame=112)
+    assert [e.move for e in ev if e.kind is EventKind.ACCEPTED] == list(game.moves[110:112])
+    assert s.state is not None and the_same(s.state, game.states[111])
